@@ -1,0 +1,34 @@
+package io.flowkafka.api;
+
+import org.apache.avro.generic.GenericRecord;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Builds an output message of one stream; obtained from {@link RuntimeContext#createMessageBuilder}.
+ *
+ * <p>Not thread-safe; use it within the process-function call that created it.
+ */
+public interface MessageBuilder {
+    /**
+     * Sets a payload field.
+     *
+     * @throws IllegalArgumentException if the stream's schema has no such field
+     */
+    MessageBuilder set(String field, @Nullable Object value);
+
+    /** Sets the whole payload; it must be a record of the stream's schema. */
+    MessageBuilder setPayload(GenericRecord payload);
+
+    /**
+     * Overrides the event timestamp (nanoseconds). By default an output takes the largest event
+     * timestamp of its parents.
+     */
+    MessageBuilder setEventTimestamp(long eventTimestampNanos);
+
+    /**
+     * Builds the message.
+     *
+     * @throws IllegalStateException if a required payload field was not set
+     */
+    Message build();
+}

@@ -1,0 +1,39 @@
+package io.flowkafka.api;
+
+import java.util.List;
+
+/**
+ * Collects the effects of one process-function call: output messages and timers.
+ *
+ * <p>Effects are applied only if the call returns normally. Not thread-safe; valid only within
+ * the call it was passed to.
+ */
+public interface OutputCollector {
+    /**
+     * Adds an output message, built with {@link RuntimeContext#createMessageBuilder}.
+     *
+     * @throws IllegalArgumentException if the message's stream is not an output of this computation
+     */
+    void addMessage(Message message);
+
+    /** Adds a timer of the default timer stream firing after {@code triggerTimestamp}, with event timestamp = trigger. */
+    default void addTimer(long triggerTimestamp) {
+        addTimer(triggerTimestamp, triggerTimestamp);
+    }
+
+    /** Adds a timer of the default (first declared) timer stream for the current key. */
+    void addTimer(long triggerTimestamp, long eventTimestamp);
+
+    /**
+     * Adds a timer of the named timer stream for the current key.
+     *
+     * @throws IllegalArgumentException if the computation declares no such timer stream
+     */
+    void addTimer(String timerStreamId, long triggerTimestamp, long eventTimestamp);
+
+    /**
+     * A collector whose outputs have the given parents instead of the current message (Flow's
+     * {@code setParentIds}); the parents must be inputs of the current call.
+     */
+    OutputCollector withParentIds(List<MessageId> parentIds);
+}

@@ -1,0 +1,21 @@
+package io.flowkafka.api;
+
+/**
+ * A process function called once per message, timer or visit (Flow's {@code RowFunction}).
+ *
+ * <p>If a call throws, none of its effects (state writes, outputs, timers) are applied and its
+ * input goes to the dead-letter topic with the reason. Example: {@code
+ * io.flowkafka.examples.activity.ActivityCounter} in the examples module.
+ */
+public non-sealed interface RowFunction extends ProcessFunction {
+    /** Processes one input message. */
+    void onMessage(Message message, RuntimeContext context, OutputCollector output);
+
+    /** Processes a fired timer. The default does nothing. */
+    default void onTimer(Timer timer, RuntimeContext context, OutputCollector output) {
+    }
+
+    /** Processes a key-visitor visit. The default does nothing. */
+    default void onVisit(Visit visit, RuntimeContext context, OutputCollector output) {
+    }
+}

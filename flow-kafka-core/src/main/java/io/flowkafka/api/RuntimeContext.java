@@ -1,0 +1,66 @@
+package io.flowkafka.api;
+
+import java.util.Map;
+import org.apache.avro.generic.GenericRecord;
+import org.apache.avro.specific.SpecificRecord;
+import org.apache.kafka.common.serialization.Serde;
+
+/**
+ * What a process function can see and use besides its input: output builders, per-key state,
+ * watermarks, its partition and its parameters.
+ *
+ * <p>Valid only within the call it was passed to. Not thread-safe.
+ */
+public interface RuntimeContext {
+    /**
+     * A builder for a message of an output stream of this computation.
+     *
+     * @throws IllegalArgumentException if {@code streamId} is not an output of this computation
+     */
+    MessageBuilder createMessageBuilder(String streamId);
+
+    /**
+     * The state {@code name} of the current key, as an Avro record of the declared schema.
+     *
+     * @throws IllegalArgumentException if the computation declares no state {@code name}
+     */
+    StateAccessor<GenericRecord> getState(String name);
+
+    /** The state {@code name} of the current key as a generated Avro class. */
+    <T extends SpecificRecord> StateAccessor<T> getState(String name, Class<T> type);
+
+    /** The state {@code name} of the current key stored with a user serde. */
+    <T> StateAccessor<T> getState(String name, Serde<T> serde);
+
+    /** The state {@code name} of another key (for {@link BatchFunction}s, whose calls span keys). */
+    StateAccessor<GenericRecord> getState(String name, GenericRecord key);
+
+    /** The key being processed. */
+    GenericRecord getKey();
+
+    /** Id of this computation. */
+    String getComputationId();
+
+    /** The partition (Kafka Streams task) processing this call, from 0. */
+    int getPartition();
+
+    /** The number of partitions of this computation. */
+    int getPartitionCount();
+
+    /**
+     * The event watermark of an input stream in nanoseconds: every message of that stream with a
+     * smaller event timestamp has been processed; a message below it is late.
+     *
+     * @throws IllegalArgumentException if {@code streamId} is not an input of this computation
+     */
+    long getInputWatermark(String streamId);
+
+    /** The minimum input event watermark over all inputs and sources. */
+    long getMinInputWatermark();
+
+    /** The computation's {@code parameters} from the spec (strings, numbers, booleans, lists, maps). */
+    Map<String, Object> getParameters();
+
+    /** Wall-clock time in nanoseconds, from the runtime's clock (the test driver's clock in tests). */
+    long currentTimeNanos();
+}

@@ -1,0 +1,33 @@
+package io.flowkafka.api;
+
+import java.util.Optional;
+
+/**
+ * Per-key state of one declared state name, for the key being processed.
+ *
+ * <p>Writes are buffered and applied only if the process-function call returns normally; if it
+ * throws, none are. An empty state is an absent row: {@link #clear()} deletes it. Valid only
+ * within the call that obtained it. Not thread-safe.
+ *
+ * @param <T> the value type: an Avro record by default, or the type of a user serde
+ */
+public interface StateAccessor<T> {
+    /** The current value, including writes made earlier in this call. */
+    Optional<T> get();
+
+    /** The current value or {@code defaultValue} if absent. */
+    default T getOrDefault(T defaultValue) {
+        return get().orElse(defaultValue);
+    }
+
+    /** Whether a value is present. */
+    default boolean isPresent() {
+        return get().isPresent();
+    }
+
+    /** Replaces the value. */
+    void set(T value);
+
+    /** Deletes the value. */
+    void clear();
+}

@@ -1,0 +1,19 @@
+package io.flowkafka.internal.compiler;
+
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.streams.Topology;
+
+/**
+ * The result of compiling a spec: the Kafka Streams topology and the topics it needs.
+ *
+ * @param topology the topology (one sub-topology per computation)
+ * @param internalTopics topics flow-kafka creates and owns, with partition counts
+ * @param sourceTopics user topics read by sources (must exist)
+ * @param sinkTopics user topics written by sinks, with the writer's partition count
+ * @param streamTopics for each stream, the topic(s) carrying it (internal topics first, then sink topics)
+ * @param deadLetterTopic the dead-letter topic
+ */
+public record CompiledPipeline(Topology topology, Map<String, Integer> internalTopics, List<String> sourceTopics,
+        Map<String, Integer> sinkTopics, Map<String, List<String>> streamTopics, String deadLetterTopic) {
+}

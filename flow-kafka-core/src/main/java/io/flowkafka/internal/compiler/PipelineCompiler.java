@@ -1,0 +1,212 @@
+package io.flowkafka.internal.compiler;
+
+import io.flowkafka.internal.partition.RangePartitioner;
+import io.flowkafka.internal.processor.ComputationPlan;
+import io.flowkafka.internal.processor.ComputationProcessor;
+import io.flowkafka.internal.state.KeyStates;
+import io.flowkafka.spec.ComputationKind;
+import io.flowkafka.spec.ComputationSpec;
+import io.flowkafka.spec.GroupByColumn;
+import io.flowkafka.spec.PipelineSpec;
+import io.flowkafka.spec.SinkSpec;
+import io.flowkafka.spec.SourceSpec;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import org.apache.avro.Schema;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.streams.AutoOffsetReset;
+import org.apache.kafka.streams.Topology;
+
+/**
+ * Compiles a validated {@link PipelineSpec} into a Kafka Streams {@link Topology}.
+ *
+ * <p>Model: a computation becomes one sub-topology: a source node per input topic, one
+ * {@link ComputationProcessor} owning the computation's state store, and a sink node per output
+ * topic. Computations are connected only through topics, so Kafka Streams schedules each as its
+ * own set of tasks, one per partition.
+ *
+ * <p>An internal stream is the topic {@code <prefix><pipeline>.<stream>}, keyed by the group-by
+ * key of the computations reading it and range-partitioned by its hash. A stream read by
+ * computations with different group-by keys or partition counts is written once per distinct
+ * (key, partition count); the first such group gets {@code <pipeline>.<stream>}, the others
+ * {@code <pipeline>.<stream>.<consumer>}. A stream that nothing reads and no sink writes out is
+ * still materialized as {@code <pipeline>.<stream>} (keyed by the empty key), so it can be read.
+ *
+ * <p>Names derive from spec ids only, so an unchanged spec reuses its state on restart:
+ * {@code <computation>.source.<topic>}, {@code <computation>.process},
+ * {@code <computation>.sink.<topic>}, store {@code <computation>.state}.
+ */
+public final class PipelineCompiler {
+    private PipelineCompiler() {
+    }
+
+    /** The topic of a stream. */
+    public static String streamTopic(String topicPrefix, String pipeline, String stream) {
+        return topicPrefix + pipeline + "." + stream;
+    }
+
+    /** The dead-letter topic of a pipeline. */
+    public static String deadLetterTopic(String topicPrefix, String pipeline) {
+        return topicPrefix + pipeline + ".dlq";
+    }
+
+    /**
+     * Compiles the spec, which must be valid.
+     *
+     * @param persistentStores RocksDB stores (true) or in-memory stores (tests, benchmarks)
+     */
+    public static CompiledPipeline compile(PipelineSpec spec, String topicPrefix, boolean persistentStores) {
+        String pipeline = spec.name();
+        Map<String, Integer> internalTopics = new LinkedHashMap<>();
+        Map<String, Integer> sinkTopics = new LinkedHashMap<>();
+        List<String> sourceTopics = new ArrayList<>();
+        Map<String, List<String>> streamTopics = new LinkedHashMap<>();
+        // for each stream and each consumer: the topic it reads
+        Map<String, Map<String, String>> readTopic = new LinkedHashMap<>();
+        // for each stream: the internal routes (topic -> consumer group-by)
+        Map<String, List<ComputationPlan.InternalRoute>> internalRoutes = new LinkedHashMap<>();
+
+        for (String stream : spec.streams().keySet()) {
+            ComputationSpec writer = spec.writerOf(stream).orElse(null);
+            if (writer == null) {
+                continue;
+            }
+            boolean fromSource = writer.sourceStreams().stream().anyMatch(s -> s.streamId().equals(stream));
+            if (fromSource) {
+                continue; // a source stream is read from the user's topic by its own computation
+            }
+            List<ComputationSpec> readers = spec.readersOf(stream);
+            List<ComputationPlan.InternalRoute> routes = new ArrayList<>();
+            Map<String, String> byConsumer = new LinkedHashMap<>();
+            Map<String, String> topicBySignature = new LinkedHashMap<>();
+            for (ComputationSpec reader : readers) {
+                String signature = signature(reader.groupBySchema(), reader.desiredPartitionCount());
+                String topic = topicBySignature.get(signature);
+                if (topic == null) {
+                    topic = topicBySignature.isEmpty()
+                            ? streamTopic(topicPrefix, pipeline, stream)
+                            : streamTopic(topicPrefix, pipeline, stream) + "." + reader.id();
+                    topicBySignature.put(signature, topic);
+                    internalTopics.put(topic, reader.desiredPartitionCount());
+                    routes.add(new ComputationPlan.InternalRoute(writer.id() + ".sink." + topic, topic,
+                            reader.groupBySchema(), reader.id()));
+                }
+                byConsumer.put(reader.id(), topic);
+            }
+            boolean hasSink = writer.sinks().stream().anyMatch(s -> s.inputStreamIds().contains(stream));
+            if (readers.isEmpty() && !hasSink) {
+                String topic = streamTopic(topicPrefix, pipeline, stream);
+                internalTopics.put(topic, partitionsOf(writer, spec));
+                routes.add(new ComputationPlan.InternalRoute(writer.id() + ".sink." + topic, topic, List.of(), writer.id()));
+            }
+            internalRoutes.put(stream, routes);
+            readTopic.put(stream, byConsumer);
+            routes.forEach(r -> streamTopics.computeIfAbsent(stream, s -> new ArrayList<>()).add(r.topic()));
+        }
+
+        Topology topology = new Topology();
+        for (ComputationSpec c : spec.computations().values()) {
+            Map<String, ComputationPlan.Input> inputs = new LinkedHashMap<>();
+            Map<String, Schema> inputSchemas = new LinkedHashMap<>();
+            for (SourceSpec source : c.sourceStreams()) {
+                for (String topic : topicsOf(source)) {
+                    inputs.put(topic, new ComputationPlan.Input(topic, source.streamId(), source));
+                    if (!sourceTopics.contains(topic)) {
+                        sourceTopics.add(topic);
+                    }
+                }
+                inputSchemas.put(source.streamId(), schemaOf(spec, source.streamId()));
+            }
+            for (String stream : c.inputStreamIds()) {
+                String topic = readTopic.get(stream).get(c.id());
+                inputs.put(topic, new ComputationPlan.Input(topic, stream, null));
+                inputSchemas.put(stream, schemaOf(spec, stream));
+            }
+            Map<String, List<ComputationPlan.Route>> outputs = new LinkedHashMap<>();
+            Map<String, Schema> outputSchemas = new LinkedHashMap<>();
+            for (String stream : c.outputStreamIds()) {
+                outputSchemas.put(stream, schemaOf(spec, stream));
+                List<ComputationPlan.Route> routes = new ArrayList<>(internalRoutes.getOrDefault(stream, List.of()));
+                for (SinkSpec sink : c.sinks()) {
+                    if (sink.inputStreamIds().contains(stream)) {
+                        String topic = Objects.toString(sink.parameters().get("topic"));
+                        routes.add(new ComputationPlan.SinkRoute(c.id() + ".sink." + sink.id() + "." + topic, topic, sink));
+                        sinkTopics.putIfAbsent(topic, partitionsOf(c, spec));
+                        streamTopics.computeIfAbsent(stream, s -> new ArrayList<>()).add(topic);
+                    }
+                }
+                outputs.put(stream, routes);
+            }
+            ComputationPlan plan = new ComputationPlan(pipeline, c, inputs, outputs, outputSchemas, inputSchemas);
+
+            String processorName = c.id() + ".process";
+            List<String> sourceNodes = new ArrayList<>();
+            for (ComputationPlan.Input in : inputs.values()) {
+                String node = c.id() + ".source." + in.topic();
+                AutoOffsetReset reset = in.source() != null && "latest".equals(
+                        String.valueOf(in.source().parameters().getOrDefault("starting_position", "earliest")))
+                        ? AutoOffsetReset.latest() : AutoOffsetReset.earliest();
+                topology.addSource(reset, node, new ByteArrayDeserializer(), new ByteArrayDeserializer(), in.topic());
+                sourceNodes.add(node);
+            }
+            topology.addProcessor(processorName, () -> new ComputationProcessor(plan), sourceNodes.toArray(String[]::new));
+            topology.addStateStore(KeyStates.storeBuilder(c.id(), persistentStores), processorName);
+            for (List<ComputationPlan.Route> routes : outputs.values()) {
+                for (ComputationPlan.Route r : routes) {
+                    if (r instanceof ComputationPlan.InternalRoute) {
+                        topology.addSink(r.sinkNode(), r.topic(), new ByteArraySerializer(), new ByteArraySerializer(),
+                                RangePartitioner.INSTANCE, processorName);
+                    } else {
+                        topology.addSink(r.sinkNode(), r.topic(), new ByteArraySerializer(), new ByteArraySerializer(),
+                                processorName);
+                    }
+                }
+            }
+        }
+        return new CompiledPipeline(topology, internalTopics, sourceTopics, sinkTopics, streamTopics,
+                deadLetterTopic(topicPrefix, pipeline));
+    }
+
+    /** The source topics of a KafkaSource: {@code topics} as a list or a comma-separated string. */
+    public static List<String> topicsOf(SourceSpec source) {
+        Object t = source.parameters().get("topics");
+        if (t == null) {
+            t = source.parameters().get("topic");
+        }
+        if (t instanceof List<?> l) {
+            return l.stream().map(Object::toString).toList();
+        }
+        List<String> out = new ArrayList<>();
+        for (String s : String.valueOf(t).split(",")) {
+            if (!s.isBlank()) {
+                out.add(s.trim());
+            }
+        }
+        return out;
+    }
+
+    private static int partitionsOf(ComputationSpec c, PipelineSpec spec) {
+        return c.desiredPartitionCount();
+    }
+
+    private static Schema schemaOf(PipelineSpec spec, String stream) {
+        return Objects.requireNonNull(spec.streams().get(stream).schema(), () -> "stream '" + stream + "' has no schema");
+    }
+
+    private static String signature(List<GroupByColumn> columns, int partitions) {
+        StringBuilder b = new StringBuilder().append(partitions);
+        for (GroupByColumn c : columns) {
+            b.append('|').append(c.name()).append(':').append(c.type()).append(':').append(c.expression());
+        }
+        return b.toString();
+    }
+
+    /** For callers that check a kind. */
+    static boolean isSource(ComputationSpec c) {
+        return c.kind() == ComputationKind.SOURCE || c.kind() == ComputationKind.TRANSFORM_ORDERED_SOURCE;
+    }
+}

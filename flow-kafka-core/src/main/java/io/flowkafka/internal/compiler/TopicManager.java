@@ -1,0 +1,132 @@
+package io.flowkafka.internal.compiler;
+
+import io.flowkafka.api.FlowException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.errors.TopicExistsException;
+
+/**
+ * Creates or checks the topics a compiled pipeline needs, with Admin, before Kafka Streams starts.
+ *
+ * <p>Internal stream topics keep records forever ({@code retention.ms=-1}) and are purged once
+ * consumed; sink topics are created with the writer's partition count when missing; source topics
+ * must exist. Not thread-safe; used once at start.
+ */
+public final class TopicManager {
+    private static final long TIMEOUT_SECONDS = 60;
+    private final Admin admin;
+    private final int replicationFactor;
+    private final int minInsyncReplicas;
+
+    public TopicManager(Admin admin, int replicationFactor, int minInsyncReplicas) {
+        this.admin = admin;
+        this.replicationFactor = replicationFactor;
+        this.minInsyncReplicas = minInsyncReplicas;
+    }
+
+    /**
+     * Creates what is missing ({@code create}) or only checks ({@code create == false}).
+     *
+     * @throws FlowException listing every missing topic or wrong partition count, with the fix
+     */
+    public void prepare(String pipeline, CompiledPipeline compiled, boolean create) {
+        Map<String, Integer> owned = new LinkedHashMap<>(compiled.internalTopics());
+        owned.put(compiled.deadLetterTopic(), 1);
+        Set<String> existing = call(() -> admin.listTopics().names().get(TIMEOUT_SECONDS, TimeUnit.SECONDS));
+        List<String> problems = new ArrayList<>();
+        List<String> missingSources = compiled.sourceTopics().stream().filter(t -> !existing.contains(t)).toList();
+        if (!missingSources.isEmpty()) {
+            problems.add("source topic(s) " + missingSources + " do not exist: create them, or fix the 'topics' "
+                    + "parameter of the KafkaSource in source_streams");
+        }
+        List<NewTopic> toCreate = new ArrayList<>();
+        for (Map.Entry<String, Integer> e : owned.entrySet()) {
+            if (!existing.contains(e.getKey())) {
+                if (create) {
+                    toCreate.add(newTopic(e.getKey(), e.getValue(), !e.getKey().equals(compiled.deadLetterTopic())));
+                } else {
+                    problems.add("topic " + e.getKey() + " does not exist: create it with " + e.getValue()
+                            + " partition(s)" + (e.getKey().equals(compiled.deadLetterTopic()) ? "" : " and retention.ms=-1")
+                            + ", or set flow.topics.mode=create");
+                }
+            }
+        }
+        for (Map.Entry<String, Integer> e : compiled.sinkTopics().entrySet()) {
+            if (!existing.contains(e.getKey())) {
+                if (create) {
+                    toCreate.add(newTopic(e.getKey(), e.getValue(), false));
+                } else {
+                    problems.add("sink topic " + e.getKey() + " does not exist: create it, or set flow.topics.mode=create");
+                }
+            }
+        }
+        if (!problems.isEmpty()) {
+            throw new FlowException("pipeline '" + pipeline + "' cannot start:\n  - " + String.join("\n  - ", problems));
+        }
+        if (!toCreate.isEmpty()) {
+            try {
+                admin.createTopics(toCreate).all().get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+            } catch (ExecutionException e) {
+                if (!(e.getCause() instanceof TopicExistsException)) {
+                    throw new FlowException("pipeline '" + pipeline + "' could not create its topics "
+                            + toCreate.stream().map(NewTopic::name).toList() + ": " + e.getCause().getMessage()
+                            + " (check the CreateTopics ACL, or pre-create them and set flow.topics.mode=check)", e.getCause());
+                }
+            } catch (InterruptedException | TimeoutException e) {
+                throw new FlowException("pipeline '" + pipeline + "' timed out creating its topics", e);
+            }
+        }
+        Map<String, TopicDescription> descriptions = call(() -> admin.describeTopics(owned.keySet())
+                .allTopicNames().get(TIMEOUT_SECONDS, TimeUnit.SECONDS));
+        for (Map.Entry<String, Integer> e : compiled.internalTopics().entrySet()) {
+            int actual = descriptions.get(e.getKey()).partitions().size();
+            if (actual != e.getValue()) {
+                problems.add("topic " + e.getKey() + " has " + actual + " partitions but the spec asks for " + e.getValue()
+                        + " (desired_partition_count of its readers); partition counts are fixed for a pipeline's "
+                        + "topics: restore the spec's count or deploy under a new pipeline name");
+            }
+        }
+        if (!problems.isEmpty()) {
+            throw new FlowException("pipeline '" + pipeline + "' cannot start:\n  - " + String.join("\n  - ", problems));
+        }
+    }
+
+    private NewTopic newTopic(String name, int partitions, boolean internal) {
+        NewTopic t = new NewTopic(name, Optional.of(partitions),
+                replicationFactor > 0 ? Optional.of((short) replicationFactor) : Optional.empty());
+        Map<String, String> configs = new HashMap<>();
+        if (internal) {
+            configs.put("retention.ms", "-1");
+            configs.put("cleanup.policy", "delete");
+        }
+        if (minInsyncReplicas > 0) {
+            configs.put("min.insync.replicas", String.valueOf(minInsyncReplicas));
+        }
+        return t.configs(configs);
+    }
+
+    private interface AdminCall<T> {
+        T run() throws Exception;
+    }
+
+    private static <T> T call(AdminCall<T> c) {
+        try {
+            return c.run();
+        } catch (ExecutionException e) {
+            throw new FlowException("Kafka admin request failed: " + e.getCause().getMessage(), e.getCause());
+        } catch (Exception e) {
+            throw new FlowException("Kafka admin request failed: " + e, e);
+        }
+    }
+}

@@ -1,0 +1,89 @@
+package io.flowkafka.internal.dlq;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.streams.errors.ErrorHandlerContext;
+import org.apache.kafka.streams.errors.ProcessingExceptionHandler;
+import org.apache.kafka.streams.processor.api.Record;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * flow-kafka's processing-exception handler (Kafka Streams' KIP-1033/KIP-1034 dead-letter
+ * support): sends the failed input's original key and value bytes to {@code <pipeline>.dlq} with
+ * headers naming the error and where the record came from, and lets processing go on; or fails
+ * the task when dead letters are disabled.
+ *
+ * <p>Headers added: {@code flow.dlq.error.class}, {@code flow.dlq.error.message},
+ * {@code flow.dlq.computation}, {@code flow.dlq.stage}, {@code flow.dlq.topic},
+ * {@code flow.dlq.partition}, {@code flow.dlq.offset}, {@code flow.dlq.task}; the original
+ * headers are kept.
+ *
+ * <p>Configured by Kafka Streams from its properties; thread-safe (stateless after configure).
+ */
+public final class DeadLetterHandler implements ProcessingExceptionHandler {
+    /** Property naming the dead-letter topic (set by the compiler). */
+    public static final String TOPIC_CONFIG = "flow.dead.letter.topic";
+    /** Property enabling dead letters (default true); false makes a failure fail the task. */
+    public static final String ENABLED_CONFIG = "flow.dead.letter.enabled";
+    private static final Logger LOG = LoggerFactory.getLogger(DeadLetterHandler.class);
+
+    private String topic = "dlq";
+    private boolean enabled = true;
+
+    @Override
+    public void configure(Map<String, ?> configs) {
+        Object t = configs.get(TOPIC_CONFIG);
+        if (t != null) {
+            topic = t.toString();
+        }
+        Object e = configs.get(ENABLED_CONFIG);
+        if (e != null) {
+            enabled = Boolean.parseBoolean(e.toString());
+        }
+    }
+
+    @Override
+    public Response handleError(ErrorHandlerContext context, Record<?, ?> record, Exception exception) {
+        Throwable cause = exception;
+        String computation = context.processorNodeId();
+        String stage = "process the record";
+        if (exception instanceof FlowProcessingException fpe) {
+            cause = fpe.getCause() == null ? fpe : fpe.getCause();
+            computation = fpe.computation();
+            stage = fpe.stage();
+        }
+        if (!enabled) {
+            LOG.error("computation '{}' failed to {} at {}-{}@{} and dead letters are disabled ({}=false): failing",
+                    computation, stage, context.topic(), context.partition(), context.offset());
+            return Response.fail();
+        }
+        LOG.warn("computation '{}' failed to {} at {}-{}@{}: {}: {}; sent to dead-letter topic {}", computation, stage,
+                context.topic(), context.partition(), context.offset(), cause.getClass().getName(),
+                cause.getMessage(), topic);
+        Headers headers = new RecordHeaders();
+        if (context.headers() != null) {
+            context.headers().forEach(headers::add);
+        }
+        put(headers, "flow.dlq.error.class", cause.getClass().getName());
+        put(headers, "flow.dlq.error.message", cause.getMessage() == null ? "" : cause.getMessage());
+        put(headers, "flow.dlq.computation", computation);
+        put(headers, "flow.dlq.stage", stage);
+        put(headers, "flow.dlq.topic", String.valueOf(context.topic()));
+        put(headers, "flow.dlq.partition", String.valueOf(context.partition()));
+        put(headers, "flow.dlq.offset", String.valueOf(context.offset()));
+        put(headers, "flow.dlq.task", String.valueOf(context.taskId()));
+        ProducerRecord<byte[], byte[]> dead = new ProducerRecord<>(topic, null, null,
+                context.sourceRawKey(), context.sourceRawValue(), headers);
+        return Response.resume(List.of(dead));
+    }
+
+    private static void put(Headers headers, String key, String value) {
+        headers.remove(key);
+        headers.add(key, value.getBytes(StandardCharsets.UTF_8));
+    }
+}

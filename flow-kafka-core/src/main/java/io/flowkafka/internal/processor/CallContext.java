@@ -1,0 +1,293 @@
+package io.flowkafka.internal.processor;
+
+import io.flowkafka.api.Message;
+import io.flowkafka.api.MessageBuilder;
+import io.flowkafka.api.MessageId;
+import io.flowkafka.api.OutputCollector;
+import io.flowkafka.api.RuntimeContext;
+import io.flowkafka.api.StateAccessor;
+import io.flowkafka.internal.serde.AvroCodec;
+import io.flowkafka.internal.serde.KeyCodec;
+import io.flowkafka.internal.state.KeyStates;
+import io.flowkafka.spec.ComputationSpec;
+import io.flowkafka.spec.StateSpec;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.function.Function;
+import java.util.function.LongSupplier;
+import org.apache.avro.Schema;
+import org.apache.avro.generic.GenericRecord;
+import org.apache.avro.specific.SpecificData;
+import org.apache.avro.specific.SpecificDatumReader;
+import org.apache.avro.specific.SpecificDatumWriter;
+import org.apache.avro.specific.SpecificRecord;
+import org.apache.kafka.common.serialization.Serde;
+import org.apache.kafka.common.utils.Bytes;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The {@link RuntimeContext} and {@link OutputCollector} of one task, reset for every call.
+ *
+ * <p>Collects the call's outputs; state writes go to {@link KeyStates}' call buffer. Nothing is
+ * applied here: the processor applies or drops everything when the call returns or throws.
+ *
+ * <p>Threading: owned by the task's stream thread.
+ */
+final class CallContext implements RuntimeContext, OutputCollector {
+    /** An output with its explicit parents (null: the call's input). */
+    record Output(OutputMessage message, @Nullable List<MessageId> parents) {
+    }
+
+    private final ComputationSpec spec;
+    private final KeyStates states;
+    private final KeyCodec keyCodec;
+    private final Map<String, Schema> outputSchemas;
+    private final Map<String, AvroCodec> stateCodecs = new HashMap<>();
+    private final Map<String, Object> parameters;
+    private final LongSupplier clockNanos;
+    private final int partition;
+    private final int partitionCount;
+    final List<Output> outputs = new ArrayList<>();
+    private @Nullable GenericRecord key;
+    private byte @Nullable [] encodedKey;
+    private boolean active;
+
+    CallContext(ComputationSpec spec, KeyStates states, KeyCodec keyCodec, Map<String, Schema> outputSchemas,
+            LongSupplier clockNanos, int partition, int partitionCount) {
+        this.spec = spec;
+        this.states = states;
+        this.keyCodec = keyCodec;
+        this.outputSchemas = outputSchemas;
+        this.parameters = spec.parameters();
+        this.clockNanos = clockNanos;
+        this.partition = partition;
+        this.partitionCount = partitionCount;
+    }
+
+    void begin(GenericRecord key, byte[] encodedKey) {
+        this.key = key;
+        this.encodedKey = encodedKey;
+        this.active = true;
+        outputs.clear();
+    }
+
+    void end() {
+        active = false;
+        key = null;
+        encodedKey = null;
+        outputs.clear();
+    }
+
+    private void checkActive() {
+        if (!active) {
+            throw new IllegalStateException("the runtime context of computation '" + spec.id()
+                    + "' is valid only during a process-function call");
+        }
+    }
+
+    // ---- RuntimeContext
+
+    @Override
+    public MessageBuilder createMessageBuilder(String streamId) {
+        Schema schema = outputSchemas.get(streamId);
+        if (schema == null) {
+            throw new IllegalArgumentException("stream '" + streamId + "' is not an output of computation '" + spec.id()
+                    + "'; its outputs are " + spec.outputStreamIds());
+        }
+        return new OutputMessageBuilder(streamId, schema, this);
+    }
+
+    @Override
+    public StateAccessor<GenericRecord> getState(String name) {
+        checkActive();
+        return avroState(name, Objects.requireNonNull(encodedKey));
+    }
+
+    @Override
+    public StateAccessor<GenericRecord> getState(String name, GenericRecord key) {
+        checkActive();
+        return avroState(name, keyCodec.encode(key));
+    }
+
+    @Override
+    public <T extends SpecificRecord> StateAccessor<T> getState(String name, Class<T> type) {
+        checkActive();
+        declared(name);
+        Schema schema = SpecificData.get().getSchema(type);
+        SpecificDatumWriter<T> writer = new SpecificDatumWriter<>(schema);
+        SpecificDatumReader<T> reader = new SpecificDatumReader<>(schema);
+        return new Accessor<>(KeyStates.storeKey(Objects.requireNonNull(encodedKey), name),
+                v -> SpecificCodec.encode(writer, v), b -> SpecificCodec.decode(reader, b));
+    }
+
+    @Override
+    public <T> StateAccessor<T> getState(String name, Serde<T> serde) {
+        checkActive();
+        declared(name);
+        String topic = spec.id() + ".state";
+        return new Accessor<>(KeyStates.storeKey(Objects.requireNonNull(encodedKey), name),
+                v -> serde.serializer().serialize(topic, v), b -> serde.deserializer().deserialize(topic, b));
+    }
+
+    private StateSpec declared(String name) {
+        StateSpec s = spec.states().get(name);
+        if (s == null) {
+            throw new IllegalArgumentException("computation '" + spec.id() + "' declares no state '" + name
+                    + "'; declared states are " + spec.states().keySet() + " (add it under 'states' in the spec)");
+        }
+        return s;
+    }
+
+    private StateAccessor<GenericRecord> avroState(String name, byte[] encodedKey) {
+        StateSpec s = declared(name);
+        if (s.schema() == null) {
+            throw new IllegalArgumentException("state '" + name + "' of computation '" + spec.id()
+                    + "' has no Avro schema: read it with getState(name, serde)");
+        }
+        AvroCodec codec = stateCodecs.computeIfAbsent(name, n -> new AvroCodec(s.schema()));
+        return new Accessor<>(KeyStates.storeKey(encodedKey, name), codec::encode, codec::decode);
+    }
+
+    @Override
+    public GenericRecord getKey() {
+        checkActive();
+        return Objects.requireNonNull(key);
+    }
+
+    @Override
+    public String getComputationId() {
+        return spec.id();
+    }
+
+    @Override
+    public int getPartition() {
+        return partition;
+    }
+
+    @Override
+    public int getPartitionCount() {
+        return partitionCount;
+    }
+
+    @Override
+    public long getInputWatermark(String streamId) {
+        if (!spec.inputStreamIds().contains(streamId)
+                && spec.sourceStreams().stream().noneMatch(s -> s.streamId().equals(streamId))) {
+            throw new IllegalArgumentException("stream '" + streamId + "' is not an input of computation '" + spec.id() + "'");
+        }
+        return Long.MIN_VALUE;
+    }
+
+    @Override
+    public long getMinInputWatermark() {
+        return Long.MIN_VALUE;
+    }
+
+    @Override
+    public Map<String, Object> getParameters() {
+        return parameters;
+    }
+
+    @Override
+    public long currentTimeNanos() {
+        return clockNanos.getAsLong();
+    }
+
+    // ---- OutputCollector
+
+    @Override
+    public void addMessage(Message message) {
+        addMessage(message, null);
+    }
+
+    void addMessage(Message message, @Nullable List<MessageId> parents) {
+        checkActive();
+        if (!(message instanceof OutputMessage om) || om.owner != this) {
+            throw new IllegalArgumentException("addMessage takes messages built with this call's "
+                    + "RuntimeContext.createMessageBuilder; to forward an input, build a new message from its payload");
+        }
+        outputs.add(new Output(om, parents));
+    }
+
+    @Override
+    public void addTimer(long triggerTimestamp, long eventTimestamp) {
+        throw timersUnavailable();
+    }
+
+    @Override
+    public void addTimer(String timerStreamId, long triggerTimestamp, long eventTimestamp) {
+        throw timersUnavailable();
+    }
+
+    private UnsupportedOperationException timersUnavailable() {
+        return new UnsupportedOperationException("computation '" + spec.id() + "' added a timer, but this version of "
+                + "flow-kafka has no timer engine yet (it arrives with watermarks); remove the addTimer call");
+    }
+
+    @Override
+    public OutputCollector withParentIds(List<MessageId> parentIds) {
+        List<MessageId> parents = List.copyOf(parentIds);
+        if (parents.isEmpty()) {
+            throw new IllegalArgumentException("withParentIds needs at least one parent id");
+        }
+        CallContext self = this;
+        return new OutputCollector() {
+            @Override
+            public void addMessage(Message message) {
+                self.addMessage(message, parents);
+            }
+
+            @Override
+            public void addTimer(long triggerTimestamp, long eventTimestamp) {
+                self.addTimer(triggerTimestamp, eventTimestamp);
+            }
+
+            @Override
+            public void addTimer(String timerStreamId, long triggerTimestamp, long eventTimestamp) {
+                self.addTimer(timerStreamId, triggerTimestamp, eventTimestamp);
+            }
+
+            @Override
+            public OutputCollector withParentIds(List<MessageId> ids) {
+                return self.withParentIds(ids);
+            }
+        };
+    }
+
+    /** A state accessor over the call buffer. */
+    private final class Accessor<T> implements StateAccessor<T> {
+        private final Bytes storeKey;
+        private final Function<T, byte[]> encode;
+        private final Function<byte[], T> decode;
+
+        Accessor(Bytes storeKey, Function<T, byte[]> encode, Function<byte[], T> decode) {
+            this.storeKey = storeKey;
+            this.encode = encode;
+            this.decode = decode;
+        }
+
+        @Override
+        public Optional<T> get() {
+            checkActive();
+            byte[] v = states.get(storeKey);
+            return v == null ? Optional.empty() : Optional.of(decode.apply(v));
+        }
+
+        @Override
+        public void set(T value) {
+            checkActive();
+            Objects.requireNonNull(value, "value (use clear() to delete a state)");
+            states.put(storeKey, encode.apply(value));
+        }
+
+        @Override
+        public void clear() {
+            checkActive();
+            states.delete(storeKey);
+        }
+    }
+}

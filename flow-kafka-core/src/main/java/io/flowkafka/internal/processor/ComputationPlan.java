@@ -1,0 +1,59 @@
+package io.flowkafka.internal.processor;
+
+import io.flowkafka.spec.ComputationSpec;
+import io.flowkafka.spec.GroupByColumn;
+import io.flowkafka.spec.SinkSpec;
+import io.flowkafka.spec.SourceSpec;
+import java.util.List;
+import java.util.Map;
+import org.apache.avro.Schema;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What the compiler decided for one computation: which topic carries which input, and where each
+ * output stream goes. Immutable and shared by all tasks of the computation; tasks build their own
+ * (non-thread-safe) codecs from it.
+ *
+ * @param pipeline pipeline name
+ * @param spec the computation
+ * @param inputs by Kafka topic
+ * @param outputs by output stream id
+ * @param outputSchemas payload schema of each output stream
+ * @param inputSchemas payload schema of each input stream
+ */
+public record ComputationPlan(String pipeline, ComputationSpec spec, Map<String, Input> inputs,
+        Map<String, List<Route>> outputs, Map<String, Schema> outputSchemas, Map<String, Schema> inputSchemas) {
+
+    /**
+     * An input topic.
+     *
+     * @param topic the Kafka topic
+     * @param streamId the stream it carries
+     * @param source the source reading it, or null for an internal stream topic
+     */
+    public record Input(String topic, String streamId, @Nullable SourceSpec source) {
+    }
+
+    /** Where an output stream's messages go. */
+    public sealed interface Route permits InternalRoute, SinkRoute {
+        /** The name of the Kafka Streams sink node. */
+        String sinkNode();
+
+        /** The topic written. */
+        String topic();
+    }
+
+    /**
+     * An internal stream topic read by {@code consumers}, which share one group-by key.
+     *
+     * @param consumerGroupBy the consumers' {@code group_by_schema}
+     * @param consumerId the first consumer, naming the key schema
+     */
+    public record InternalRoute(String sinkNode, String topic, List<GroupByColumn> consumerGroupBy, String consumerId)
+            implements Route {
+    }
+
+    /** A Kafka sink to a user topic. */
+    public record SinkRoute(String sinkNode, String topic, SinkSpec sink) implements Route {
+    }
+}

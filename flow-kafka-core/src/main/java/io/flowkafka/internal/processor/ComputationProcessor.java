@@ -1,0 +1,356 @@
+package io.flowkafka.internal.processor;
+
+import io.flowkafka.api.BatchFunction;
+import io.flowkafka.api.Message;
+import io.flowkafka.api.MessageId;
+import io.flowkafka.api.ProcessFunction;
+import io.flowkafka.api.RowFunction;
+import io.flowkafka.internal.dlq.FlowProcessingException;
+import io.flowkafka.internal.message.FlowHeaders;
+import io.flowkafka.internal.message.MessageIds;
+import io.flowkafka.internal.serde.AvroCodec;
+import io.flowkafka.internal.serde.JsonRecords;
+import io.flowkafka.internal.serde.KeyCodec;
+import io.flowkafka.internal.state.KeyStates;
+import io.flowkafka.spec.ComputationKind;
+import io.flowkafka.spec.ComputationSpec;
+import io.flowkafka.spec.SinkSpec;
+import io.flowkafka.spec.SourceSpec;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.avro.Schema;
+import org.apache.avro.generic.GenericData;
+import org.apache.avro.generic.GenericRecord;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.processor.api.RecordMetadata;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The main node of a computation's sub-topology: decodes an input record, runs the process
+ * function, and applies its effects atomically.
+ *
+ * <p>Model: one call = decode, run user code against a call buffer, encode every output for every
+ * route, then (only if all of that succeeded) apply the buffered state writes and forward the
+ * outputs. Any failure before that point drops the buffer and throws
+ * {@link FlowProcessingException}, which the dead-letter handler turns into a dead letter. State
+ * writes and forwarded records then commit in the task's Kafka transaction together with the
+ * input offset (exactly_once_v2).
+ *
+ * <p>Message ids derive from the input's id, the computation and the output position
+ * ({@link MessageIds}), so a replay after an aborted transaction writes the same ids.
+ *
+ * <p>Threading: one instance per task, used by its stream thread only.
+ */
+public final class ComputationProcessor implements Processor<byte[], byte[], byte[], byte[]> {
+    private final ComputationPlan plan;
+    private final ComputationSpec spec;
+    private ProcessorContext<byte[], byte[]> context;
+    private KeyStates states;
+    private @Nullable ProcessFunction function;
+    private KeyCodec keyCodec;
+    private final Map<String, InputBinding> inputs = new HashMap<>();
+    private final Map<String, OutputBinding> outputs = new HashMap<>();
+    private CallContext call;
+    private long computationTag;
+
+    public ComputationProcessor(ComputationPlan plan) {
+        this.plan = plan;
+        this.spec = plan.spec();
+    }
+
+    @Override
+    public void init(ProcessorContext<byte[], byte[]> context) {
+        this.context = context;
+        KeyValueStore<Bytes, byte[]> store = context.getStateStore(KeyStates.storeName(spec.id()));
+        this.states = new KeyStates(store);
+        this.keyCodec = KeyCodec.of(spec.groupBySchema(), spec.id());
+        this.computationTag = MessageIds.computationTag(spec.id());
+        for (ComputationPlan.Input in : plan.inputs().values()) {
+            inputs.put(in.topic(), new InputBinding(in, plan.inputSchemas().get(in.streamId())));
+        }
+        for (Map.Entry<String, List<ComputationPlan.Route>> e : plan.outputs().entrySet()) {
+            outputs.put(e.getKey(), new OutputBinding(e.getKey(), plan.outputSchemas().get(e.getKey()), e.getValue()));
+        }
+        int partitionCount = spec.desiredPartitionCount();
+        this.call = new CallContext(spec, states, keyCodec, plan.outputSchemas(),
+                () -> context.currentSystemTimeMs() * 1_000_000L, context.taskId().partition(), partitionCount);
+        this.function = FunctionFactory.create(spec);
+        if (function != null) {
+            function.open(call);
+        }
+    }
+
+    @Override
+    public void process(Record<byte[], byte[]> record) {
+        RecordMetadata md = context.recordMetadata().orElseThrow();
+        InputBinding in = inputs.get(md.topic());
+        if (in == null) {
+            throw new IllegalStateException("computation '" + spec.id() + "' got a record of unexpected topic " + md.topic());
+        }
+        if (in.source == null && FlowHeaders.isControl(record.headers())) {
+            return; // watermarks and completion: handled by the watermark engine
+        }
+        FlowMessage message;
+        byte[] encodedKey;
+        try {
+            message = in.decode(record, md);
+            encodedKey = in.source == null ? record.key() : keyCodec.encode(message.key());
+        } catch (RuntimeException e) {
+            throw new FlowProcessingException(spec.id(), "decode the record of topic " + md.topic(), e);
+        }
+        call.begin(message.key(), encodedKey);
+        List<Record<byte[], byte[]>> forwards;
+        List<String> nodes = new ArrayList<>(2);
+        try {
+            try {
+                runFunction(message);
+            } catch (Exception e) {
+                throw new FlowProcessingException(spec.id(), "process message " + message.messageId(), e);
+            }
+            try {
+                forwards = encodeOutputs(message, nodes);
+            } catch (RuntimeException e) {
+                throw new FlowProcessingException(spec.id(), "write the outputs of message " + message.messageId(), e);
+            }
+        } catch (FlowProcessingException e) {
+            states.abortCall();
+            call.end();
+            throw e;
+        }
+        states.commitCall();
+        call.end();
+        for (int i = 0; i < forwards.size(); i++) {
+            context.forward(forwards.get(i), nodes.get(i));
+        }
+    }
+
+    private void runFunction(FlowMessage message) {
+        if (function == null) {
+            // a Source computation without a function forwards its source messages unchanged
+            // (fields copied by name, so the output schema may be a compatible copy of the source's)
+            String out = spec.outputStreamIds().get(0);
+            io.flowkafka.api.MessageBuilder b = call.createMessageBuilder(out);
+            Schema outSchema = plan.outputSchemas().get(out);
+            if (outSchema.equals(message.payload().getSchema())) {
+                b.setPayload(message.payload());
+            } else {
+                for (Schema.Field f : outSchema.getFields()) {
+                    if (message.payload().getSchema().getField(f.name()) != null) {
+                        b.set(f.name(), message.payload().get(f.name()));
+                    }
+                }
+            }
+            call.addMessage(b.build());
+        } else if (function instanceof RowFunction row) {
+            row.onMessage(message, call, call);
+        } else {
+            ((BatchFunction) function).onMessages(List.of(message), call, call);
+        }
+    }
+
+    private List<Record<byte[], byte[]>> encodeOutputs(FlowMessage input, List<String> nodes) {
+        List<CallContext.Output> outs = call.outputs;
+        if (outs.isEmpty()) {
+            return List.of();
+        }
+        List<Record<byte[], byte[]>> records = new ArrayList<>(outs.size());
+        long nowNanos = context.currentSystemTimeMs() * 1_000_000L;
+        for (int position = 0; position < outs.size(); position++) {
+            CallContext.Output o = outs.get(position);
+            List<MessageId> parents = o.parents() == null ? List.of(input.messageId()) : o.parents();
+            MessageId id = parents.size() == 1
+                    ? MessageIds.derive(parents.get(0), computationTag, position)
+                    : MessageIds.deriveFromSet(parents, computationTag, position);
+            long ets = o.message().eventTimestamp != Long.MIN_VALUE ? o.message().eventTimestamp : input.eventTimestamp();
+            OutputBinding binding = outputs.get(o.message().streamId);
+            binding.encode(o.message().payload, id, ets, nowNanos, parents, records, nodes);
+        }
+        return records;
+    }
+
+    @Override
+    public void close() {
+        if (function != null) {
+            function.close();
+        }
+    }
+
+    /** Decodes records of one input topic. */
+    private final class InputBinding {
+        final String streamId;
+        final @Nullable SourceSpec source;
+        final AvroCodec payloadCodec;
+        final Schema schema;
+        final boolean json;
+        final @Nullable String keyColumn;
+        final @Nullable String timestampColumn;
+        final long timestampUnitNanos;
+        int origin;
+        int originPartition = -1;
+
+        InputBinding(ComputationPlan.Input in, Schema schema) {
+            this.streamId = in.streamId();
+            this.source = in.source();
+            this.schema = schema;
+            this.payloadCodec = new AvroCodec(schema);
+            if (source != null) {
+                Map<String, Object> p = source.parameters();
+                this.json = !"avro".equals(String.valueOf(p.getOrDefault("format", "json")));
+                this.keyColumn = p.containsKey("key_column") ? String.valueOf(p.get("key_column")) : null;
+                this.timestampColumn = p.containsKey("event_timestamp_column")
+                        ? String.valueOf(p.get("event_timestamp_column")) : null;
+                this.timestampUnitNanos = unitNanos(String.valueOf(p.getOrDefault("event_timestamp_unit", "ms")));
+            } else {
+                this.json = false;
+                this.keyColumn = null;
+                this.timestampColumn = null;
+                this.timestampUnitNanos = 1;
+            }
+        }
+
+        FlowMessage decode(Record<byte[], byte[]> record, RecordMetadata md) {
+            if (source == null) {
+                FlowHeaders.Metadata meta = FlowHeaders.read(record.headers());
+                GenericRecord key = keyCodec.decode(record.key());
+                GenericRecord payload = payloadCodec.decode(record.value());
+                return new FlowMessage(meta.messageId(), meta.eventTimestamp(), meta.systemTimestamp(), streamId,
+                        key, payload, meta.parents());
+            }
+            if (record.value() == null) {
+                throw new IllegalArgumentException("record value is null (a tombstone); source '" + streamId
+                        + "' expects a " + (json ? "JSON object" : "Avro record"));
+            }
+            GenericRecord payload = json ? JsonRecords.fromJson(record.value(), schema) : payloadCodec.decode(record.value());
+            if (keyColumn != null) {
+                if (record.key() == null) {
+                    throw new IllegalArgumentException("record key is null, but source '" + streamId
+                            + "' has key_column '" + keyColumn + "' and needs a key");
+                }
+                ((GenericData.Record) payload).put(keyColumn, new String(record.key(), StandardCharsets.UTF_8));
+            }
+            long ets;
+            if (timestampColumn != null) {
+                Object v = payload.get(timestampColumn);
+                if (!(v instanceof Number n)) {
+                    throw new IllegalArgumentException("event_timestamp_column '" + timestampColumn + "' is "
+                            + (v == null ? "null" : "not a number: " + v));
+                }
+                ets = n.longValue() * timestampUnitNanos;
+            } else {
+                ets = record.timestamp() * 1_000_000L;
+            }
+            if (md.partition() != originPartition) {
+                origin = MessageIds.origin(md.topic(), md.partition());
+                originPartition = md.partition();
+            }
+            MessageId id = MessageIds.source(origin, md.offset());
+            long sts = record.timestamp() * 1_000_000L;
+            return new FlowMessage(id, ets, sts, streamId, keyCodec.emptyKey(), payload, List.of());
+        }
+    }
+
+    private static long unitNanos(String unit) {
+        return switch (unit) {
+            case "ns" -> 1L;
+            case "us" -> 1_000L;
+            case "ms" -> 1_000_000L;
+            case "s" -> 1_000_000_000L;
+            default -> throw new IllegalArgumentException("event_timestamp_unit must be one of ns, us, ms, s but was " + unit);
+        };
+    }
+
+    /** Encodes one output stream's messages for each of its routes. */
+    private final class OutputBinding {
+        final AvroCodec codec;
+        final List<ComputationPlan.Route> routes;
+        final List<KeyCodec> keyCodecs = new ArrayList<>();
+        final List<KeyCodec.Extractor> extractors = new ArrayList<>();
+
+        OutputBinding(String streamId, Schema schema, List<ComputationPlan.Route> routes) {
+            this.codec = new AvroCodec(schema);
+            this.routes = routes;
+            for (ComputationPlan.Route r : routes) {
+                if (r instanceof ComputationPlan.InternalRoute ir) {
+                    KeyCodec kc = KeyCodec.of(ir.consumerGroupBy(), ir.consumerId());
+                    keyCodecs.add(kc);
+                    extractors.add(kc.extractor(ir.consumerGroupBy(), schema));
+                } else {
+                    keyCodecs.add(null);
+                    extractors.add(null);
+                }
+            }
+        }
+
+        void encode(GenericRecord payload, MessageId id, long ets, long sts, List<MessageId> parents,
+                List<Record<byte[], byte[]>> out, List<String> nodes) {
+            byte[] value = null;
+            for (int i = 0; i < routes.size(); i++) {
+                ComputationPlan.Route route = routes.get(i);
+                if (route instanceof ComputationPlan.InternalRoute) {
+                    if (value == null) {
+                        value = codec.encode(payload);
+                    }
+                    byte[] key = keyCodecs.get(i).encode(extractors.get(i).key(payload));
+                    Headers headers = FlowHeaders.of(id, ets, sts, parents);
+                    out.add(new Record<>(key, value, sts / 1_000_000L, headers));
+                } else {
+                    SinkSpec sink = ((ComputationPlan.SinkRoute) route).sink();
+                    out.add(sinkRecord(sink, payload, id, ets, sts));
+                }
+                nodes.add(route.sinkNode());
+            }
+        }
+
+        private Record<byte[], byte[]> sinkRecord(SinkSpec sink, GenericRecord payload, MessageId id, long ets, long sts) {
+            Map<String, Object> p = sink.parameters();
+            Object payloadColumn = p.get("payload_column");
+            byte[] value;
+            if (payloadColumn != null) {
+                value = bytesOf(payload.get(payloadColumn.toString()), "payload_column", payloadColumn.toString());
+            } else if ("avro".equals(String.valueOf(p.getOrDefault("format", "json")))) {
+                value = codec.encode(payload);
+            } else {
+                value = JsonRecords.toJson(payload);
+            }
+            Object keyColumn = p.get("key_column");
+            byte[] key = keyColumn == null ? null : bytesOf(payload.get(keyColumn.toString()), "key_column", keyColumn.toString());
+            Headers headers = new RecordHeaders();
+            Object idHeader = p.get("message_id_header");
+            if (idHeader != null) {
+                headers.add(idHeader.toString(), id.toString().getBytes(StandardCharsets.UTF_8));
+            }
+            boolean systemTime = "system".equals(String.valueOf(p.getOrDefault("timestamp", "event")));
+            long ts = (systemTime ? sts : ets) / 1_000_000L;
+            return new Record<>(key, value, ts, headers);
+        }
+
+        private static byte @Nullable [] bytesOf(@Nullable Object v, String param, String column) {
+            if (v == null) {
+                return null;
+            }
+            if (v instanceof java.nio.ByteBuffer b) {
+                byte[] a = new byte[b.remaining()];
+                b.duplicate().get(a);
+                return a;
+            }
+            if (v instanceof CharSequence || v instanceof Number || v instanceof Boolean) {
+                return v.toString().getBytes(StandardCharsets.UTF_8);
+            }
+            throw new IllegalArgumentException(param + " '" + column + "' must be a string, number or bytes column");
+        }
+    }
+
+    /** For tests: the computation kind. */
+    ComputationKind kind() {
+        return spec.kind();
+    }
+}

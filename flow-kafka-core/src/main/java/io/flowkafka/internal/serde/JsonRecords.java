@@ -1,0 +1,238 @@
+package io.flowkafka.internal.serde;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.avro.Schema;
+import org.apache.avro.generic.GenericData;
+import org.apache.avro.generic.GenericRecord;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Plain JSON objects (not Avro's JSON encoding with union wrappers) to and from Avro records, for
+ * source and sink topics in {@code json} format.
+ *
+ * <p>Stateless and thread-safe.
+ */
+public final class JsonRecords {
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+
+    private JsonRecords() {
+    }
+
+    /**
+     * Reads a JSON object as a record of {@code schema}; missing fields take their defaults.
+     *
+     * @throws IllegalArgumentException naming the field and the problem
+     */
+    public static GenericRecord fromJson(byte[] json, Schema schema) {
+        JsonNode node;
+        try {
+            node = MAPPER.readTree(json);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("value is not JSON: " + firstLine(e.getMessage()));
+        }
+        if (node == null || !node.isObject()) {
+            throw new IllegalArgumentException("value is not a JSON object of schema " + schema.getFullName());
+        }
+        return (GenericRecord) convert(node, schema, schema.getName());
+    }
+
+    /** Writes a record as a JSON object. */
+    public static byte[] toJson(GenericRecord record) {
+        try {
+            return MAPPER.writeValueAsBytes(toNode(record, record.getSchema()));
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static @Nullable Object convert(@Nullable JsonNode node, Schema schema, String path) {
+        switch (schema.getType()) {
+            case NULL:
+                if (node == null || node.isNull()) {
+                    return null;
+                }
+                throw mismatch(path, "null", node);
+            case UNION: {
+                if (node == null || node.isNull()) {
+                    for (Schema s : schema.getTypes()) {
+                        if (s.getType() == Schema.Type.NULL) {
+                            return null;
+                        }
+                    }
+                    throw new IllegalArgumentException("field '" + path + "' is missing or null but is not nullable");
+                }
+                IllegalArgumentException last = null;
+                for (Schema s : schema.getTypes()) {
+                    if (s.getType() == Schema.Type.NULL) {
+                        continue;
+                    }
+                    try {
+                        return convert(node, s, path);
+                    } catch (IllegalArgumentException e) {
+                        last = e;
+                    }
+                }
+                throw last != null ? last : mismatch(path, schema.toString(), node);
+            }
+            case RECORD: {
+                if (node == null || !node.isObject()) {
+                    throw mismatch(path, "object", node);
+                }
+                GenericData.Record r = new GenericData.Record(schema);
+                for (Schema.Field f : schema.getFields()) {
+                    JsonNode v = node.get(f.name());
+                    if (v == null && f.hasDefaultValue()) {
+                        r.put(f.pos(), GenericData.get().getDefaultValue(f));
+                    } else {
+                        r.put(f.pos(), convert(v, f.schema(), path + "." + f.name()));
+                    }
+                }
+                return r;
+            }
+            case STRING:
+                if (node != null && node.isValueNode() && !node.isNull()) {
+                    return node.asText();
+                }
+                throw mismatch(path, "string", node);
+            case INT:
+                if (node != null && node.canConvertToInt() && node.isIntegralNumber()) {
+                    return node.intValue();
+                }
+                throw mismatch(path, "int", node);
+            case LONG:
+                if (node != null && node.isIntegralNumber() && node.canConvertToLong()) {
+                    return node.longValue();
+                }
+                throw mismatch(path, "long", node);
+            case FLOAT:
+                if (node != null && node.isNumber()) {
+                    return node.floatValue();
+                }
+                throw mismatch(path, "float", node);
+            case DOUBLE:
+                if (node != null && node.isNumber()) {
+                    return node.doubleValue();
+                }
+                throw mismatch(path, "double", node);
+            case BOOLEAN:
+                if (node != null && node.isBoolean()) {
+                    return node.booleanValue();
+                }
+                throw mismatch(path, "boolean", node);
+            case BYTES:
+                if (node != null && node.isTextual()) {
+                    return ByteBuffer.wrap(Base64.getDecoder().decode(node.asText()));
+                }
+                throw mismatch(path, "base64 string", node);
+            case ENUM:
+                if (node != null && node.isTextual() && schema.hasEnumSymbol(node.asText())) {
+                    return new GenericData.EnumSymbol(schema, node.asText());
+                }
+                throw mismatch(path, "one of " + schema.getEnumSymbols(), node);
+            case ARRAY: {
+                if (node == null || !node.isArray()) {
+                    throw mismatch(path, "array", node);
+                }
+                List<Object> list = new ArrayList<>(node.size());
+                int i = 0;
+                for (JsonNode e : node) {
+                    list.add(convert(e, schema.getElementType(), path + "[" + i++ + "]"));
+                }
+                return new GenericData.Array<>(schema, list);
+            }
+            case MAP: {
+                if (node == null || !node.isObject()) {
+                    throw mismatch(path, "object", node);
+                }
+                Map<String, Object> map = new LinkedHashMap<>();
+                node.fields().forEachRemaining(e -> map.put(e.getKey(),
+                        convert(e.getValue(), schema.getValueType(), path + "." + e.getKey())));
+                return map;
+            }
+            default:
+                throw new IllegalArgumentException("field '" + path + "' has Avro type " + schema.getType()
+                        + ", which the json format does not support; use format avro");
+        }
+    }
+
+    private static JsonNode toNode(@Nullable Object value, Schema schema) {
+        JsonNodeFactory f = JsonNodeFactory.instance;
+        if (value == null) {
+            return f.nullNode();
+        }
+        switch (schema.getType()) {
+            case UNION:
+                return toNode(value, schema.getTypes().get(GenericData.get().resolveUnion(schema, value)));
+            case RECORD: {
+                GenericRecord r = (GenericRecord) value;
+                ObjectNode o = f.objectNode();
+                for (Schema.Field fld : schema.getFields()) {
+                    o.set(fld.name(), toNode(r.get(fld.pos()), fld.schema()));
+                }
+                return o;
+            }
+            case STRING:
+            case ENUM:
+                return f.textNode(value.toString());
+            case INT:
+                return f.numberNode(((Number) value).intValue());
+            case LONG:
+                return f.numberNode(((Number) value).longValue());
+            case FLOAT:
+                return f.numberNode(((Number) value).floatValue());
+            case DOUBLE:
+                return f.numberNode(((Number) value).doubleValue());
+            case BOOLEAN:
+                return f.booleanNode((Boolean) value);
+            case BYTES: {
+                ByteBuffer b = ((ByteBuffer) value).duplicate();
+                byte[] a = new byte[b.remaining()];
+                b.get(a);
+                return f.textNode(Base64.getEncoder().encodeToString(a));
+            }
+            case ARRAY: {
+                ArrayNode a = f.arrayNode();
+                for (Object e : (Iterable<?>) value) {
+                    a.add(toNode(e, schema.getElementType()));
+                }
+                return a;
+            }
+            case MAP: {
+                ObjectNode o = f.objectNode();
+                ((Map<?, ?>) value).forEach((k, v) -> o.set(k.toString(), toNode(v, schema.getValueType())));
+                return o;
+            }
+            default:
+                return f.textNode(value.toString());
+        }
+    }
+
+    private static IllegalArgumentException mismatch(String path, String expected, @Nullable JsonNode node) {
+        return new IllegalArgumentException("field '" + path + "' must be " + expected + " but was "
+                + (node == null ? "missing" : node.getNodeType().toString().toLowerCase(java.util.Locale.ROOT)
+                + " " + abbreviate(node.toString())));
+    }
+
+    private static String abbreviate(String s) {
+        return s.length() > 40 ? s.substring(0, 40) + "..." : s;
+    }
+
+    private static String firstLine(@Nullable String s) {
+        if (s == null) {
+            return "malformed";
+        }
+        int i = s.indexOf('\n');
+        return i < 0 ? s : s.substring(0, i);
+    }
+}

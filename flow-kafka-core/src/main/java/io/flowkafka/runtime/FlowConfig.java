@@ -1,0 +1,134 @@
+package io.flowkafka.runtime;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.kafka.common.config.AbstractConfig;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigDef.Importance;
+import org.apache.kafka.common.config.ConfigDef.Type;
+import org.apache.kafka.common.config.ConfigException;
+
+/**
+ * Deployment settings of a pipeline: the {@code flow.*} keys. Every other property (bootstrap
+ * servers, security, {@code state.dir}, producer and consumer overrides...) passes through to
+ * Kafka Streams unchanged.
+ *
+ * <p>Semantics live in the spec; deployment lives here. Immutable and thread-safe.
+ */
+public final class FlowConfig extends AbstractConfig {
+    public static final String APPLICATION_ID_PREFIX_CONFIG = "flow.application.id.prefix";
+    public static final String APPLICATION_ID_PREFIX_DOC = "Prefix of the Kafka Streams application.id; the "
+            + "application.id is this prefix followed by the pipeline name. Instances with the same application.id "
+            + "share the pipeline's partitions.";
+    public static final String APPLICATION_ID_PREFIX_DEFAULT = "";
+
+    public static final String TOPIC_PREFIX_CONFIG = "flow.topic.prefix";
+    public static final String TOPIC_PREFIX_DOC = "Prefix of every topic flow-kafka names: <prefix><pipeline>.<stream>, "
+            + "<prefix><pipeline>.dlq.";
+    public static final String TOPIC_PREFIX_DEFAULT = "";
+
+    public static final String TOPICS_MODE_CONFIG = "flow.topics.mode";
+    public static final String TOPICS_MODE_DOC = "create: create missing internal, dead-letter and sink topics with "
+            + "Admin before start; check: only check that they exist with the expected partition counts (for clusters "
+            + "where the application may not create topics).";
+    public static final String TOPICS_MODE_DEFAULT = "create";
+
+    public static final String REPLICATION_FACTOR_CONFIG = "flow.topics.replication.factor";
+    public static final String REPLICATION_FACTOR_DOC = "Replication factor of the topics flow-kafka creates; -1 uses "
+            + "the broker default. Also applied to Kafka Streams' changelog topics.";
+    public static final int REPLICATION_FACTOR_DEFAULT = -1;
+
+    public static final String MIN_INSYNC_REPLICAS_CONFIG = "flow.topics.min.insync.replicas";
+    public static final String MIN_INSYNC_REPLICAS_DOC = "min.insync.replicas of the topics flow-kafka creates; -1 "
+            + "uses the broker default.";
+    public static final int MIN_INSYNC_REPLICAS_DEFAULT = -1;
+
+    public static final String DEAD_LETTER_ENABLED_CONFIG = "flow.dead.letter.enabled";
+    public static final String DEAD_LETTER_ENABLED_DOC = "true: a record that cannot be decoded or whose process-"
+            + "function call throws goes to <pipeline>.dlq with the reason in headers and processing goes on; false: "
+            + "such a failure stops the stream thread (see flow.stream.thread.failure).";
+    public static final boolean DEAD_LETTER_ENABLED_DEFAULT = true;
+
+    public static final String STREAM_THREAD_FAILURE_CONFIG = "flow.stream.thread.failure";
+    public static final String STREAM_THREAD_FAILURE_DOC = "What to do when a stream thread dies of an unexpected "
+            + "exception: replace (start a new thread; its tasks resume from the last commit) or shutdown (stop this "
+            + "instance; the runtime state becomes FAILED).";
+    public static final String STREAM_THREAD_FAILURE_DEFAULT = "shutdown";
+
+    public static final String STATE_STORES_CONFIG = "flow.state.stores";
+    public static final String STATE_STORES_DOC = "rocksdb: persistent stores with changelogs (production); memory: "
+            + "in-memory stores with changelogs (tests).";
+    public static final String STATE_STORES_DEFAULT = "rocksdb";
+
+    public static final String PURGE_INTERVAL_MS_CONFIG = "flow.internal.topics.purge.interval.ms";
+    public static final String PURGE_INTERVAL_MS_DOC = "How often, in milliseconds, the runtime deletes records of "
+            + "internal stream topics below the committed offsets (internal topics keep records forever, "
+            + "retention.ms=-1, and are purged once consumed, as Kafka Streams does with repartition topics); 0 disables.";
+    public static final long PURGE_INTERVAL_MS_DEFAULT = 30_000L;
+
+    private static final ConfigDef CONFIG = new ConfigDef()
+            .define(APPLICATION_ID_PREFIX_CONFIG, Type.STRING, APPLICATION_ID_PREFIX_DEFAULT, Importance.HIGH,
+                    APPLICATION_ID_PREFIX_DOC)
+            .define(TOPIC_PREFIX_CONFIG, Type.STRING, TOPIC_PREFIX_DEFAULT, Importance.HIGH, TOPIC_PREFIX_DOC)
+            .define(TOPICS_MODE_CONFIG, Type.STRING, TOPICS_MODE_DEFAULT, ConfigDef.ValidString.in("create", "check"),
+                    Importance.HIGH, TOPICS_MODE_DOC)
+            .define(REPLICATION_FACTOR_CONFIG, Type.INT, REPLICATION_FACTOR_DEFAULT, Importance.HIGH,
+                    REPLICATION_FACTOR_DOC)
+            .define(MIN_INSYNC_REPLICAS_CONFIG, Type.INT, MIN_INSYNC_REPLICAS_DEFAULT, Importance.MEDIUM,
+                    MIN_INSYNC_REPLICAS_DOC)
+            .define(DEAD_LETTER_ENABLED_CONFIG, Type.BOOLEAN, DEAD_LETTER_ENABLED_DEFAULT, Importance.MEDIUM,
+                    DEAD_LETTER_ENABLED_DOC)
+            .define(STREAM_THREAD_FAILURE_CONFIG, Type.STRING, STREAM_THREAD_FAILURE_DEFAULT,
+                    ConfigDef.ValidString.in("replace", "shutdown"), Importance.MEDIUM, STREAM_THREAD_FAILURE_DOC)
+            .define(STATE_STORES_CONFIG, Type.STRING, STATE_STORES_DEFAULT, ConfigDef.ValidString.in("rocksdb", "memory"),
+                    Importance.LOW, STATE_STORES_DOC)
+            .define(PURGE_INTERVAL_MS_CONFIG, Type.LONG, PURGE_INTERVAL_MS_DEFAULT, ConfigDef.Range.atLeast(0),
+                    Importance.LOW, PURGE_INTERVAL_MS_DOC);
+
+    /**
+     * Parses the {@code flow.*} keys of {@code props}.
+     *
+     * @throws ConfigException naming the key, the value and the expectation
+     */
+    public FlowConfig(Map<?, ?> props) {
+        super(CONFIG, flowOnly(props), false);
+        int rf = getInt(REPLICATION_FACTOR_CONFIG);
+        if (rf == 0 || rf < -1) {
+            throw new ConfigException(REPLICATION_FACTOR_CONFIG, rf, "must be -1 (broker default) or >= 1");
+        }
+        int isr = getInt(MIN_INSYNC_REPLICAS_CONFIG);
+        if (isr == 0 || isr < -1) {
+            throw new ConfigException(MIN_INSYNC_REPLICAS_CONFIG, isr, "must be -1 (broker default) or >= 1");
+        }
+        if (rf > 0 && isr > rf) {
+            throw new ConfigException(MIN_INSYNC_REPLICAS_CONFIG, isr,
+                    "must not exceed " + REPLICATION_FACTOR_CONFIG + "=" + rf + ", or no write could succeed");
+        }
+    }
+
+    /** Parses the {@code flow.*} keys of {@code props}. */
+    public FlowConfig(Properties props) {
+        this((Map<?, ?>) props);
+    }
+
+    /** The definitions, for documentation ({@code configDef().toHtml()}). */
+    public static ConfigDef configDef() {
+        return new ConfigDef(CONFIG);
+    }
+
+    private static Map<String, Object> flowOnly(Map<?, ?> props) {
+        Map<String, Object> out = new HashMap<>();
+        props.forEach((k, v) -> {
+            if (k.toString().startsWith("flow.")) {
+                out.put(k.toString(), v);
+            }
+        });
+        return out;
+    }
+
+    /** Prints the configuration reference as Markdown (used to generate docs/configuration.md). */
+    public static void main(String[] args) {
+        System.out.println(CONFIG.toEnrichedRst());
+    }
+}

@@ -1,0 +1,343 @@
+package io.flowkafka.runtime;
+
+import io.flowkafka.api.FlowException;
+import io.flowkafka.internal.compiler.CompiledPipeline;
+import io.flowkafka.internal.compiler.InternalTopicPurger;
+import io.flowkafka.internal.compiler.PipelineCompiler;
+import io.flowkafka.internal.compiler.TopicManager;
+import io.flowkafka.internal.dlq.DeadLetterHandler;
+import io.flowkafka.spec.PipelineSpec;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Properties;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs one instance of a pipeline: compiles the spec into a Kafka Streams application, creates
+ * its topics and runs it. Several instances with the same pipeline name (on any hosts) share the
+ * pipeline's partitions; that is how a pipeline scales out.
+ *
+ * <pre>{@code
+ * Properties props = new Properties();
+ * props.put("bootstrap.servers", "localhost:9092");
+ * try (FlowRuntime runtime = FlowRuntime.create(spec, props)) {
+ *     runtime.start();
+ *     runtime.awaitState(FlowRuntime.State.RUNNING, Duration.ofMinutes(1));
+ *     ...
+ * }
+ * }</pre>
+ *
+ * <p>Properties: the {@code flow.*} keys of {@link FlowConfig}; everything else passes through to
+ * Kafka Streams unchanged (security settings included). flow-kafka sets, unless given:
+ * {@code application.id} (prefix + pipeline name), {@code processing.guarantee=exactly_once_v2},
+ * its dead-letter processing-exception handler, and byte-array default serdes.
+ *
+ * <p>Thread-safe: lifecycle methods may be called from any thread.
+ */
+public final class FlowRuntime implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(FlowRuntime.class);
+
+    /** What the runtime is doing, as a user sees it. */
+    public enum State {
+        /** Created, not started. */
+        CREATED,
+        /** Creating topics, restoring state or rebalancing. */
+        STARTING,
+        /** Processing. */
+        RUNNING,
+        /** Paused by {@link #pause()}; nothing is processed until {@link #resume()}. */
+        PAUSED,
+        /** Shutting down after {@link #stop(Duration)} or {@link #close()}. */
+        STOPPING,
+        /** Stopped; all processed work committed. */
+        STOPPED,
+        /** Every finite source done and every timer fired (finite pipelines). */
+        COMPLETED,
+        /** Stopped by an error; see the log. */
+        FAILED
+    }
+
+    private final PipelineSpec spec;
+    private final Properties userProps;
+    private final FlowConfig config;
+    private final CompiledPipeline compiled;
+    private final Properties streamsProps;
+    private final AtomicReference<State> state = new AtomicReference<>(State.CREATED);
+    private volatile KafkaStreams streams;
+    private ScheduledExecutorService maintenance;
+    private Admin admin;
+
+    private FlowRuntime(PipelineSpec spec, Properties props) {
+        this.spec = spec.validated();
+        this.userProps = copy(props);
+        this.config = new FlowConfig(userProps);
+        this.compiled = PipelineCompiler.compile(this.spec, config.getString(FlowConfig.TOPIC_PREFIX_CONFIG),
+                !"memory".equals(config.getString(FlowConfig.STATE_STORES_CONFIG)));
+        this.streamsProps = streamsProperties(this.spec, userProps, compiled.deadLetterTopic(), config);
+    }
+
+    /**
+     * Validates and compiles the spec; starts nothing.
+     *
+     * @throws io.flowkafka.spec.InvalidSpecException listing every spec error
+     * @throws org.apache.kafka.common.config.ConfigException for a bad {@code flow.*} property
+     */
+    public static FlowRuntime create(PipelineSpec spec, Properties props) {
+        Objects.requireNonNull(spec, "spec");
+        Objects.requireNonNull(props, "props");
+        return new FlowRuntime(spec, props);
+    }
+
+    /**
+     * The compiled topology of a spec, for users who embed it in their own {@link KafkaStreams}
+     * or test it with {@code TopologyTestDriver}; run it with {@link #streamsProperties}.
+     */
+    public static Topology topology(PipelineSpec spec, Properties props) {
+        return create(spec, props).topology();
+    }
+
+    /** The Kafka Streams properties the runtime uses for {@code spec} and {@code props}. */
+    public static Properties streamsProperties(PipelineSpec spec, Properties props) {
+        return create(spec, props).streamsProperties();
+    }
+
+    private static Properties streamsProperties(PipelineSpec spec, Properties user, String dlq, FlowConfig config) {
+        Properties p = copy(user);
+        p.putIfAbsent(StreamsConfig.APPLICATION_ID_CONFIG,
+                config.getString(FlowConfig.APPLICATION_ID_PREFIX_CONFIG) + spec.name());
+        p.putIfAbsent(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+        p.putIfAbsent(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.ByteArraySerde.class.getName());
+        p.putIfAbsent(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.ByteArraySerde.class.getName());
+        p.putIfAbsent(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG, DeadLetterHandler.class.getName());
+        p.put(DeadLetterHandler.TOPIC_CONFIG, dlq);
+        p.put(DeadLetterHandler.ENABLED_CONFIG, String.valueOf(config.getBoolean(FlowConfig.DEAD_LETTER_ENABLED_CONFIG)));
+        int rf = config.getInt(FlowConfig.REPLICATION_FACTOR_CONFIG);
+        if (rf > 0) {
+            p.putIfAbsent(StreamsConfig.REPLICATION_FACTOR_CONFIG, rf);
+        }
+        int isr = config.getInt(FlowConfig.MIN_INSYNC_REPLICAS_CONFIG);
+        if (isr > 0) {
+            p.putIfAbsent(StreamsConfig.topicPrefix("min.insync.replicas"), String.valueOf(isr));
+        }
+        return p;
+    }
+
+    /** The compiled topology (one sub-topology per computation). */
+    public Topology topology() {
+        return compiled.topology();
+    }
+
+    /** A copy of the Kafka Streams properties this runtime runs with. */
+    public Properties streamsProperties() {
+        return copy(streamsProps);
+    }
+
+    /** The Kafka Streams {@code application.id}, which is also the consumer group id. */
+    public String applicationId() {
+        return streamsProps.getProperty(StreamsConfig.APPLICATION_ID_CONFIG);
+    }
+
+    /** The spec this runtime runs. */
+    public PipelineSpec spec() {
+        return spec;
+    }
+
+    /**
+     * The topic(s) carrying a stream: internal topics first, then sink topics.
+     *
+     * @throws IllegalArgumentException if the stream is not materialized in a topic (source streams are read from the user's topics)
+     */
+    public List<String> streamTopics(String streamId) {
+        List<String> t = compiled.streamTopics().get(streamId);
+        if (t == null) {
+            throw new IllegalArgumentException("stream '" + streamId + "' of pipeline '" + spec.name()
+                    + "' has no topic of its own; materialized streams are " + compiled.streamTopics().keySet());
+        }
+        return t;
+    }
+
+    /** The dead-letter topic, {@code <prefix><pipeline>.dlq}. */
+    public String deadLetterTopic() {
+        return compiled.deadLetterTopic();
+    }
+
+    /** The internal topics flow-kafka owns, with partition counts. */
+    public Map<String, Integer> internalTopics() {
+        return compiled.internalTopics();
+    }
+
+    /** The current state. */
+    public State state() {
+        return state.get();
+    }
+
+    /**
+     * Creates (or checks) the topics, then starts processing. Returns at once; use
+     * {@link #awaitState} to wait for {@link State#RUNNING}.
+     *
+     * @throws IllegalStateException if already started
+     * @throws FlowException if topics are missing or cannot be created
+     */
+    public synchronized void start() {
+        if (!state.compareAndSet(State.CREATED, State.STARTING)) {
+            throw new IllegalStateException("pipeline '" + spec.name() + "' was already started (state " + state.get() + ")");
+        }
+        Properties adminProps = new Properties();
+        streamsProps.forEach((k, v) -> {
+            String key = k.toString();
+            if (AdminClientConfig.configNames().contains(key)) {
+                adminProps.put(key, v);
+            }
+        });
+        admin = Admin.create(adminProps);
+        try {
+            new TopicManager(admin, config.getInt(FlowConfig.REPLICATION_FACTOR_CONFIG),
+                    config.getInt(FlowConfig.MIN_INSYNC_REPLICAS_CONFIG))
+                    .prepare(spec.name(), compiled, "create".equals(config.getString(FlowConfig.TOPICS_MODE_CONFIG)));
+        } catch (RuntimeException e) {
+            state.set(State.FAILED);
+            admin.close(Duration.ofSeconds(5));
+            throw e;
+        }
+        KafkaStreams ks = new KafkaStreams(compiled.topology(), streamsProps);
+        boolean replace = "replace".equals(config.getString(FlowConfig.STREAM_THREAD_FAILURE_CONFIG));
+        ks.setUncaughtExceptionHandler(e -> {
+            LOG.error("pipeline '{}': a stream thread died: {}", spec.name(), e.toString(), e);
+            return replace ? StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD
+                    : StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+        });
+        ks.setStateListener((newState, oldState) -> onStreamsState(newState));
+        streams = ks;
+        ks.start();
+        long purgeMs = config.getLong(FlowConfig.PURGE_INTERVAL_MS_CONFIG);
+        maintenance = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "flow-" + spec.name() + "-maintenance");
+            t.setDaemon(true);
+            return t;
+        });
+        if (purgeMs > 0 && !compiled.internalTopics().isEmpty()) {
+            maintenance.scheduleWithFixedDelay(new InternalTopicPurger(admin, applicationId(),
+                    compiled.internalTopics().keySet()), purgeMs, purgeMs, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    private void onStreamsState(KafkaStreams.State s) {
+        State current = state.get();
+        if (current == State.STOPPING || current == State.STOPPED) {
+            if (s == KafkaStreams.State.NOT_RUNNING) {
+                state.set(State.STOPPED);
+            }
+            return;
+        }
+        switch (s) {
+            case CREATED, REBALANCING -> state.set(State.STARTING);
+            case RUNNING -> state.set(streams != null && streams.isPaused() ? State.PAUSED : State.RUNNING);
+            case PENDING_SHUTDOWN -> state.set(State.STOPPING);
+            case NOT_RUNNING -> state.set(State.STOPPED);
+            case PENDING_ERROR, ERROR -> state.set(State.FAILED);
+            default -> { }
+        }
+    }
+
+    /**
+     * Pauses processing at once; state and offsets stay as committed.
+     *
+     * @throws IllegalStateException if not started
+     */
+    public void pause() {
+        requireStarted().pause();
+        state.compareAndSet(State.RUNNING, State.PAUSED);
+    }
+
+    /** Resumes after {@link #pause()}. */
+    public void resume() {
+        requireStarted().resume();
+        state.compareAndSet(State.PAUSED, State.RUNNING);
+    }
+
+    /**
+     * Stops this instance: finishes the records in hand, commits, closes. Its partitions move to
+     * the other instances of the pipeline, if any; a later start resumes from the commit.
+     *
+     * @return true if it stopped within {@code timeout}
+     */
+    public boolean stop(Duration timeout) {
+        KafkaStreams ks = streams;
+        if (ks == null) {
+            state.set(State.STOPPED);
+            return true;
+        }
+        state.set(State.STOPPING);
+        boolean done = ks.close(new KafkaStreams.CloseOptions().timeout(timeout));
+        shutdownMaintenance();
+        state.set(done ? State.STOPPED : State.FAILED);
+        return done;
+    }
+
+    /**
+     * Waits until the runtime is in {@code expected}, or failed, or the timeout passed.
+     *
+     * @return true if the expected state was reached
+     */
+    public boolean awaitState(State expected, Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            State s = state.get();
+            if (s == expected) {
+                return true;
+            }
+            if (s == State.FAILED && expected != State.FAILED) {
+                return false;
+            }
+            Thread.sleep(20);
+        }
+        return state.get() == expected;
+    }
+
+    /** Stops (with a 30 s bound) and releases everything. Idempotent. */
+    @Override
+    public void close() {
+        if (streams != null && state.get() != State.STOPPED) {
+            stop(Duration.ofSeconds(30));
+        }
+        shutdownMaintenance();
+    }
+
+    private void shutdownMaintenance() {
+        if (maintenance != null) {
+            maintenance.shutdownNow();
+        }
+        if (admin != null) {
+            admin.close(Duration.ofSeconds(5));
+            admin = null;
+        }
+    }
+
+    private KafkaStreams requireStarted() {
+        KafkaStreams ks = streams;
+        if (ks == null) {
+            throw new IllegalStateException("pipeline '" + spec.name() + "' is not started");
+        }
+        return ks;
+    }
+
+    private static Properties copy(Properties p) {
+        Properties c = new Properties();
+        c.putAll(p);
+        return c;
+    }
+}

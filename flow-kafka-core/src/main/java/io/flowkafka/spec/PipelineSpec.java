@@ -1,0 +1,148 @@
+package io.flowkafka.spec;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.function.Consumer;
+import org.apache.avro.Schema;
+
+/**
+ * A pipeline's static spec: its streams and computations, with Flow's field names.
+ *
+ * <p>Immutable. {@link #validate()} finds every mistake at once; {@link #validated()} throws
+ * {@link InvalidSpecException} listing them. Example:
+ *
+ * <pre>{@code
+ * PipelineSpec spec = PipelineSpec.builder("activity")
+ *     .stream("events", eventSchema)
+ *     .stream("counts", countSchema)
+ *     .computation("read", c -> c.kind(ComputationKind.SOURCE)
+ *         .source("events", "KafkaSource", Map.of("topics", "user-events"))
+ *         .outputStreamIds("events"))
+ *     .computation("count", c -> c.inputStreamIds("events").outputStreamIds("counts")
+ *         .groupBy("hash", ColumnType.UINT64, "farm_hash(user)").groupBy("user", ColumnType.STRING, null)
+ *         .state("total", totalSchema).processingFunction(ActivityCounter::new))
+ *     .build();
+ * }</pre>
+ *
+ * @param name the pipeline name: the Kafka Streams {@code application.id} and topic prefix
+ * @param streams declared streams by id, in declaration order
+ * @param computations computations by id, in declaration order
+ * @param warnings problems that do not stop the pipeline (unknown fields), found while loading
+ */
+public record PipelineSpec(String name, Map<String, StreamSpec> streams, Map<String, ComputationSpec> computations,
+        List<SpecProblem> warnings) {
+
+    public PipelineSpec {
+        Objects.requireNonNull(name, "name");
+        streams = Collections.unmodifiableMap(new LinkedHashMap<>(streams));
+        computations = Collections.unmodifiableMap(new LinkedHashMap<>(computations));
+        warnings = List.copyOf(warnings);
+    }
+
+    /** A builder for a pipeline named {@code name}. */
+    public static Builder builder(String name) {
+        return new Builder(name);
+    }
+
+    /** The computation writing {@code streamId}, if any. */
+    public Optional<ComputationSpec> writerOf(String streamId) {
+        for (ComputationSpec c : computations.values()) {
+            if (c.outputStreamIds().contains(streamId)
+                    || c.sourceStreams().stream().anyMatch(s -> s.streamId().equals(streamId))) {
+                return Optional.of(c);
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** The computations reading {@code streamId}, in declaration order. */
+    public List<ComputationSpec> readersOf(String streamId) {
+        List<ComputationSpec> readers = new ArrayList<>();
+        for (ComputationSpec c : computations.values()) {
+            if (c.inputStreamIds().contains(streamId)) {
+                readers.add(c);
+            }
+        }
+        return readers;
+    }
+
+    /** Every error and warning of this spec, errors first; empty when the spec is valid. */
+    public List<SpecProblem> validate() {
+        return SpecValidator.validate(this);
+    }
+
+    /**
+     * This spec, if it has no errors.
+     *
+     * @throws InvalidSpecException listing every error
+     */
+    public PipelineSpec validated() {
+        List<SpecProblem> errors = validate().stream()
+                .filter(p -> p.severity() == SpecProblem.Severity.ERROR).toList();
+        if (!errors.isEmpty()) {
+            throw new InvalidSpecException(name, errors);
+        }
+        return this;
+    }
+
+    /** Builds a {@link PipelineSpec}; {@link #build()} does not validate. */
+    public static final class Builder {
+        private final String name;
+        private final Map<String, StreamSpec> streams = new LinkedHashMap<>();
+        private final Map<String, ComputationSpec> computations = new LinkedHashMap<>();
+        private final List<SpecProblem> warnings = new ArrayList<>();
+
+        private Builder(String name) {
+            this.name = Objects.requireNonNull(name, "name");
+        }
+
+        /**
+         * Declares a stream.
+         *
+         * @throws IllegalStateException if the stream was already declared
+         */
+        public Builder stream(String id, Schema schema) {
+            if (streams.putIfAbsent(id, new StreamSpec(id, schema)) != null) {
+                throw new IllegalStateException("stream '" + id + "' is declared twice");
+            }
+            return this;
+        }
+
+        /** Adds a computation. */
+        public Builder computation(ComputationSpec computation) {
+            if (computations.putIfAbsent(computation.id(), computation) != null) {
+                throw new IllegalStateException("computation '" + computation.id() + "' is declared twice");
+            }
+            return this;
+        }
+
+        /** Adds a computation configured by {@code configure}. */
+        public Builder computation(String id, Consumer<ComputationSpec.Builder> configure) {
+            ComputationSpec.Builder b = ComputationSpec.builder(id);
+            configure.accept(b);
+            return computation(b.build());
+        }
+
+        /** Records a warning (used by loaders for unknown fields). */
+        public Builder warning(SpecProblem warning) {
+            warnings.add(warning);
+            return this;
+        }
+
+        /** Declares a stream without a schema (reported by validation). */
+        Builder streamWithoutSchema(String id) {
+            streams.put(id, new StreamSpec(id, null));
+            return this;
+        }
+
+        /** Builds the spec; the builder stays usable. */
+        public PipelineSpec build() {
+            return new PipelineSpec(name, streams, computations, warnings);
+        }
+    }
+}
