@@ -75,7 +75,8 @@ public final class PipelineCompiler {
             if (writer == null) {
                 continue;
             }
-            boolean fromSource = writer.sourceStreams().stream().anyMatch(s -> s.streamId().equals(stream));
+            boolean fromSource = writer.sourceStreams().stream().anyMatch(s -> s.streamId().equals(stream))
+                    && !writer.outputStreamIds().contains(stream);
             if (fromSource) {
                 continue; // a source stream is read from the user's topic by its own computation
             }

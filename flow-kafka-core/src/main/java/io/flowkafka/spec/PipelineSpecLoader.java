@@ -1,0 +1,597 @@
+package io.flowkafka.spec;
+
+import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.core.json.JsonReadFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import org.apache.avro.Schema;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Loads a {@link PipelineSpec} from JSON written with YTsaurus Flow's field names.
+ *
+ * <p>Format (every map is a JSON object keyed by id):
+ * <pre>{@code
+ * {
+ *   "name": "activity",
+ *   "streams": {"events": {"schema": {"type": "record", "name": "Event", "fields": [...]}}},
+ *   "computations": {
+ *     "count": {
+ *       "computation_class_name": "Transform",          // or TProcessFunctionComputation, SwiftMap, Source, ...
+ *       "processing_function": "com.acme.ActivityCounter",
+ *       "input_stream_ids": ["events"], "output_stream_ids": ["counts"],
+ *       "source_streams": {"<stream>": {"source_class_name": "KafkaSource", "parameters": {"topics": ["t"]}}},
+ *       "sinks": {"<sink>": {"sink_class_name": "KafkaSink", "input_stream_ids": ["counts"],
+ *                            "parameters": {"topic": "out"}}},
+ *       "group_by_schema": [{"name": "hash", "type": "uint64", "expression": "farm_hash(user)"},
+ *                           {"name": "user", "type": "string"}],
+ *       "states": {"total": {"schema": {...}}},
+ *       "timers": {"<id>": {...}},                      // "timer_streams" is an alias
+ *       "key_visitor_streams": {"<id>": {"names": ["total"]}},
+ *       "streams_dependency": {"counts": ["events"]},
+ *       "processing_mode": "exactly_once",
+ *       "parameters": {...},                            // also read from "processing_function_parameters"
+ *       "desired_partition_count": 8
+ *     }
+ *   }
+ * }
+ * }</pre>
+ * A schema is an Avro schema as a JSON object, or as a string holding one. {@code parameters}
+ * become plain Java values: {@code Map} (insertion-ordered), {@code List}, {@code String},
+ * {@code Long}, {@code Double}, {@code Boolean}; object members whose value is {@code null} are
+ * dropped with a warning. Java-style comments are allowed.
+ *
+ * <p>As in Flow, an unknown field is a warning, not an error: it is recorded in
+ * {@link PipelineSpec#warnings()} naming the field and the known ones. Flow fields flow-kafka does not
+ * support yet ({@code watermark_strategy}, {@code external_state_managers}, ...) are warnings too.
+ * Malformed JSON, a wrong JSON type, an unknown computation kind or column type and a bad Avro
+ * schema are errors: all of them are collected and thrown together as one
+ * {@link InvalidSpecException}, each naming the computation and the field.
+ *
+ * <p>Loading checks structure only: call {@link PipelineSpec#validate()} or
+ * {@link PipelineSpec#validated()} on the result to check Flow's rules (stream writers, schemas,
+ * group-by keys, ...). Stateless and thread-safe.
+ */
+public final class PipelineSpecLoader {
+    private static final JsonMapper MAPPER = JsonMapper.builder()
+            .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+            .enable(JsonReadFeature.ALLOW_JAVA_COMMENTS)
+            .build();
+
+    private static final List<String> TOP_FIELDS = List.of("name", "streams", "computations");
+    private static final List<String> STREAM_FIELDS = List.of("schema");
+    private static final List<String> STATE_FIELDS = List.of("schema");
+    private static final List<String> SOURCE_FIELDS = List.of("source_class_name", "parameters");
+    private static final List<String> SINK_FIELDS = List.of("sink_class_name", "input_stream_ids", "parameters");
+    private static final List<String> COLUMN_FIELDS = List.of("name", "type", "expression", "sort_order", "required");
+    private static final List<String> COMPUTATION_FIELDS = List.of("computation_class_name", "processing_function",
+            "processing_function_parameters", "parameters", "input_stream_ids", "output_stream_ids", "source_streams",
+            "sinks", "group_by_schema", "states", "timers", "timer_streams", "key_visitor_streams",
+            "streams_dependency", "processing_mode", "desired_partition_count");
+    /** Flow computation fields that flow-kafka does not support yet. */
+    private static final List<String> UNSUPPORTED_COMPUTATION_FIELDS = List.of("watermark_strategy",
+            "external_state_managers", "external_state_joiners", "state_joiners", "input_ordering",
+            "min_partition_count", "max_partition_count");
+
+    private PipelineSpecLoader() {
+    }
+
+    /**
+     * Loads a spec from JSON text.
+     *
+     * @param json the spec
+     * @return the spec, not yet validated against Flow's rules; its {@link PipelineSpec#warnings()}
+     *     list unknown fields
+     * @throws InvalidSpecException listing every structural error (malformed JSON, wrong JSON types,
+     *     unknown computation kinds, column types or processing modes, bad Avro schemas)
+     */
+    public static PipelineSpec fromJson(String json) {
+        Objects.requireNonNull(json, "json");
+        return new Reading().read(json);
+    }
+
+    /**
+     * Loads a spec from a UTF-8 JSON file.
+     *
+     * @param path the file
+     * @return the spec, not yet validated against Flow's rules
+     * @throws UncheckedIOException if the file cannot be read
+     * @throws InvalidSpecException listing every structural error, as {@link #fromJson}
+     */
+    public static PipelineSpec fromFile(Path path) {
+        Objects.requireNonNull(path, "path");
+        String json;
+        try {
+            json = Files.readString(path, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read pipeline spec file " + path + ": " + e.getMessage()
+                    + "; check that the file exists, is readable and is UTF-8", e);
+        }
+        return fromJson(json);
+    }
+
+    /**
+     * Loads a spec from a UTF-8 JSON classpath resource, e.g. {@code specs/activity.json}, looked up
+     * with the thread's context class loader (or this class's loader when there is none).
+     *
+     * @param resource the resource path; a leading {@code /} is ignored
+     * @return the spec, not yet validated against Flow's rules
+     * @throws IllegalArgumentException if no such resource is on the classpath
+     * @throws UncheckedIOException if the resource cannot be read
+     * @throws InvalidSpecException listing every structural error, as {@link #fromJson}
+     */
+    public static PipelineSpec fromResource(String resource) {
+        Objects.requireNonNull(resource, "resource");
+        String name = resource.startsWith("/") ? resource.substring(1) : resource;
+        ClassLoader context = Thread.currentThread().getContextClassLoader();
+        ClassLoader loader = context != null ? context : PipelineSpecLoader.class.getClassLoader();
+        try (InputStream in = loader.getResourceAsStream(name)) {
+            if (in == null) {
+                throw new IllegalArgumentException("pipeline spec resource '" + resource + "' is not on the classpath: "
+                        + "put it under src/main/resources (or src/test/resources) and pass its path relative to "
+                        + "that folder");
+            }
+            return fromJson(new String(in.readAllBytes(), StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read pipeline spec resource '" + resource + "': " + e.getMessage(), e);
+        }
+    }
+
+    /** One load: collects errors and warnings, then builds the spec or throws. */
+    private static final class Reading {
+        private final List<SpecProblem> errors = new ArrayList<>();
+        private final List<SpecProblem> warnings = new ArrayList<>();
+
+        PipelineSpec read(String json) {
+            JsonNode root;
+            try {
+                root = MAPPER.readTree(json);
+            } catch (JsonProcessingException e) {
+                JsonLocation at = e.getLocation();
+                String where = at == null ? "" : " at line " + at.getLineNr() + ", column " + at.getColumnNr();
+                error(null, "json", "the pipeline spec is not valid JSON" + where + ": " + e.getOriginalMessage(),
+                        "fix the JSON syntax there");
+                throw new InvalidSpecException("<unnamed>", errors);
+            }
+            if (root == null || !root.isObject()) {
+                error(null, "json", "the pipeline spec must be a JSON object but is "
+                        + (root == null || root.isMissingNode() ? "empty" : describe(root)),
+                        "write {\"name\": ..., \"streams\": {...}, \"computations\": {...}}");
+                throw new InvalidSpecException("<unnamed>", errors);
+            }
+            unknownFields(root, null, "", TOP_FIELDS, List.of());
+            String name = string(root.get("name"), null, "name");
+            if (name == null && !root.has("name")) {
+                error(null, "name", "the pipeline spec has no name", "add \"name\": \"<pipeline>\"; it becomes the "
+                        + "Kafka Streams application.id and topic prefix");
+            }
+            PipelineSpec.Builder builder = PipelineSpec.builder(name == null ? "<unnamed>" : name);
+            readStreams(root.get("streams"), builder);
+            JsonNode computations = root.get("computations");
+            if (computations == null) {
+                error(null, "computations", "the pipeline spec has no computations",
+                        "add \"computations\": {\"<id>\": {...}}");
+            }
+            for (Map.Entry<String, JsonNode> e : entries(computations, null, "computations")) {
+                ComputationSpec c = readComputation(e.getKey(), e.getValue());
+                if (c != null) {
+                    builder.computation(c);
+                }
+            }
+            if (!errors.isEmpty()) {
+                throw new InvalidSpecException(name == null ? "<unnamed>" : name, errors);
+            }
+            warnings.forEach(builder::warning);
+            return builder.build();
+        }
+
+        private void readStreams(@Nullable JsonNode streams, PipelineSpec.Builder builder) {
+            for (Map.Entry<String, JsonNode> e : entries(streams, null, "streams")) {
+                String id = e.getKey();
+                String field = "streams." + id;
+                JsonNode node = e.getValue();
+                if (!node.isObject()) {
+                    typeError(null, field, node, "an object", "{\"schema\": {\"type\": \"record\", ...}}");
+                    continue;
+                }
+                unknownFields(node, null, field + ".", STREAM_FIELDS, List.of());
+                JsonNode schemaNode = node.get("schema");
+                if (schemaNode == null || schemaNode.isNull()) {
+                    builder.streamWithoutSchema(id);
+                    continue;
+                }
+                Schema schema = schema(schemaNode, null, field + ".schema");
+                if (schema != null) {
+                    builder.stream(id, schema);
+                }
+            }
+        }
+
+        private @Nullable ComputationSpec readComputation(String id, JsonNode node) {
+            if (!node.isObject()) {
+                typeError(id, "computations." + id, node, "an object", "{\"computation_class_name\": \"Transform\", ...}");
+                return null;
+            }
+            unknownFields(node, id, "", COMPUTATION_FIELDS, UNSUPPORTED_COMPUTATION_FIELDS);
+            ComputationSpec.Builder b = ComputationSpec.builder(id);
+
+            String kind = string(node.get("computation_class_name"), id, "computation_class_name");
+            if (kind != null) {
+                try {
+                    b.kind(ComputationKind.parse(kind));
+                } catch (IllegalArgumentException ex) {
+                    error(id, "computation_class_name", ex.getMessage(),
+                            "set computation_class_name to Transform, SwiftMap, Source or TransformOrderedSource");
+                }
+            }
+            String function = string(node.get("processing_function"), id, "processing_function");
+            if (function != null) {
+                b.processingFunction(function);
+            }
+            b.inputStreamIds(stringList(node.get("input_stream_ids"), id, "input_stream_ids").toArray(String[]::new));
+            b.outputStreamIds(stringList(node.get("output_stream_ids"), id, "output_stream_ids").toArray(String[]::new));
+
+            for (Map.Entry<String, JsonNode> e : entries(node.get("source_streams"), id, "source_streams")) {
+                readSource(b, id, e.getKey(), e.getValue());
+            }
+            for (Map.Entry<String, JsonNode> e : entries(node.get("sinks"), id, "sinks")) {
+                readSink(b, id, e.getKey(), e.getValue());
+            }
+            readGroupBy(b, id, node.get("group_by_schema"));
+            for (Map.Entry<String, JsonNode> e : entries(node.get("states"), id, "states")) {
+                readState(b, id, e.getKey(), e.getValue());
+            }
+            for (String timersField : List.of("timers", "timer_streams")) {
+                for (Map.Entry<String, JsonNode> e : entries(node.get(timersField), id, timersField)) {
+                    Map<String, Object> params = parameterMap(e.getValue(), id, timersField + "." + e.getKey());
+                    if (params != null) {
+                        b.timer(e.getKey(), params);
+                    }
+                }
+            }
+            for (Map.Entry<String, JsonNode> e : entries(node.get("key_visitor_streams"), id, "key_visitor_streams")) {
+                Map<String, Object> params = parameterMap(e.getValue(), id, "key_visitor_streams." + e.getKey());
+                if (params != null) {
+                    b.keyVisitorStream(e.getKey(), params);
+                }
+            }
+            for (Map.Entry<String, JsonNode> e : entries(node.get("streams_dependency"), id, "streams_dependency")) {
+                String field = "streams_dependency." + e.getKey();
+                if (!e.getValue().isArray()) {
+                    typeError(id, field, e.getValue(), "a list of stream ids", "[\"<stream>\", ...]");
+                    continue;
+                }
+                b.streamsDependency(e.getKey(), stringList(e.getValue(), id, field));
+            }
+            String mode = string(node.get("processing_mode"), id, "processing_mode");
+            if (mode != null) {
+                try {
+                    b.processingMode(ProcessingMode.parse(mode));
+                } catch (IllegalArgumentException ex) {
+                    error(id, "processing_mode", ex.getMessage(),
+                            "set processing_mode to exactly_once or at_least_once_consistent");
+                }
+            }
+            readParameters(b, id, node);
+            JsonNode partitions = node.get("desired_partition_count");
+            if (partitions != null && !partitions.isNull()) {
+                if (!partitions.isIntegralNumber() || !partitions.canConvertToInt() || partitions.intValue() < 1) {
+                    error(id, "desired_partition_count", "desired_partition_count must be a positive integer but was "
+                            + partitions, "set desired_partition_count to the number of partitions, e.g. 8");
+                } else {
+                    b.desiredPartitionCount(partitions.intValue());
+                }
+            }
+            return b.build();
+        }
+
+        private void readParameters(ComputationSpec.Builder b, String id, JsonNode node) {
+            Map<String, Object> merged = new LinkedHashMap<>();
+            for (String field : List.of("parameters", "processing_function_parameters")) {
+                JsonNode p = node.get(field);
+                if (p == null || p.isNull()) {
+                    continue;
+                }
+                Map<String, Object> params = parameterMap(p, id, field);
+                if (params == null) {
+                    continue;
+                }
+                for (Map.Entry<String, Object> e : params.entrySet()) {
+                    if (merged.putIfAbsent(e.getKey(), e.getValue()) != null) {
+                        error(id, field + "." + e.getKey(), "parameter '" + e.getKey()
+                                + "' is set in both parameters and processing_function_parameters",
+                                "keep it in one of them");
+                    }
+                }
+            }
+            merged.forEach(b::parameter);
+        }
+
+        private void readSource(ComputationSpec.Builder b, String id, String stream, JsonNode node) {
+            String field = "source_streams." + stream;
+            if (!node.isObject()) {
+                typeError(id, field, node, "an object", "{\"source_class_name\": \"KafkaSource\", \"parameters\": {...}}");
+                return;
+            }
+            unknownFields(node, id, field + ".", SOURCE_FIELDS, List.of());
+            String className = string(node.get("source_class_name"), id, field + ".source_class_name");
+            if (className == null && node.get("source_class_name") == null) {
+                error(id, field + ".source_class_name", "source of stream '" + stream + "' has no source_class_name",
+                        "add \"source_class_name\": \"KafkaSource\"");
+            }
+            Map<String, Object> params = optionalParameterMap(node.get("parameters"), id, field + ".parameters");
+            if (className != null && params != null) {
+                b.source(stream, className, params);
+            }
+        }
+
+        private void readSink(ComputationSpec.Builder b, String id, String sinkId, JsonNode node) {
+            String field = "sinks." + sinkId;
+            if (!node.isObject()) {
+                typeError(id, field, node, "an object", "{\"sink_class_name\": \"KafkaSink\", \"input_stream_ids\": [...], "
+                        + "\"parameters\": {...}}");
+                return;
+            }
+            unknownFields(node, id, field + ".", SINK_FIELDS, List.of());
+            String className = string(node.get("sink_class_name"), id, field + ".sink_class_name");
+            if (className == null && node.get("sink_class_name") == null) {
+                error(id, field + ".sink_class_name", "sink '" + sinkId + "' has no sink_class_name",
+                        "add \"sink_class_name\": \"KafkaSink\"");
+            }
+            List<String> inputs = stringList(node.get("input_stream_ids"), id, field + ".input_stream_ids");
+            Map<String, Object> params = optionalParameterMap(node.get("parameters"), id, field + ".parameters");
+            if (className != null && params != null) {
+                b.sink(sinkId, className, inputs, params);
+            }
+        }
+
+        private void readGroupBy(ComputationSpec.Builder b, String id, @Nullable JsonNode node) {
+            if (node == null || node.isNull()) {
+                return;
+            }
+            if (!node.isArray()) {
+                typeError(id, "group_by_schema", node, "a list of columns",
+                        "[{\"name\": \"hash\", \"type\": \"uint64\", \"expression\": \"farm_hash(<key>)\"}, ...]");
+                return;
+            }
+            for (int i = 0; i < node.size(); i++) {
+                JsonNode col = node.get(i);
+                String field = "group_by_schema[" + i + "]";
+                if (!col.isObject()) {
+                    typeError(id, field, col, "an object", "{\"name\": ..., \"type\": ..., \"expression\": ...}");
+                    continue;
+                }
+                unknownFields(col, id, field + ".", COLUMN_FIELDS, List.of());
+                String name = string(col.get("name"), id, field + ".name");
+                String type = string(col.get("type"), id, field + ".type");
+                String expression = string(col.get("expression"), id, field + ".expression");
+                if (col.get("name") == null) {
+                    error(id, field + ".name", "group_by_schema column " + i + " has no name",
+                            "add \"name\": \"<column>\"");
+                }
+                if (col.get("type") == null) {
+                    error(id, field + ".type", "group_by_schema column " + (name == null ? i : "'" + name + "'")
+                            + " has no type", "add \"type\": one of uint64, int64, double, boolean, string");
+                }
+                ColumnType columnType = null;
+                if (type != null) {
+                    try {
+                        columnType = ColumnType.parse(type);
+                    } catch (IllegalArgumentException ex) {
+                        error(id, field + ".type", ex.getMessage(), "set type to uint64, int64, double, boolean or string");
+                    }
+                }
+                if (name != null && columnType != null) {
+                    b.groupBy(name, columnType, expression);
+                }
+            }
+        }
+
+        private void readState(ComputationSpec.Builder b, String id, String name, JsonNode node) {
+            String field = "states." + name;
+            if (!node.isObject()) {
+                typeError(id, field, node, "an object", "{\"schema\": {\"type\": \"record\", ...}} or {}");
+                return;
+            }
+            unknownFields(node, id, field + ".", STATE_FIELDS, List.of());
+            JsonNode schemaNode = node.get("schema");
+            if (schemaNode == null || schemaNode.isNull()) {
+                b.state(name);
+                return;
+            }
+            Schema schema = schema(schemaNode, id, field + ".schema");
+            if (schema != null) {
+                b.state(name, schema);
+            }
+        }
+
+        private @Nullable Schema schema(JsonNode node, @Nullable String computation, String field) {
+            String text;
+            if (node.isTextual()) {
+                String t = node.textValue().trim();
+                text = t.startsWith("{") || t.startsWith("[") || t.startsWith("\"") ? t : node.toString();
+            } else if (node.isObject() || node.isArray()) {
+                text = node.toString();
+            } else {
+                typeError(computation, field, node, "an Avro schema (a JSON object, or a string holding one)",
+                        "{\"type\": \"record\", \"name\": \"Event\", \"fields\": [...]}");
+                return null;
+            }
+            try {
+                return new Schema.Parser().parse(text);
+            } catch (RuntimeException e) {
+                error(computation, field, "bad Avro schema: " + e.getMessage(),
+                        "write a valid Avro schema, e.g. {\"type\": \"record\", \"name\": \"Event\", \"fields\": "
+                                + "[{\"name\": \"user\", \"type\": \"string\"}]}");
+                return null;
+            }
+        }
+
+        private @Nullable String string(@Nullable JsonNode node, @Nullable String computation, String field) {
+            if (node == null || node.isNull()) {
+                return null;
+            }
+            if (!node.isTextual()) {
+                typeError(computation, field, node, "a string", "\"...\"");
+                return null;
+            }
+            return node.textValue();
+        }
+
+        private List<String> stringList(@Nullable JsonNode node, @Nullable String computation, String field) {
+            if (node == null || node.isNull()) {
+                return List.of();
+            }
+            if (!node.isArray()) {
+                typeError(computation, field, node, "a list of stream ids", "[\"<stream>\", ...]");
+                return List.of();
+            }
+            List<String> out = new ArrayList<>();
+            for (int i = 0; i < node.size(); i++) {
+                JsonNode e = node.get(i);
+                if (e.isTextual()) {
+                    out.add(e.textValue());
+                } else {
+                    typeError(computation, field + "[" + i + "]", e, "a string", "\"<stream>\"");
+                }
+            }
+            return out;
+        }
+
+        private List<Map.Entry<String, JsonNode>> entries(@Nullable JsonNode node, @Nullable String computation,
+                String field) {
+            if (node == null || node.isNull()) {
+                return List.of();
+            }
+            if (!node.isObject()) {
+                typeError(computation, field, node, "an object keyed by id", "{\"<id>\": {...}}");
+                return List.of();
+            }
+            List<Map.Entry<String, JsonNode>> out = new ArrayList<>();
+            out.addAll(node.properties());
+            return out;
+        }
+
+        private @Nullable Map<String, Object> optionalParameterMap(@Nullable JsonNode node,
+                @Nullable String computation, String field) {
+            if (node == null || node.isNull()) {
+                return Map.of();
+            }
+            return parameterMap(node, computation, field);
+        }
+
+        /** A JSON object as a Java map; null (after reporting) if it is not an object. */
+        private @Nullable Map<String, Object> parameterMap(JsonNode node, @Nullable String computation, String field) {
+            if (node.isNull()) {
+                return Map.of();
+            }
+            if (!node.isObject()) {
+                typeError(computation, field, node, "an object", "{\"<name>\": <value>, ...}");
+                return null;
+            }
+            @SuppressWarnings("unchecked")
+            Map<String, Object> map = (Map<String, Object>) toJava(node, computation, field);
+            return map;
+        }
+
+        private @Nullable Object toJava(JsonNode node, @Nullable String computation, String field) {
+            if (node.isObject()) {
+                Map<String, Object> map = new LinkedHashMap<>();
+                for (Map.Entry<String, JsonNode> e : node.properties()) {
+                    String sub = field + "." + e.getKey();
+                    if (e.getValue().isNull()) {
+                        warnings.add(SpecProblem.warning(computation, sub, "'" + e.getKey() + "' is null and is ignored",
+                                "remove it, or give it a value"));
+                        continue;
+                    }
+                    Object v = toJava(e.getValue(), computation, sub);
+                    if (v != null) {
+                        map.put(e.getKey(), v);
+                    }
+                }
+                return Collections.unmodifiableMap(map);
+            }
+            if (node.isArray()) {
+                List<@Nullable Object> list = new ArrayList<>();
+                for (int i = 0; i < node.size(); i++) {
+                    JsonNode e = node.get(i);
+                    list.add(e.isNull() ? null : toJava(e, computation, field + "[" + i + "]"));
+                }
+                return Collections.unmodifiableList(list);
+            }
+            if (node.isTextual()) {
+                return node.textValue();
+            }
+            if (node.isBoolean()) {
+                return node.booleanValue();
+            }
+            if (node.isIntegralNumber()) {
+                if (!node.canConvertToLong()) {
+                    error(computation, field, "number " + node + " does not fit in 64 bits",
+                            "use a number between -2^63 and 2^63-1, or a string");
+                    return null;
+                }
+                return node.longValue();
+            }
+            if (node.isNumber()) {
+                return node.doubleValue();
+            }
+            error(computation, field, "unsupported JSON value " + node, "use an object, list, string, number or boolean");
+            return null;
+        }
+
+        private void unknownFields(JsonNode node, @Nullable String computation, String prefix, List<String> known,
+                List<String> unsupported) {
+            for (Map.Entry<String, JsonNode> property : node.properties()) {
+                String f = property.getKey();
+                if (known.contains(f)) {
+                    continue;
+                }
+                if (unsupported.contains(f)) {
+                    warnings.add(SpecProblem.warning(computation, prefix + f, "Flow field '" + f
+                            + "' is not supported by flow-kafka yet and is ignored",
+                            "remove it, or check that the pipeline does not rely on it"));
+                    continue;
+                }
+                String suggestion = SpecValidator.closest(f, known);
+                warnings.add(SpecProblem.warning(computation, prefix + f, "unknown field '" + f + "' is ignored",
+                        (suggestion == null ? "" : "did you mean '" + suggestion + "'? ")
+                                + "known fields: " + String.join(", ", known)));
+            }
+        }
+
+        private void typeError(@Nullable String computation, String field, JsonNode node, String expected,
+                String example) {
+            error(computation, field, field + " must be " + expected + " but is " + describe(node),
+                    "write it as " + example);
+        }
+
+        private void error(@Nullable String computation, String field, String message, String fix) {
+            errors.add(SpecProblem.error(computation, field, message, fix));
+        }
+
+        private static String describe(JsonNode node) {
+            String type = node.getNodeType().name().toLowerCase(Locale.ROOT);
+            String text = node.toString();
+            if (text.length() > 40) {
+                text = text.substring(0, 37) + "...";
+            }
+            return (type.startsWith("a") || type.startsWith("o") ? "an " : "a ") + type + " (" + text + ")";
+        }
+    }
+}

@@ -1,0 +1,567 @@
+package io.flowkafka.spec;
+
+import io.flowkafka.api.BatchFunction;
+import io.flowkafka.api.RowFunction;
+import io.flowkafka.internal.key.KeyExpression;
+import java.lang.reflect.Modifier;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import org.apache.avro.Schema;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Checks a {@link PipelineSpec} against Flow's rules and reports every problem at once.
+ *
+ * <p>Each problem names the computation (null for pipeline-level problems), the field with Flow's
+ * name (a dotted path inside map entries, e.g. {@code sinks.out.input_stream_ids},
+ * {@code group_by_schema[0]}) and a concrete fix. Errors come first, then the spec's own warnings
+ * (from loading), then the warnings found here.
+ *
+ * <p>Stream rules: a stream has exactly one writer (a computation's {@code output_stream_ids} or
+ * {@code source_streams}; a Source computation may list its source stream as its output too); every
+ * written stream is declared in {@code streams} with an Avro record schema; every read stream is
+ * written. Unknown ids get a "did you mean" for a declared id within edit distance 2.
+ */
+final class SpecValidator {
+    /** {@code source_class_name}s the runtime knows. */
+    static final List<String> KNOWN_SOURCES = List.of("KafkaSource");
+    /** {@code sink_class_name}s the runtime knows. */
+    static final List<String> KNOWN_SINKS = List.of("KafkaSink");
+
+    private static final Pattern LEGAL_NAME = Pattern.compile("[a-zA-Z0-9._-]+");
+    private static final int MAX_SUGGESTION_DISTANCE = 2;
+
+    private final PipelineSpec spec;
+    private final List<SpecProblem> errors = new ArrayList<>();
+    private final List<SpecProblem> warnings = new ArrayList<>();
+    /** stream id -> (writer computation id -> the field it is written by). */
+    private final Map<String, Map<String, String>> writers = new LinkedHashMap<>();
+    private final Set<String> readStreams = new HashSet<>();
+    private final Set<String> knownStreams = new LinkedHashSet<>();
+
+    private SpecValidator(PipelineSpec spec) {
+        this.spec = spec;
+    }
+
+    /** Every error, then every warning, of {@code spec}; empty when it is valid. */
+    static List<SpecProblem> validate(PipelineSpec spec) {
+        SpecValidator v = new SpecValidator(spec);
+        v.run();
+        List<SpecProblem> all = new ArrayList<>(v.errors);
+        all.addAll(spec.warnings());
+        all.addAll(v.warnings);
+        return List.copyOf(all);
+    }
+
+    private void run() {
+        indexStreams();
+        checkNames();
+        checkStreams();
+        for (ComputationSpec c : spec.computations().values()) {
+            checkComputation(c);
+        }
+    }
+
+    private void indexStreams() {
+        knownStreams.addAll(spec.streams().keySet());
+        for (ComputationSpec c : spec.computations().values()) {
+            for (String out : c.outputStreamIds()) {
+                writers.computeIfAbsent(out, k -> new LinkedHashMap<>()).putIfAbsent(c.id(), "output_stream_ids");
+            }
+            for (SourceSpec s : c.sourceStreams()) {
+                writers.computeIfAbsent(s.streamId(), k -> new LinkedHashMap<>())
+                        .putIfAbsent(c.id(), "source_streams." + s.streamId());
+            }
+            readStreams.addAll(c.inputStreamIds());
+            c.sinks().forEach(s -> readStreams.addAll(s.inputStreamIds()));
+            c.streamsDependency().values().forEach(readStreams::addAll);
+        }
+        knownStreams.addAll(writers.keySet());
+    }
+
+    private void checkNames() {
+        if (!LEGAL_NAME.matcher(spec.name()).matches()) {
+            error(null, "name", "pipeline name '" + spec.name() + "' is not a legal Kafka topic prefix",
+                    "use only letters, digits, '.', '_' and '-'");
+        }
+        for (String id : spec.streams().keySet()) {
+            if (!LEGAL_NAME.matcher(id).matches()) {
+                error(null, "streams." + id, "stream id '" + id + "' cannot be part of a Kafka topic name",
+                        "use only letters, digits, '.', '_' and '-'");
+            }
+        }
+        for (String id : spec.computations().keySet()) {
+            if (!LEGAL_NAME.matcher(id).matches()) {
+                error(id, "computations." + id, "computation id '" + id
+                        + "' cannot be part of a Kafka Streams processor, store or topic name",
+                        "use only letters, digits, '.', '_' and '-'");
+            }
+        }
+    }
+
+    private void checkStreams() {
+        for (StreamSpec s : spec.streams().values()) {
+            Map<String, String> w = writers.getOrDefault(s.id(), Map.of());
+            String owner = w.isEmpty() ? null : w.keySet().iterator().next();
+            Schema schema = s.schema();
+            if (schema == null) {
+                error(owner, "streams." + s.id() + ".schema", "stream '" + s.id() + "' has no schema",
+                        "add a schema to streams." + s.id() + ": an Avro record schema of its payloads");
+            } else if (schema.getType() != Schema.Type.RECORD) {
+                error(owner, "streams." + s.id() + ".schema", "stream '" + s.id() + "' has a schema of type "
+                        + schema.getType().getName() + ", but payloads must be Avro records",
+                        "wrap the payload in a record schema: {\"type\": \"record\", \"name\": ..., \"fields\": [...]}");
+            }
+            if (w.isEmpty() && !readStreams.contains(s.id())) {
+                warnings.add(SpecProblem.warning(null, "streams." + s.id(), "stream '" + s.id()
+                        + "' is declared but no computation writes or reads it",
+                        "remove it from streams, or add it to a computation's output_stream_ids"));
+            }
+        }
+        for (Map.Entry<String, Map<String, String>> e : writers.entrySet()) {
+            if (e.getValue().size() > 1) {
+                List<Map.Entry<String, String>> ws = new ArrayList<>(e.getValue().entrySet());
+                String list = ws.stream().map(x -> "'" + x.getKey() + "' (" + x.getValue() + ")")
+                        .collect(Collectors.joining(", "));
+                Map.Entry<String, String> second = ws.get(1);
+                error(second.getKey(), second.getValue(), "stream '" + e.getKey() + "' has " + ws.size()
+                        + " writers: computations " + list + "; a stream has exactly one writer",
+                        "let one computation write '" + e.getKey() + "' and give the other's output a new stream id");
+            }
+        }
+    }
+
+    private void checkComputation(ComputationSpec c) {
+        String id = c.id();
+        ComputationKind kind = c.kind();
+        boolean sourceKind = kind == ComputationKind.SOURCE || kind == ComputationKind.TRANSFORM_ORDERED_SOURCE;
+        Set<String> outputs = new LinkedHashSet<>(c.outputStreamIds());
+        Set<String> sources = new LinkedHashSet<>();
+        c.sourceStreams().forEach(s -> sources.add(s.streamId()));
+        Set<String> timers = new LinkedHashSet<>();
+        c.timers().forEach(t -> timers.add(t.id()));
+
+        checkDuplicates(id, "input_stream_ids", c.inputStreamIds(), "stream");
+        checkDuplicates(id, "output_stream_ids", c.outputStreamIds(), "stream");
+        checkDuplicates(id, "timers", c.timers().stream().map(TimerStreamSpec::id).toList(), "timer stream");
+        checkDuplicates(id, "sinks", c.sinks().stream().map(SinkSpec::id).toList(), "sink");
+        checkDuplicates(id, "source_streams", c.sourceStreams().stream().map(SourceSpec::streamId).toList(),
+                "source stream");
+
+        checkInputs(c);
+        checkWrittenStreamsDeclared(c);
+        checkShape(c, sourceKind);
+        checkGroupBy(c, sourceKind);
+        checkProcessingFunction(c, sourceKind);
+        checkSources(c);
+        checkSinks(c, outputs);
+        checkDependencies(c, outputs, sources, timers);
+        checkKeyVisitors(c);
+        if (c.desiredPartitionCount() < 1) {
+            error(id, "desired_partition_count", "desired_partition_count must be >= 1 but was "
+                    + c.desiredPartitionCount(), "set desired_partition_count to a positive number of partitions");
+        }
+    }
+
+    private void checkDuplicates(String computation, String field, List<String> ids, String what) {
+        Set<String> seen = new HashSet<>();
+        Set<String> reported = new HashSet<>();
+        for (String s : ids) {
+            if (!seen.add(s) && reported.add(s)) {
+                error(computation, field, what + " '" + s + "' is listed more than once in " + field,
+                        "keep one entry for '" + s + "' and give the others distinct ids");
+            }
+        }
+    }
+
+    private void checkInputs(ComputationSpec c) {
+        for (String in : new LinkedHashSet<>(c.inputStreamIds())) {
+            if (!knownStreams.contains(in)) {
+                unknownStream(c.id(), "input_stream_ids", in, knownStreams,
+                        "declare '" + in + "' in streams and write it from a computation's output_stream_ids");
+            } else if (!writers.containsKey(in)) {
+                error(c.id(), "input_stream_ids", "stream '" + in + "' is read but never written",
+                        "add '" + in + "' to the output_stream_ids (or source_streams) of the computation that produces "
+                                + "it, or stop reading it");
+            }
+        }
+    }
+
+    private void checkWrittenStreamsDeclared(ComputationSpec c) {
+        for (String out : new LinkedHashSet<>(c.outputStreamIds())) {
+            missingSchema(c.id(), "output_stream_ids", out);
+        }
+        for (SourceSpec s : c.sourceStreams()) {
+            missingSchema(c.id(), "source_streams." + s.streamId(), s.streamId());
+        }
+    }
+
+    private void missingSchema(String computation, String field, String stream) {
+        if (spec.streams().containsKey(stream)) {
+            return;
+        }
+        String suggestion = closest(stream, spec.streams().keySet());
+        error(computation, field, "stream '" + stream + "' is written here but missing from streams, so it has no "
+                + "schema (missing schema)", (suggestion == null ? "" : "did you mean '" + suggestion + "'? otherwise ")
+                + "add '" + stream + "' to streams with an Avro record schema");
+    }
+
+    private void checkShape(ComputationSpec c, boolean sourceKind) {
+        String id = c.id();
+        boolean hasInputs = !c.inputStreamIds().isEmpty();
+        boolean hasSources = !c.sourceStreams().isEmpty();
+        String kindName = c.kind().shortName();
+        if (sourceKind) {
+            if (c.sourceStreams().size() != 1) {
+                error(id, "source_streams", "a " + kindName + " computation needs exactly one source, but '" + id
+                        + "' has " + c.sourceStreams().size(), c.sourceStreams().isEmpty()
+                        ? "add one entry to source_streams, e.g. {\"<stream>\": {\"source_class_name\": \"KafkaSource\", "
+                                + "\"parameters\": {\"topics\": [\"<topic>\"]}}}"
+                        : "split the sources into one " + kindName + " computation each");
+            }
+            if (hasInputs) {
+                error(id, "input_stream_ids", "a " + kindName + " computation cannot have input_stream_ids, but '"
+                        + id + "' reads " + c.inputStreamIds(),
+                        "remove input_stream_ids, or make '" + id + "' a Transform computation without source_streams");
+            }
+            if (c.kind() == ComputationKind.TRANSFORM_ORDERED_SOURCE && !c.keyVisitorStreams().isEmpty()) {
+                error(id, "key_visitor_streams", "a TransformOrderedSource computation cannot have key_visitor_streams",
+                        "remove key_visitor_streams, or visit keys in a Transform computation reading its output");
+            }
+        } else if (c.kind() == ComputationKind.SWIFT_MAP) {
+            if (hasSources) {
+                error(id, "source_streams", "a SwiftMap computation cannot have source_streams",
+                        "read the source in a Source computation and let '" + id + "' read its output");
+            }
+            if (!hasInputs && !hasSources && c.keyVisitorStreams().isEmpty()) {
+                neitherInputsNorSources(id);
+            }
+        } else if (hasInputs && hasSources) {
+            error(id, "source_streams", "computation '" + id + "' has both input_stream_ids and source_streams",
+                    "move the sources to a Source computation and add its output to the input_stream_ids of '" + id + "'");
+        } else if (!hasInputs && !hasSources && c.keyVisitorStreams().isEmpty()) {
+            neitherInputsNorSources(id);
+        }
+        if (c.kind() == ComputationKind.SWIFT_MAP && !c.sinks().isEmpty()) {
+            error(id, "sinks", "a SwiftMap computation cannot have sinks",
+                    "write the output to a stream and attach the sink to a Transform computation reading it");
+        }
+        if (c.kind() != ComputationKind.TRANSFORM && !c.timers().isEmpty()) {
+            error(id, "timers", "timers only in Transform computations: " + kindName + " computation '" + id
+                    + "' declares timers " + c.timers().stream().map(TimerStreamSpec::id).toList(),
+                    "remove the timers, or make '" + id + "' a Transform computation");
+        }
+    }
+
+    private void neitherInputsNorSources(String id) {
+        error(id, "input_stream_ids", "computation '" + id + "' has neither input_stream_ids nor source_streams",
+                "read streams with input_stream_ids, add a source in source_streams, or declare key_visitor_streams");
+    }
+
+    private void checkGroupBy(ComputationSpec c, boolean sourceKind) {
+        String id = c.id();
+        List<GroupByColumn> columns = c.groupBySchema();
+        if (sourceKind) {
+            if (!columns.isEmpty()) {
+                error(id, "group_by_schema", "a " + c.kind().shortName() + " computation has no group_by_schema "
+                        + "(it is keyed by source partition), but '" + id + "' declares "
+                        + columns.stream().map(GroupByColumn::name).toList(),
+                        "remove group_by_schema; the computations reading its outputs declare their own");
+            }
+            return;
+        }
+        boolean hasInputs = !c.inputStreamIds().isEmpty();
+        if (hasInputs && columns.isEmpty()) {
+            error(id, "group_by_schema", "a computation with inputs needs group_by_schema",
+                    "add a first uint64 column, e.g. {\"name\": \"hash\", \"type\": \"uint64\", "
+                            + "\"expression\": \"farm_hash(<key field>)\"}, followed by the key columns");
+            return;
+        }
+        if (hasInputs && columns.get(0).type() != ColumnType.UINT64) {
+            GroupByColumn first = columns.get(0);
+            error(id, "group_by_schema[0]", "the first group_by_schema column '" + first.name() + "' is "
+                    + first.type().specName() + ", but it must be uint64 (the key hash that partitions the computation)",
+                    "insert a first column {\"name\": \"hash\", \"type\": \"uint64\", \"expression\": \"farm_hash("
+                            + first.name() + ")\"}");
+        }
+        Set<String> names = new HashSet<>();
+        for (int i = 0; i < columns.size(); i++) {
+            GroupByColumn col = columns.get(i);
+            if (!names.add(col.name())) {
+                error(id, "group_by_schema[" + i + "]", "group_by_schema column '" + col.name()
+                        + "' is declared more than once", "give each group_by_schema column a distinct name");
+            }
+        }
+        for (int i = 0; i < columns.size(); i++) {
+            GroupByColumn col = columns.get(i);
+            String field = "group_by_schema[" + i + "]";
+            String expression = col.expression() == null ? col.name() : col.expression();
+            for (String in : new LinkedHashSet<>(c.inputStreamIds())) {
+                StreamSpec stream = spec.streams().get(in);
+                if (stream == null || stream.schema() == null || stream.schema().getType() != Schema.Type.RECORD) {
+                    continue; // reported elsewhere
+                }
+                KeyExpression e;
+                try {
+                    e = KeyExpression.forColumn(col, stream.schema());
+                } catch (IllegalArgumentException ex) {
+                    error(id, field, "column '" + col.name() + "' cannot be computed from input stream '" + in + "': "
+                            + ex.getMessage(), "every input stream's schema must have the fields the expression '"
+                            + expression + "' reads: add them to the schema of '" + in + "' or change the expression");
+                    continue;
+                }
+                if (!compatible(col.type(), e.resultType())) {
+                    error(id, field, "column '" + col.name() + "' is declared " + col.type().specName()
+                            + " but its expression '" + expression + "' yields " + e.resultType().specName()
+                            + " on input stream '" + in + "'", "declare the column as " + e.resultType().specName()
+                            + ", or change the expression to yield " + col.type().specName());
+                }
+            }
+        }
+    }
+
+    /** Avro has no unsigned type, so a long field may fill a uint64 column (e.g. a precomputed hash). */
+    private static boolean compatible(ColumnType declared, ColumnType actual) {
+        return declared == actual || declared == ColumnType.UINT64 && actual == ColumnType.INT64;
+    }
+
+    private void checkProcessingFunction(ComputationSpec c, boolean sourceKind) {
+        String id = c.id();
+        String className = c.processingFunction();
+        if (className == null && c.functionSupplier() == null) {
+            if (!sourceKind) {
+                error(id, "processing_function", c.kind().shortName() + " computation '" + id
+                        + "' has no processing_function", "set processing_function to the class name of a RowFunction "
+                        + "or BatchFunction (public, with a public no-argument constructor), or pass a supplier to "
+                        + "ComputationSpec.Builder.processingFunction");
+            } else if (c.outputStreamIds().size() != 1) {
+                error(id, "output_stream_ids", "a " + c.kind().shortName() + " computation without processing_function "
+                        + "forwards its source messages to its single output, but '" + id + "' has "
+                        + c.outputStreamIds().size() + " output streams",
+                        "declare exactly one entry in output_stream_ids, or set processing_function");
+            }
+            return;
+        }
+        if (className != null) {
+            String problem = checkFunctionClass(className);
+            if (problem != null) {
+                error(id, "processing_function", "processing_function class '" + className + "' " + problem,
+                        "name a public class that implements io.flowkafka.api.RowFunction or "
+                                + "io.flowkafka.api.BatchFunction and has a public no-argument constructor "
+                                + "(nested classes are written Outer$Inner), and put its jar on the classpath");
+            }
+        }
+    }
+
+    private static @Nullable String checkFunctionClass(String className) {
+        Class<?> cls;
+        try {
+            cls = Class.forName(className, false, classLoader());
+        } catch (ClassNotFoundException | LinkageError e) {
+            return "cannot be loaded (" + e + ")";
+        }
+        if (!RowFunction.class.isAssignableFrom(cls) && !BatchFunction.class.isAssignableFrom(cls)) {
+            return "does not implement io.flowkafka.api.RowFunction or io.flowkafka.api.BatchFunction";
+        }
+        if (cls.isInterface() || Modifier.isAbstract(cls.getModifiers())) {
+            return "is abstract and cannot be instantiated";
+        }
+        if (!Modifier.isPublic(cls.getModifiers())) {
+            return "is not public";
+        }
+        if (cls.isMemberClass() && !Modifier.isStatic(cls.getModifiers())) {
+            return "is an inner (non-static) class and has no public no-argument constructor";
+        }
+        try {
+            cls.getConstructor();
+        } catch (NoSuchMethodException e) {
+            return "has no public no-argument constructor";
+        }
+        return null;
+    }
+
+    private static ClassLoader classLoader() {
+        ClassLoader context = Thread.currentThread().getContextClassLoader();
+        return context != null ? context : SpecValidator.class.getClassLoader();
+    }
+
+    private void checkSources(ComputationSpec c) {
+        for (SourceSpec s : c.sourceStreams()) {
+            String field = "source_streams." + s.streamId();
+            if (!KNOWN_SOURCES.contains(s.sourceClassName())) {
+                String suggestion = closestIgnoringPrefix(s.sourceClassName(), KNOWN_SOURCES);
+                error(c.id(), field + ".source_class_name", "unknown source_class_name '" + s.sourceClassName()
+                        + "' for stream '" + s.streamId() + "'", (suggestion == null ? "" : "did you mean '" + suggestion
+                        + "'? ") + "use one of the known sources: " + String.join(", ", KNOWN_SOURCES));
+            } else if (s.sourceClassName().equals("KafkaSource")) {
+                Object topics = s.parameters().containsKey("topics") ? s.parameters().get("topics")
+                        : s.parameters().get("topic");
+                if (!validTopics(topics)) {
+                    error(c.id(), field + ".parameters.topics", "KafkaSource of stream '" + s.streamId() + "' "
+                            + (topics == null ? "has no 'topics' parameter" : "has an invalid 'topics' parameter " + topics),
+                            "set parameters.topics to a non-empty list of topic names (or a comma-separated string)");
+                }
+            }
+        }
+    }
+
+    private static boolean validTopics(@Nullable Object topics) {
+        if (topics instanceof String s) {
+            return !s.isBlank() && java.util.Arrays.stream(s.split(",")).noneMatch(String::isBlank);
+        }
+        if (topics instanceof Collection<?> list) {
+            return !list.isEmpty() && list.stream().allMatch(t -> t instanceof String s && !s.isBlank());
+        }
+        return false;
+    }
+
+    private void checkSinks(ComputationSpec c, Set<String> outputs) {
+        for (SinkSpec sink : c.sinks()) {
+            String field = "sinks." + sink.id();
+            if (sink.inputStreamIds().isEmpty()) {
+                error(c.id(), field + ".input_stream_ids", "sink '" + sink.id() + "' reads no stream",
+                        "list the output streams it writes out in sinks." + sink.id() + ".input_stream_ids");
+            }
+            for (String in : new LinkedHashSet<>(sink.inputStreamIds())) {
+                if (!knownStreams.contains(in)) {
+                    unknownStream(c.id(), field + ".input_stream_ids", in, outputs.isEmpty() ? knownStreams : outputs,
+                            "list one of the output_stream_ids of '" + c.id() + "' " + outputs);
+                } else if (!outputs.contains(in)) {
+                    Map<String, String> w = writers.getOrDefault(in, Map.of());
+                    error(c.id(), field + ".input_stream_ids", "sink '" + sink.id() + "' reads '" + in
+                            + "', which is not an output of its computation '" + c.id() + "'",
+                            "add '" + in + "' to the output_stream_ids of '" + c.id() + "'"
+                                    + (w.isEmpty() ? "" : ", or attach the sink to computation '"
+                                    + w.keySet().iterator().next() + "' that writes it"));
+                }
+            }
+            if (!KNOWN_SINKS.contains(sink.sinkClassName())) {
+                String suggestion = closestIgnoringPrefix(sink.sinkClassName(), KNOWN_SINKS);
+                error(c.id(), field + ".sink_class_name", "unknown sink_class_name '" + sink.sinkClassName()
+                        + "' for sink '" + sink.id() + "'", (suggestion == null ? "" : "did you mean '" + suggestion
+                        + "'? ") + "use one of the known sinks: " + String.join(", ", KNOWN_SINKS));
+            } else if (sink.sinkClassName().equals("KafkaSink")) {
+                Object topic = sink.parameters().get("topic");
+                if (!(topic instanceof String t) || t.isBlank()) {
+                    error(c.id(), field + ".parameters.topic", "KafkaSink '" + sink.id() + "' "
+                            + (topic == null ? "has no 'topic' parameter" : "has an invalid 'topic' parameter " + topic),
+                            "set sinks." + sink.id() + ".parameters.topic to the name of the Kafka topic to write");
+                }
+            }
+        }
+    }
+
+    private void checkDependencies(ComputationSpec c, Set<String> outputs, Set<String> sources, Set<String> timers) {
+        Set<String> keys = new LinkedHashSet<>(outputs);
+        keys.addAll(timers);
+        Set<String> allowedValues = new LinkedHashSet<>(c.inputStreamIds());
+        allowedValues.addAll(sources);
+        allowedValues.addAll(timers);
+        allowedValues.addAll(c.keyVisitorStreams().keySet());
+        Set<String> known = new LinkedHashSet<>(knownStreams);
+        known.addAll(timers);
+        known.addAll(c.keyVisitorStreams().keySet());
+        for (Map.Entry<String, List<String>> e : c.streamsDependency().entrySet()) {
+            String key = e.getKey();
+            String field = "streams_dependency." + key;
+            if (!keys.contains(key)) {
+                String suggestion = closest(key, keys);
+                String what = known.contains(key) ? "stream '" + key + "' is not an output or timer stream of '"
+                        + c.id() + "'" : "unknown stream '" + key + "'";
+                error(c.id(), field, what + ": streams_dependency keys must be output or timer streams of their "
+                        + "computation", (suggestion == null ? "" : "did you mean '" + suggestion + "'? ")
+                        + "use one of " + keys);
+            }
+            for (String v : new LinkedHashSet<>(e.getValue())) {
+                if (allowedValues.contains(v)) {
+                    continue;
+                }
+                String suggestion = closest(v, allowedValues);
+                String what = known.contains(v) ? "stream '" + v + "' is not an input, source, timer or key-visitor "
+                        + "stream of '" + c.id() + "'" : "unknown stream '" + v + "'";
+                error(c.id(), field, what + ": '" + key + "' can depend only on streams its computation reads",
+                        (suggestion == null ? "" : "did you mean '" + suggestion + "'? ") + "use one of " + allowedValues);
+            }
+        }
+    }
+
+    private void checkKeyVisitors(ComputationSpec c) {
+        for (KeyVisitorStreamSpec v : c.keyVisitorStreams().values()) {
+            if (!(v.parameters().get("names") instanceof List<?> names)) {
+                continue;
+            }
+            for (Object n : names) {
+                if (!(n instanceof String name) || !c.states().containsKey(name)) {
+                    String suggestion = n instanceof String s ? closest(s, c.states().keySet()) : null;
+                    error(c.id(), "key_visitor_streams." + v.id() + ".names", "key visitor '" + v.id()
+                            + "' visits state '" + n + "', which computation '" + c.id() + "' does not declare",
+                            (suggestion == null ? "" : "did you mean '" + suggestion + "'? ")
+                                    + "declare it in states, or use one of the declared states " + c.states().keySet());
+                }
+            }
+        }
+    }
+
+    private void unknownStream(String computation, String field, String stream, Collection<String> candidates,
+            String otherwise) {
+        String suggestion = closest(stream, candidates);
+        error(computation, field, "unknown stream '" + stream + "'",
+                suggestion != null ? "did you mean '" + suggestion + "'? otherwise " + otherwise : otherwise);
+    }
+
+    private void error(@Nullable String computation, String field, String message, String fix) {
+        errors.add(SpecProblem.error(computation, field, message, fix));
+    }
+
+    private static @Nullable String closestIgnoringPrefix(String name, Collection<String> candidates) {
+        String direct = closest(name, candidates);
+        if (direct != null) {
+            return direct;
+        }
+        return name.startsWith("T") ? closest(name.substring(1), candidates) : null;
+    }
+
+    /**
+     * The candidate closest to {@code name} within edit distance 2 and shorter than {@code name}'s
+     * length (so "x" suggests nothing), first on ties; null if none.
+     */
+    static @Nullable String closest(String name, Collection<String> candidates) {
+        String best = null;
+        int bestDistance = MAX_SUGGESTION_DISTANCE + 1;
+        for (String c : candidates) {
+            int d = editDistance(name, c);
+            if (d > 0 && d < bestDistance && d < name.length()) {
+                best = c;
+                bestDistance = d;
+            }
+        }
+        return best;
+    }
+
+    static int editDistance(String a, String b) {
+        int[] prev = new int[b.length() + 1];
+        int[] cur = new int[b.length() + 1];
+        for (int j = 0; j <= b.length(); j++) {
+            prev[j] = j;
+        }
+        for (int i = 1; i <= a.length(); i++) {
+            cur[0] = i;
+            for (int j = 1; j <= b.length(); j++) {
+                int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
+                cur[j] = Math.min(Math.min(cur[j - 1] + 1, prev[j] + 1), prev[j - 1] + cost);
+            }
+            int[] t = prev;
+            prev = cur;
+            cur = t;
+        }
+        return prev[b.length()];
+    }
+}

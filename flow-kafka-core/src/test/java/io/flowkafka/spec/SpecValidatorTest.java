@@ -1,0 +1,565 @@
+package io.flowkafka.spec;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.flowkafka.api.Message;
+import io.flowkafka.api.OutputCollector;
+import io.flowkafka.api.RowFunction;
+import io.flowkafka.api.RuntimeContext;
+import java.util.List;
+import java.util.Map;
+import org.apache.avro.Schema;
+import org.apache.avro.SchemaBuilder;
+import org.junit.jupiter.api.Test;
+
+class SpecValidatorTest {
+    private static final Schema EVENT = SchemaBuilder.record("Event").namespace("test").fields()
+            .requiredString("user").requiredLong("n").endRecord();
+    private static final Schema COUNT = SchemaBuilder.record("Count").namespace("test").fields()
+            .requiredString("user").requiredLong("total").endRecord();
+    private static final Schema TOTAL = SchemaBuilder.record("Total").namespace("test").fields()
+            .requiredLong("total").endRecord();
+    private static final Schema CLICK = SchemaBuilder.record("Click").namespace("test").fields()
+            .requiredString("uid").endRecord();
+
+    /** A valid process function. */
+    public static final class Counter implements RowFunction {
+        @Override
+        public void onMessage(Message message, RuntimeContext context, OutputCollector output) {
+        }
+    }
+
+    /** Not a process function. */
+    public static final class NotAFunction {
+    }
+
+    /** A process function without a no-argument constructor. */
+    public static final class NeedsArgument implements RowFunction {
+        public NeedsArgument(int ignored) {
+        }
+
+        @Override
+        public void onMessage(Message message, RuntimeContext context, OutputCollector output) {
+        }
+    }
+
+    // ---- the valid baseline: read (Source) -> events -> count (Transform) -> counts -> sink ----
+
+    private static ComputationSpec.Builder read() {
+        return ComputationSpec.builder("read").kind(ComputationKind.SOURCE)
+                .source("events", "KafkaSource", Map.of("topics", "user-events"))
+                .outputStreamIds("events");
+    }
+
+    private static ComputationSpec.Builder count() {
+        return ComputationSpec.builder("count")
+                .processingFunction(Counter.class.getName())
+                .inputStreamIds("events").outputStreamIds("counts")
+                .groupBy("hash", ColumnType.UINT64, "farm_hash(user)")
+                .groupBy("user", ColumnType.STRING, null)
+                .state("total", TOTAL)
+                .sink("out", "KafkaSink", List.of("counts"), Map.of("topic", "counts-out"));
+    }
+
+    private static ComputationSpec.Builder transform(String id) {
+        return ComputationSpec.builder(id).processingFunction(Counter::new)
+                .groupBy("hash", ColumnType.UINT64, "farm_hash(user)");
+    }
+
+    private static PipelineSpec.Builder streams() {
+        return PipelineSpec.builder("activity").stream("events", EVENT).stream("counts", COUNT);
+    }
+
+    private static PipelineSpec spec(ComputationSpec.Builder... computations) {
+        return spec(streams(), computations);
+    }
+
+    private static PipelineSpec spec(PipelineSpec.Builder pipeline, ComputationSpec.Builder... computations) {
+        for (ComputationSpec.Builder c : computations) {
+            pipeline.computation(c.build());
+        }
+        return pipeline.build();
+    }
+
+    private static List<SpecProblem> errors(PipelineSpec spec) {
+        return spec.validate().stream().filter(p -> p.severity() == SpecProblem.Severity.ERROR).toList();
+    }
+
+    /** Asserts that the spec has exactly one error, at this computation and field, with these fragments. */
+    private static SpecProblem assertSingleError(PipelineSpec spec, String computation, String field,
+            String messageFragment, String fixFragment) {
+        List<SpecProblem> errors = errors(spec);
+        assertThat(errors).as("errors: %s", errors).hasSize(1);
+        return assertProblem(errors.get(0), computation, field, messageFragment, fixFragment);
+    }
+
+    private static SpecProblem assertProblem(SpecProblem p, String computation, String field, String messageFragment,
+            String fixFragment) {
+        assertThat(p.computation()).as("computation of %s", p).isEqualTo(computation);
+        assertThat(p.field()).as("field of %s", p).isEqualTo(field);
+        assertThat(p.message()).contains(messageFragment);
+        assertThat(p.fix()).contains(fixFragment);
+        return p;
+    }
+
+    private static SpecProblem findError(PipelineSpec spec, String field) {
+        List<SpecProblem> errors = errors(spec);
+        return errors.stream().filter(p -> p.field().equals(field)).findFirst()
+                .orElseThrow(() -> new AssertionError("no error at " + field + " in " + errors));
+    }
+
+    // ---- baseline ----
+
+    @Test
+    void shouldAcceptValidPipeline() {
+        PipelineSpec spec = spec(read(), count());
+        assertThat(spec.validate()).isEmpty();
+        assertThat(spec.validated()).isSameAs(spec);
+    }
+
+    @Test
+    void shouldAcceptFunctionSupplierAndUint64ColumnFromLongField() {
+        PipelineSpec spec = spec(read(), ComputationSpec.builder("count").processingFunction(Counter::new)
+                .inputStreamIds("events").outputStreamIds("counts")
+                .groupBy("n", ColumnType.UINT64, null));
+        assertThat(spec.validate()).isEmpty();
+    }
+
+    // ---- unknown stream ids ----
+
+    @Test
+    void shouldRejectUnknownInputStreamAndSuggestClosest() {
+        assertSingleError(spec(read(), count().inputStreamIds("evnts")), "count", "input_stream_ids",
+                "unknown stream 'evnts'", "did you mean 'events'?");
+    }
+
+    @Test
+    void shouldRejectUnknownInputStreamWithoutSuggestionWhenNothingIsClose() {
+        assertSingleError(spec(read(), count().inputStreamIds("purchases")), "count", "input_stream_ids",
+                "unknown stream 'purchases'", "declare 'purchases' in streams");
+    }
+
+    @Test
+    void shouldNotSuggestIdsThatShareNothingWithShortUnknownId() {
+        SpecProblem p = assertSingleError(spec(read(), count().inputStreamIds("x")), "count", "input_stream_ids",
+                "unknown stream 'x'", "declare 'x' in streams");
+        assertThat(p.fix()).doesNotContain("did you mean");
+        assertThat(SpecValidator.editDistance("evnts", "events")).isEqualTo(1);
+        assertThat(SpecValidator.closest("cnts", List.of("events", "counts"))).isEqualTo("counts");
+    }
+
+    @Test
+    void shouldRejectUnknownOutputStreamAsMissingSchema() {
+        PipelineSpec spec = spec(read(), count(), transform("audit").inputStreamIds("counts").outputStreamIds("audits"));
+        SpecProblem p = assertSingleError(spec, "audit", "output_stream_ids", "stream 'audits'",
+                "add 'audits' to streams with an Avro record schema");
+        assertThat(p.message()).contains("missing schema");
+    }
+
+    @Test
+    void shouldSuggestClosestDeclaredStreamForUnknownOutput() {
+        PipelineSpec spec = spec(streams().stream("audits", COUNT), read(), count(),
+                transform("audit").inputStreamIds("counts").outputStreamIds("audit"));
+        List<SpecProblem> errors = errors(spec);
+        assertThat(errors).anySatisfy(p -> assertProblem(p, "audit", "output_stream_ids", "missing schema",
+                "did you mean 'audits'?"));
+    }
+
+    @Test
+    void shouldRejectUnknownSourceStream() {
+        PipelineSpec spec = spec(ComputationSpec.builder("read").kind(ComputationKind.SOURCE)
+                .source("evnts", "KafkaSource", Map.of("topics", "user-events")).outputStreamIds("events"), count());
+        assertSingleError(spec, "read", "source_streams.evnts", "stream 'evnts' is written here but missing from streams",
+                "did you mean 'events'?");
+    }
+
+    @Test
+    void shouldRejectUnknownSinkInputStream() {
+        PipelineSpec spec = spec(read(), count().sink("more", "KafkaSink", List.of("cunts"), Map.of("topic", "t")));
+        assertSingleError(spec, "count", "sinks.more.input_stream_ids", "unknown stream 'cunts'",
+                "did you mean 'counts'?");
+    }
+
+    @Test
+    void shouldRejectUnknownStreamsDependencyKeyAndValue() {
+        PipelineSpec spec = spec(read(), count().streamsDependency("cnts", List.of("events"))
+                .streamsDependency("counts", List.of("evnts")));
+        List<SpecProblem> errors = errors(spec);
+        assertThat(errors).hasSize(2);
+        assertProblem(errors.get(0), "count", "streams_dependency.cnts", "unknown stream 'cnts'",
+                "did you mean 'counts'?");
+        assertProblem(errors.get(1), "count", "streams_dependency.counts", "unknown stream 'evnts'",
+                "did you mean 'events'?");
+    }
+
+    // ---- writers and readers ----
+
+    @Test
+    void shouldRejectStreamWithTwoWriters() {
+        PipelineSpec spec = spec(read(), count(), transform("copy").inputStreamIds("events").outputStreamIds("counts"));
+        assertSingleError(spec, "copy", "output_stream_ids", "stream 'counts' has 2 writers",
+                "let one computation write 'counts'");
+    }
+
+    @Test
+    void shouldRejectStreamWrittenByOutputAndBySource() {
+        PipelineSpec spec = spec(read(), count(), ComputationSpec.builder("import").kind(ComputationKind.SOURCE)
+                .source("counts", "KafkaSource", Map.of("topics", "old-counts")).outputStreamIds("counts"));
+        SpecProblem p = assertSingleError(spec, "import", "output_stream_ids", "stream 'counts' has 2 writers",
+                "give the other's output a new stream id");
+        assertThat(p.message()).contains("'count' (output_stream_ids)");
+    }
+
+    @Test
+    void shouldRejectStreamReadButNeverWritten() {
+        PipelineSpec spec = spec(streams().stream("clicks", EVENT), read(), count().inputStreamIds("clicks"));
+        assertSingleError(spec, "count", "input_stream_ids", "stream 'clicks' is read but never written",
+                "add 'clicks' to the output_stream_ids");
+    }
+
+    // ---- schemas ----
+
+    @Test
+    void shouldRejectOutputStreamDeclaredWithoutSchema() {
+        PipelineSpec spec = spec(PipelineSpec.builder("activity").stream("events", EVENT).streamWithoutSchema("counts"),
+                read(), count());
+        assertSingleError(spec, "count", "streams.counts.schema", "stream 'counts' has no schema",
+                "an Avro record schema");
+    }
+
+    @Test
+    void shouldRejectStreamSchemaThatIsNotRecord() {
+        PipelineSpec spec = spec(PipelineSpec.builder("activity").stream("events", EVENT)
+                .stream("counts", Schema.create(Schema.Type.STRING)), read(), count());
+        assertSingleError(spec, "count", "streams.counts.schema", "schema of type string",
+                "wrap the payload in a record schema");
+    }
+
+    // ---- group_by_schema ----
+
+    @Test
+    void shouldRejectGroupByWhoseFirstColumnIsNotUint64() {
+        PipelineSpec spec = spec(read(), ComputationSpec.builder("count").processingFunction(Counter::new)
+                .inputStreamIds("events").outputStreamIds("counts").groupBy("user", ColumnType.STRING, null));
+        assertSingleError(spec, "count", "group_by_schema[0]", "first group_by_schema column 'user' is string, "
+                + "but it must be uint64", "farm_hash(user)");
+    }
+
+    @Test
+    void shouldRequireGroupByForComputationWithInputs() {
+        PipelineSpec spec = spec(read(), ComputationSpec.builder("count").processingFunction(Counter::new)
+                .inputStreamIds("events").outputStreamIds("counts"));
+        assertSingleError(spec, "count", "group_by_schema", "a computation with inputs needs group_by_schema",
+                "add a first uint64 column");
+    }
+
+    @Test
+    void shouldRejectGroupByInSourceComputation() {
+        PipelineSpec spec = spec(read().groupBy("hash", ColumnType.UINT64, "farm_hash(user)"), count());
+        assertSingleError(spec, "read", "group_by_schema", "a Source computation has no group_by_schema",
+                "remove group_by_schema");
+    }
+
+    @Test
+    void shouldRejectGroupByExpressionThatDoesNotParseOnEveryInputStream() {
+        PipelineSpec spec = spec(streams().stream("clicks", CLICK), read(),
+                ComputationSpec.builder("clicks").kind(ComputationKind.SOURCE)
+                        .source("clicks", "KafkaSource", Map.of("topics", List.of("user-clicks"))).outputStreamIds("clicks"),
+                count().inputStreamIds("clicks"));
+        List<SpecProblem> errors = errors(spec);
+        assertThat(errors).hasSize(2);
+        assertProblem(errors.get(0), "count", "group_by_schema[0]",
+                "cannot be computed from input stream 'clicks'", "add them to the schema of 'clicks'");
+        assertThat(errors.get(0).message()).contains("unknown column 'user'").contains("[uid]");
+        assertProblem(errors.get(1), "count", "group_by_schema[1]", "column 'user' cannot be computed from input "
+                + "stream 'clicks'", "change the expression");
+    }
+
+    @Test
+    void shouldRejectGroupByExpressionWithBadSyntax() {
+        PipelineSpec spec = spec(read(), ComputationSpec.builder("count").processingFunction(Counter::new)
+                .inputStreamIds("events").outputStreamIds("counts").groupBy("hash", ColumnType.UINT64, "farm_hash(user"));
+        assertSingleError(spec, "count", "group_by_schema[0]", "bad syntax", "farm_hash(user");
+    }
+
+    @Test
+    void shouldRejectGroupByColumnWhoseTypeDisagreesWithExpression() {
+        PipelineSpec spec = spec(read(), count().groupBy("user_hash", ColumnType.STRING, "farm_hash(user)"));
+        assertSingleError(spec, "count", "group_by_schema[2]", "column 'user_hash' is declared string but its "
+                + "expression 'farm_hash(user)' yields uint64", "declare the column as uint64");
+    }
+
+    @Test
+    void shouldRejectDuplicateGroupByColumnNames() {
+        PipelineSpec spec = spec(read(), count().groupBy("user", ColumnType.STRING, null));
+        assertSingleError(spec, "count", "group_by_schema[2]", "column 'user' is declared more than once",
+                "distinct name");
+    }
+
+    // ---- inputs and sources ----
+
+    @Test
+    void shouldRejectComputationWithBothInputsAndSources() {
+        PipelineSpec spec = spec(streams().stream("extra", EVENT), read(),
+                count().source("extra", "KafkaSource", Map.of("topics", "extra")));
+        assertSingleError(spec, "count", "source_streams", "has both input_stream_ids and source_streams",
+                "move the sources to a Source computation");
+    }
+
+    @Test
+    void shouldRejectComputationWithNeitherInputsNorSources() {
+        PipelineSpec spec = spec(streams().stream("ticks", EVENT), read(), count(),
+                ComputationSpec.builder("idle").processingFunction(Counter::new).outputStreamIds("ticks"));
+        assertSingleError(spec, "idle", "input_stream_ids", "has neither input_stream_ids nor source_streams",
+                "or declare key_visitor_streams");
+    }
+
+    @Test
+    void shouldAcceptVisitorOnlyComputation() {
+        PipelineSpec spec = spec(read(), count(), ComputationSpec.builder("sweep").processingFunction(Counter::new)
+                .groupBy("hash", ColumnType.UINT64, null).state("total", TOTAL)
+                .keyVisitorStream("ttl", Map.of("names", List.of("total"))));
+        assertThat(spec.validate()).isEmpty();
+    }
+
+    // ---- kinds ----
+
+    @Test
+    void shouldRejectSwiftMapWithSources() {
+        PipelineSpec spec = spec(streams().stream("raw", EVENT), read(), count(),
+                ComputationSpec.builder("fast").kind(ComputationKind.SWIFT_MAP).processingFunction(Counter::new)
+                        .source("raw", "KafkaSource", Map.of("topics", "raw")));
+        assertSingleError(spec, "fast", "source_streams", "a SwiftMap computation cannot have source_streams",
+                "read the source in a Source computation");
+    }
+
+    @Test
+    void shouldRejectSwiftMapWithSinks() {
+        PipelineSpec spec = spec(streams().stream("fast", COUNT), read(), count(),
+                transform("fast").kind(ComputationKind.SWIFT_MAP).inputStreamIds("events").outputStreamIds("fast")
+                        .sink("s", "KafkaSink", List.of("fast"), Map.of("topic", "t")));
+        assertSingleError(spec, "fast", "sinks", "a SwiftMap computation cannot have sinks",
+                "attach the sink to a Transform computation");
+    }
+
+    @Test
+    void shouldRejectSwiftMapWithTimers() {
+        PipelineSpec spec = spec(streams().stream("fast", COUNT), read(), count(),
+                transform("fast").kind(ComputationKind.SWIFT_MAP).inputStreamIds("events").outputStreamIds("fast")
+                        .timer("t", Map.of()));
+        assertSingleError(spec, "fast", "timers", "timers only in Transform computations: SwiftMap computation 'fast'",
+                "make 'fast' a Transform computation");
+    }
+
+    @Test
+    void shouldRejectTimersInSourceComputation() {
+        PipelineSpec spec = spec(read().timer("t", Map.of()), count());
+        assertSingleError(spec, "read", "timers", "timers only in Transform computations: Source computation 'read'",
+                "remove the timers");
+    }
+
+    @Test
+    void shouldRejectSourceComputationWithoutSource() {
+        PipelineSpec spec = spec(read(), count(), ComputationSpec.builder("empty").kind(ComputationKind.SOURCE)
+                .processingFunction(Counter::new));
+        assertSingleError(spec, "empty", "source_streams", "a Source computation needs exactly one source, but "
+                + "'empty' has 0", "add one entry to source_streams");
+    }
+
+    @Test
+    void shouldRejectSourceComputationWithTwoSources() {
+        PipelineSpec spec = spec(streams().stream("more", EVENT),
+                read().source("more", "KafkaSource", Map.of("topics", "more")), count());
+        assertSingleError(spec, "read", "source_streams", "needs exactly one source, but 'read' has 2",
+                "one Source computation each");
+    }
+
+    @Test
+    void shouldRejectTransformOrderedSourceWithInputs() {
+        PipelineSpec spec = spec(streams().stream("ordered", EVENT), read(), count(),
+                ComputationSpec.builder("ordered").kind(ComputationKind.TRANSFORM_ORDERED_SOURCE)
+                        .source("ordered", "KafkaSource", Map.of("topics", "o")).outputStreamIds("ordered")
+                        .inputStreamIds("counts"));
+        assertSingleError(spec, "ordered", "input_stream_ids",
+                "a TransformOrderedSource computation cannot have input_stream_ids", "remove input_stream_ids");
+    }
+
+    // ---- processing function ----
+
+    @Test
+    void shouldRejectTransformWithoutProcessingFunction() {
+        PipelineSpec spec = spec(read(), ComputationSpec.builder("count").inputStreamIds("events")
+                .outputStreamIds("counts").groupBy("hash", ColumnType.UINT64, "farm_hash(user)"));
+        assertSingleError(spec, "count", "processing_function", "Transform computation 'count' has no "
+                + "processing_function", "RowFunction or BatchFunction");
+    }
+
+    @Test
+    void shouldRejectSourceWithoutFunctionAndTwoOutputs() {
+        PipelineSpec spec = spec(streams().stream("copy", EVENT), read().outputStreamIds("copy"), count());
+        assertSingleError(spec, "read", "output_stream_ids", "forwards its source messages to its single output, "
+                + "but 'read' has 2 output streams", "exactly one entry in output_stream_ids");
+    }
+
+    @Test
+    void shouldRejectProcessingFunctionThatCannotBeLoaded() {
+        PipelineSpec spec = spec(read(), count().processingFunction("com.acme.Missing"));
+        assertSingleError(spec, "count", "processing_function", "class 'com.acme.Missing' cannot be loaded",
+                "put its jar on the classpath");
+    }
+
+    @Test
+    void shouldRejectProcessingFunctionThatIsNotAFunction() {
+        PipelineSpec spec = spec(read(), count().processingFunction(NotAFunction.class.getName()));
+        assertSingleError(spec, "count", "processing_function",
+                "does not implement io.flowkafka.api.RowFunction or io.flowkafka.api.BatchFunction",
+                "implements io.flowkafka.api.RowFunction");
+    }
+
+    @Test
+    void shouldRejectProcessingFunctionWithoutNoArgConstructor() {
+        PipelineSpec spec = spec(read(), count().processingFunction(NeedsArgument.class.getName()));
+        assertSingleError(spec, "count", "processing_function", "has no public no-argument constructor",
+                "public no-argument constructor");
+    }
+
+    // ---- sinks and connectors ----
+
+    @Test
+    void shouldRejectSinkReadingStreamThatIsNotOwnOutput() {
+        PipelineSpec spec = spec(read(), count().sink("raw", "KafkaSink", List.of("events"), Map.of("topic", "raw")));
+        assertSingleError(spec, "count", "sinks.raw.input_stream_ids", "sink 'raw' reads 'events', which is not an "
+                + "output of its computation 'count'", "attach the sink to computation 'read'");
+    }
+
+    @Test
+    void shouldRejectKafkaSourceWithoutTopics() {
+        PipelineSpec spec = spec(ComputationSpec.builder("read").kind(ComputationKind.SOURCE)
+                .source("events", "KafkaSource", Map.of("format", "json")).outputStreamIds("events"), count());
+        assertSingleError(spec, "read", "source_streams.events.parameters.topics",
+                "KafkaSource of stream 'events' has no 'topics' parameter", "set parameters.topics");
+    }
+
+    @Test
+    void shouldRejectKafkaSinkWithoutTopic() {
+        PipelineSpec spec = spec(read(), count().sink("noTopic", "KafkaSink", List.of("counts"), Map.of()));
+        assertSingleError(spec, "count", "sinks.noTopic.parameters.topic", "KafkaSink 'noTopic' has no 'topic' "
+                + "parameter", "set sinks.noTopic.parameters.topic");
+    }
+
+    @Test
+    void shouldRejectUnknownSourceClassName() {
+        PipelineSpec spec = spec(ComputationSpec.builder("read").kind(ComputationKind.SOURCE)
+                .source("events", "TKafkaSource", Map.of("topics", "t")).outputStreamIds("events"), count());
+        assertSingleError(spec, "read", "source_streams.events.source_class_name",
+                "unknown source_class_name 'TKafkaSource'", "use one of the known sources: KafkaSource");
+    }
+
+    @Test
+    void shouldRejectUnknownSinkClassName() {
+        PipelineSpec spec = spec(read(), count().sink("http", "HttpSink", List.of("counts"), Map.of()));
+        assertSingleError(spec, "count", "sinks.http.sink_class_name", "unknown sink_class_name 'HttpSink'",
+                "use one of the known sinks: KafkaSink");
+    }
+
+    // ---- streams_dependency, key visitors, timers ----
+
+    @Test
+    void shouldRejectStreamsDependencyKeyThatIsNotOutputOrTimer() {
+        PipelineSpec spec = spec(read(), count().streamsDependency("events", List.of("events")));
+        assertSingleError(spec, "count", "streams_dependency.events", "stream 'events' is not an output or timer "
+                + "stream of 'count'", "use one of [counts]");
+    }
+
+    @Test
+    void shouldAcceptStreamsDependencyOnTimersAndInputs() {
+        PipelineSpec spec = spec(read(), count().timer("flush", Map.of())
+                .streamsDependency("counts", List.of("events", "flush")).streamsDependency("flush", List.of("events")));
+        assertThat(spec.validate()).isEmpty();
+    }
+
+    @Test
+    void shouldRejectKeyVisitorNamesOfUndeclaredStates() {
+        PipelineSpec spec = spec(read(), count().keyVisitorStream("ttl", Map.of("names", List.of("totl"))));
+        assertSingleError(spec, "count", "key_visitor_streams.ttl.names", "visits state 'totl', which computation "
+                + "'count' does not declare", "did you mean 'total'?");
+    }
+
+    @Test
+    void shouldRejectDuplicateTimerStreamIds() {
+        PipelineSpec spec = spec(read(), count().timer("flush", Map.of()).timer("flush", Map.of("time_type", "event")));
+        assertSingleError(spec, "count", "timers", "timer stream 'flush' is listed more than once",
+                "distinct ids");
+    }
+
+    // ---- names, warnings, several problems ----
+
+    @Test
+    void shouldRejectIdsThatCannotBeTopicNames() {
+        PipelineSpec spec = spec(PipelineSpec.builder("my pipeline").stream("events", EVENT).stream("counts", COUNT),
+                read(), count());
+        assertSingleError(spec, null, "name", "pipeline name 'my pipeline' is not a legal Kafka topic prefix",
+                "use only letters");
+    }
+
+    @Test
+    void shouldWarnAboutDeclaredButUnusedStream() {
+        PipelineSpec spec = spec(streams().stream("orphan", EVENT), read(), count());
+        assertThat(errors(spec)).isEmpty();
+        assertThat(spec.validate()).singleElement().satisfies(p -> {
+            assertThat(p.severity()).isEqualTo(SpecProblem.Severity.WARNING);
+            assertThat(p.field()).isEqualTo("streams.orphan");
+            assertThat(p.message()).contains("declared but no computation writes or reads it");
+        });
+        assertThat(spec.validated()).isSameAs(spec);
+    }
+
+    @Test
+    void shouldReportSeveralErrorsAtOnceErrorsFirst() {
+        PipelineSpec.Builder pipeline = streams().stream("orphan", EVENT)
+                .warning(SpecProblem.warning("count", "colour", "unknown field 'colour' is ignored", "remove it"));
+        PipelineSpec spec = spec(pipeline,
+                read().timer("t", Map.of()),
+                count().inputStreamIds("evnts").sink("http", "HttpSink", List.of("counts"), Map.of()),
+                ComputationSpec.builder("idle").processingFunction("com.acme.Missing"));
+        List<SpecProblem> problems = spec.validate();
+        assertThat(problems).extracting(SpecProblem::field).containsExactly(
+                "timers",
+                "input_stream_ids",
+                "sinks.http.sink_class_name",
+                "input_stream_ids",
+                "processing_function",
+                "colour",
+                "streams.orphan");
+        assertThat(problems).extracting(SpecProblem::severity).containsExactly(
+                SpecProblem.Severity.ERROR, SpecProblem.Severity.ERROR, SpecProblem.Severity.ERROR,
+                SpecProblem.Severity.ERROR, SpecProblem.Severity.ERROR,
+                SpecProblem.Severity.WARNING, SpecProblem.Severity.WARNING);
+        assertThat(problems).extracting(SpecProblem::computation)
+                .containsExactly("read", "count", "count", "idle", "idle", "count", null);
+        assertThatThrownBy(spec::validated)
+                .isInstanceOf(InvalidSpecException.class)
+                .hasMessageContaining("pipeline 'activity' has 5 spec error(s)")
+                .hasMessageContaining("computation 'read', field 'timers': timers only in Transform computations")
+                .hasMessageContaining("unknown stream 'evnts'; fix: did you mean 'events'?")
+                .hasMessageContaining("unknown sink_class_name 'HttpSink'")
+                .hasMessageContaining("has neither input_stream_ids nor source_streams")
+                .hasMessageContaining("class 'com.acme.Missing' cannot be loaded")
+                .satisfies(e -> assertThat(((InvalidSpecException) e).problems()).hasSize(5));
+    }
+
+    @Test
+    void shouldFindErrorsOfOneComputationWithoutStoppingAtTheFirst() {
+        PipelineSpec spec = spec(read(), ComputationSpec.builder("count").kind(ComputationKind.SWIFT_MAP)
+                .inputStreamIds("events").outputStreamIds("counts")
+                .groupBy("user", ColumnType.STRING, null)
+                .timer("t", Map.of())
+                .sink("s", "KafkaSink", List.of("counts"), Map.of("topic", "x")));
+        assertThat(findError(spec, "group_by_schema[0]").message()).contains("must be uint64");
+        assertThat(findError(spec, "timers").message()).contains("timers only in Transform computations");
+        assertThat(findError(spec, "sinks").message()).contains("cannot have sinks");
+        assertThat(findError(spec, "processing_function").message()).contains("SwiftMap computation 'count'");
+        assertThat(errors(spec)).hasSize(4);
+    }
+}
