@@ -26,7 +26,11 @@ public interface RuntimeContext {
      */
     StateAccessor<GenericRecord> getState(String name);
 
-    /** The state {@code name} of the current key as a generated Avro class. */
+    /**
+     * The state {@code name} of the current key as a generated Avro class. Since Avro 1.12.2 your
+     * generated classes must be trusted (system property {@code org.apache.avro.SERIALIZABLE_PACKAGES}
+     * or {@code ClassSecurityValidator.setGlobal}); flow-kafka trusts only its own.
+     */
     <T extends SpecificRecord> StateAccessor<T> getState(String name, Class<T> type);
 
     /** The state {@code name} of the current key stored with a user serde. */

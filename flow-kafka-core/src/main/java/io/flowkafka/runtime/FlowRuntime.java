@@ -51,6 +51,10 @@ import org.slf4j.LoggerFactory;
 public final class FlowRuntime implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(FlowRuntime.class);
 
+    static {
+        io.flowkafka.avro.FlowAvroClasses.trust();
+    }
+
     /** What the runtime is doing, as a user sees it. */
     public enum State {
         /** Created, not started. */

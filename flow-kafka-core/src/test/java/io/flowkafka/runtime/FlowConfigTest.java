@@ -1,0 +1,41 @@
+package io.flowkafka.runtime;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.Map;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigException;
+import org.junit.jupiter.api.Test;
+
+class FlowConfigTest {
+    @Test
+    void shouldDocumentMillisecondsForEveryMsKey() {
+        for (ConfigDef.ConfigKey key : FlowConfig.configDef().configKeys().values()) {
+            if (key.name.endsWith(".ms")) {
+                assertThat(key.documentation).as(key.name).containsIgnoringCase("milliseconds");
+            }
+            assertThat(key.name).startsWith("flow.");
+        }
+    }
+
+    @Test
+    void shouldIgnoreNonFlowKeysAndUseDefaults() {
+        FlowConfig c = new FlowConfig(Map.of("bootstrap.servers", "x:1", "num.stream.threads", "3"));
+        assertThat(c.getString(FlowConfig.TOPICS_MODE_CONFIG)).isEqualTo("create");
+        assertThat(c.getBoolean(FlowConfig.DEAD_LETTER_ENABLED_CONFIG)).isTrue();
+    }
+
+    @Test
+    void shouldRejectBadValuesNamingKeyAndExpectation() {
+        assertThatThrownBy(() -> new FlowConfig(Map.of(FlowConfig.TOPICS_MODE_CONFIG, "maybe")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("flow.topics.mode").hasMessageContaining("maybe");
+        assertThatThrownBy(() -> new FlowConfig(Map.of(FlowConfig.REPLICATION_FACTOR_CONFIG, "0")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("must be -1 (broker default) or >= 1");
+        assertThatThrownBy(() -> new FlowConfig(Map.of(FlowConfig.REPLICATION_FACTOR_CONFIG, "2",
+                FlowConfig.MIN_INSYNC_REPLICAS_CONFIG, "3")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("must not exceed flow.topics.replication.factor=2");
+        assertThatThrownBy(() -> new FlowConfig(Map.of(FlowConfig.PURGE_INTERVAL_MS_CONFIG, "-5")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining(FlowConfig.PURGE_INTERVAL_MS_CONFIG);
+    }
+}
