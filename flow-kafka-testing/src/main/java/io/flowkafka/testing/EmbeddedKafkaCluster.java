@@ -1,0 +1,533 @@
+package io.flowkafka.testing;
+
+import io.flowkafka.api.FlowException;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Properties;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.stream.Collectors;
+import kafka.server.KafkaConfig;
+import kafka.server.KafkaRaftServer;
+import org.apache.kafka.clients.CommonClientConfigs;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.DescribeClusterOptions;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.common.utils.Utils;
+import org.apache.kafka.metadata.storage.Formatter;
+import org.apache.kafka.server.common.MetadataVersion;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A Kafka cluster running in this JVM: KRaft nodes started with {@code KafkaRaftServer} over a
+ * temporary directory.
+ *
+ * <p>Prefer one cluster per test JVM, {@link #shared()}, with unique topic names and application
+ * ids per test ({@link TestNames}); starting a cluster takes about 2 s cold and 0.5 s warm.
+ *
+ * <pre>{@code
+ * try (EmbeddedKafkaCluster cluster = EmbeddedKafkaCluster.start()) {
+ *     cluster.createTopic("input", 4);
+ *     Properties props = cluster.clientProperties();
+ *     ...
+ * }
+ * }</pre>
+ *
+ * <p>Layout: one broker runs as a single combined broker-and-controller node (node id 1); {@code n
+ * > 1} brokers run as one controller (node id 0) and {@code n} brokers (node ids 1..n). Every
+ * listener is PLAINTEXT on {@code localhost} at a free port. Internal topics (consumer offsets,
+ * transaction state, share-group state) have replication {@code min(3, n)}, 5 partitions for the
+ * first two, and min ISR 1, or 2 with three or more brokers. Topics created through
+ * {@link #createTopic} get the same replication.
+ *
+ * <p>Limitations:
+ * <ol>
+ *   <li>no security: PLAINTEXT only, no ACLs;</li>
+ *   <li>no API to stop or restart single brokers;</li>
+ *   <li>the data directory lives under {@code java.io.tmpdir} and is deleted on {@link #close()},
+ *       so a killed JVM leaves it behind.</li>
+ * </ol>
+ *
+ * <p>Thread-safe. The caller of {@link #start()} closes the cluster; {@link #shared()} is closed
+ * by a shutdown hook.
+ */
+public final class EmbeddedKafkaCluster implements KafkaCluster {
+    private static final Logger log = LoggerFactory.getLogger(EmbeddedKafkaCluster.class);
+
+    /** How long {@link #start} waits for the cluster to answer before failing. */
+    public static final Duration STARTUP_BOUND = Duration.ofSeconds(90);
+
+    private static final String CONTROLLER_LISTENER = "CONTROLLER";
+    private static final String BROKER_LISTENER = "PLAINTEXT";
+    private static final int CONTROLLER_ONLY_NODE_ID = 0;
+    private static final Duration NODE_SHUTDOWN_BOUND = Duration.ofSeconds(60);
+
+    private static @Nullable EmbeddedKafkaCluster shared;
+    private static boolean sharedHookInstalled;
+
+    private final int brokers;
+    private final Path dataDir;
+    private final List<Node> nodes;
+    private final String bootstrapServers;
+    private final Admin admin;
+    private final Object closeLock = new Object();
+    private volatile boolean closed;
+
+    private record Node(int id, boolean broker, boolean controller, int brokerPort,
+            int controllerPort, Path dir, KafkaRaftServer server) {}
+
+    private EmbeddedKafkaCluster(int brokers, Path dataDir, List<Node> nodes, Admin admin) {
+        this.brokers = brokers;
+        this.dataDir = dataDir;
+        this.nodes = List.copyOf(nodes);
+        this.bootstrapServers = bootstrapServers(nodes);
+        this.admin = admin;
+    }
+
+    /**
+     * Starts a one-broker cluster and waits until it answers.
+     *
+     * @return a running cluster that the caller closes
+     * @throws FlowException if the broker does not start within {@link #STARTUP_BOUND}
+     */
+    public static EmbeddedKafkaCluster start() {
+        return start(1);
+    }
+
+    /**
+     * Starts a cluster of {@code brokers} brokers and waits until all of them answer.
+     *
+     * @param brokers at least 1; more than one adds a separate controller node
+     * @return a running cluster that the caller closes
+     * @throws IllegalArgumentException if {@code brokers < 1}
+     * @throws FlowException if the cluster does not start within {@link #STARTUP_BOUND}
+     */
+    public static EmbeddedKafkaCluster start(int brokers) {
+        return start(brokers, Map.of());
+    }
+
+    /**
+     * Starts a cluster of {@code brokers} brokers with extra broker configuration and waits until
+     * all of them answer.
+     *
+     * @param brokers at least 1; more than one adds a separate controller node
+     * @param brokerConfig entries that override the defaults on every node, such as
+     *     {@code log.retention.ms}; may be empty
+     * @return a running cluster that the caller closes
+     * @throws IllegalArgumentException if {@code brokers < 1}
+     * @throws org.apache.kafka.common.config.ConfigException if Kafka rejects the configuration
+     * @throws FlowException if the cluster does not start within {@link #STARTUP_BOUND}
+     */
+    public static EmbeddedKafkaCluster start(int brokers, Map<String, String> brokerConfig) {
+        Objects.requireNonNull(brokerConfig, "brokerConfig");
+        if (brokers < 1) {
+            throw new IllegalArgumentException("brokers must be >= 1 but was " + brokers);
+        }
+        Path dataDir;
+        try {
+            dataDir = Files.createTempDirectory("flowkafka-kraft-");
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create a temporary data directory", e);
+        }
+        List<Node> nodes = new ArrayList<>();
+        Admin admin = null;
+        try {
+            createNodes(brokers, dataDir, brokerConfig, nodes);
+            startNodes(nodes);
+            admin = Admin.create(clientProperties(bootstrapServers(nodes), "flowkafka-embedded-admin"));
+            Admin a = admin;
+            Await.poll(STARTUP_BOUND, brokers + " broker(s) registered and unfenced at "
+                            + bootstrapServers(nodes),
+                    () -> describedBrokers(a), n -> n >= brokers, true, FlowException::new);
+            log.info("Kafka cluster with {} broker(s) started at {}", brokers, bootstrapServers(nodes));
+            return new EmbeddedKafkaCluster(brokers, dataDir, nodes, admin);
+        } catch (RuntimeException | Error e) {
+            if (admin != null) {
+                admin.close(Duration.ZERO);
+            }
+            stopNodes(nodes);
+            deleteQuietly(dataDir);
+            throw e;
+        }
+    }
+
+    /**
+     * The one-broker cluster shared by this JVM, started on first use.
+     *
+     * <p>A JVM shutdown hook closes it. Do not close it yourself; if someone does, the next call
+     * starts a new one.
+     *
+     * @return the running shared cluster
+     * @throws FlowException if the broker does not start within {@link #STARTUP_BOUND}
+     */
+    public static synchronized EmbeddedKafkaCluster shared() {
+        EmbeddedKafkaCluster current = shared;
+        if (current == null || current.isClosed()) {
+            current = start();
+            shared = current;
+            if (!sharedHookInstalled) {
+                Runtime.getRuntime().addShutdownHook(new Thread(
+                        EmbeddedKafkaCluster::closeShared, "flowkafka-shared-cluster-shutdown"));
+                sharedHookInstalled = true;
+            }
+        }
+        return current;
+    }
+
+    private static void closeShared() {
+        EmbeddedKafkaCluster current;
+        synchronized (EmbeddedKafkaCluster.class) {
+            current = shared;
+            shared = null;
+        }
+        if (current != null) {
+            current.close();
+        }
+    }
+
+    /**
+     * Runs a cluster until standard input closes or the process is killed.
+     *
+     * <p>Prints {@code bootstrap.servers=<host:port,...>} on standard output once the cluster
+     * answers; logs go wherever the SLF4J binding sends them. Arguments: an optional broker count
+     * (default 1), and {@code --until-killed} to ignore standard input (needed when it is
+     * {@code /dev/null}). Exits with 0 after a clean stop and 2 on bad arguments.
+     *
+     * <pre>{@code
+     * java -cp "$(cat classpath.txt)" io.flowkafka.testing.EmbeddedKafkaCluster 1 --until-killed
+     * }</pre>
+     *
+     * @param args {@code [brokers] [--until-killed]}
+     * @throws IOException if reading standard input fails
+     * @throws InterruptedException if interrupted while waiting to be killed
+     */
+    public static void main(String[] args) throws IOException, InterruptedException {
+        int brokers = 1;
+        boolean untilKilled = false;
+        for (String arg : args) {
+            if (arg.equals("--until-killed")) {
+                untilKilled = true;
+            } else if (arg.matches("[1-9][0-9]{0,2}")) {
+                brokers = Integer.parseInt(arg);
+            } else {
+                System.err.println("unknown argument '" + arg
+                        + "'; usage: EmbeddedKafkaCluster [brokers] [--until-killed]");
+                System.exit(2);
+            }
+        }
+        EmbeddedKafkaCluster cluster = start(brokers);
+        Runtime.getRuntime().addShutdownHook(
+                new Thread(cluster::close, "flowkafka-embedded-cluster-shutdown"));
+        System.out.println("bootstrap.servers=" + cluster.bootstrapServers());
+        System.out.flush();
+        if (untilKilled) {
+            new CountDownLatch(1).await();
+        }
+        System.in.transferTo(OutputStream.nullOutputStream());
+        cluster.close();
+        System.exit(0);
+    }
+
+    @Override
+    public String bootstrapServers() {
+        checkOpen();
+        return bootstrapServers;
+    }
+
+    /** The number of brokers, not counting a separate controller node. */
+    public int brokers() {
+        return brokers;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The replication factor is {@code min(3, brokers())}.
+     */
+    @Override
+    public void createTopic(String name, int partitions, Map<String, String> config) {
+        Topics.create(admin(), name, partitions, (short) Math.min(3, brokers), config);
+    }
+
+    @Override
+    public Admin admin() {
+        checkOpen();
+        return admin;
+    }
+
+    @Override
+    public Properties clientProperties() {
+        checkOpen();
+        Properties props = new Properties();
+        props.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+        return props;
+    }
+
+    /** Whether {@link #close()} has been called. */
+    public boolean isClosed() {
+        return closed;
+    }
+
+    @Override
+    public void close() {
+        synchronized (closeLock) { // a second caller, such as a shutdown hook, waits for the first
+            if (closed) {
+                return;
+            }
+            closed = true;
+            doClose();
+        }
+    }
+
+    private void doClose() {
+        long startNanos = System.nanoTime();
+        admin.close(Duration.ofSeconds(5));
+        stopNodes(nodes);
+        deleteQuietly(dataDir);
+        log.info("Kafka cluster at {} stopped in {} ms", bootstrapServers,
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos));
+    }
+
+    @Override
+    public String toString() {
+        return "EmbeddedKafkaCluster[" + bootstrapServers + ", brokers=" + brokers + "]";
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("the Kafka cluster at " + bootstrapServers
+                    + " is closed; start a new one");
+        }
+    }
+
+    private static void createNodes(int brokers, Path dataDir, Map<String, String> overrides,
+            List<Node> nodes) {
+        boolean combined = brokers == 1;
+        int[] ports = freePorts(brokers + 1);
+        int controllerPort = ports[brokers];
+        int controllerId = combined ? 1 : CONTROLLER_ONLY_NODE_ID;
+        String voters = controllerId + "@localhost:" + controllerPort;
+        String clusterId = Uuid.randomUuid().toString();
+        if (!combined) {
+            nodes.add(createNode(controllerId, false, true, -1, controllerPort, voters, clusterId,
+                    dataDir, brokers, overrides));
+        }
+        for (int i = 0; i < brokers; i++) {
+            nodes.add(createNode(i + 1, true, combined, ports[i], controllerPort, voters,
+                    clusterId, dataDir, brokers, overrides));
+        }
+    }
+
+    private static Node createNode(int id, boolean broker, boolean controller, int brokerPort,
+            int controllerPort, String voters, String clusterId, Path dataDir, int brokers,
+            Map<String, String> overrides) {
+        Path dir = dataDir.resolve("node-" + id);
+        Properties props = new Properties();
+        props.put("process.roles", broker && controller ? "broker,controller"
+                : controller ? "controller" : "broker");
+        props.put("node.id", Integer.toString(id));
+        props.put("controller.quorum.voters", voters);
+        props.put("controller.listener.names", CONTROLLER_LISTENER);
+        props.put("listener.security.protocol.map",
+                BROKER_LISTENER + ":PLAINTEXT," + CONTROLLER_LISTENER + ":PLAINTEXT");
+        List<String> listeners = new ArrayList<>();
+        if (broker) {
+            listeners.add(BROKER_LISTENER + "://localhost:" + brokerPort);
+            props.put("advertised.listeners", BROKER_LISTENER + "://localhost:" + brokerPort);
+            props.put("inter.broker.listener.name", BROKER_LISTENER);
+        }
+        if (controller) {
+            listeners.add(CONTROLLER_LISTENER + "://localhost:" + controllerPort);
+        }
+        props.put("listeners", String.join(",", listeners));
+        props.put("log.dirs", dir.toString());
+        props.put("metadata.log.dir", dir.toString());
+        String replication = Integer.toString(Math.min(3, brokers));
+        String minIsr = brokers >= 3 ? "2" : "1";
+        props.put("offsets.topic.replication.factor", replication);
+        props.put("offsets.topic.num.partitions", "5");
+        props.put("transaction.state.log.replication.factor", replication);
+        props.put("transaction.state.log.min.isr", minIsr);
+        props.put("transaction.state.log.num.partitions", "5");
+        props.put("share.coordinator.state.topic.replication.factor", replication);
+        props.put("share.coordinator.state.topic.min.isr", minIsr);
+        props.put("group.initial.rebalance.delay.ms", "0");
+        props.put("log.cleaner.dedupe.buffer.size", "2097152");
+        props.putAll(overrides);
+
+        KafkaConfig config = KafkaConfig.fromProps(props, false);
+        format(id, clusterId, dir);
+        return new Node(id, broker, controller, brokerPort, controllerPort, dir,
+                new KafkaRaftServer(config, Time.SYSTEM));
+    }
+
+    private static void format(int nodeId, String clusterId, Path dir) {
+        try {
+            Files.createDirectories(dir);
+            new Formatter()
+                    .setPrintStream(new PrintStream(OutputStream.nullOutputStream()))
+                    .setNodeId(nodeId)
+                    .setClusterId(clusterId)
+                    .setDirectories(List.of(dir.toString()))
+                    .setMetadataLogDirectory(dir.toString())
+                    .setReleaseVersion(MetadataVersion.latestProduction())
+                    .setControllerListenerName(CONTROLLER_LISTENER)
+                    .run();
+        } catch (Exception e) {
+            throw new FlowException("cannot format KRaft node " + nodeId + " in " + dir, e);
+        }
+    }
+
+    /** Starts controllers first, then brokers in parallel: a broker's startup blocks until it has
+     * caught up with the controller's metadata. */
+    private static void startNodes(List<Node> nodes) {
+        long deadline = System.nanoTime() + STARTUP_BOUND.toNanos();
+        ExecutorService pool = Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, "flowkafka-embedded-startup");
+            t.setDaemon(true);
+            return t;
+        });
+        try {
+            List<Node> controllersOnly = nodes.stream().filter(n -> !n.broker()).toList();
+            List<Node> withBroker = nodes.stream().filter(Node::broker).toList();
+            awaitAll(submitAll(pool, controllersOnly, n -> n.server().startup()), deadline);
+            awaitAll(submitAll(pool, withBroker, n -> n.server().startup()), deadline);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /** Stops brokers in parallel, then controllers, each with a bound; logs what fails. */
+    private static void stopNodes(List<Node> nodes) {
+        ExecutorService pool = Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, "flowkafka-embedded-shutdown");
+            t.setDaemon(true);
+            return t;
+        });
+        try {
+            for (boolean brokerRole : new boolean[] {true, false}) {
+                List<Node> batch = nodes.stream().filter(n -> n.broker() == brokerRole).toList();
+                long deadline = System.nanoTime() + NODE_SHUTDOWN_BOUND.toNanos();
+                try {
+                    awaitAll(submitAll(pool, batch, n -> {
+                        n.server().shutdown();
+                        n.server().awaitShutdown();
+                    }), deadline);
+                } catch (RuntimeException e) {
+                    log.warn("Kafka node(s) {} did not stop cleanly",
+                            batch.stream().map(Node::id).toList(), e);
+                }
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    private interface NodeAction {
+        void run(Node node) throws Exception;
+    }
+
+    private static List<Future<?>> submitAll(ExecutorService pool, List<Node> batch, NodeAction action) {
+        List<Future<?>> futures = new ArrayList<>();
+        for (Node node : batch) {
+            futures.add(pool.submit(() -> {
+                action.run(node);
+                return null;
+            }));
+        }
+        return futures;
+    }
+
+    private static void awaitAll(List<Future<?>> futures, long deadlineNanos) {
+        try {
+            for (Future<?> f : futures) {
+                f.get(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+            }
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException cause) {
+                throw cause;
+            }
+            throw new FlowException("Kafka node failed: " + e.getCause(), e.getCause());
+        } catch (TimeoutException e) {
+            throw new FlowException("Kafka node(s) did not start or stop within "
+                    + Await.format(STARTUP_BOUND), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new FlowException("interrupted while starting or stopping Kafka nodes", e);
+        }
+    }
+
+    private static int describedBrokers(Admin admin) {
+        try {
+            return admin.describeCluster(new DescribeClusterOptions().timeoutMs(2_000))
+                    .nodes().get().size();
+        } catch (ExecutionException e) {
+            return 0;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new FlowException("interrupted while waiting for the Kafka cluster", e);
+        }
+    }
+
+    private static int[] freePorts(int count) {
+        List<ServerSocket> sockets = new ArrayList<>();
+        try {
+            int[] ports = new int[count];
+            for (int i = 0; i < count; i++) {
+                ServerSocket s = new ServerSocket(0);
+                s.setReuseAddress(true);
+                sockets.add(s);
+                ports[i] = s.getLocalPort();
+            }
+            return ports;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot find free ports", e);
+        } finally {
+            for (ServerSocket s : sockets) {
+                try {
+                    s.close();
+                } catch (IOException ignored) {
+                    // the port is still free for our purpose
+                }
+            }
+        }
+    }
+
+    private static String bootstrapServers(List<Node> nodes) {
+        return nodes.stream().filter(Node::broker).map(n -> "localhost:" + n.brokerPort())
+                .collect(Collectors.joining(","));
+    }
+
+    private static Properties clientProperties(String bootstrapServers, String clientId) {
+        Properties props = new Properties();
+        props.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+        props.put(CommonClientConfigs.CLIENT_ID_CONFIG, clientId);
+        return props;
+    }
+
+    private static void deleteQuietly(Path dir) {
+        try {
+            Utils.delete(dir.toFile());
+        } catch (IOException e) {
+            log.warn("cannot delete Kafka data directory {}", dir, e);
+        }
+    }
+}

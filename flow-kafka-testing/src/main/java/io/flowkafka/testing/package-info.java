@@ -1,0 +1,22 @@
+/**
+ * flow-kafka's test kit: Kafka clusters for tests, a JUnit 5 extension, bounded waits, an
+ * exactly-once checker and a child-JVM launcher.
+ *
+ * <p>Entry points:
+ * <ul>
+ *   <li>{@link io.flowkafka.testing.WithKafka} on a test class injects the JVM-wide
+ *       {@link io.flowkafka.testing.EmbeddedKafkaCluster#shared() shared} in-JVM broker and
+ *       per-test {@link io.flowkafka.testing.TestNames};</li>
+ *   <li>{@link io.flowkafka.testing.EmbeddedKafkaCluster} starts a KRaft broker in this JVM,
+ *       {@link io.flowkafka.testing.ContainerKafkaCluster} one in Docker;</li>
+ *   <li>{@link io.flowkafka.testing.Await} replaces {@code Thread.sleep} in tests;</li>
+ *   <li>{@link io.flowkafka.testing.ExactlyOnceChecker} finds lost and duplicated messages in
+ *       an output topic;</li>
+ *   <li>{@link io.flowkafka.testing.ChildJvm} runs an application in a separate JVM that a test
+ *       can kill.</li>
+ * </ul>
+ */
+@NullMarked
+package io.flowkafka.testing;
+
+import org.jspecify.annotations.NullMarked;

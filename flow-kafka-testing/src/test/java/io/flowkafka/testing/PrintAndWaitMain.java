@@ -1,0 +1,28 @@
+package io.flowkafka.testing;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * A child-JVM main for {@link ChildJvmIT}: prints {@code ready <arg><greeting.suffix>} and waits
+ * until standard input closes, or until killed with the argument {@code until-killed}; with the
+ * argument {@code exit} it prints {@code bye} and exits with code 3.
+ */
+public final class PrintAndWaitMain {
+    private PrintAndWaitMain() {}
+
+    public static void main(String[] args) throws IOException, InterruptedException {
+        String arg = args.length > 0 ? args[0] : "";
+        if (arg.equals("exit")) {
+            System.out.println("bye");
+            System.exit(3);
+        }
+        System.out.println("ready " + arg + System.getProperty("greeting.suffix", ""));
+        System.out.flush();
+        if (arg.equals("until-killed")) {
+            new CountDownLatch(1).await();
+        }
+        System.in.transferTo(OutputStream.nullOutputStream());
+    }
+}
