@@ -127,6 +127,7 @@ public final class FlowRuntime implements AutoCloseable {
         p.putIfAbsent(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.ByteArraySerde.class.getName());
         p.putIfAbsent(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.ByteArraySerde.class.getName());
         p.putIfAbsent(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG, DeadLetterHandler.class.getName());
+        p.putIfAbsent("processing.exception.handler.global.enabled", "true");
         p.put(DeadLetterHandler.TOPIC_CONFIG, dlq);
         p.put(DeadLetterHandler.ENABLED_CONFIG, String.valueOf(config.getBoolean(FlowConfig.DEAD_LETTER_ENABLED_CONFIG)));
         int rf = config.getInt(FlowConfig.REPLICATION_FACTOR_CONFIG);

@@ -1,0 +1,177 @@
+package io.flowkafka.examples.guarantees;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flowkafka.api.Message;
+import io.flowkafka.api.OutputCollector;
+import io.flowkafka.api.RowFunction;
+import io.flowkafka.api.RuntimeContext;
+import io.flowkafka.api.StateAccessor;
+import io.flowkafka.runtime.FlowRuntime;
+import io.flowkafka.spec.ColumnType;
+import io.flowkafka.spec.ComputationKind;
+import io.flowkafka.spec.PipelineSpec;
+import io.flowkafka.testing.Await;
+import io.flowkafka.testing.KafkaCluster;
+import io.flowkafka.testing.TestNames;
+import io.flowkafka.testing.WithKafka;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.avro.Schema;
+import org.apache.avro.SchemaBuilder;
+import org.apache.avro.generic.GenericData;
+import org.apache.avro.generic.GenericDatumWriter;
+import org.apache.avro.generic.GenericRecord;
+import org.apache.avro.io.BinaryEncoder;
+import org.apache.avro.io.EncoderFactory;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Bad input on a real broker: poison records land in {@code <pipeline>.dlq} with the reason in
+ * headers, none of a failing call's state writes or outputs become visible, and every good record
+ * is processed.
+ */
+@WithKafka
+class DeadLetterIT {
+    static final Schema EVENT = SchemaBuilder.record("Ev").namespace("dlq").fields()
+            .optionalString("user").requiredString("action").endRecord();
+    static final Schema COUNT = SchemaBuilder.record("Cnt").namespace("dlq").fields()
+            .requiredString("user").requiredLong("count").endRecord();
+    static final Schema TOTAL = SchemaBuilder.record("Tot").namespace("dlq").fields().requiredLong("count").endRecord();
+
+    /** Counts per user; throws for action "boom" after writing state and adding an output. */
+    public static final class CountOrBoom implements RowFunction {
+        @Override
+        public void onMessage(Message message, RuntimeContext context, OutputCollector output) {
+            StateAccessor<GenericRecord> total = context.getState("total");
+            long n = total.get().map(t -> (Long) t.get("count")).orElse(0L) + 1;
+            GenericRecord t = new GenericData.Record(TOTAL);
+            t.put("count", n);
+            total.set(t);
+            output.addMessage(context.createMessageBuilder("counts")
+                    .set("user", message.getPayload().get("user").toString()).set("count", n).build());
+            if ("boom".equals(message.getPayload().get("action").toString())) {
+                throw new IllegalArgumentException("user code rejects action boom");
+            }
+        }
+    }
+
+    @Test
+    @Timeout(180)
+    void shouldSendPoisonRecordsToTheDeadLetterTopicAndKeepTheirEffectsInvisible(KafkaCluster cluster, TestNames names)
+            throws Exception {
+        String input = names.topic("input");
+        String output = names.topic("output");
+        String pipeline = names.name("dlq");
+        cluster.createTopic(input, 2);
+        PipelineSpec spec = PipelineSpec.builder(pipeline)
+                .stream("raw", EVENT).stream("events", EVENT).stream("counts", COUNT)
+                .computation("read", c -> c.kind(ComputationKind.SOURCE)
+                        .source("raw", "KafkaSource", Map.of("topics", input, "format", "avro", "key_column", "user"))
+                        .outputStreamIds("events"))
+                .computation("count", c -> c.inputStreamIds("events")
+                        .groupBy("hash", ColumnType.UINT64, "farm_hash(user)").groupBy("user", ColumnType.STRING, null)
+                        .state("total", TOTAL).processingFunction(CountOrBoom::new).outputStreamIds("counts")
+                        .sink("out", "KafkaSink", List.of("counts"), Map.of("topic", output)))
+                .build();
+
+        Properties pp = cluster.clientProperties();
+        pp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        pp.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        try (KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(pp)) {
+            // all for key "alice" so they share a partition and their order
+            send(p, input, "alice", avro("view"));
+            send(p, input, "alice", "not avro at all \u0000\u0001".getBytes(StandardCharsets.UTF_8)); // bad Avro
+            send(p, input, null, avro("view"));                                                       // null key
+            send(p, input, "alice", avro("boom"));                                                    // user code throws
+            send(p, input, "alice", avro("click"));
+            send(p, input, "bob", avro("view"));
+        }
+
+        Properties props = cluster.clientProperties();
+        props.put("state.dir", Files.createTempDirectory("flow-dlq").toString());
+        props.put("commit.interval.ms", "100");
+        try (FlowRuntime runtime = FlowRuntime.create(spec, props)) {
+            runtime.start();
+            List<ConsumerRecord<byte[], byte[]>> dead = readCommitted(cluster, runtime.deadLetterTopic(), 3);
+            List<ConsumerRecord<byte[], byte[]>> outs = readCommitted(cluster, output, 3);
+
+            assertThat(outs).extracting(r -> new String(r.value(), StandardCharsets.UTF_8))
+                    .containsExactlyInAnyOrder("{\"user\":\"alice\",\"count\":1}", "{\"user\":\"alice\",\"count\":2}",
+                            "{\"user\":\"bob\",\"count\":1}");
+            assertThat(dead).hasSize(3);
+            assertThat(dead).extracting(r -> header(r, "flow.dlq.computation")).containsExactlyInAnyOrder("read", "read", "count");
+            assertThat(dead).anySatisfy(r -> {
+                assertThat(header(r, "flow.dlq.stage")).contains("decode");
+                assertThat(header(r, "flow.dlq.error.message")).contains("not Avro");
+                assertThat(header(r, "flow.dlq.topic")).isEqualTo(input);
+                assertThat(new String(r.value(), StandardCharsets.UTF_8)).startsWith("not avro at all");
+            });
+            assertThat(dead).anySatisfy(r -> {
+                assertThat(header(r, "flow.dlq.error.message")).contains("record key is null").contains("key_column");
+                assertThat(r.key()).isNull();
+            });
+            assertThat(dead).anySatisfy(r -> {
+                assertThat(header(r, "flow.dlq.computation")).isEqualTo("count");
+                assertThat(header(r, "flow.dlq.error.class")).isEqualTo(IllegalArgumentException.class.getName());
+                assertThat(header(r, "flow.dlq.error.message")).isEqualTo("user code rejects action boom");
+                assertThat(header(r, "flow.dlq.offset")).isNotBlank();
+            });
+        }
+    }
+
+    private static String header(ConsumerRecord<byte[], byte[]> r, String name) {
+        var h = r.headers().lastHeader(name);
+        return h == null ? null : new String(h.value(), StandardCharsets.UTF_8);
+    }
+
+    private static void send(KafkaProducer<byte[], byte[]> p, String topic, String key, byte[] value) throws Exception {
+        p.send(new ProducerRecord<>(topic, key == null ? 0 : null, key == null ? null : key.getBytes(StandardCharsets.UTF_8),
+                value)).get();
+    }
+
+    private static byte[] avro(String action) throws Exception {
+        GenericRecord r = new GenericData.Record(EVENT);
+        r.put("user", null);
+        r.put("action", action);
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        BinaryEncoder enc = EncoderFactory.get().directBinaryEncoder(out, null);
+        new GenericDatumWriter<GenericRecord>(EVENT).write(r, enc);
+        return out.toByteArray();
+    }
+
+    private static List<ConsumerRecord<byte[], byte[]>> readCommitted(KafkaCluster cluster, String topic, int expected) {
+        Properties p = cluster.clientProperties();
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        p.put(ConsumerConfig.GROUP_ID_CONFIG, topic + "-reader");
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
+        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p)) {
+            c.subscribe(List.of(topic));
+            Await.until(Duration.ofMinutes(2), expected + " committed records in " + topic, () -> {
+                c.poll(Duration.ofMillis(200)).forEach(out::add);
+                return out.size() >= expected;
+            });
+            // and nothing more arrives soon after (a duplicate or a leaked partial effect would)
+            c.poll(Duration.ofSeconds(2)).forEach(out::add);
+        }
+        return out;
+    }
+}

@@ -1,0 +1,38 @@
+package io.flowkafka.examples.guarantees;
+
+import io.flowkafka.runtime.FlowRuntime;
+import java.time.Duration;
+import java.util.Properties;
+
+/**
+ * Runs one instance of {@link TwoHopPipeline} in a child JVM until it is stopped (SIGTERM: graceful close) or killed.
+ * Args: bootstrap pipeline input output stateDir [throwOnceAt].
+ */
+public final class TwoHopMain {
+    private TwoHopMain() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Properties props = new Properties();
+        props.put("bootstrap.servers", args[0]);
+        props.put("state.dir", args[4]);
+        props.put("commit.interval.ms", "100");
+        props.put("num.stream.threads", "2");
+        props.put("flow.internal.topics.purge.interval.ms", "2000");
+        if (args.length > 5) {
+            TwoHopPipeline.throwOnceAt = args[5];
+            props.put("flow.dead.letter.enabled", "false");
+            props.put("flow.stream.thread.failure", "replace");
+        }
+        FlowRuntime runtime = FlowRuntime.create(TwoHopPipeline.spec(args[1], args[2], args[3]), props);
+        runtime.start();
+        if (!runtime.awaitState(FlowRuntime.State.RUNNING, Duration.ofMinutes(2))) {
+            System.out.println("FAILED to reach RUNNING: " + runtime.state());
+            System.exit(1);
+        }
+        System.out.println("RUNNING");
+        System.out.flush();
+        Runtime.getRuntime().addShutdownHook(new Thread(runtime::close));
+        Thread.currentThread().join();
+    }
+}

@@ -1,0 +1,86 @@
+package io.flowkafka.examples.guarantees;
+
+import io.flowkafka.api.Message;
+import io.flowkafka.api.OutputCollector;
+import io.flowkafka.api.RowFunction;
+import io.flowkafka.api.RuntimeContext;
+import io.flowkafka.api.StateAccessor;
+import io.flowkafka.spec.ColumnType;
+import io.flowkafka.spec.ComputationKind;
+import io.flowkafka.spec.PipelineSpec;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.avro.Schema;
+import org.apache.avro.SchemaBuilder;
+import org.apache.avro.generic.GenericData;
+import org.apache.avro.generic.GenericRecord;
+
+/**
+ * The pipeline of the exactly-once ITs: source -> count (per-user state) -> tag (per-id key) -> sink.
+ * Every input {@code id} yields exactly one output keyed by that id, carrying the user's running
+ * count; so the outputs of a user must hold each count 1..n exactly once.
+ */
+final class TwoHopPipeline {
+    static final Schema EVENT = SchemaBuilder.record("Event").namespace("it").fields()
+            .requiredString("id").requiredString("user").endRecord();
+    static final Schema COUNTED = SchemaBuilder.record("Counted").namespace("it").fields()
+            .requiredString("id").requiredString("user").requiredLong("count").endRecord();
+    static final Schema TOTAL = SchemaBuilder.record("Total").namespace("it").fields().requiredLong("count").endRecord();
+
+    /** Set in a child JVM to throw once from the count function at this input id. */
+    static volatile String throwOnceAt;
+    private static final AtomicBoolean THROWN = new AtomicBoolean();
+
+    private TwoHopPipeline() {
+    }
+
+    static PipelineSpec spec(String name, String input, String output) {
+        return PipelineSpec.builder(name)
+                .stream("raw", EVENT)
+                .stream("events", EVENT)
+                .stream("counted", COUNTED)
+                .stream("results", COUNTED)
+                .computation("read", c -> c.kind(ComputationKind.SOURCE)
+                        .source("raw", "KafkaSource", Map.of("topics", input))
+                        .outputStreamIds("events"))
+                .computation("count", c -> c.inputStreamIds("events")
+                        .groupBy("hash", ColumnType.UINT64, "farm_hash(user)").groupBy("user", ColumnType.STRING, null)
+                        .state("total", TOTAL)
+                        .processingFunction(Count::new)
+                        .outputStreamIds("counted"))
+                .computation("tag", c -> c.inputStreamIds("counted")
+                        .groupBy("hash", ColumnType.UINT64, "farm_hash(id)").groupBy("id", ColumnType.STRING, null)
+                        .processingFunction(Tag::new)
+                        .outputStreamIds("results")
+                        .sink("out", "KafkaSink", List.of("results"),
+                                Map.of("topic", output, "key_column", "id", "message_id_header", "flow-message-id")))
+                .build();
+    }
+
+    /** Counts per user. */
+    public static final class Count implements RowFunction {
+        @Override
+        public void onMessage(Message message, RuntimeContext context, OutputCollector output) {
+            StateAccessor<GenericRecord> total = context.getState("total");
+            long n = total.get().map(t -> (Long) t.get("count")).orElse(0L) + 1;
+            GenericRecord t = new GenericData.Record(TOTAL);
+            t.put("count", n);
+            total.set(t);
+            String id = message.getPayload().get("id").toString();
+            output.addMessage(context.createMessageBuilder("counted")
+                    .set("id", id).set("user", message.getPayload().get("user").toString()).set("count", n).build());
+            if (id.equals(throwOnceAt) && THROWN.compareAndSet(false, true)) {
+                throw new IllegalStateException("injected failure at " + id);
+            }
+        }
+    }
+
+    /** Passes each counted record on, keyed by id. */
+    public static final class Tag implements RowFunction {
+        @Override
+        public void onMessage(Message message, RuntimeContext context, OutputCollector output) {
+            output.addMessage(context.createMessageBuilder("results").setPayload(message.getPayload()).build());
+        }
+    }
+}
