@@ -1,9 +1,11 @@
 /**
- * flow-kafka's test kit: Kafka clusters for tests, a JUnit 5 extension, bounded waits, an
+ * flow-kafka's test kit: a pipeline test driver, Kafka clusters for tests, a JUnit 5 extension, bounded waits, an
  * exactly-once checker and a child-JVM launcher.
  *
  * <p>Entry points:
  * <ul>
+ *   <li>{@link io.flowkafka.testing.FlowTestDriver} runs a whole pipeline deterministically on
+ *       {@code TopologyTestDriver}, no broker needed;</li>
  *   <li>{@link io.flowkafka.testing.WithKafka} on a test class injects the JVM-wide
  *       {@link io.flowkafka.testing.EmbeddedKafkaCluster#shared() shared} in-JVM broker and
  *       per-test {@link io.flowkafka.testing.TestNames};</li>

@@ -59,7 +59,7 @@ public final class DeadLetterHandler implements ProcessingExceptionHandler {
         }
         if (!enabled) {
             LOG.error("computation '{}' failed to {} at {}-{}@{} and dead letters are disabled ({}=false): failing",
-                    computation, stage, context.topic(), context.partition(), context.offset());
+                    computation, stage, context.topic(), context.partition(), context.offset(), ENABLED_CONFIG);
             return Response.fail();
         }
         LOG.warn("computation '{}' failed to {} at {}-{}@{}: {}: {}; sent to dead-letter topic {}", computation, stage,

@@ -16,7 +16,7 @@ import org.jspecify.annotations.Nullable;
  *   <li>{@code flow.id}: the message id bytes;</li>
  *   <li>{@code flow.ets}: event timestamp, 8 bytes big-endian nanoseconds;</li>
  *   <li>{@code flow.sts}: system timestamp, 8 bytes big-endian nanoseconds;</li>
- *   <li>{@code flow.parents}: parent ids, each as 1 length byte then the id;</li>
+ *   <li>{@code flow.parents}: parent ids, each as its length (unsigned varint) then the id;</li>
  *   <li>{@code flow.control}: present on control records (watermarks, completion).</li>
  * </ul>
  * The stream id is the topic's. Stateless and thread-safe.
@@ -86,20 +86,40 @@ public final class FlowHeaders {
     static byte[] encodeIds(List<MessageId> ids) {
         int size = 0;
         for (MessageId m : ids) {
-            size += 1 + m.size();
+            size += 5 + m.size();
         }
         ByteBuffer b = ByteBuffer.allocate(size);
         for (MessageId m : ids) {
-            b.put((byte) m.size()).put(m.toBytes());
+            int len = m.size();
+            while ((len & ~0x7f) != 0) {
+                b.put((byte) ((len & 0x7f) | 0x80));
+                len >>>= 7;
+            }
+            b.put((byte) len).put(m.toBytes());
         }
-        return b.array();
+        return java.util.Arrays.copyOf(b.array(), b.position());
     }
 
     static List<MessageId> decodeIds(byte[] bytes) {
         List<MessageId> ids = new ArrayList<>(2);
         ByteBuffer b = ByteBuffer.wrap(bytes);
         while (b.hasRemaining()) {
-            byte[] id = new byte[b.get() & 0xff];
+            int len = 0;
+            int shift = 0;
+            byte x;
+            do {
+                if (!b.hasRemaining() || shift > 28) {
+                    throw new IllegalArgumentException("header " + PARENTS + " is malformed: truncated length");
+                }
+                x = b.get();
+                len |= (x & 0x7f) << shift;
+                shift += 7;
+            } while ((x & 0x80) != 0);
+            if (len <= 0 || len > b.remaining()) {
+                throw new IllegalArgumentException("header " + PARENTS + " is malformed: id length " + len
+                        + " with " + b.remaining() + " bytes left");
+            }
+            byte[] id = new byte[len];
             b.get(id);
             ids.add(MessageId.of(id));
         }

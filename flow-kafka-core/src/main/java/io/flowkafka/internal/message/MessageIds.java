@@ -51,18 +51,44 @@ public final class MessageIds {
     /** The id of output number {@code position} of a call whose main parent is {@code parent}. */
     public static MessageId derive(MessageId parent, long computationTag, int position) {
         byte[] p = parent.toBytes();
-        ByteBuffer in = ByteBuffer.wrap(p);
-        int origin = in.getInt();
-        long offset = in.getLong();
-        long parentLineage = p.length >= DERIVED_ID_SIZE ? in.getLong() : 0L;
-        int parentPosition = p.length >= DERIVED_ID_SIZE ? in.getInt() : -1;
-        if (p.length != SOURCE_ID_SIZE && p.length != DERIVED_ID_SIZE) {
-            // a foreign id (e.g. from a timer or a batch): fold all of it into the lineage
+        int origin;
+        long offset;
+        long parentLineage;
+        int parentPosition;
+        if (p.length == SOURCE_ID_SIZE || p.length == DERIVED_ID_SIZE) {
+            ByteBuffer in = ByteBuffer.wrap(p);
+            origin = in.getInt();
+            offset = in.getLong();
+            parentLineage = p.length == DERIVED_ID_SIZE ? in.getLong() : 0L;
+            parentPosition = p.length == DERIVED_ID_SIZE ? in.getInt() : -1;
+        } else {
+            // a foreign id (from a timer, a visit or a batch): keep its ordering prefix, fold all of it into the lineage
+            origin = prefixInt(p);
+            offset = prefixLong(p);
             parentLineage = Hashing.farmHashFingerprint64().hashBytes(p).asLong();
+            parentPosition = p.length;
         }
         long lineage = mix(mix(parentLineage, parentPosition), computationTag);
         return MessageId.of(ByteBuffer.allocate(DERIVED_ID_SIZE)
                 .putInt(origin).putLong(offset).putLong(lineage).putInt(position).array());
+    }
+
+    /** The first 4 bytes as an int, zero-padded when shorter. */
+    private static int prefixInt(byte[] p) {
+        int v = 0;
+        for (int i = 0; i < 4; i++) {
+            v = (v << 8) | (i < p.length ? p[i] & 0xff : 0);
+        }
+        return v;
+    }
+
+    /** Bytes 4..12 as a long, zero-padded when shorter. */
+    private static long prefixLong(byte[] p) {
+        long v = 0;
+        for (int i = 4; i < 12; i++) {
+            v = (v << 8) | (i < p.length ? p[i] & 0xff : 0);
+        }
+        return v;
     }
 
     /** An id derived from several parents (batching): the largest parent's prefix, lineage over all. */
@@ -76,9 +102,8 @@ public final class MessageIds {
             }
         }
         byte[] p = max.toBytes();
-        ByteBuffer in = ByteBuffer.wrap(p);
         return MessageId.of(ByteBuffer.allocate(DERIVED_ID_SIZE)
-                .putInt(in.getInt()).putLong(in.getLong()).putLong(lineage).putInt(position).array());
+                .putInt(prefixInt(p)).putLong(prefixLong(p)).putLong(lineage).putInt(position).array());
     }
 
     private static long mix(long a, long b) {

@@ -281,7 +281,12 @@ final class CallContext implements RuntimeContext, OutputCollector {
         public void set(T value) {
             checkActive();
             Objects.requireNonNull(value, "value (use clear() to delete a state)");
-            states.put(storeKey, encode.apply(value));
+            byte[] bytes = encode.apply(value);
+            if (bytes == null) {
+                throw new IllegalArgumentException("the state serde of computation '" + spec.id()
+                        + "' serialized a value to null; use clear() to delete a state");
+            }
+            states.put(storeKey, bytes);
         }
 
         @Override

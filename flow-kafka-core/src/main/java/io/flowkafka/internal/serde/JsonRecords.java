@@ -132,7 +132,11 @@ public final class JsonRecords {
                 throw mismatch(path, "boolean", node);
             case BYTES:
                 if (node != null && node.isTextual()) {
-                    return ByteBuffer.wrap(Base64.getDecoder().decode(node.asText()));
+                    try {
+                        return ByteBuffer.wrap(Base64.getDecoder().decode(node.asText()));
+                    } catch (IllegalArgumentException e) {
+                        throw new IllegalArgumentException("field '" + path + "' must be base64 bytes: " + e.getMessage());
+                    }
                 }
                 throw mismatch(path, "base64 string", node);
             case ENUM:

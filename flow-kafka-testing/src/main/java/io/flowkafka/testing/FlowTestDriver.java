@@ -1,0 +1,651 @@
+package io.flowkafka.testing;
+
+import io.flowkafka.api.Message;
+import io.flowkafka.api.MessageId;
+import io.flowkafka.runtime.FlowConfig;
+import io.flowkafka.runtime.FlowRuntime;
+import io.flowkafka.spec.ComputationSpec;
+import io.flowkafka.spec.PipelineSpec;
+import io.flowkafka.spec.StateSpec;
+import io.flowkafka.spi.PipelineCodecs;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.Set;
+import org.apache.avro.Schema;
+import org.apache.avro.generic.GenericData;
+import org.apache.avro.generic.GenericRecord;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.TestInputTopic;
+import org.apache.kafka.streams.TestOutputTopic;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.test.TestRecord;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Runs a pipeline on Kafka Streams' {@link TopologyTestDriver}: pipe records into its source
+ * topics or internal streams, then read decoded messages, sink records, dead letters and per-key
+ * state. No broker, no threads, milliseconds per test.
+ *
+ * <p>Example, with the activity pipeline of the examples module
+ * ({@code io.flowkafka.examples.activity.ActivityPipeline}: source topic {@code user-events}
+ * &rarr; computation {@code count} with state {@code totals} &rarr; sink topic
+ * {@code user-activity-counts}; the code below is compiled and run as
+ * {@code io.flowkafka.examples.activity.ActivityPipelineTest}):
+ *
+ * <pre>{@code
+ * PipelineSpec spec = ActivityPipeline.spec("activity", "user-events", "user-activity-counts", 4);
+ * try (FlowTestDriver driver = FlowTestDriver.create(spec)) {
+ *     driver.pipeSource("user-events", "alice", "{\"user\":\"alice\",\"action\":\"click\",\"ts\":1000}");
+ *     driver.pipeSource("user-events", "alice", "{\"user\":\"alice\",\"action\":\"view\",\"ts\":1002}");
+ *     driver.pipeSource("user-events", "bob", "not json");
+ *
+ *     assertThat(driver.readSinkJson("user-activity-counts"))
+ *             .containsExactly("{\"user\":\"alice\",\"count\":1}", "{\"user\":\"alice\",\"count\":2}");
+ *     assertThat(driver.stateForPayload("count", "totals", "events",
+ *             Map.of("user", "alice", "action", "view", "ts", 1002L)))
+ *             .hasValueSatisfying(totals -> assertThat(totals.get("count")).isEqualTo(2L));
+ *     assertThat(driver.readDeadLetters()).singleElement()
+ *             .satisfies(dead -> assertThat(dead.computation()).isEqualTo("read"));
+ * }
+ * }</pre>
+ *
+ * <p>Contract:
+ * <ul>
+ *   <li><b>Deterministic.</b> The wall clock starts at {@link #DEFAULT_WALL_CLOCK_START} (or
+ *       {@value #WALL_CLOCK_START_CONFIG}) and moves only by {@link #advanceWallClockTime}; message
+ *       ids of {@link #pipe piped} messages come from a per-stream counter. The same calls give
+ *       the same outputs, ids included, in every run.</li>
+ *   <li><b>Synchronous.</b> Every {@code pipe...} call returns after the record and everything it
+ *       caused downstream (through every internal topic) was processed and committed; the driver
+ *       starts no thread.</li>
+ *   <li><b>Consuming reads.</b> {@code read...} methods return what was written since the last
+ *       read of the same topic, and forget it.</li>
+ *   <li><b>Properties.</b> Those of {@link FlowRuntime#create}; the driver defaults
+ *       {@code flow.state.stores} to {@code memory}, and {@code state.dir} to a temporary
+ *       directory that {@link #close()} deletes.</li>
+ * </ul>
+ *
+ * <p>Limitations (those of {@link TopologyTestDriver}):
+ * <ol>
+ *   <li>the whole pipeline runs as one task, every topic as a single partition: range
+ *       partitioning, the watermark minimum over producers, rebalances, restores and fencing are
+ *       not exercised; test those on a real broker ({@link EmbeddedKafkaCluster});</li>
+ *   <li>{@link io.flowkafka.api.RuntimeContext#getPartition()} is 0 for every key;</li>
+ *   <li>a failed record with {@code flow.dead.letter.enabled=false} leaves the driver unusable:
+ *       close it.</li>
+ * </ol>
+ *
+ * <p>Not thread-safe: use an instance from one thread. The caller closes it.
+ */
+public final class FlowTestDriver implements AutoCloseable {
+    /**
+     * Driver property: the initial wall-clock time, as an ISO-8601 instant
+     * ({@code 2026-01-01T00:00:00Z}), epoch milliseconds, or an {@link Instant}. Not passed on to
+     * the pipeline.
+     */
+    public static final String WALL_CLOCK_START_CONFIG = "flow.testing.wall.clock.start";
+
+    /** The initial wall-clock time unless {@value #WALL_CLOCK_START_CONFIG} says otherwise. */
+    public static final Instant DEFAULT_WALL_CLOCK_START = Instant.parse("2026-01-01T00:00:00Z");
+
+    /** Header marking control records (watermarks, completion) on internal topics; they are not messages. */
+    private static final String CONTROL_HEADER = "flow.control";
+
+    private final PipelineSpec spec;
+    private final FlowRuntime runtime;
+    private final PipelineCodecs codecs;
+    private final TopologyTestDriver driver;
+    private final @Nullable Path ownedStateDir;
+    private final Set<String> readableTopics;
+    private final Map<String, Long> sequences = new HashMap<>();
+    private final Map<String, TestInputTopic<byte[], byte[]>> inputTopics = new HashMap<>();
+    private final Map<String, TestOutputTopic<byte[], byte[]>> outputTopics = new HashMap<>();
+    private Instant wallClock;
+    private boolean closed;
+
+    private FlowTestDriver(PipelineSpec spec, Properties props) {
+        Properties p = new Properties();
+        p.putAll(props);
+        Object start = p.remove(WALL_CLOCK_START_CONFIG);
+        this.wallClock = start == null ? DEFAULT_WALL_CLOCK_START : parseInstant(start);
+        p.putIfAbsent(FlowConfig.STATE_STORES_CONFIG, "memory");
+        p.putIfAbsent(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "flow-test-driver:9092");
+        Path stateDir = null;
+        if (!p.containsKey(StreamsConfig.STATE_DIR_CONFIG)) {
+            try {
+                stateDir = Files.createTempDirectory("flow-test-driver-");
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot create a temporary state.dir for FlowTestDriver", e);
+            }
+            p.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+        }
+        this.ownedStateDir = stateDir;
+        try {
+            this.runtime = FlowRuntime.create(spec, p);
+            this.spec = runtime.spec();
+            this.codecs = PipelineCodecs.of(this.spec, p);
+            this.driver = new TopologyTestDriver(runtime.topology(), runtime.streamsProperties(), wallClock);
+        } catch (RuntimeException e) {
+            deleteOwnedStateDir();
+            throw e;
+        }
+        Set<String> topics = new LinkedHashSet<>(codecs.internalTopics().keySet());
+        for (String stream : this.spec.streams().keySet()) {
+            topics.addAll(codecs.topicsOf(stream));
+        }
+        topics.add(codecs.deadLetterTopic());
+        this.readableTopics = Set.copyOf(topics);
+    }
+
+    /**
+     * A driver for {@code spec} with default properties.
+     *
+     * @throws io.flowkafka.spec.InvalidSpecException listing every error of the spec
+     */
+    public static FlowTestDriver create(PipelineSpec spec) {
+        return create(spec, new Properties());
+    }
+
+    /**
+     * A driver for {@code spec} deployed with {@code props} ({@code flow.*} keys, Kafka Streams
+     * keys, and {@value #WALL_CLOCK_START_CONFIG}); {@code props} is copied, not kept.
+     *
+     * @throws io.flowkafka.spec.InvalidSpecException listing every error of the spec
+     * @throws org.apache.kafka.common.config.ConfigException for a bad {@code flow.*} property
+     * @throws IllegalArgumentException if {@value #WALL_CLOCK_START_CONFIG} is not an instant
+     */
+    public static FlowTestDriver create(PipelineSpec spec, Properties props) {
+        Objects.requireNonNull(spec, "spec");
+        Objects.requireNonNull(props, "props");
+        return new FlowTestDriver(spec, props);
+    }
+
+    // ---------------------------------------------------------------- input
+
+    /**
+     * Pipes a JSON record into a source topic, timestamped with the current wall-clock time.
+     *
+     * @param topic a topic read by a {@code KafkaSource} of the pipeline
+     * @param key the record key (UTF-8), or null
+     * @param jsonValue the record value (UTF-8); need not be valid JSON, to test dead letters
+     * @throws IllegalArgumentException if {@code topic} is not a source topic of the pipeline
+     * @throws org.apache.kafka.streams.errors.StreamsException if processing fails and dead
+     *     letters are disabled
+     */
+    public void pipeSource(String topic, @Nullable String key, String jsonValue) {
+        Objects.requireNonNull(jsonValue, "jsonValue");
+        pipeSource(topic, key == null ? null : key.getBytes(StandardCharsets.UTF_8),
+                jsonValue.getBytes(StandardCharsets.UTF_8), wallClock);
+    }
+
+    /**
+     * Pipes a raw record into a source topic.
+     *
+     * @param topic a topic read by a {@code KafkaSource} of the pipeline
+     * @param key the key bytes, or null
+     * @param value the value bytes, or null (a tombstone, which a source sends to dead letters)
+     * @param timestamp the record timestamp (the event time unless the source names an
+     *     {@code event_timestamp_column})
+     * @throws IllegalArgumentException if {@code topic} is not a source topic of the pipeline
+     * @throws org.apache.kafka.streams.errors.StreamsException if processing fails and dead
+     *     letters are disabled
+     */
+    public void pipeSource(String topic, byte @Nullable [] key, byte @Nullable [] value, Instant timestamp) {
+        Objects.requireNonNull(topic, "topic");
+        Objects.requireNonNull(timestamp, "timestamp");
+        checkOpen();
+        if (!codecs.sourceTopics().contains(topic)) {
+            throw new IllegalArgumentException("topic '" + topic + "' is not read by a source of pipeline '"
+                    + spec.name() + "'; its source topics are " + codecs.sourceTopics()
+                    + " (pipe internal streams with pipe(streamId, ...))");
+        }
+        inputTopic(topic).pipeInput(new TestRecord<>(key, value, null, timestamp));
+    }
+
+    /**
+     * Pipes a message into an internal stream, as if its writer had produced it: into every
+     * internal topic carrying the stream, keyed for the computations reading each.
+     *
+     * <p>The message id is 12 bytes: the big-endian {@link String#hashCode()} of
+     * {@code "<pipeline>.<stream>"}, then a per-stream counter from 0 (8 bytes big-endian), so ids
+     * of one stream sort in piping order, like the ids of one source partition. The system
+     * timestamp is the current wall-clock time. The message has no parents.
+     *
+     * @param streamId an internal stream that some computation reads
+     * @param payload a record of the stream's schema
+     * @param eventTimestampNanos the event timestamp, nanoseconds since the epoch
+     * @return the id given to the message
+     * @throws IllegalArgumentException if the stream is unknown, is a source stream, is read by no
+     *     computation, or {@code payload} is not a valid record of its schema
+     * @throws org.apache.kafka.streams.errors.StreamsException if processing fails and dead
+     *     letters are disabled
+     */
+    public MessageId pipe(String streamId, GenericRecord payload, long eventTimestampNanos) {
+        Objects.requireNonNull(streamId, "streamId");
+        Objects.requireNonNull(payload, "payload");
+        checkOpen();
+        Schema schema = codecs.schemaOf(streamId);
+        spec.writerOf(streamId).ifPresent(writer -> writer.sourceStreams().stream()
+                .filter(s -> s.streamId().equals(streamId)).findFirst().ifPresent(s -> {
+                    throw new IllegalArgumentException("stream '" + streamId + "' is a source stream of computation '"
+                            + writer.id() + "': pipe its records into the source topics " + codecs.sourceTopics()
+                            + " with pipeSource");
+                }));
+        if (spec.readersOf(streamId).isEmpty()) {
+            throw new IllegalArgumentException("stream '" + streamId + "' of pipeline '" + spec.name()
+                    + "' is read by no computation, so there is nothing to pipe it into");
+        }
+        if (!GenericData.get().validate(schema, payload)) {
+            throw new IllegalArgumentException("payload " + payload + " is not a valid record of stream '" + streamId
+                    + "' (schema " + schema.getFullName() + " with fields " + fieldNames(schema) + ")");
+        }
+        long sequence = sequences.merge(streamId, 1L, Long::sum) - 1;
+        MessageId id = MessageId.of(ByteBuffer.allocate(12)
+                .putInt((spec.name() + "." + streamId).hashCode()).putLong(sequence).array());
+        long nowNanos = Math.multiplyExact(wallClock.toEpochMilli(), 1_000_000L);
+        List<PipelineCodecs.EncodedRecord> records = codecs.encode(streamId, payload, id, eventTimestampNanos, nowNanos);
+        for (PipelineCodecs.EncodedRecord r : records) {
+            inputTopic(r.topic()).pipeInput(new TestRecord<>(r.key(), r.value(), r.headers(),
+                    Instant.ofEpochMilli(r.timestampMs())));
+        }
+        return id;
+    }
+
+    /**
+     * Pipes a message into an internal stream, its payload built from {@code fields}; see
+     * {@link #pipe(String, GenericRecord, long)}.
+     *
+     * @param fields payload fields by name; a missing field takes its default, or null if nullable
+     * @throws IllegalArgumentException as {@link #pipe(String, GenericRecord, long)}, and if a
+     *     field is unknown or a required field is missing
+     */
+    public MessageId pipe(String streamId, Map<String, ?> fields, long eventTimestampNanos) {
+        Objects.requireNonNull(streamId, "streamId");
+        Objects.requireNonNull(fields, "fields");
+        return pipe(streamId, record(streamId, fields), eventTimestampNanos);
+    }
+
+    /**
+     * Advances the wall clock (the system time of new messages and of
+     * {@link io.flowkafka.api.RuntimeContext#currentTimeNanos()}) and runs what became due.
+     *
+     * @throws IllegalArgumentException if {@code advance} is negative
+     */
+    public void advanceWallClockTime(Duration advance) {
+        Objects.requireNonNull(advance, "advance");
+        checkOpen();
+        if (advance.isNegative()) {
+            throw new IllegalArgumentException("the wall clock only moves forward, but advance was " + advance);
+        }
+        driver.advanceWallClockTime(advance);
+        wallClock = wallClock.plus(advance);
+    }
+
+    /** The current wall-clock time of the driver. */
+    public Instant wallClockTime() {
+        return wallClock;
+    }
+
+    // ---------------------------------------------------------------- output
+
+    /**
+     * Reads and consumes the messages written to an internal stream since the last read, decoded,
+     * in write order; control records are skipped. A stream carried by several internal topics
+     * (readers with different keys) is read from the first, {@code <pipeline>.<stream>}; each
+     * message's {@link Message#getKey() key} is that topic's reader's key.
+     *
+     * @throws IllegalArgumentException if the stream is unknown or has no internal topic (a source
+     *     stream, or a stream only written to sinks: read those with {@link #readTopic})
+     */
+    public List<Message> readStream(String streamId) {
+        Objects.requireNonNull(streamId, "streamId");
+        checkOpen();
+        codecs.schemaOf(streamId);
+        String topic = codecs.topicsOf(streamId).stream().filter(codecs.internalTopics()::containsKey).findFirst()
+                .orElseThrow(() -> new IllegalArgumentException("stream '" + streamId + "' of pipeline '" + spec.name()
+                        + "' has no internal topic; read its sink topics " + codecs.topicsOf(streamId)
+                        + " with readTopic or readSinkJson"));
+        List<Message> out = new ArrayList<>();
+        for (TestRecord<byte[], byte[]> r : readTopic(topic)) {
+            if (r.headers().lastHeader(CONTROL_HEADER) != null) {
+                continue;
+            }
+            out.add(codecs.decode(streamId, topic, r.key(), r.value(), r.headers()));
+        }
+        return out;
+    }
+
+    /**
+     * Reads and consumes the payloads of an internal stream; see {@link #readStream}.
+     *
+     * @throws IllegalArgumentException as {@link #readStream}
+     */
+    public List<GenericRecord> readPayloads(String streamId) {
+        return readStream(streamId).stream().map(Message::getPayload).toList();
+    }
+
+    /**
+     * Reads and consumes the raw records written to a topic of the pipeline (a sink topic, an
+     * internal topic or the dead-letter topic) since the last read.
+     *
+     * @throws IllegalArgumentException if the pipeline writes no such topic
+     */
+    public List<TestRecord<byte[], byte[]>> readTopic(String topic) {
+        Objects.requireNonNull(topic, "topic");
+        checkOpen();
+        if (!readableTopics.contains(topic)) {
+            throw new IllegalArgumentException("pipeline '" + spec.name() + "' writes no topic '" + topic
+                    + "'; it writes " + new java.util.TreeSet<>(readableTopics));
+        }
+        if (!driver.producedTopicNames().contains(topic)) {
+            return List.of();
+        }
+        return outputTopic(topic).readRecordsToList();
+    }
+
+    /**
+     * Reads and consumes the values written to a sink topic, as UTF-8 strings (a null value reads
+     * as {@code "null"}).
+     *
+     * @throws IllegalArgumentException if the pipeline writes no such topic
+     */
+    public List<String> readSinkJson(String topic) {
+        return readTopic(topic).stream()
+                .map(r -> r.value() == null ? "null" : new String(r.value(), StandardCharsets.UTF_8))
+                .toList();
+    }
+
+    /** Reads and consumes the records sent to the dead-letter topic {@code <pipeline>.dlq}. */
+    public List<DeadLetter> readDeadLetters() {
+        return readTopic(codecs.deadLetterTopic()).stream().map(DeadLetter::of).toList();
+    }
+
+    /**
+     * The committed value of state {@code stateName} of {@code key} in a computation.
+     *
+     * @param key a record with the computation's {@code group_by_schema} columns, by name
+     * @return the value, or empty when the key has no such state (never set, or cleared)
+     * @throws IllegalArgumentException if the computation is unknown or declares no Avro state
+     *     {@code stateName}
+     */
+    public Optional<GenericRecord> state(String computationId, String stateName, GenericRecord key) {
+        Objects.requireNonNull(computationId, "computationId");
+        Objects.requireNonNull(stateName, "stateName");
+        Objects.requireNonNull(key, "key");
+        checkOpen();
+        ComputationSpec c = computation(computationId);
+        StateSpec s = c.states().get(stateName);
+        if (s == null || s.schema() == null) {
+            throw new IllegalArgumentException("computation '" + computationId + "' declares no Avro state '"
+                    + stateName + "'; its states are " + c.states().keySet());
+        }
+        KeyValueStore<Bytes, byte[]> store = driver.getKeyValueStore(codecs.stateStoreName(computationId));
+        if (store == null) {
+            throw new IllegalStateException("computation '" + computationId + "' has no state store in the topology");
+        }
+        return codecs.decodeState(computationId, stateName, store.get(codecs.stateStoreKey(computationId, key, stateName)));
+    }
+
+    /**
+     * The committed value of state {@code stateName} for the key that a payload of
+     * {@code inputStreamId} maps to, computed like the computation does
+     * ({@code group_by_schema} expressions).
+     *
+     * @param payloadFields payload fields by name, completed as by {@link #pipe(String, Map, long)}
+     * @throws IllegalArgumentException if the computation or stream is unknown, the stream is not
+     *     an input or source of the computation, the fields do not make a valid payload, or the
+     *     computation declares no Avro state {@code stateName}
+     */
+    public Optional<GenericRecord> stateForPayload(String computationId, String stateName, String inputStreamId,
+            Map<String, ?> payloadFields) {
+        Objects.requireNonNull(inputStreamId, "inputStreamId");
+        Objects.requireNonNull(payloadFields, "payloadFields");
+        ComputationSpec c = computation(computationId);
+        boolean input = c.inputStreamIds().contains(inputStreamId)
+                || c.sourceStreams().stream().anyMatch(s -> s.streamId().equals(inputStreamId));
+        if (!input) {
+            throw new IllegalArgumentException("stream '" + inputStreamId + "' is not an input of computation '"
+                    + computationId + "'; its inputs are " + c.inputStreamIds());
+        }
+        GenericRecord key = codecs.keyOf(computationId, inputStreamId, record(inputStreamId, payloadFields));
+        return state(computationId, stateName, key);
+    }
+
+    /** The compiled topology the driver runs. */
+    public Topology topology() {
+        return runtime.topology();
+    }
+
+    /** Closes the Kafka Streams test driver and deletes the temporary state directory. Idempotent. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            driver.close();
+        } finally {
+            deleteOwnedStateDir();
+        }
+    }
+
+    // ---------------------------------------------------------------- dead letters
+
+    /**
+     * A record of the dead-letter topic: the failed input's original key and value, and the
+     * {@code flow.dlq.*} headers naming the failure and where the input came from.
+     *
+     * <p>Immutable: the arrays are copied in and out.
+     *
+     * @param key the original key bytes, or null
+     * @param value the original value bytes, or null
+     * @param errorClass the class of the exception that failed the record ({@code flow.dlq.error.class})
+     * @param errorMessage its message, empty if none ({@code flow.dlq.error.message})
+     * @param computation the computation that failed ({@code flow.dlq.computation})
+     * @param stage what it was doing, e.g. {@code process message ...} ({@code flow.dlq.stage})
+     * @param sourceTopic the topic of the failed input ({@code flow.dlq.topic})
+     * @param sourcePartition its partition, -1 if unknown ({@code flow.dlq.partition})
+     * @param sourceOffset its offset, -1 if unknown ({@code flow.dlq.offset})
+     */
+    public record DeadLetter(byte @Nullable [] key, byte @Nullable [] value, String errorClass, String errorMessage,
+            String computation, String stage, String sourceTopic, int sourcePartition, long sourceOffset) {
+
+        /** Copies the arrays; every string must be non-null. */
+        public DeadLetter {
+            Objects.requireNonNull(errorClass, "errorClass");
+            Objects.requireNonNull(errorMessage, "errorMessage");
+            Objects.requireNonNull(computation, "computation");
+            Objects.requireNonNull(stage, "stage");
+            Objects.requireNonNull(sourceTopic, "sourceTopic");
+            key = key == null ? null : key.clone();
+            value = value == null ? null : value.clone();
+        }
+
+        static DeadLetter of(TestRecord<byte[], byte[]> r) {
+            Headers h = r.headers();
+            return new DeadLetter(r.key(), r.value(), header(h, "flow.dlq.error.class"),
+                    header(h, "flow.dlq.error.message"), header(h, "flow.dlq.computation"), header(h, "flow.dlq.stage"),
+                    header(h, "flow.dlq.topic"), (int) number(h, "flow.dlq.partition"), number(h, "flow.dlq.offset"));
+        }
+
+        private static String header(Headers headers, String name) {
+            Header h = headers.lastHeader(name);
+            return h == null || h.value() == null ? "" : new String(h.value(), StandardCharsets.UTF_8);
+        }
+
+        private static long number(Headers headers, String name) {
+            try {
+                return Long.parseLong(header(headers, name));
+            } catch (NumberFormatException e) {
+                return -1L;
+            }
+        }
+
+        /** A copy of the original key, or null. */
+        @Override
+        public byte @Nullable [] key() {
+            return key == null ? null : key.clone();
+        }
+
+        /** A copy of the original value, or null. */
+        @Override
+        public byte @Nullable [] value() {
+            return value == null ? null : value.clone();
+        }
+
+        /** The original key as UTF-8, or null. */
+        public @Nullable String keyAsString() {
+            return key == null ? null : new String(key, StandardCharsets.UTF_8);
+        }
+
+        /** The original value as UTF-8, or null. */
+        public @Nullable String valueAsString() {
+            return value == null ? null : new String(value, StandardCharsets.UTF_8);
+        }
+
+        @Override
+        public boolean equals(@Nullable Object o) {
+            return o instanceof DeadLetter d && Arrays.equals(key, d.key) && Arrays.equals(value, d.value)
+                    && errorClass.equals(d.errorClass) && errorMessage.equals(d.errorMessage)
+                    && computation.equals(d.computation) && stage.equals(d.stage) && sourceTopic.equals(d.sourceTopic)
+                    && sourcePartition == d.sourcePartition && sourceOffset == d.sourceOffset;
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(Arrays.hashCode(key), Arrays.hashCode(value), errorClass, errorMessage, computation,
+                    stage, sourceTopic, sourcePartition, sourceOffset);
+        }
+
+        @Override
+        public String toString() {
+            return "DeadLetter[computation=" + computation + ", stage=" + stage + ", error=" + errorClass + ": "
+                    + errorMessage + ", source=" + sourceTopic + "-" + sourcePartition + "@" + sourceOffset + "]";
+        }
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    private GenericRecord record(String streamId, Map<String, ?> fields) {
+        Schema schema = codecs.schemaOf(streamId);
+        for (String name : fields.keySet()) {
+            if (schema.getField(name) == null) {
+                throw new IllegalArgumentException("stream '" + streamId + "' has no field '" + name + "'; its fields are "
+                        + fieldNames(schema));
+            }
+        }
+        GenericData.Record r = new GenericData.Record(schema);
+        for (Schema.Field f : schema.getFields()) {
+            if (fields.containsKey(f.name())) {
+                r.put(f.pos(), fields.get(f.name()));
+            } else if (f.hasDefaultValue()) {
+                r.put(f.pos(), GenericData.get().deepCopy(f.schema(), GenericData.get().getDefaultValue(f)));
+            } else if (!nullable(f.schema())) {
+                throw new IllegalArgumentException("stream '" + streamId + "': field '" + f.name()
+                        + "' is required (no default, not nullable) but missing from " + fields.keySet());
+            }
+        }
+        return r;
+    }
+
+    private static boolean nullable(Schema s) {
+        return s.getType() == Schema.Type.NULL || (s.getType() == Schema.Type.UNION
+                && s.getTypes().stream().anyMatch(t -> t.getType() == Schema.Type.NULL));
+    }
+
+    private static List<String> fieldNames(Schema schema) {
+        return schema.getFields().stream().map(Schema.Field::name).toList();
+    }
+
+    private ComputationSpec computation(String id) {
+        ComputationSpec c = spec.computations().get(id);
+        if (c == null) {
+            throw new IllegalArgumentException("pipeline '" + spec.name() + "' has no computation '" + id
+                    + "'; its computations are " + spec.computations().keySet());
+        }
+        return c;
+    }
+
+    private TestInputTopic<byte[], byte[]> inputTopic(String topic) {
+        return inputTopics.computeIfAbsent(topic,
+                t -> driver.createInputTopic(t, new ByteArraySerializer(), new ByteArraySerializer()));
+    }
+
+    private TestOutputTopic<byte[], byte[]> outputTopic(String topic) {
+        return outputTopics.computeIfAbsent(topic,
+                t -> driver.createOutputTopic(t, new ByteArrayDeserializer(), new ByteArrayDeserializer()));
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("the FlowTestDriver of pipeline '" + spec.name() + "' is closed");
+        }
+    }
+
+    private static Instant parseInstant(Object value) {
+        if (value instanceof Instant i) {
+            return i;
+        }
+        if (value instanceof Number n) {
+            return Instant.ofEpochMilli(n.longValue());
+        }
+        String s = value.toString().trim();
+        try {
+            return s.chars().allMatch(Character::isDigit) && !s.isEmpty()
+                    ? Instant.ofEpochMilli(Long.parseLong(s)) : Instant.parse(s);
+        } catch (DateTimeParseException | NumberFormatException e) {
+            throw new IllegalArgumentException(WALL_CLOCK_START_CONFIG + " must be an ISO-8601 instant such as "
+                    + "2026-01-01T00:00:00Z or epoch milliseconds, but was '" + value + "'", e);
+        }
+    }
+
+    private void deleteOwnedStateDir() {
+        if (ownedStateDir == null || !Files.exists(ownedStateDir)) {
+            return;
+        }
+        try {
+            Files.walkFileTree(ownedStateDir, new SimpleFileVisitor<>() {
+                @Override
+                public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
+                    Files.deleteIfExists(file);
+                    return FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public FileVisitResult postVisitDirectory(Path dir, @Nullable IOException exc) throws IOException {
+                    Files.deleteIfExists(dir);
+                    return FileVisitResult.CONTINUE;
+                }
+            });
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot delete FlowTestDriver's state.dir " + ownedStateDir, e);
+        }
+    }
+}
