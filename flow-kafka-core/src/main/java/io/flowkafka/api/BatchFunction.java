@@ -15,13 +15,13 @@ import java.util.List;
  */
 public non-sealed interface BatchFunction extends ProcessFunction {
     /** Processes a batch of messages. */
-    void onMessages(List<Message> messages, RuntimeContext context, OutputCollector output);
+    void onMessages(List<Message> messages, OutputCollector output, RuntimeContext context);
 
     /** Processes a batch of fired timers. The default does nothing. */
-    default void onTimers(List<Timer> timers, RuntimeContext context, OutputCollector output) {
+    default void onTimers(List<Timer> timers, OutputCollector output, RuntimeContext context) {
     }
 
     /** Processes a batch of visits. The default does nothing. */
-    default void onVisits(List<Visit> visits, RuntimeContext context, OutputCollector output) {
+    default void onVisits(List<Visit> visits, OutputCollector output, RuntimeContext context) {
     }
 }

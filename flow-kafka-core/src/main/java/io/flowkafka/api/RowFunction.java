@@ -9,13 +9,13 @@ package io.flowkafka.api;
  */
 public non-sealed interface RowFunction extends ProcessFunction {
     /** Processes one input message. */
-    void onMessage(Message message, RuntimeContext context, OutputCollector output);
+    void onMessage(Message message, OutputCollector output, RuntimeContext context);
 
     /** Processes a fired timer. The default does nothing. */
-    default void onTimer(Timer timer, RuntimeContext context, OutputCollector output) {
+    default void onTimer(Timer timer, OutputCollector output, RuntimeContext context) {
     }
 
     /** Processes a key-visitor visit. The default does nothing. */
-    default void onVisit(Visit visit, RuntimeContext context, OutputCollector output) {
+    default void onVisit(Visit visit, OutputCollector output, RuntimeContext context) {
     }
 }

@@ -22,7 +22,7 @@ class PipelineSpecLoaderTest {
     /** The process function named by the test specs. */
     public static final class Noop implements RowFunction {
         @Override
-        public void onMessage(Message message, RuntimeContext context, OutputCollector output) {
+        public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
         }
     }
 

@@ -26,7 +26,7 @@ class SpecValidatorTest {
     /** A valid process function. */
     public static final class Counter implements RowFunction {
         @Override
-        public void onMessage(Message message, RuntimeContext context, OutputCollector output) {
+        public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
         }
     }
 
@@ -40,7 +40,7 @@ class SpecValidatorTest {
         }
 
         @Override
-        public void onMessage(Message message, RuntimeContext context, OutputCollector output) {
+        public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
         }
     }
 

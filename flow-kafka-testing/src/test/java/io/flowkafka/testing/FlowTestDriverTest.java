@@ -63,7 +63,7 @@ class FlowTestDriverTest {
     /** Counts clicks per user; page "boom" sets state and adds an output, then throws. */
     static final class ClickCounter implements RowFunction {
         @Override
-        public void onMessage(Message message, RuntimeContext context, OutputCollector output) {
+        public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
             String user = message.getPayload().get("user").toString();
             StateAccessor<GenericRecord> total = context.getState("total");
             long count = total.get().map(t -> (Long) t.get("count")).orElse(0L) + 1;
@@ -81,7 +81,7 @@ class FlowTestDriverTest {
     /** Labels each count; stateless. */
     static final class Labeler implements RowFunction {
         @Override
-        public void onMessage(Message message, RuntimeContext context, OutputCollector output) {
+        public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
             GenericRecord in = message.getPayload();
             output.addMessage(context.createMessageBuilder("labels")
                     .set("user", in.get("user").toString())
@@ -363,7 +363,7 @@ class FlowTestDriverTest {
     /** Counts clicks per page, for a second reader of "clicks" with another key. */
     static final class PageCounter implements RowFunction {
         @Override
-        public void onMessage(Message message, RuntimeContext context, OutputCollector output) {
+        public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
             StateAccessor<GenericRecord> total = context.getState("total");
             long count = total.get().map(t -> (Long) t.get("count")).orElse(0L) + 1;
             GenericRecord updated = new GenericData.Record(TOTAL);

@@ -14,7 +14,7 @@ import org.apache.avro.generic.GenericRecord;
 public final class ActivityCounter implements RowFunction {
     // tag::function[]
     @Override
-    public void onMessage(Message message, RuntimeContext context, OutputCollector output) {
+    public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
         StateAccessor<GenericRecord> totals = context.getState("totals");
         long count = totals.get().map(t -> (Long) t.get("count")).orElse(0L) + 1;
         GenericRecord updated = new GenericData.Record(ActivityPipeline.TOTALS_SCHEMA);

@@ -57,7 +57,7 @@ class DeadLetterIT {
     /** Counts per user; throws for action "boom" after writing state and adding an output. */
     public static final class CountOrBoom implements RowFunction {
         @Override
-        public void onMessage(Message message, RuntimeContext context, OutputCollector output) {
+        public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
             StateAccessor<GenericRecord> total = context.getState("total");
             long n = total.get().map(t -> (Long) t.get("count")).orElse(0L) + 1;
             GenericRecord t = new GenericData.Record(TOTAL);

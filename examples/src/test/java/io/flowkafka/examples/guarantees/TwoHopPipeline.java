@@ -61,7 +61,7 @@ final class TwoHopPipeline {
     /** Counts per user. */
     public static final class Count implements RowFunction {
         @Override
-        public void onMessage(Message message, RuntimeContext context, OutputCollector output) {
+        public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
             StateAccessor<GenericRecord> total = context.getState("total");
             long n = total.get().map(t -> (Long) t.get("count")).orElse(0L) + 1;
             GenericRecord t = new GenericData.Record(TOTAL);
@@ -79,7 +79,7 @@ final class TwoHopPipeline {
     /** Passes each counted record on, keyed by id. */
     public static final class Tag implements RowFunction {
         @Override
-        public void onMessage(Message message, RuntimeContext context, OutputCollector output) {
+        public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
             output.addMessage(context.createMessageBuilder("results").setPayload(message.getPayload()).build());
         }
     }

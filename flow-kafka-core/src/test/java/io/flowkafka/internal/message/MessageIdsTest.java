@@ -159,7 +159,7 @@ class MessageIdsTest {
     /** Emits three outputs (siblings) per input. */
     static final class FanOut implements RowFunction {
         @Override
-        public void onMessage(Message message, RuntimeContext context, OutputCollector output) {
+        public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
             for (int i = 0; i < 3; i++) {
                 output.addMessage(context.createMessageBuilder("fanned")
                         .set("user", message.getPayload().get("user").toString()).set("n", (long) i).build());

@@ -67,7 +67,7 @@ class KeyStatesTest {
      */
     static final class Ops implements RowFunction {
         @Override
-        public void onMessage(Message message, RuntimeContext context, OutputCollector output) {
+        public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
             String user = message.getPayload().get("user").toString();
             long value = (Long) message.getPayload().get("value");
             StateAccessor<GenericRecord> v = context.getState("v");

@@ -1,0 +1,138 @@
+package io.flowkafka.examples.guarantees;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.flowkafka.api.FlowException;
+import io.flowkafka.examples.activity.ActivityPipeline;
+import io.flowkafka.runtime.FlowRuntime;
+import io.flowkafka.spec.PipelineSpec;
+import io.flowkafka.testing.Await;
+import io.flowkafka.testing.KafkaCluster;
+import io.flowkafka.testing.TestNames;
+import io.flowkafka.testing.WithKafka;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.List;
+import java.util.Properties;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** FlowRuntime on a real broker: topic creation and check mode, lifecycle states, pause and resume. */
+@WithKafka
+class FlowRuntimeIT {
+    @Test
+    @Timeout(120)
+    void shouldCreateInternalTopicsWithPartitionsAndInfiniteRetention(KafkaCluster cluster, TestNames names) throws Exception {
+        String input = names.topic("in");
+        cluster.createTopic(input, 2);
+        PipelineSpec spec = ActivityPipeline.spec(names.name("p"), input, names.topic("out"), 3);
+        try (FlowRuntime runtime = FlowRuntime.create(spec, props(cluster))) {
+            runtime.start();
+            assertThat(runtime.awaitState(FlowRuntime.State.RUNNING, Duration.ofMinutes(1))).isTrue();
+            String events = runtime.streamTopics("events").get(0);
+            assertThat(events).isEqualTo(spec.name() + ".events");
+            TopicDescription d = cluster.admin().describeTopics(List.of(events)).allTopicNames().get().get(events);
+            assertThat(d.partitions()).hasSize(3);
+            var cfg = cluster.admin().describeConfigs(List.of(new ConfigResource(ConfigResource.Type.TOPIC, events)))
+                    .all().get().values().iterator().next();
+            assertThat(cfg.get("retention.ms").value()).isEqualTo("-1");
+            assertThat(cluster.admin().listTopics().names().get()).contains(runtime.deadLetterTopic());
+            assertThat(runtime.applicationId()).isEqualTo(spec.name());
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void shouldRefuseToStartInCheckModeNamingEveryMissingTopic(KafkaCluster cluster, TestNames names) {
+        String input = names.topic("in");
+        PipelineSpec spec = ActivityPipeline.spec(names.name("p"), input, names.topic("out"), 2);
+        Properties props = props(cluster);
+        props.put("flow.topics.mode", "check");
+        try (FlowRuntime runtime = FlowRuntime.create(spec, props)) {
+            assertThatThrownBy(runtime::start).isInstanceOf(FlowException.class)
+                    .hasMessageContaining("source topic(s) [" + input + "] do not exist")
+                    .hasMessageContaining(spec.name() + ".events does not exist: create it with 2 partition(s)")
+                    .hasMessageContaining(spec.name() + ".dlq does not exist")
+                    .hasMessageContaining("flow.topics.mode=create");
+            assertThat(runtime.state()).isEqualTo(FlowRuntime.State.FAILED);
+        }
+    }
+
+    @Test
+    @Timeout(180)
+    void shouldHoldOutputWhilePausedAndCatchUpOnResume(KafkaCluster cluster, TestNames names) throws Exception {
+        String input = names.topic("in");
+        String output = names.topic("out");
+        cluster.createTopic(input, 2);
+        PipelineSpec spec = ActivityPipeline.spec(names.name("p"), input, output, 2);
+        try (FlowRuntime runtime = FlowRuntime.create(spec, props(cluster));
+                KafkaConsumer<String, String> consumer = consumer(cluster, output)) {
+            runtime.start();
+            assertThat(runtime.awaitState(FlowRuntime.State.RUNNING, Duration.ofMinutes(1))).isTrue();
+            produce(cluster, input, 10);
+            List<String> seen = new java.util.ArrayList<>();
+            Await.until(Duration.ofMinutes(1), "10 outputs", () -> {
+                consumer.poll(Duration.ofMillis(100)).forEach(r -> seen.add(r.value()));
+                return seen.size() >= 10;
+            });
+            runtime.pause();
+            assertThat(runtime.state()).isEqualTo(FlowRuntime.State.PAUSED);
+            produce(cluster, input, 10);
+            // while paused nothing new is committed (a bounded poll, not a sleep)
+            assertThat(consumer.poll(Duration.ofSeconds(2)).count()).isZero();
+            runtime.resume();
+            assertThat(runtime.state()).isEqualTo(FlowRuntime.State.RUNNING);
+            Await.until(Duration.ofMinutes(1), "20 outputs", () -> {
+                consumer.poll(Duration.ofMillis(100)).forEach(r -> seen.add(r.value()));
+                return seen.size() >= 20;
+            });
+            assertThat(seen).hasSize(20);
+            assertThat(runtime.stop(Duration.ofSeconds(30))).isTrue();
+            assertThat(runtime.state()).isEqualTo(FlowRuntime.State.STOPPED);
+        }
+    }
+
+    private static Properties props(KafkaCluster cluster) {
+        Properties p = cluster.clientProperties();
+        try {
+            p.put("state.dir", Files.createTempDirectory("flow-runtime-it").toString());
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        p.put("commit.interval.ms", "100");
+        return p;
+    }
+
+    private static void produce(KafkaCluster cluster, String topic, int n) {
+        Properties p = cluster.clientProperties();
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
+            for (int i = 0; i < n; i++) {
+                producer.send(new ProducerRecord<>(topic, "u" + i, "{\"user\":\"u" + i + "\",\"action\":\"a\",\"ts\":" + i + "}"));
+            }
+        }
+    }
+
+    private static KafkaConsumer<String, String> consumer(KafkaCluster cluster, String topic) {
+        Properties p = cluster.clientProperties();
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        p.put(ConsumerConfig.GROUP_ID_CONFIG, topic + "-reader");
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        KafkaConsumer<String, String> c = new KafkaConsumer<>(p);
+        c.subscribe(List.of(topic));
+        return c;
+    }
+}
