@@ -67,6 +67,24 @@ public final class FlowConfig extends AbstractConfig {
             + "retention.ms=-1, and are purged once consumed, as Kafka Streams does with repartition topics); 0 disables.";
     public static final long PURGE_INTERVAL_MS_DEFAULT = 30_000L;
 
+    public static final String WATERMARK_INTERVAL_MS_CONFIG = "flow.watermark.interval.ms";
+    public static final String WATERMARK_INTERVAL_MS_DOC = "At most how often, in milliseconds, a task sends its "
+            + "watermarks downstream when they changed (each send writes a control record to every partition of each "
+            + "output topic, and each partition then gets a transaction marker).";
+    public static final long WATERMARK_INTERVAL_MS_DEFAULT = 200L;
+
+    public static final String WATERMARK_HEARTBEAT_MS_CONFIG = "flow.watermark.heartbeat.ms";
+    public static final String WATERMARK_HEARTBEAT_MS_DOC = "At least how often, in milliseconds, a task re-sends its "
+            + "watermarks even when unchanged, so consumers keep consuming (which keeps zombie fencing on).";
+    public static final long WATERMARK_HEARTBEAT_MS_DEFAULT = 2_000L;
+
+    public static final String TOPOLOGY_TEST_DRIVER_CONFIG = "flow.topology.test.driver";
+    public static final String TOPOLOGY_TEST_DRIVER_DOC = "true when the topology runs on Kafka Streams' "
+            + "TopologyTestDriver, which runs the whole topology as one task with one partition per topic: watermarks "
+            + "then expect one producer per computation. FlowTestDriver sets it; set it when you use "
+            + "FlowRuntime.topology() with a plain TopologyTestDriver.";
+    public static final boolean TOPOLOGY_TEST_DRIVER_DEFAULT = false;
+
     private static final ConfigDef CONFIG = new ConfigDef()
             .define(APPLICATION_ID_PREFIX_CONFIG, Type.STRING, APPLICATION_ID_PREFIX_DEFAULT, Importance.HIGH,
                     APPLICATION_ID_PREFIX_DOC)
@@ -83,6 +101,12 @@ public final class FlowConfig extends AbstractConfig {
                     ConfigDef.ValidString.in("replace", "shutdown"), Importance.MEDIUM, STREAM_THREAD_FAILURE_DOC)
             .define(STATE_STORES_CONFIG, Type.STRING, STATE_STORES_DEFAULT, ConfigDef.ValidString.in("rocksdb", "memory"),
                     Importance.LOW, STATE_STORES_DOC)
+            .define(WATERMARK_INTERVAL_MS_CONFIG, Type.LONG, WATERMARK_INTERVAL_MS_DEFAULT, ConfigDef.Range.atLeast(1),
+                    Importance.MEDIUM, WATERMARK_INTERVAL_MS_DOC)
+            .define(WATERMARK_HEARTBEAT_MS_CONFIG, Type.LONG, WATERMARK_HEARTBEAT_MS_DEFAULT, ConfigDef.Range.atLeast(1),
+                    Importance.LOW, WATERMARK_HEARTBEAT_MS_DOC)
+            .define(TOPOLOGY_TEST_DRIVER_CONFIG, Type.BOOLEAN, TOPOLOGY_TEST_DRIVER_DEFAULT, Importance.LOW,
+                    TOPOLOGY_TEST_DRIVER_DOC)
             .define(PURGE_INTERVAL_MS_CONFIG, Type.LONG, PURGE_INTERVAL_MS_DEFAULT, ConfigDef.Range.atLeast(0),
                     Importance.LOW, PURGE_INTERVAL_MS_DOC);
 

@@ -90,7 +90,11 @@ public final class FlowRuntime implements AutoCloseable {
         this.userProps = copy(props);
         this.config = new FlowConfig(userProps);
         this.compiled = PipelineCompiler.compile(this.spec, config.getString(FlowConfig.TOPIC_PREFIX_CONFIG),
-                !"memory".equals(config.getString(FlowConfig.STATE_STORES_CONFIG)));
+                !"memory".equals(config.getString(FlowConfig.STATE_STORES_CONFIG)),
+                config.getBoolean(FlowConfig.TOPOLOGY_TEST_DRIVER_CONFIG),
+                new io.flowkafka.internal.processor.ComputationPlan.WatermarkSettings(
+                        config.getLong(FlowConfig.WATERMARK_INTERVAL_MS_CONFIG),
+                        config.getLong(FlowConfig.WATERMARK_HEARTBEAT_MS_CONFIG)));
         this.streamsProps = streamsProperties(this.spec, userProps, compiled.deadLetterTopic(), config);
     }
 
@@ -210,9 +214,7 @@ public final class FlowRuntime implements AutoCloseable {
         });
         admin = Admin.create(adminProps);
         try {
-            new TopicManager(admin, config.getInt(FlowConfig.REPLICATION_FACTOR_CONFIG),
-                    config.getInt(FlowConfig.MIN_INSYNC_REPLICAS_CONFIG))
-                    .prepare(spec.name(), compiled, "create".equals(config.getString(FlowConfig.TOPICS_MODE_CONFIG)));
+            prepare(admin);
         } catch (RuntimeException e) {
             state.set(State.FAILED);
             admin.close(Duration.ofSeconds(5));
@@ -237,6 +239,43 @@ public final class FlowRuntime implements AutoCloseable {
         if (purgeMs > 0 && !compiled.internalTopics().isEmpty()) {
             maintenance.scheduleWithFixedDelay(new InternalTopicPurger(admin, applicationId(),
                     compiled.internalTopics().keySet()), purgeMs, purgeMs, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /**
+     * Creates (or checks) the pipeline's topics and learns its source topics' partition counts,
+     * without starting anything. {@link #start()} does this itself; call it when you run
+     * {@link #topology()} in your own {@link KafkaStreams}.
+     *
+     * @throws FlowException if topics are missing or cannot be created
+     */
+    public void prepareTopics() {
+        Properties adminProps = new Properties();
+        streamsProps.forEach((k, v) -> {
+            if (AdminClientConfig.configNames().contains(k.toString())) {
+                adminProps.put(k.toString(), v);
+            }
+        });
+        try (Admin a = Admin.create(adminProps)) {
+            prepare(a);
+        }
+    }
+
+    private void prepare(Admin a) {
+        new TopicManager(a, config.getInt(FlowConfig.REPLICATION_FACTOR_CONFIG),
+                config.getInt(FlowConfig.MIN_INSYNC_REPLICAS_CONFIG))
+                .prepare(spec.name(), compiled, "create".equals(config.getString(FlowConfig.TOPICS_MODE_CONFIG)));
+        if (compiled.sourceTopicsByComputation().isEmpty()) {
+            return;
+        }
+        try {
+            java.util.Set<String> all = new java.util.HashSet<>();
+            compiled.sourceTopicsByComputation().values().forEach(all::addAll);
+            var described = a.describeTopics(all).allTopicNames().get(60, TimeUnit.SECONDS);
+            compiled.sourceTopicsByComputation().forEach((computation, topics) -> compiled.partitionCounts().put(
+                    computation, topics.stream().mapToInt(t -> described.get(t).partitions().size()).max().orElse(1)));
+        } catch (Exception e) {
+            throw new FlowException("pipeline '" + spec.name() + "' could not describe its source topics: " + e, e);
         }
     }
 

@@ -34,6 +34,7 @@ import org.jspecify.annotations.Nullable;
  * @param parameters {@code parameters}, passed to the process function
  * @param desiredPartitionCount {@code desired_partition_count}; the partition count of the
  *     computation's input topics
+ * @param watermarkStrategy {@code watermark_strategy} of a source computation
  */
 public record ComputationSpec(
         String id,
@@ -51,7 +52,8 @@ public record ComputationSpec(
         Map<String, List<String>> streamsDependency,
         ProcessingMode processingMode,
         Map<String, Object> parameters,
-        int desiredPartitionCount) {
+        int desiredPartitionCount,
+        WatermarkStrategy watermarkStrategy) {
 
     /** Default {@code desired_partition_count}. */
     public static final int DEFAULT_PARTITION_COUNT = 4;
@@ -60,6 +62,7 @@ public record ComputationSpec(
         Objects.requireNonNull(id, "id");
         Objects.requireNonNull(kind, "kind");
         Objects.requireNonNull(processingMode, "processingMode");
+        Objects.requireNonNull(watermarkStrategy, "watermarkStrategy");
         inputStreamIds = List.copyOf(inputStreamIds);
         outputStreamIds = List.copyOf(outputStreamIds);
         sourceStreams = List.copyOf(sourceStreams);
@@ -99,6 +102,7 @@ public record ComputationSpec(
         private ProcessingMode mode = ProcessingMode.EXACTLY_ONCE;
         private final Map<String, Object> parameters = new LinkedHashMap<>();
         private int partitions = DEFAULT_PARTITION_COUNT;
+        private WatermarkStrategy watermarkStrategy = WatermarkStrategy.DEFAULT;
 
         private Builder(String id) {
             this.id = Objects.requireNonNull(id, "id");
@@ -204,10 +208,16 @@ public record ComputationSpec(
             return this;
         }
 
+        /** {@code watermark_strategy} of a source computation. */
+        public Builder watermarkStrategy(WatermarkStrategy strategy) {
+            this.watermarkStrategy = Objects.requireNonNull(strategy, "strategy");
+            return this;
+        }
+
         /** Builds the computation; the builder stays usable. */
         public ComputationSpec build() {
             return new ComputationSpec(id, kind, processingFunction, functionSupplier, inputs, outputs, sources,
-                    sinks, groupBy, states, timers, visitors, dependency, mode, parameters, partitions);
+                    sinks, groupBy, states, timers, visitors, dependency, mode, parameters, partitions, watermarkStrategy);
         }
     }
 }

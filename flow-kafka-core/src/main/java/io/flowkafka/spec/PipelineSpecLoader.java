@@ -82,9 +82,9 @@ public final class PipelineSpecLoader {
     private static final List<String> COMPUTATION_FIELDS = List.of("computation_class_name", "processing_function",
             "processing_function_parameters", "parameters", "input_stream_ids", "output_stream_ids", "source_streams",
             "sinks", "group_by_schema", "states", "timers", "timer_streams", "key_visitor_streams",
-            "streams_dependency", "processing_mode", "desired_partition_count");
+            "streams_dependency", "processing_mode", "desired_partition_count", "watermark_strategy");
     /** Flow computation fields that flow-kafka does not support yet. */
-    private static final List<String> UNSUPPORTED_COMPUTATION_FIELDS = List.of("watermark_strategy",
+    private static final List<String> UNSUPPORTED_COMPUTATION_FIELDS = List.of(
             "external_state_managers", "external_state_joiners", "state_joiners", "input_ordering",
             "min_partition_count", "max_partition_count");
 
@@ -288,6 +288,7 @@ public final class PipelineSpecLoader {
                 }
             }
             readParameters(b, id, node);
+            readWatermarkStrategy(b, id, node.get("watermark_strategy"));
             JsonNode partitions = node.get("desired_partition_count");
             if (partitions != null && !partitions.isNull()) {
                 if (!partitions.isIntegralNumber() || !partitions.canConvertToInt() || partitions.intValue() < 1) {
@@ -298,6 +299,50 @@ public final class PipelineSpecLoader {
                 }
             }
             return b.build();
+        }
+
+        private void readWatermarkStrategy(ComputationSpec.Builder b, String id, @Nullable JsonNode node) {
+            if (node == null || node.isNull()) {
+                return;
+            }
+            String field = "watermark_strategy";
+            if (!node.isObject()) {
+                typeError(id, field, node, "an object", "{\"watermark_generator\": {\"out_of_orderness_bound\": \"1m\"}}");
+                return;
+            }
+            unknownFields(node, id, field + ".", List.of("event_timestamp_assigner", "watermark_generator"), List.of());
+            WatermarkStrategy ws = WatermarkStrategy.DEFAULT;
+            try {
+                JsonNode assigner = node.get("event_timestamp_assigner");
+                if (assigner != null && assigner.isObject()) {
+                    unknownFields(assigner, id, field + ".event_timestamp_assigner" + ".", List.of("column"), List.of());
+                    if (assigner.hasNonNull("column")) {
+                        ws = ws.withTimestampColumn(assigner.get("column").asText());
+                    }
+                }
+                JsonNode gen = node.get("watermark_generator");
+                if (gen != null && gen.isObject()) {
+                    unknownFields(gen, id, field + ".watermark_generator.",
+                            List.of("out_of_orderness_bound", "idle_partitions", "late_data_partitions"), List.of());
+                    if (gen.hasNonNull("out_of_orderness_bound")) {
+                        ws = ws.withOutOfOrdernessBound(Durations.parse(gen.get("out_of_orderness_bound"),
+                                field + ".watermark_generator.out_of_orderness_bound"));
+                    }
+                    JsonNode idle = gen.get("idle_partitions");
+                    if (idle != null && idle.isObject()) {
+                        unknownFields(idle, id, field + ".watermark_generator.idle_partitions" + ".", List.of("duration", "max_ratio"), List.of());
+                        java.time.Duration d = idle.hasNonNull("duration")
+                                ? Durations.parse(idle.get("duration"), field + ".watermark_generator.idle_partitions.duration")
+                                : ws.idleDuration();
+                        double r = idle.hasNonNull("max_ratio") ? idle.get("max_ratio").asDouble() : ws.idleMaxRatio();
+                        ws = ws.withIdlePartitions(d, r);
+                    }
+                }
+                b.watermarkStrategy(ws);
+            } catch (IllegalArgumentException e) {
+                error(id, field, e.getMessage(), "durations are strings like \"1m\", \"30s\", \"500ms\" or "
+                        + "milliseconds as a number; max_ratio is in [0, 1]");
+            }
         }
 
         private void readParameters(ComputationSpec.Builder b, String id, JsonNode node) {

@@ -140,7 +140,7 @@ class PipelineSpecLoaderTest {
         String json = "{\"name\": \"p\", \"owner\": \"me\","
                 + " \"streams\": {\"e\": {\"schema\": " + EVENT_SCHEMA + ", \"retention\": 3}},"
                 + " \"computations\": {\"c\": {\"processing_function\": \"" + Noop.class.getName() + "\","
-                + " \"input_stream_id\": [\"e\"], \"watermark_strategy\": {},"
+                + " \"input_stream_id\": [\"e\"], \"input_ordering\": {},"
                 + " \"source_streams\": {\"e\": {\"source_class_name\": \"KafkaSource\", \"paramters\": {}}},"
                 + " \"sinks\": {\"s\": {\"sink_class_name\": \"KafkaSink\", \"topic\": \"x\"}},"
                 + " \"group_by_schema\": [{\"name\": \"hash\", \"type\": \"uint64\", \"expresion\": \"farm_hash(user)\","
@@ -149,13 +149,13 @@ class PipelineSpecLoaderTest {
         List<SpecProblem> w = spec.warnings();
         assertThat(w).allSatisfy(p -> assertThat(p.severity()).isEqualTo(SpecProblem.Severity.WARNING));
         assertThat(w).extracting(SpecProblem::field).containsExactly(
-                "owner", "streams.e.retention", "input_stream_id", "watermark_strategy",
+                "owner", "streams.e.retention", "input_stream_id", "input_ordering",
                 "source_streams.e.paramters", "sinks.s.topic", "group_by_schema[0].expresion");
         assertThat(w).extracting(SpecProblem::computation).containsExactly(null, null, "c", "c", "c", "c", "c");
         assertThat(w.get(0).message()).contains("unknown field 'owner' is ignored");
         assertThat(w.get(0).fix()).contains("known fields: name, streams, computations");
         assertThat(w.get(2).fix()).contains("did you mean 'input_stream_ids'?");
-        assertThat(w.get(3).message()).contains("'watermark_strategy' is not supported by flow-kafka yet");
+        assertThat(w.get(3).message()).contains("'input_ordering' is not supported by flow-kafka yet");
         assertThat(w.get(4).fix()).contains("did you mean 'parameters'?");
         assertThat(w.get(6).fix()).contains("did you mean 'expression'?");
         // warnings are reported by validate() too, after the errors
@@ -255,5 +255,37 @@ class PipelineSpecLoaderTest {
                 + "  \"c\": {\"processing_function\": \"" + Noop.class.getName() + "\", \"input_stream_ids\": [\"e\"],"
                 + "   \"group_by_schema\": [{\"name\": \"hash\", \"type\": \"uint64\", \"expression\": \"farm_hash(user)\"}],"
                 + extra + "}}}";
+    }
+
+    @Test
+    void shouldReadWatermarkStrategyWithFlowFieldNames() {
+        String json = "{\"name\": \"p\", \"streams\": {\"e\": {\"schema\": " + EVENT_SCHEMA + "}, \"o\": {\"schema\": "
+                + EVENT_SCHEMA + "}}, \"computations\": {\"c\": {\"computation_class_name\": \"Source\","
+                + " \"output_stream_ids\": [\"o\"],"
+                + " \"source_streams\": {\"e\": {\"source_class_name\": \"KafkaSource\", \"parameters\": {\"topics\": \"t\"}}},"
+                + " \"watermark_strategy\": {\"event_timestamp_assigner\": {\"column\": \"ts\"},"
+                + " \"watermark_generator\": {\"out_of_orderness_bound\": \"30s\","
+                + " \"idle_partitions\": {\"duration\": 500, \"max_ratio\": 0.5}}}}}}";
+        WatermarkStrategy ws = PipelineSpecLoader.fromJson(json).computations().get("c").watermarkStrategy();
+        assertThat(ws.timestampColumn()).isEqualTo("ts");
+        assertThat(ws.outOfOrdernessBound()).isEqualTo(java.time.Duration.ofSeconds(30));
+        assertThat(ws.idleDuration()).isEqualTo(java.time.Duration.ofMillis(500));
+        assertThat(ws.idleMaxRatio()).isEqualTo(0.5);
+        assertThat(ws.maxIdlePartitions(5)).isEqualTo(3);
+        assertThat(WatermarkStrategy.DEFAULT.maxIdlePartitions(4)).as("ceil(0.4*4)=2").isEqualTo(2);
+        assertThat(WatermarkStrategy.DEFAULT.maxIdlePartitions(1)).as("never all of them").isZero();
+    }
+
+    @Test
+    void shouldReportABadWatermarkDurationWithTheField() {
+        String json = "{\"name\": \"p\", \"streams\": {\"e\": {\"schema\": " + EVENT_SCHEMA + "}, \"o\": {\"schema\": "
+                + EVENT_SCHEMA + "}}, \"computations\": {\"c\": {\"computation_class_name\": \"Source\","
+                + " \"output_stream_ids\": [\"o\"],"
+                + " \"source_streams\": {\"e\": {\"source_class_name\": \"KafkaSource\", \"parameters\": {\"topics\": \"t\"}}},"
+                + " \"watermark_strategy\": {\"watermark_generator\": {\"out_of_orderness_bound\": \"soon\"}}}}}";
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> PipelineSpecLoader.fromJson(json))
+                .isInstanceOf(InvalidSpecException.class)
+                .hasMessageContaining("watermark_strategy.watermark_generator.out_of_orderness_bound must be a duration")
+                .hasMessageContaining("soon");
     }
 }

@@ -135,6 +135,7 @@ public final class FlowTestDriver implements AutoCloseable {
         Object start = p.remove(WALL_CLOCK_START_CONFIG);
         this.wallClock = start == null ? DEFAULT_WALL_CLOCK_START : parseInstant(start);
         p.putIfAbsent(FlowConfig.STATE_STORES_CONFIG, "memory");
+        p.put(FlowConfig.TOPOLOGY_TEST_DRIVER_CONFIG, "true");
         p.putIfAbsent(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "flow-test-driver:9092");
         Path stateDir = null;
         if (!p.containsKey(StreamsConfig.STATE_DIR_CONFIG)) {

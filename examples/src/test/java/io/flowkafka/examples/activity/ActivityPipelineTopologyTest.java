@@ -21,6 +21,7 @@ class ActivityPipelineTopologyTest {
         Properties props = new Properties();
         props.put("bootstrap.servers", "unused:9092");
         props.put("flow.state.stores", "memory");
+        props.put("flow.topology.test.driver", "true");
         FlowRuntime runtime = FlowRuntime.create(spec, props);
         try (TopologyTestDriver driver = new TopologyTestDriver(runtime.topology(), runtime.streamsProperties())) {
             TestInputTopic<String, String> in = driver.createInputTopic("user-events", new StringSerializer(), new StringSerializer());

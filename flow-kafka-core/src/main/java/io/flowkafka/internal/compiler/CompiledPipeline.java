@@ -13,7 +13,11 @@ import org.apache.kafka.streams.Topology;
  * @param sinkTopics user topics written by sinks, with the writer's partition count
  * @param streamTopics for each stream, the topic(s) carrying it (internal topics first, then sink topics)
  * @param deadLetterTopic the dead-letter topic
+ * @param partitionCounts partition counts per computation; source computations' are filled at start
+ * @param sourceTopicsByComputation the source topics of each source computation
  */
 public record CompiledPipeline(Topology topology, Map<String, Integer> internalTopics, List<String> sourceTopics,
-        Map<String, Integer> sinkTopics, Map<String, List<String>> streamTopics, String deadLetterTopic) {
+        Map<String, Integer> sinkTopics, Map<String, List<String>> streamTopics, String deadLetterTopic,
+        io.flowkafka.internal.watermarks.PartitionCounts partitionCounts,
+        Map<String, List<String>> sourceTopicsByComputation) {
 }

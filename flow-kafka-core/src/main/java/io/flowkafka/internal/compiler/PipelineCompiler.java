@@ -1,6 +1,5 @@
 package io.flowkafka.internal.compiler;
 
-import io.flowkafka.internal.partition.RangePartitioner;
 import io.flowkafka.internal.processor.ComputationPlan;
 import io.flowkafka.internal.processor.ComputationProcessor;
 import io.flowkafka.internal.state.KeyStates;
@@ -60,6 +59,21 @@ public final class PipelineCompiler {
      * @param persistentStores RocksDB stores (true) or in-memory stores (tests, benchmarks)
      */
     public static CompiledPipeline compile(PipelineSpec spec, String topicPrefix, boolean persistentStores) {
+        return compile(spec, topicPrefix, persistentStores, false, new ComputationPlan.WatermarkSettings(200, 1000));
+    }
+
+    /**
+     * Compiles the spec, which must be valid.
+     *
+     * @param persistentStores RocksDB stores (true) or in-memory stores (tests, benchmarks)
+     * @param singleTask whether the topology runs as one task (TopologyTestDriver)
+     * @param watermarkSettings how often watermarks are sent
+     */
+    public static CompiledPipeline compile(PipelineSpec spec, String topicPrefix, boolean persistentStores,
+            boolean singleTask, ComputationPlan.WatermarkSettings watermarkSettings) {
+        io.flowkafka.internal.watermarks.PartitionCounts counts =
+                new io.flowkafka.internal.watermarks.PartitionCounts(singleTask);
+        Map<String, List<String>> sourceTopicsByComputation = new LinkedHashMap<>();
         String pipeline = spec.name();
         Map<String, Integer> internalTopics = new LinkedHashMap<>();
         Map<String, Integer> sinkTopics = new LinkedHashMap<>();
@@ -111,6 +125,15 @@ public final class PipelineCompiler {
 
         Topology topology = new Topology();
         for (ComputationSpec c : spec.computations().values()) {
+            if (c.sourceStreams().isEmpty()) {
+                counts.put(c.id(), c.desiredPartitionCount());
+            } else {
+                List<String> topics = new ArrayList<>();
+                c.sourceStreams().forEach(s -> topics.addAll(topicsOf(s)));
+                sourceTopicsByComputation.put(c.id(), topics);
+            }
+        }
+        for (ComputationSpec c : spec.computations().values()) {
             Map<String, ComputationPlan.Input> inputs = new LinkedHashMap<>();
             Map<String, Schema> inputSchemas = new LinkedHashMap<>();
             for (SourceSpec source : c.sourceStreams()) {
@@ -142,7 +165,12 @@ public final class PipelineCompiler {
                 }
                 outputs.put(stream, routes);
             }
-            ComputationPlan plan = new ComputationPlan(pipeline, c, inputs, outputs, outputSchemas, inputSchemas);
+            Map<String, String> writers = new LinkedHashMap<>();
+            for (String stream : c.inputStreamIds()) {
+                writers.put(stream, spec.writerOf(stream).orElseThrow().id());
+            }
+            ComputationPlan plan = new ComputationPlan(pipeline, c, inputs, outputs, outputSchemas, inputSchemas,
+                    writers, counts, watermarkSettings);
 
             String processorName = c.id() + ".process";
             List<String> sourceNodes = new ArrayList<>();
@@ -156,11 +184,13 @@ public final class PipelineCompiler {
             }
             topology.addProcessor(processorName, () -> new ComputationProcessor(plan), sourceNodes.toArray(String[]::new));
             topology.addStateStore(KeyStates.storeBuilder(c.id(), persistentStores), processorName);
+            topology.addStateStore(io.flowkafka.internal.watermarks.WatermarkTracker.storeBuilder(c.id(), persistentStores),
+                    processorName);
             for (List<ComputationPlan.Route> routes : outputs.values()) {
                 for (ComputationPlan.Route r : routes) {
                     if (r instanceof ComputationPlan.InternalRoute) {
                         topology.addSink(r.sinkNode(), r.topic(), new ByteArraySerializer(), new ByteArraySerializer(),
-                                RangePartitioner.INSTANCE, processorName);
+                                io.flowkafka.internal.watermarks.MulticastRangePartitioner.INSTANCE, processorName);
                     } else {
                         topology.addSink(r.sinkNode(), r.topic(), new ByteArraySerializer(), new ByteArraySerializer(),
                                 processorName);
@@ -169,7 +199,7 @@ public final class PipelineCompiler {
             }
         }
         return new CompiledPipeline(topology, internalTopics, sourceTopics, sinkTopics, streamTopics,
-                deadLetterTopic(topicPrefix, pipeline));
+                deadLetterTopic(topicPrefix, pipeline), counts, sourceTopicsByComputation);
     }
 
     /** The source topics of a KafkaSource: {@code topics} as a list or a comma-separated string. */

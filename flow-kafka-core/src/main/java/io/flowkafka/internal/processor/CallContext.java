@@ -51,13 +51,18 @@ final class CallContext implements RuntimeContext, OutputCollector {
     private final LongSupplier clockNanos;
     private final int partition;
     private final int partitionCount;
+    private final java.util.function.ToLongFunction<String> inputWatermark;
+    private final LongSupplier minInputWatermark;
     final List<Output> outputs = new ArrayList<>();
     private @Nullable GenericRecord key;
     private byte @Nullable [] encodedKey;
     private boolean active;
 
     CallContext(ComputationSpec spec, KeyStates states, KeyCodec keyCodec, Map<String, Schema> outputSchemas,
-            LongSupplier clockNanos, int partition, int partitionCount) {
+            LongSupplier clockNanos, int partition, int partitionCount,
+            java.util.function.ToLongFunction<String> inputWatermark, LongSupplier minInputWatermark) {
+        this.inputWatermark = inputWatermark;
+        this.minInputWatermark = minInputWatermark;
         this.spec = spec;
         this.states = states;
         this.keyCodec = keyCodec;
@@ -179,12 +184,12 @@ final class CallContext implements RuntimeContext, OutputCollector {
                 && spec.sourceStreams().stream().noneMatch(s -> s.streamId().equals(streamId))) {
             throw new IllegalArgumentException("stream '" + streamId + "' is not an input of computation '" + spec.id() + "'");
         }
-        return Long.MIN_VALUE;
+        return inputWatermark.applyAsLong(streamId);
     }
 
     @Override
     public long getMinInputWatermark() {
-        return Long.MIN_VALUE;
+        return minInputWatermark.getAsLong();
     }
 
     @Override

@@ -20,9 +20,23 @@ import org.jspecify.annotations.Nullable;
  * @param outputs by output stream id
  * @param outputSchemas payload schema of each output stream
  * @param inputSchemas payload schema of each input stream
+ * @param writers for each internal input stream, the computation writing it
+ * @param partitionCounts the partition counts of all computations (filled before start)
+ * @param watermarks watermark settings
  */
 public record ComputationPlan(String pipeline, ComputationSpec spec, Map<String, Input> inputs,
-        Map<String, List<Route>> outputs, Map<String, Schema> outputSchemas, Map<String, Schema> inputSchemas) {
+        Map<String, List<Route>> outputs, Map<String, Schema> outputSchemas, Map<String, Schema> inputSchemas,
+        Map<String, String> writers, io.flowkafka.internal.watermarks.PartitionCounts partitionCounts,
+        WatermarkSettings watermarks) {
+
+    /**
+     * How often watermarks are sent.
+     *
+     * @param intervalMs at most this often, when they changed
+     * @param heartbeatMs at least this often, even when unchanged
+     */
+    public record WatermarkSettings(long intervalMs, long heartbeatMs) {
+    }
 
     /**
      * An input topic.

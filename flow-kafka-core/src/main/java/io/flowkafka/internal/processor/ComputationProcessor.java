@@ -12,6 +12,8 @@ import io.flowkafka.internal.serde.AvroCodec;
 import io.flowkafka.internal.serde.JsonRecords;
 import io.flowkafka.internal.serde.KeyCodec;
 import io.flowkafka.internal.state.KeyStates;
+import io.flowkafka.internal.watermarks.ControlRecords;
+import io.flowkafka.internal.watermarks.WatermarkTracker;
 import io.flowkafka.spec.ComputationKind;
 import io.flowkafka.spec.ComputationSpec;
 import io.flowkafka.spec.SinkSpec;
@@ -61,6 +63,17 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
     private final Map<String, OutputBinding> outputs = new HashMap<>();
     private CallContext call;
     private long computationTag;
+    private WatermarkTracker watermarks;
+    private final ControlRecords controlCodec = new ControlRecords();
+    private final List<String> controlNodes = new ArrayList<>();
+    private boolean sourceComputation;
+    private int maxIdleProducers;
+    private long sourceMaxEventTs = Long.MIN_VALUE;
+    private long sourceLastSystemTs = Long.MIN_VALUE;
+    private long lastRecordWallMs;
+    private long lastEmitWallMs = Long.MIN_VALUE;
+    private long controlSequence;
+    private WatermarkTracker.Output lastEmitted;
 
     public ComputationProcessor(ComputationPlan plan) {
         this.plan = plan;
@@ -80,9 +93,28 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         for (Map.Entry<String, List<ComputationPlan.Route>> e : plan.outputs().entrySet()) {
             outputs.put(e.getKey(), new OutputBinding(e.getKey(), plan.outputSchemas().get(e.getKey()), e.getValue()));
         }
-        int partitionCount = spec.desiredPartitionCount();
+        Map<String, WatermarkTracker.ExpectedProducers> expected = new java.util.LinkedHashMap<>();
+        plan.writers().forEach((stream, writer) -> expected.put(stream,
+                new WatermarkTracker.ExpectedProducers(writer, plan.partitionCounts().of(writer))));
+        this.watermarks = new WatermarkTracker(context.getStateStore(WatermarkTracker.storeName(spec.id())), expected);
+        this.sourceComputation = !spec.sourceStreams().isEmpty();
+        int partitionCount = plan.partitionCounts().singleTask() ? 1
+                : sourceComputation ? plan.partitionCounts().of(spec.id()) : spec.desiredPartitionCount();
+        this.maxIdleProducers = sourceComputation ? spec.watermarkStrategy().maxIdlePartitions(partitionCount) : 0;
+        for (List<ComputationPlan.Route> routes : plan.outputs().values()) {
+            for (ComputationPlan.Route r : routes) {
+                if (r instanceof ComputationPlan.InternalRoute) {
+                    controlNodes.add(r.sinkNode());
+                }
+            }
+        }
+        this.lastRecordWallMs = context.currentSystemTimeMs();
+        this.lastEmitted = watermarks.output();
         this.call = new CallContext(spec, states, keyCodec, plan.outputSchemas(),
-                () -> context.currentSystemTimeMs() * 1_000_000L, context.taskId().partition(), partitionCount);
+                () -> context.currentSystemTimeMs() * 1_000_000L, context.taskId().partition(), partitionCount,
+                this::inputWatermark, this::minInputWatermark);
+        context.schedule(java.time.Duration.ofMillis(plan.watermarks().intervalMs()),
+                org.apache.kafka.streams.processor.PunctuationType.WALL_CLOCK_TIME, now -> emitWatermarks());
         this.function = FunctionFactory.create(spec);
         if (function != null) {
             function.open(call);
@@ -97,7 +129,10 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             throw new IllegalStateException("computation '" + spec.id() + "' got a record of unexpected topic " + md.topic());
         }
         if (in.source == null && FlowHeaders.isControl(record.headers())) {
-            return; // watermarks and completion: handled by the watermark engine
+            if (watermarks.onControl(in.streamId, controlCodec.decode(record.value()))) {
+                maybeEmitWatermarks();
+            }
+            return;
         }
         FlowMessage message;
         byte[] encodedKey;
@@ -106,6 +141,11 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             encodedKey = in.source == null ? record.key() : keyCodec.encode(message.key());
         } catch (RuntimeException e) {
             throw new FlowProcessingException(spec.id(), "decode the record of topic " + md.topic(), e);
+        }
+        if (in.source != null) {
+            sourceMaxEventTs = Math.max(sourceMaxEventTs, message.eventTimestamp());
+            sourceLastSystemTs = Math.max(sourceLastSystemTs, message.systemTimestamp());
+            lastRecordWallMs = context.currentSystemTimeMs();
         }
         call.begin(message.key(), encodedKey);
         List<Record<byte[], byte[]>> forwards;
@@ -130,6 +170,101 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         call.end();
         for (int i = 0; i < forwards.size(); i++) {
             context.forward(forwards.get(i), nodes.get(i));
+        }
+        if (in.source != null) {
+            maybeEmitWatermarks();
+        }
+    }
+
+    // ---------------------------------------------------------------- watermarks
+
+    private long inputWatermark(String stream) {
+        if (watermarks.streams().contains(stream)) {
+            return watermarks.eventWatermark(stream);
+        }
+        if (spec.sourceStreams().stream().anyMatch(s -> s.streamId().equals(stream))) {
+            return sourceEventWatermark();
+        }
+        throw new IllegalArgumentException("stream '" + stream + "' is not an input of computation '" + spec.id() + "'");
+    }
+
+    private long minInputWatermark() {
+        long min = sourceComputation ? sourceEventWatermark() : Long.MAX_VALUE;
+        for (String s : watermarks.streams()) {
+            min = Math.min(min, watermarks.eventWatermark(s));
+        }
+        return min == Long.MAX_VALUE ? Long.MIN_VALUE : min;
+    }
+
+    private long sourceEventWatermark() {
+        if (sourceMaxEventTs == Long.MIN_VALUE) {
+            return Long.MIN_VALUE;
+        }
+        long bound = spec.watermarkStrategy().outOfOrdernessBound().toNanos();
+        long wm = sourceMaxEventTs - bound;
+        return wm > sourceMaxEventTs ? Long.MIN_VALUE : wm; // wrapped below Long.MIN_VALUE
+    }
+
+    /** Sends watermarks if they changed and the interval passed since the last send. */
+    private void maybeEmitWatermarks() {
+        long now = context.currentSystemTimeMs();
+        if (lastEmitWallMs == Long.MIN_VALUE || now - lastEmitWallMs >= plan.watermarks().intervalMs()) {
+            emitWatermarks();
+        }
+    }
+
+    /**
+     * Computes this task's output watermarks and completion and sends them to every partition of
+     * every internal output topic when they changed, or when the heartbeat is due.
+     */
+    private void emitWatermarks() {
+        long now = context.currentSystemTimeMs();
+        long event;
+        long system;
+        boolean idle = false;
+        boolean completed = false;
+        if (sourceComputation) {
+            event = sourceEventWatermark();
+            boolean quiet = now - lastRecordWallMs >= plan.watermarks().intervalMs();
+            system = quiet ? now * 1_000_000L : sourceLastSystemTs;
+            idle = now - lastRecordWallMs >= spec.watermarkStrategy().idleDuration().toMillis();
+        } else {
+            event = Long.MAX_VALUE;
+            system = Long.MAX_VALUE;
+            completed = !watermarks.streams().isEmpty();
+            for (String s : watermarks.streams()) {
+                event = Math.min(event, watermarks.eventWatermark(s));
+                system = Math.min(system, watermarks.systemWatermark(s));
+                completed &= watermarks.completed(s);
+            }
+            if (watermarks.streams().isEmpty()) {
+                event = Long.MIN_VALUE;
+                system = now * 1_000_000L;
+            }
+        }
+        if (completed) {
+            event = Long.MAX_VALUE;
+            system = Long.MAX_VALUE;
+        }
+        WatermarkTracker.Output out = watermarks.recordOutput(event, system, completed);
+        boolean changed = !out.equals(lastEmitted);
+        boolean heartbeat = lastEmitWallMs == Long.MIN_VALUE || now - lastEmitWallMs >= plan.watermarks().heartbeatMs();
+        if ((changed || heartbeat) && !controlNodes.isEmpty()) {
+            io.flowkafka.avro.ControlRecord r = io.flowkafka.avro.ControlRecord.newBuilder()
+                    .setComputation(spec.id()).setPartition(context.taskId().partition())
+                    .setEventWatermark(out.eventWatermark()).setSystemWatermark(out.systemWatermark())
+                    .setCompleted(out.completed()).setIdle(idle && !out.completed())
+                    .setMaxIdleProducers(maxIdleProducers).setSequence(++controlSequence).build();
+            byte[] value = controlCodec.encode(r);
+            for (String node : controlNodes) {
+                org.apache.kafka.common.header.internals.RecordHeaders h = new org.apache.kafka.common.header.internals.RecordHeaders();
+                h.add(FlowHeaders.CONTROL, new byte[] {1});
+                context.forward(new Record<>(new byte[8], value, now, h), node);
+            }
+        }
+        if (changed || heartbeat) {
+            lastEmitted = out;
+            lastEmitWallMs = now;
         }
     }
 

@@ -1,0 +1,42 @@
+package io.flowkafka.spec;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.time.Duration;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/** Parses Flow-style durations: {@code "1m"}, {@code "30s"}, {@code "500ms"}, {@code "2h"}, {@code "1d"}, or a number of milliseconds. */
+final class Durations {
+    private static final Pattern PATTERN = Pattern.compile("\\s*(\\d+(?:\\.\\d+)?)\\s*(ns|us|ms|s|m|h|d)?\\s*");
+
+    private Durations() {
+    }
+
+    static Duration parse(JsonNode node, String field) {
+        if (node.isNumber()) {
+            return Duration.ofMillis(node.longValue());
+        }
+        return parse(node.asText(), field);
+    }
+
+    /** Parses a duration string; throws IllegalArgumentException naming the field. */
+    static Duration parse(String text, String field) {
+        Matcher m = PATTERN.matcher(text);
+        if (!m.matches()) {
+            throw new IllegalArgumentException(field + " must be a duration like \"1m\", \"30s\" or \"500ms\" but was '"
+                    + text + "'");
+        }
+        double v = Double.parseDouble(m.group(1));
+        String unit = m.group(2) == null ? "ms" : m.group(2);
+        double nanos = switch (unit) {
+            case "ns" -> v;
+            case "us" -> v * 1e3;
+            case "ms" -> v * 1e6;
+            case "s" -> v * 1e9;
+            case "m" -> v * 60e9;
+            case "h" -> v * 3600e9;
+            default -> v * 86400e9;
+        };
+        return Duration.ofNanos((long) nanos);
+    }
+}

@@ -1,0 +1,67 @@
+package io.flowkafka.spec;
+
+import java.time.Duration;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A source computation's {@code watermark_strategy}, with Flow's fields.
+ *
+ * <p>The event watermark of a source partition is the largest event timestamp seen minus
+ * {@code out_of_orderness_bound}. A partition that has received nothing for
+ * {@code idle_partitions.duration} stops holding the watermark back, but at most
+ * ⌈{@code max_ratio}·P⌉ of the P partitions may be skipped as idle.
+ *
+ * @param timestampColumn {@code event_timestamp_assigner.column}: the payload column holding the
+ *     event time; null uses the source's {@code event_timestamp_column} or the record timestamp
+ * @param outOfOrdernessBound {@code watermark_generator.out_of_orderness_bound} (default 1m)
+ * @param idleDuration {@code watermark_generator.idle_partitions.duration} (default 1m)
+ * @param idleMaxRatio {@code watermark_generator.idle_partitions.max_ratio} (default 0.4)
+ */
+public record WatermarkStrategy(@Nullable String timestampColumn, Duration outOfOrdernessBound, Duration idleDuration,
+        double idleMaxRatio) {
+
+    /** Flow's defaults: no column, 1m bound, 1m idle duration, 0.4 max ratio. */
+    public static final WatermarkStrategy DEFAULT =
+            new WatermarkStrategy(null, Duration.ofMinutes(1), Duration.ofMinutes(1), 0.4);
+
+    /**
+     * Validates the fields.
+     *
+     * @throws IllegalArgumentException for a negative duration or a ratio outside [0, 1]
+     */
+    public WatermarkStrategy {
+        Objects.requireNonNull(outOfOrdernessBound, "outOfOrdernessBound");
+        Objects.requireNonNull(idleDuration, "idleDuration");
+        if (outOfOrdernessBound.isNegative()) {
+            throw new IllegalArgumentException("out_of_orderness_bound must be >= 0 but was " + outOfOrdernessBound);
+        }
+        if (idleDuration.isNegative() || idleDuration.isZero()) {
+            throw new IllegalArgumentException("idle_partitions.duration must be > 0 but was " + idleDuration);
+        }
+        if (!(idleMaxRatio >= 0 && idleMaxRatio <= 1)) {
+            throw new IllegalArgumentException("idle_partitions.max_ratio must be in [0, 1] but was " + idleMaxRatio);
+        }
+    }
+
+    /** A copy with another timestamp column. */
+    public WatermarkStrategy withTimestampColumn(@Nullable String column) {
+        return new WatermarkStrategy(column, outOfOrdernessBound, idleDuration, idleMaxRatio);
+    }
+
+    /** A copy with another out-of-orderness bound. */
+    public WatermarkStrategy withOutOfOrdernessBound(Duration bound) {
+        return new WatermarkStrategy(timestampColumn, bound, idleDuration, idleMaxRatio);
+    }
+
+    /** A copy with other idle-partition settings. */
+    public WatermarkStrategy withIdlePartitions(Duration duration, double maxRatio) {
+        return new WatermarkStrategy(timestampColumn, outOfOrdernessBound, duration, maxRatio);
+    }
+
+    /** How many of {@code partitions} partitions may be skipped as idle: ⌈max_ratio·P⌉, less than P. */
+    public int maxIdlePartitions(int partitions) {
+        int n = (int) Math.ceil(idleMaxRatio * partitions - 1e-9);
+        return Math.min(n, Math.max(0, partitions - 1));
+    }
+}
