@@ -82,6 +82,8 @@ public final class FlowRuntime implements AutoCloseable {
     private final Properties streamsProps;
     private final AtomicReference<State> state = new AtomicReference<>(State.CREATED);
     private volatile KafkaStreams streams;
+    private org.apache.kafka.clients.consumer.KafkaConsumer<String, String> statusConsumer;
+    private final java.util.Set<String> completedTasks = new java.util.HashSet<>();
     private ScheduledExecutorService maintenance;
     private Admin admin;
 
@@ -236,6 +238,7 @@ public final class FlowRuntime implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
+        maintenance.scheduleWithFixedDelay(this::watchCompletion, 500, 500, TimeUnit.MILLISECONDS);
         if (purgeMs > 0 && !compiled.internalTopics().isEmpty()) {
             maintenance.scheduleWithFixedDelay(new InternalTopicPurger(admin, applicationId(),
                     compiled.internalTopics().keySet()), purgeMs, purgeMs, TimeUnit.MILLISECONDS);
@@ -274,9 +277,93 @@ public final class FlowRuntime implements AutoCloseable {
             var described = a.describeTopics(all).allTopicNames().get(60, TimeUnit.SECONDS);
             compiled.sourceTopicsByComputation().forEach((computation, topics) -> compiled.partitionCounts().put(
                     computation, topics.stream().mapToInt(t -> described.get(t).partitions().size()).max().orElse(1)));
+            // finite sources: bounded by the last stable offsets seen now
+            Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.admin.OffsetSpec> request =
+                    new java.util.HashMap<>();
+            for (var c : spec.computations().values()) {
+                for (var source : c.sourceStreams()) {
+                    if (Boolean.parseBoolean(String.valueOf(source.parameters().getOrDefault("finite", "false")))) {
+                        for (String topic : PipelineCompiler.topicsOf(source)) {
+                            for (var p : described.get(topic).partitions()) {
+                                request.put(new org.apache.kafka.common.TopicPartition(topic, p.partition()),
+                                        org.apache.kafka.clients.admin.OffsetSpec.latest());
+                            }
+                        }
+                    }
+                }
+            }
+            if (!request.isEmpty()) {
+                a.listOffsets(request, new org.apache.kafka.clients.admin.ListOffsetsOptions(
+                                org.apache.kafka.common.IsolationLevel.READ_COMMITTED))
+                        .all().get(60, TimeUnit.SECONDS)
+                        .forEach((tp, info) -> compiled.finiteSources().bound(tp, info.offset()));
+            }
+        } catch (FlowException e) {
+            throw e;
         } catch (Exception e) {
             throw new FlowException("pipeline '" + spec.name() + "' could not describe its source topics: " + e, e);
         }
+    }
+
+    /** Runs on the maintenance thread: finite sources done by committed offsets, completion from the status topic. */
+    private void watchCompletion() {
+        try {
+            if (!compiled.finiteSources().bounds().isEmpty()) {
+                var committed = admin.listConsumerGroupOffsets(applicationId()).partitionsToOffsetAndMetadata()
+                        .get(30, TimeUnit.SECONDS);
+                compiled.finiteSources().bounds().forEach((tp, bound) -> {
+                    var om = committed.get(tp);
+                    if (bound == 0L || (om != null && om.offset() >= bound)) {
+                        compiled.finiteSources().markDone(tp);
+                    }
+                });
+            }
+            if (statusConsumer == null) {
+                Properties cp = new Properties();
+                streamsProps.forEach((k, v) -> {
+                    if (org.apache.kafka.clients.consumer.ConsumerConfig.configNames().contains(k.toString())) {
+                        cp.put(k.toString(), v);
+                    }
+                });
+                cp.remove(org.apache.kafka.clients.consumer.ConsumerConfig.GROUP_ID_CONFIG);
+                cp.put(org.apache.kafka.clients.consumer.ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+                cp.put(org.apache.kafka.clients.consumer.ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG,
+                        org.apache.kafka.common.serialization.StringDeserializer.class.getName());
+                cp.put(org.apache.kafka.clients.consumer.ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
+                        org.apache.kafka.common.serialization.StringDeserializer.class.getName());
+                statusConsumer = new org.apache.kafka.clients.consumer.KafkaConsumer<>(cp);
+                var tp = new org.apache.kafka.common.TopicPartition(compiled.statusTopic(), 0);
+                statusConsumer.assign(List.of(tp));
+                statusConsumer.seekToBeginning(List.of(tp));
+            }
+            for (var r : statusConsumer.poll(Duration.ofMillis(100))) {
+                if ("completed".equals(r.value())) {
+                    completedTasks.add(r.key());
+                }
+            }
+            int expected = 0;
+            for (var c : spec.computations().values()) {
+                expected += compiled.partitionCounts().of(c.id());
+            }
+            if (completedTasks.size() >= expected && state.get() == State.RUNNING) {
+                LOG.info("pipeline '{}' completed: all {} tasks reported completion", spec.name(), expected);
+                state.set(State.COMPLETED);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Exception e) {
+            LOG.debug("pipeline '{}': completion check failed, will retry: {}", spec.name(), e.toString());
+        }
+    }
+
+    /**
+     * Waits until the pipeline {@link State#COMPLETED completed}: every finite source was fully
+     * processed, every event- and system-time timer fired, every computation completed.
+     *
+     * @return true if it completed within {@code timeout}
+     */
+    public boolean awaitCompletion(Duration timeout) throws InterruptedException {
+        return awaitState(State.COMPLETED, timeout);
     }
 
     private void onStreamsState(KafkaStreams.State s) {
@@ -286,6 +373,9 @@ public final class FlowRuntime implements AutoCloseable {
                 state.set(State.STOPPED);
             }
             return;
+        }
+        if (current == State.COMPLETED && (s == KafkaStreams.State.RUNNING || s == KafkaStreams.State.REBALANCING)) {
+            return; // completed is terminal until the runtime is closed
         }
         switch (s) {
             case CREATED, REBALANCING -> state.set(State.STARTING);
@@ -364,6 +454,15 @@ public final class FlowRuntime implements AutoCloseable {
     private void shutdownMaintenance() {
         if (maintenance != null) {
             maintenance.shutdownNow();
+            try {
+                maintenance.awaitTermination(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        if (statusConsumer != null) {
+            statusConsumer.close(Duration.ofSeconds(2));
+            statusConsumer = null;
         }
         if (admin != null) {
             admin.close(Duration.ofSeconds(5));

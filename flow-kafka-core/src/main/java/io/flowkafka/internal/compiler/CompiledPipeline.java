@@ -15,9 +15,12 @@ import org.apache.kafka.streams.Topology;
  * @param deadLetterTopic the dead-letter topic
  * @param partitionCounts partition counts per computation; source computations' are filled at start
  * @param sourceTopicsByComputation the source topics of each source computation
+ * @param finiteSources bounds of finite sources, filled at start
+ * @param statusTopic the topic where each task reports its completion
  */
 public record CompiledPipeline(Topology topology, Map<String, Integer> internalTopics, List<String> sourceTopics,
         Map<String, Integer> sinkTopics, Map<String, List<String>> streamTopics, String deadLetterTopic,
         io.flowkafka.internal.watermarks.PartitionCounts partitionCounts,
-        Map<String, List<String>> sourceTopicsByComputation) {
+        Map<String, List<String>> sourceTopicsByComputation,
+        io.flowkafka.internal.watermarks.FiniteSources finiteSources, String statusTopic) {
 }

@@ -48,6 +48,11 @@ public final class PipelineCompiler {
         return topicPrefix + pipeline + "." + stream;
     }
 
+    /** The status topic of a pipeline: one record per task when it completes. */
+    public static String statusTopic(String topicPrefix, String pipeline) {
+        return topicPrefix + pipeline + ".status";
+    }
+
     /** The dead-letter topic of a pipeline. */
     public static String deadLetterTopic(String topicPrefix, String pipeline) {
         return topicPrefix + pipeline + ".dlq";
@@ -74,6 +79,8 @@ public final class PipelineCompiler {
         io.flowkafka.internal.watermarks.PartitionCounts counts =
                 new io.flowkafka.internal.watermarks.PartitionCounts(singleTask);
         Map<String, List<String>> sourceTopicsByComputation = new LinkedHashMap<>();
+        io.flowkafka.internal.watermarks.FiniteSources finite = new io.flowkafka.internal.watermarks.FiniteSources();
+        String statusTopic = statusTopic(topicPrefix, spec.name());
         String pipeline = spec.name();
         Map<String, Integer> internalTopics = new LinkedHashMap<>();
         Map<String, Integer> sinkTopics = new LinkedHashMap<>();
@@ -170,7 +177,7 @@ public final class PipelineCompiler {
                 writers.put(stream, spec.writerOf(stream).orElseThrow().id());
             }
             ComputationPlan plan = new ComputationPlan(pipeline, c, inputs, outputs, outputSchemas, inputSchemas,
-                    writers, counts, watermarkSettings);
+                    writers, counts, watermarkSettings, finite, c.id() + ".sink.status");
 
             String processorName = c.id() + ".process";
             List<String> sourceNodes = new ArrayList<>();
@@ -186,6 +193,8 @@ public final class PipelineCompiler {
             topology.addStateStore(KeyStates.storeBuilder(c.id(), persistentStores), processorName);
             topology.addStateStore(io.flowkafka.internal.watermarks.WatermarkTracker.storeBuilder(c.id(), persistentStores),
                     processorName);
+            topology.addSink(c.id() + ".sink.status", statusTopic, new ByteArraySerializer(), new ByteArraySerializer(),
+                    processorName);
             for (List<ComputationPlan.Route> routes : outputs.values()) {
                 for (ComputationPlan.Route r : routes) {
                     if (r instanceof ComputationPlan.InternalRoute) {
@@ -199,7 +208,7 @@ public final class PipelineCompiler {
             }
         }
         return new CompiledPipeline(topology, internalTopics, sourceTopics, sinkTopics, streamTopics,
-                deadLetterTopic(topicPrefix, pipeline), counts, sourceTopicsByComputation);
+                deadLetterTopic(topicPrefix, pipeline), counts, sourceTopicsByComputation, finite, statusTopic);
     }
 
     /** The source topics of a KafkaSource: {@code topics} as a list or a comma-separated string. */

@@ -43,6 +43,7 @@ public final class TopicManager {
     public void prepare(String pipeline, CompiledPipeline compiled, boolean create) {
         Map<String, Integer> owned = new LinkedHashMap<>(compiled.internalTopics());
         owned.put(compiled.deadLetterTopic(), 1);
+        owned.put(compiled.statusTopic(), 1);
         Set<String> existing = call(() -> admin.listTopics().names().get(TIMEOUT_SECONDS, TimeUnit.SECONDS));
         List<String> problems = new ArrayList<>();
         List<String> missingSources = compiled.sourceTopics().stream().filter(t -> !existing.contains(t)).toList();
@@ -54,10 +55,15 @@ public final class TopicManager {
         for (Map.Entry<String, Integer> e : owned.entrySet()) {
             if (!existing.contains(e.getKey())) {
                 if (create) {
-                    toCreate.add(newTopic(e.getKey(), e.getValue(), !e.getKey().equals(compiled.deadLetterTopic())));
+                    boolean internal = compiled.internalTopics().containsKey(e.getKey());
+                    NewTopic t = newTopic(e.getKey(), e.getValue(), internal);
+                    if (e.getKey().equals(compiled.statusTopic())) {
+                        t.configs().put("cleanup.policy", "compact");
+                    }
+                    toCreate.add(t);
                 } else {
                     problems.add("topic " + e.getKey() + " does not exist: create it with " + e.getValue()
-                            + " partition(s)" + (e.getKey().equals(compiled.deadLetterTopic()) ? "" : " and retention.ms=-1")
+                            + " partition(s)" + (compiled.internalTopics().containsKey(e.getKey()) ? " and retention.ms=-1" : "")
                             + ", or set flow.topics.mode=create");
                 }
             }

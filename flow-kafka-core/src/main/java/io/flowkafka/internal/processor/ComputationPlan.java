@@ -23,11 +23,14 @@ import org.jspecify.annotations.Nullable;
  * @param writers for each internal input stream, the computation writing it
  * @param partitionCounts the partition counts of all computations (filled before start)
  * @param watermarks watermark settings
+ * @param finiteSources bounds of finite sources
+ * @param statusNode the sink node of the status topic, where the task reports its completion
  */
 public record ComputationPlan(String pipeline, ComputationSpec spec, Map<String, Input> inputs,
         Map<String, List<Route>> outputs, Map<String, Schema> outputSchemas, Map<String, Schema> inputSchemas,
         Map<String, String> writers, io.flowkafka.internal.watermarks.PartitionCounts partitionCounts,
-        WatermarkSettings watermarks) {
+        WatermarkSettings watermarks, io.flowkafka.internal.watermarks.FiniteSources finiteSources,
+        String statusNode) {
 
     /**
      * How often watermarks are sent.

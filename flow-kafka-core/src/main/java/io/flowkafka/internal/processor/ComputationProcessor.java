@@ -74,6 +74,9 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
     private long lastEmitWallMs = Long.MIN_VALUE;
     private long controlSequence;
     private WatermarkTracker.Output lastEmitted;
+    /** Finite source partitions of this task and their bounds (from the changelogged store). */
+    private final Map<org.apache.kafka.common.TopicPartition, Long> finiteBounds = new HashMap<>();
+    private final java.util.Set<org.apache.kafka.common.TopicPartition> finiteDone = new java.util.HashSet<>();
 
     public ComputationProcessor(ComputationPlan plan) {
         this.plan = plan;
@@ -110,6 +113,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         }
         this.lastRecordWallMs = context.currentSystemTimeMs();
         this.lastEmitted = watermarks.output();
+        initFiniteSources();
         this.call = new CallContext(spec, states, keyCodec, plan.outputSchemas(),
                 () -> context.currentSystemTimeMs() * 1_000_000L, context.taskId().partition(), partitionCount,
                 this::inputWatermark, this::minInputWatermark);
@@ -127,6 +131,9 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         InputBinding in = inputs.get(md.topic());
         if (in == null) {
             throw new IllegalStateException("computation '" + spec.id() + "' got a record of unexpected topic " + md.topic());
+        }
+        if (in.source != null && !finiteBounds.isEmpty() && beyondFiniteRange(md)) {
+            return;
         }
         if (in.source == null && FlowHeaders.isControl(record.headers())) {
             if (watermarks.onControl(in.streamId, controlCodec.decode(record.value()))) {
@@ -174,6 +181,73 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         if (in.source != null) {
             maybeEmitWatermarks();
         }
+    }
+
+    // ---------------------------------------------------------------- finite sources
+
+    private void initFiniteSources() {
+        int p = context.taskId().partition();
+        for (SourceSpec source : spec.sourceStreams()) {
+            if (!Boolean.parseBoolean(String.valueOf(source.parameters().getOrDefault("finite", "false")))) {
+                continue;
+            }
+            for (String topic : io.flowkafka.internal.compiler.PipelineCompiler.topicsOf(source)) {
+                org.apache.kafka.common.TopicPartition tp = new org.apache.kafka.common.TopicPartition(topic, p);
+                String key = "bound|" + topic + "|" + p;
+                Long bound = watermarks.getLong(key);
+                if (bound == null) {
+                    bound = plan.finiteSources().boundOf(tp);
+                    if (bound == null) {
+                        // no such partition of this topic (or bounds unknown, e.g. on TopologyTestDriver): nothing to read
+                        bound = plan.partitionCounts().singleTask() ? Long.MAX_VALUE : 0L;
+                    }
+                    watermarks.putLong(key, bound);
+                }
+                finiteBounds.put(tp, bound);
+                if (bound == 0L || Long.valueOf(1L).equals(watermarks.getLong("done|" + topic + "|" + p))) {
+                    finiteDone.add(tp);
+                }
+            }
+        }
+    }
+
+    /** Whether a source record lies at or above its partition's finite bound; marks the partition done at bound - 1. */
+    private boolean beyondFiniteRange(RecordMetadata md) {
+        org.apache.kafka.common.TopicPartition tp = new org.apache.kafka.common.TopicPartition(md.topic(), md.partition());
+        Long bound = finiteBounds.get(tp);
+        if (bound == null) {
+            return false;
+        }
+        if (md.offset() >= bound) {
+            markFiniteDone(tp);
+            return true;
+        }
+        if (md.offset() == bound - 1) {
+            markFiniteDone(tp);
+        }
+        return false;
+    }
+
+    private void markFiniteDone(org.apache.kafka.common.TopicPartition tp) {
+        if (finiteDone.add(tp)) {
+            watermarks.putLong("done|" + tp.topic() + "|" + tp.partition(), 1L);
+        }
+    }
+
+    private boolean finiteSourcesDone() {
+        if (finiteBounds.isEmpty()) {
+            return false;
+        }
+        for (org.apache.kafka.common.TopicPartition tp : finiteBounds.keySet()) {
+            if (!finiteDone.contains(tp)) {
+                if (plan.finiteSources().isDone(tp)) {
+                    markFiniteDone(tp);
+                } else {
+                    return false;
+                }
+            }
+        }
+        return true;
     }
 
     // ---------------------------------------------------------------- watermarks
@@ -228,6 +302,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             boolean quiet = now - lastRecordWallMs >= plan.watermarks().intervalMs();
             system = quiet ? now * 1_000_000L : sourceLastSystemTs;
             idle = now - lastRecordWallMs >= spec.watermarkStrategy().idleDuration().toMillis();
+            completed = finiteSourcesDone();
         } else {
             event = Long.MAX_VALUE;
             system = Long.MAX_VALUE;
@@ -246,8 +321,14 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             event = Long.MAX_VALUE;
             system = Long.MAX_VALUE;
         }
+        boolean wasCompleted = watermarks.output().completed();
         WatermarkTracker.Output out = watermarks.recordOutput(event, system, completed);
         boolean changed = !out.equals(lastEmitted);
+        if (out.completed() && !wasCompleted) {
+            String task = spec.id() + "/" + context.taskId().partition();
+            context.forward(new Record<>(task.getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                    "completed".getBytes(java.nio.charset.StandardCharsets.UTF_8), now), plan.statusNode());
+        }
         boolean heartbeat = lastEmitWallMs == Long.MIN_VALUE || now - lastEmitWallMs >= plan.watermarks().heartbeatMs();
         if ((changed || heartbeat) && !controlNodes.isEmpty()) {
             io.flowkafka.avro.ControlRecord r = io.flowkafka.avro.ControlRecord.newBuilder()
@@ -341,8 +422,9 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                 Map<String, Object> p = source.parameters();
                 this.json = !"avro".equals(String.valueOf(p.getOrDefault("format", "json")));
                 this.keyColumn = p.containsKey("key_column") ? String.valueOf(p.get("key_column")) : null;
-                this.timestampColumn = p.containsKey("event_timestamp_column")
-                        ? String.valueOf(p.get("event_timestamp_column")) : null;
+                String strategyColumn = spec.watermarkStrategy().timestampColumn();
+                this.timestampColumn = strategyColumn != null ? strategyColumn
+                        : p.containsKey("event_timestamp_column") ? String.valueOf(p.get("event_timestamp_column")) : null;
                 this.timestampUnitNanos = unitNanos(String.valueOf(p.getOrDefault("event_timestamp_unit", "ms")));
             } else {
                 this.json = false;

@@ -1,0 +1,291 @@
+package io.flowkafka.examples.guarantees;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flowkafka.api.Message;
+import io.flowkafka.api.OutputCollector;
+import io.flowkafka.api.RowFunction;
+import io.flowkafka.api.RuntimeContext;
+import io.flowkafka.avro.ControlRecord;
+import io.flowkafka.avro.FlowAvroClasses;
+import io.flowkafka.runtime.FlowRuntime;
+import io.flowkafka.spec.ColumnType;
+import io.flowkafka.spec.ComputationKind;
+import io.flowkafka.spec.PipelineSpec;
+import io.flowkafka.spec.WatermarkStrategy;
+import io.flowkafka.testing.Await;
+import io.flowkafka.testing.KafkaCluster;
+import io.flowkafka.testing.TestNames;
+import io.flowkafka.testing.WithKafka;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.avro.Schema;
+import org.apache.avro.SchemaBuilder;
+import org.apache.avro.io.DecoderFactory;
+import org.apache.avro.specific.SpecificDatumReader;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Watermarks on a real broker (TopologyTestDriver has one partition): the minimum over
+ * producers, idle partitions, monotonicity across a takeover with an empty state directory, and
+ * completion of a finite pipeline.
+ */
+@WithKafka
+class WatermarkIT {
+    static final Schema EVENT = SchemaBuilder.record("WEvent").namespace("wm").fields()
+            .requiredString("id").requiredLong("ts").endRecord();
+    private static final long MS = 1_000_000L;
+
+    /** Copies each message to the output stream. */
+    public static final class Copy implements RowFunction {
+        @Override
+        public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
+            output.addMessage(context.createMessageBuilder("out").setPayload(message.getPayload()).build());
+        }
+    }
+
+    static PipelineSpec spec(String name, String input, WatermarkStrategy strategy, boolean finite) {
+        return PipelineSpec.builder(name)
+                .stream("raw", EVENT).stream("events", EVENT).stream("out", EVENT)
+                .computation("read", c -> c.kind(ComputationKind.SOURCE)
+                        .source("raw", "KafkaSource", Map.of("topics", input, "finite", finite))
+                        .watermarkStrategy(strategy.withTimestampColumn("ts"))
+                        .outputStreamIds("events"))
+                .computation("mid", c -> c.inputStreamIds("events")
+                        .groupBy("hash", ColumnType.UINT64, "farm_hash(id)").groupBy("id", ColumnType.STRING, null)
+                        .processingFunction(Copy::new).outputStreamIds("out").desiredPartitionCount(2))
+                .build();
+    }
+
+    @Test
+    @Timeout(180)
+    void shouldTakeTheMinimumOverEveryProducerPartition(KafkaCluster cluster, TestNames names) throws Exception {
+        String input = names.topic("in");
+        cluster.createTopic(input, 4);
+        WatermarkStrategy strategy = WatermarkStrategy.DEFAULT.withOutOfOrdernessBound(Duration.ZERO)
+                .withIdlePartitions(Duration.ofMinutes(10), 0.4);
+        PipelineSpec spec = spec(names.name("min"), input, strategy, false);
+        try (FlowRuntime runtime = FlowRuntime.create(spec, props(cluster));
+                ControlReader out = new ControlReader(cluster, spec.name() + ".out")) {
+            runtime.start();
+            produce(cluster, input, 0, 1000);
+            for (int p = 1; p < 4; p++) {
+                produce(cluster, input, p, 5000);
+            }
+            out.awaitEventWatermark(1000 * MS);
+            assertThat(out.maxEventWatermark()).as("partition 0 holds the stream at its 1000 ms").isEqualTo(1000 * MS);
+            produce(cluster, input, 0, 9000);
+            out.awaitEventWatermark(5000 * MS);
+            assertThat(out.maxEventWatermark()).as("now the minimum is the other partitions' 5000 ms").isEqualTo(5000 * MS);
+        }
+    }
+
+    @Test
+    @Timeout(180)
+    void shouldStopHoldingBackForIdlePartitionsUpToMaxRatio(KafkaCluster cluster, TestNames names) throws Exception {
+        String input = names.topic("in");
+        cluster.createTopic(input, 4);
+        // 4 partitions, max_ratio 0.4: at most ceil(1.6) = 2 may be skipped as idle
+        WatermarkStrategy strategy = WatermarkStrategy.DEFAULT.withOutOfOrdernessBound(Duration.ZERO)
+                .withIdlePartitions(Duration.ofSeconds(2), 0.4);
+        PipelineSpec spec = spec(names.name("idle"), input, strategy, false);
+        try (FlowRuntime runtime = FlowRuntime.create(spec, props(cluster));
+                ControlReader out = new ControlReader(cluster, spec.name() + ".out")) {
+            runtime.start();
+            produce(cluster, input, 0, 1000);
+            produce(cluster, input, 1, 2000);
+            produce(cluster, input, 2, 3000); // partition 3 never receives anything
+            out.awaitEventWatermark(2000 * MS);
+            assertThat(out.maxEventWatermark()).as("the two lowest idle partitions (3: none, 0: 1000) are skipped; "
+                    + "the third idle one (1: 2000) still counts").isEqualTo(2000 * MS);
+            assertThat(out.sawIdleHoldBack()).as("before partitions went idle, partition 3 held the stream back").isTrue();
+        }
+    }
+
+    @Test
+    @Timeout(240)
+    void shouldNeverGoBackWhenAnInstanceWithAnEmptyStateDirectoryTakesOver(KafkaCluster cluster, TestNames names)
+            throws Exception {
+        String input = names.topic("in");
+        cluster.createTopic(input, 4);
+        WatermarkStrategy strategy = WatermarkStrategy.DEFAULT.withOutOfOrdernessBound(Duration.ZERO)
+                .withIdlePartitions(Duration.ofMinutes(10), 0.4);
+        PipelineSpec spec = spec(names.name("takeover"), input, strategy, false);
+        try (ControlReader out = new ControlReader(cluster, spec.name() + ".out")) {
+            try (FlowRuntime first = FlowRuntime.create(spec, props(cluster))) {
+                first.start();
+                for (int p = 0; p < 4; p++) {
+                    produce(cluster, input, p, 7000);
+                }
+                out.awaitEventWatermark(7000 * MS);
+            }
+            // a new instance with an empty state directory: it restores the watermark stores from their changelogs
+            try (FlowRuntime second = FlowRuntime.create(spec, props(cluster))) {
+                second.start();
+                produce(cluster, input, 0, 8000); // only partition 0 moves: the minimum stays 7000
+                out.awaitControlRecords(out.count() + 4);
+                for (int p = 1; p < 4; p++) {
+                    produce(cluster, input, p, 8000);
+                }
+                out.awaitEventWatermark(8000 * MS);
+            }
+            assertThat(out.decreases()).as("per producer, no control record goes back").isEmpty();
+        }
+    }
+
+    @Test
+    @Timeout(180)
+    void shouldCompleteAFiniteBackfill(KafkaCluster cluster, TestNames names) throws Exception {
+        String input = names.topic("in");
+        cluster.createTopic(input, 3);
+        for (int i = 0; i < 300; i++) {
+            produce(cluster, input, i % 3, 1000 + i);
+        }
+        PipelineSpec spec = spec(names.name("finite"), input, WatermarkStrategy.DEFAULT, true);
+        try (FlowRuntime runtime = FlowRuntime.create(spec, props(cluster));
+                ControlReader out = new ControlReader(cluster, spec.name() + ".out")) {
+            runtime.start();
+            assertThat(runtime.awaitCompletion(Duration.ofMinutes(2))).as("state " + runtime.state()).isTrue();
+            assertThat(runtime.state()).isEqualTo(FlowRuntime.State.COMPLETED);
+            produce(cluster, input, 0, 99_999); // beyond the finite range: ignored
+            out.awaitCompleted(2);
+            assertThat(out.dataRecords()).as("exactly the 300 records of the finite range").isEqualTo(300);
+        }
+    }
+
+    private static Properties props(KafkaCluster cluster) throws Exception {
+        Properties p = cluster.clientProperties();
+        Path dir = Files.createTempDirectory("flow-wm-it");
+        p.put("state.dir", dir.toString());
+        p.put("commit.interval.ms", "100");
+        p.put("flow.watermark.interval.ms", "100");
+        p.put("flow.watermark.heartbeat.ms", "500");
+        return p;
+    }
+
+    private static void produce(KafkaCluster cluster, String topic, int partition, long tsMs) {
+        Properties p = cluster.clientProperties();
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
+            producer.send(new ProducerRecord<>(topic, partition, "k",
+                    "{\"id\":\"p" + partition + "-" + tsMs + "\",\"ts\":" + tsMs + "}"));
+        }
+    }
+
+    /** Reads control records of an internal topic, read_committed, in a background-free way. */
+    static final class ControlReader implements AutoCloseable {
+        private final KafkaConsumer<byte[], byte[]> consumer;
+        private final List<ControlRecord> seen = new ArrayList<>();
+        private final Map<String, Long> lastPerProducer = new HashMap<>();
+        private final List<String> decreases = new ArrayList<>();
+        private final Map<Integer, Long> latestByPartition = new HashMap<>();
+        private int data;
+        private boolean idleHoldBack;
+        private final SpecificDatumReader<ControlRecord> reader;
+
+        ControlReader(KafkaCluster cluster, String topic) {
+            FlowAvroClasses.trust();
+            reader = new SpecificDatumReader<>(ControlRecord.class);
+            Properties p = cluster.clientProperties();
+            p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+            p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+            p.put(ConsumerConfig.GROUP_ID_CONFIG, topic + "-control-reader");
+            p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+            p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+            consumer = new KafkaConsumer<>(p);
+            consumer.subscribe(List.of(topic));
+        }
+
+        void poll() {
+            for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(100))) {
+                if (r.headers().lastHeader("flow.control") == null) {
+                    data++;
+                    continue;
+                }
+                try {
+                    ControlRecord c = reader.read(null, DecoderFactory.get().binaryDecoder(r.value(), null));
+                    seen.add(c);
+                    String producer = c.getComputation() + "/" + c.getPartition() + "@" + r.partition();
+                    Long last = lastPerProducer.put(producer, c.getEventWatermark());
+                    if (last != null && c.getEventWatermark() < last) {
+                        decreases.add(producer + ": " + last + " -> " + c.getEventWatermark());
+                    }
+                    latestByPartition.merge(r.partition(), c.getEventWatermark(), Math::max);
+                    if (c.getEventWatermark() == Long.MIN_VALUE) {
+                        idleHoldBack = true;
+                    }
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            }
+        }
+
+        void awaitEventWatermark(long expected) {
+            Await.until(Duration.ofMinutes(1), "event watermark " + expected + " on every partition", () -> {
+                poll();
+                return latestByPartition.size() == 2 && latestByPartition.values().stream().allMatch(v -> v >= expected);
+            });
+        }
+
+        void awaitControlRecords(int n) {
+            Await.until(Duration.ofMinutes(1), n + " control records", () -> {
+                poll();
+                return seen.size() >= n;
+            });
+        }
+
+        void awaitCompleted(int partitions) {
+            Await.until(Duration.ofMinutes(1), "completion on " + partitions + " partitions", () -> {
+                poll();
+                return seen.stream().filter(ControlRecord::getCompleted).map(ControlRecord::getPartition).distinct().count()
+                        >= 1 && latestByPartition.size() == partitions
+                        && latestByPartition.values().stream().allMatch(v -> v == Long.MAX_VALUE);
+            });
+        }
+
+        long maxEventWatermark() {
+            poll();
+            return seen.stream().mapToLong(ControlRecord::getEventWatermark).max().orElse(Long.MIN_VALUE);
+        }
+
+        boolean sawIdleHoldBack() {
+            return idleHoldBack;
+        }
+
+        int count() {
+            poll();
+            return seen.size();
+        }
+
+        int dataRecords() {
+            poll();
+            return data;
+        }
+
+        List<String> decreases() {
+            poll();
+            return decreases;
+        }
+
+        @Override
+        public void close() {
+            consumer.close();
+        }
+    }
+}
