@@ -165,6 +165,7 @@ final class SpecValidator {
         checkSinks(c, outputs);
         checkDependencies(c, outputs, sources, timers);
         checkKeyVisitors(c);
+        checkTimers(c);
         if (c.desiredPartitionCount() < 1) {
             error(id, "desired_partition_count", "desired_partition_count must be >= 1 but was "
                     + c.desiredPartitionCount(), "set desired_partition_count to a positive number of partitions");
@@ -459,6 +460,48 @@ final class SpecValidator {
         }
     }
 
+    private void checkTimers(ComputationSpec c) {
+        for (TimerStreamSpec t : c.timers()) {
+            String field = "timers." + t.id();
+            for (String p : t.parameters().keySet()) {
+                if (!TimerStreamSpec.knownParameters().contains(p)) {
+                    warning(c.id(), field + "." + p, "unknown timer parameter '" + p + "' is ignored",
+                            "use one of " + TimerStreamSpec.knownParameters());
+                }
+            }
+            try {
+                t.timeType();
+            } catch (IllegalArgumentException e) {
+                error(c.id(), field + ".time_type", e.getMessage(), "set time_type to event_time, system_time or real_time");
+            }
+            Object dedup = t.parameters().get("deduplicate_equal_timestamps");
+            if (dedup != null && !(dedup instanceof Boolean) && !"true".equals(dedup.toString())
+                    && !"false".equals(dedup.toString())) {
+                error(c.id(), field + ".deduplicate_equal_timestamps", "deduplicate_equal_timestamps must be true or "
+                        + "false but was '" + dedup + "'", "set it to true (default) or false");
+            }
+            try {
+                java.util.Map<String, java.time.Duration> watched = t.watchedStreams();
+                if (watched != null) {
+                    for (var e : watched.entrySet()) {
+                        if (!c.inputStreamIds().contains(e.getKey())) {
+                            error(c.id(), field + ".streams", "timer stream '" + t.id() + "' waits on stream '"
+                                    + e.getKey() + "', which is not an input of '" + c.id() + "'",
+                                    "list only input streams " + c.inputStreamIds());
+                        }
+                        if (e.getValue().isNegative()) {
+                            error(c.id(), field + ".streams_with_delays." + e.getKey(), "a delay must be >= 0 but was "
+                                    + e.getValue(), "use a non-negative duration like \"5m\"");
+                        }
+                    }
+                }
+            } catch (IllegalArgumentException e) {
+                error(c.id(), field, e.getMessage(), "streams is a list of input stream ids; streams_with_delays "
+                        + "maps input stream ids to durations like \"5m\"");
+            }
+        }
+    }
+
     private void checkDependencies(ComputationSpec c, Set<String> outputs, Set<String> sources, Set<String> timers) {
         Set<String> keys = new LinkedHashSet<>(outputs);
         keys.addAll(timers);
@@ -515,6 +558,10 @@ final class SpecValidator {
         String suggestion = closest(stream, candidates);
         error(computation, field, "unknown stream '" + stream + "'",
                 suggestion != null ? "did you mean '" + suggestion + "'? otherwise " + otherwise : otherwise);
+    }
+
+    private void warning(@Nullable String computation, String field, String message, String fix) {
+        warnings.add(SpecProblem.warning(computation, field, message, fix));
     }
 
     private void error(@Nullable String computation, String field, String message, String fix) {

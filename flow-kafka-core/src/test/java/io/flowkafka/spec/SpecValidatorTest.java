@@ -488,7 +488,7 @@ class SpecValidatorTest {
 
     @Test
     void shouldRejectDuplicateTimerStreamIds() {
-        PipelineSpec spec = spec(read(), count().timer("flush", Map.of()).timer("flush", Map.of("time_type", "event")));
+        PipelineSpec spec = spec(read(), count().timer("flush", Map.of()).timer("flush", Map.of("time_type", "event_time")));
         assertSingleError(spec, "count", "timers", "timer stream 'flush' is listed more than once",
                 "distinct ids");
     }
@@ -561,5 +561,50 @@ class SpecValidatorTest {
         assertThat(findError(spec, "sinks").message()).contains("cannot have sinks");
         assertThat(findError(spec, "processing_function").message()).contains("SwiftMap computation 'count'");
         assertThat(errors(spec)).hasSize(4);
+    }
+
+    // ---- timers (reference 003: time_type, streams, streams_with_delays, deduplicate_equal_timestamps) ----
+
+    @Test
+    void shouldAcceptTimerStreamsWithFlowSettings() {
+        PipelineSpec spec = spec(read(), count()
+                .timer("timeout", Map.of("time_type", "event_time", "streams", List.of("events")))
+                .timer("lagged", Map.of("streams_with_delays", Map.of("events", "5m"), "deduplicate_equal_timestamps", false))
+                .timer("wall", Map.of("time_type", "real_time")));
+        assertThat(errors(spec)).isEmpty();
+        ComputationSpec c = spec.computations().get("count");
+        assertThat(c.timers().get(0).timeType()).isEqualTo(TimeType.EVENT_TIME);
+        assertThat(c.timers().get(1).watchedStreams()).containsEntry("events", java.time.Duration.ofMinutes(5));
+        assertThat(c.timers().get(1).deduplicateEqualTimestamps()).isFalse();
+        assertThat(c.timers().get(2).timeType()).isEqualTo(TimeType.REAL_TIME);
+        assertThat(c.timers().get(2).watchedStreams()).as("default: every input").isNull();
+    }
+
+    @Test
+    void shouldRejectUnknownTimeType() {
+        PipelineSpec spec = spec(read(), count().timer("t", Map.of("time_type", "wall_time")));
+        assertSingleError(spec, "count", "timers.t.time_type", "unknown time_type 'wall_time'", "event_time, system_time or real_time");
+    }
+
+    @Test
+    void shouldRejectTimerWaitingOnAStreamThatIsNotAnInput() {
+        PipelineSpec spec = spec(read(), count().timer("t", Map.of("streams", List.of("counts"))));
+        assertSingleError(spec, "count", "timers.t.streams", "waits on stream 'counts', which is not an input of 'count'",
+                "list only input streams [events]");
+    }
+
+    @Test
+    void shouldRejectMalformedDelay() {
+        PipelineSpec spec = spec(read(), count().timer("t", Map.of("streams_with_delays", Map.of("events", "later"))));
+        assertSingleError(spec, "count", "timers.t", "timers.t.streams_with_delays.events must be a duration",
+                "durations like");
+    }
+
+    @Test
+    void shouldRejectTimersInSwiftMap() {
+        PipelineSpec spec = spec(read(), count(), transform("swift").kind(ComputationKind.SWIFT_MAP)
+                .inputStreamIds("counts").timer("t", Map.of()));
+        assertThat(errors(spec)).anySatisfy(p -> assertProblem(p, "swift", "timers",
+                "timers only in Transform computations: SwiftMap computation 'swift'", "Transform"));
     }
 }
