@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Runs the flow-kafka demo: builds what it needs, starts an in-JVM Kafka broker, produces sample
-# events, runs the per-user activity pipeline with exactly-once and prints the counts.
+# impressions and clicks, runs Flow's wait-click join (30-minute event-time timers) with exactly-once
+# over finite sources until the pipeline completes, and checks every result against a reference.
 # Pass --bootstrap-servers host:port to use a real cluster instead.
 set -euo pipefail
 cd "$(dirname "$0")"
 mvn -B -q -DskipTests install -pl examples -am
 mvn -B -q -pl examples dependency:build-classpath -Dmdep.outputFile=target/demo.classpath -Dmdep.includeScope=runtime
 exec java -Xmx512m -cp "examples/target/classes:$(cat examples/target/demo.classpath)" \
-  io.flowkafka.examples.activity.ActivityDemo "$@"
+  io.flowkafka.examples.waitclick.WaitClickDemo "$@"

@@ -85,6 +85,28 @@ public final class FlowConfig extends AbstractConfig {
             + "FlowRuntime.topology() with a plain TopologyTestDriver.";
     public static final boolean TOPOLOGY_TEST_DRIVER_DEFAULT = false;
 
+    public static final String TIMERS_INTERVAL_MS_CONFIG = "flow.timers.punctuation.interval.ms";
+    public static final String TIMERS_INTERVAL_MS_DOC = "How often, in milliseconds, a task looks for due timers "
+            + "besides when a watermark moves (the resolution of real_time timers).";
+    public static final long TIMERS_INTERVAL_MS_DEFAULT = 50L;
+
+    public static final String TIMERS_MAX_PER_STEP_CONFIG = "flow.timers.max.per.punctuation";
+    public static final String TIMERS_MAX_PER_STEP_DOC = "At most this many timers fire in one step; the rest wait for "
+            + "the next step, so a large backlog never starves the stream thread.";
+    public static final int TIMERS_MAX_PER_STEP_DEFAULT = 1000;
+
+    public static final String TIMERS_MAX_STEP_MS_CONFIG = "flow.timers.max.punctuation.ms";
+    public static final String TIMERS_MAX_STEP_MS_DOC = "At most this many milliseconds of timer firing per step, far "
+            + "inside the transaction timeout.";
+    public static final long TIMERS_MAX_STEP_MS_DEFAULT = 50L;
+
+    public static final String OUTPUT_LIMIT_RECORDS_CONFIG = "flow.output.limit.records";
+    public static final String OUTPUT_LIMIT_RECORDS_DOC = "Output limit of every internal stream: the number of records "
+            + "written but not yet consumed downstream above which the stream counts as blocked, holding back every "
+            + "timer-stream group that writes to it; 0 means no limit. Override per stream with "
+            + "flow.output.limit.records.<stream>.";
+    public static final long OUTPUT_LIMIT_RECORDS_DEFAULT = 0L;
+
     private static final ConfigDef CONFIG = new ConfigDef()
             .define(APPLICATION_ID_PREFIX_CONFIG, Type.STRING, APPLICATION_ID_PREFIX_DEFAULT, Importance.HIGH,
                     APPLICATION_ID_PREFIX_DOC)
@@ -107,6 +129,14 @@ public final class FlowConfig extends AbstractConfig {
                     Importance.LOW, WATERMARK_HEARTBEAT_MS_DOC)
             .define(TOPOLOGY_TEST_DRIVER_CONFIG, Type.BOOLEAN, TOPOLOGY_TEST_DRIVER_DEFAULT, Importance.LOW,
                     TOPOLOGY_TEST_DRIVER_DOC)
+            .define(TIMERS_INTERVAL_MS_CONFIG, Type.LONG, TIMERS_INTERVAL_MS_DEFAULT, ConfigDef.Range.atLeast(1),
+                    Importance.LOW, TIMERS_INTERVAL_MS_DOC)
+            .define(TIMERS_MAX_PER_STEP_CONFIG, Type.INT, TIMERS_MAX_PER_STEP_DEFAULT, ConfigDef.Range.atLeast(1),
+                    Importance.LOW, TIMERS_MAX_PER_STEP_DOC)
+            .define(TIMERS_MAX_STEP_MS_CONFIG, Type.LONG, TIMERS_MAX_STEP_MS_DEFAULT, ConfigDef.Range.atLeast(1),
+                    Importance.LOW, TIMERS_MAX_STEP_MS_DOC)
+            .define(OUTPUT_LIMIT_RECORDS_CONFIG, Type.LONG, OUTPUT_LIMIT_RECORDS_DEFAULT, ConfigDef.Range.atLeast(0),
+                    Importance.MEDIUM, OUTPUT_LIMIT_RECORDS_DOC)
             .define(PURGE_INTERVAL_MS_CONFIG, Type.LONG, PURGE_INTERVAL_MS_DEFAULT, ConfigDef.Range.atLeast(0),
                     Importance.LOW, PURGE_INTERVAL_MS_DOC);
 
@@ -129,6 +159,28 @@ public final class FlowConfig extends AbstractConfig {
             throw new ConfigException(MIN_INSYNC_REPLICAS_CONFIG, isr,
                     "must not exceed " + REPLICATION_FACTOR_CONFIG + "=" + rf + ", or no write could succeed");
         }
+    }
+
+    /**
+     * The output limit of each stream: {@code flow.output.limit.records.<stream>} or the default
+     * {@code flow.output.limit.records}; streams with limit 0 are left out.
+     */
+    public Map<String, Long> outputLimits(java.util.Collection<String> streams) {
+        Map<String, Long> out = new HashMap<>();
+        long def = getLong(OUTPUT_LIMIT_RECORDS_CONFIG);
+        for (String s : streams) {
+            Object v = originals().get(OUTPUT_LIMIT_RECORDS_CONFIG + "." + s);
+            long limit;
+            try {
+                limit = v == null ? def : Long.parseLong(v.toString().trim());
+            } catch (NumberFormatException e) {
+                throw new ConfigException(OUTPUT_LIMIT_RECORDS_CONFIG + "." + s, v, "must be a number of records");
+            }
+            if (limit > 0) {
+                out.put(s, limit);
+            }
+        }
+        return out;
     }
 
     /** Parses the {@code flow.*} keys of {@code props}. */

@@ -91,12 +91,19 @@ public final class FlowRuntime implements AutoCloseable {
         this.spec = spec.validated();
         this.userProps = copy(props);
         this.config = new FlowConfig(userProps);
-        this.compiled = PipelineCompiler.compile(this.spec, config.getString(FlowConfig.TOPIC_PREFIX_CONFIG),
+        this.compiled = PipelineCompiler.compile(this.spec, new io.flowkafka.internal.compiler.CompileOptions(
+                config.getString(FlowConfig.TOPIC_PREFIX_CONFIG),
                 !"memory".equals(config.getString(FlowConfig.STATE_STORES_CONFIG)),
                 config.getBoolean(FlowConfig.TOPOLOGY_TEST_DRIVER_CONFIG),
                 new io.flowkafka.internal.processor.ComputationPlan.WatermarkSettings(
                         config.getLong(FlowConfig.WATERMARK_INTERVAL_MS_CONFIG),
-                        config.getLong(FlowConfig.WATERMARK_HEARTBEAT_MS_CONFIG)));
+                        config.getLong(FlowConfig.WATERMARK_HEARTBEAT_MS_CONFIG)),
+                new io.flowkafka.internal.processor.ComputationPlan.TimerSettings(
+                        config.getLong(FlowConfig.TIMERS_INTERVAL_MS_CONFIG),
+                        config.getInt(FlowConfig.TIMERS_MAX_PER_STEP_CONFIG),
+                        config.getLong(FlowConfig.TIMERS_MAX_STEP_MS_CONFIG)),
+                new io.flowkafka.internal.watermarks.OutputLimits(config.outputLimits(this.spec.streams().keySet())),
+                config.getBoolean(FlowConfig.DEAD_LETTER_ENABLED_CONFIG)));
         this.streamsProps = streamsProperties(this.spec, userProps, compiled.deadLetterTopic(), config);
     }
 
@@ -189,6 +196,20 @@ public final class FlowRuntime implements AutoCloseable {
     /** The internal topics flow-kafka owns, with partition counts. */
     public Map<String, Integer> internalTopics() {
         return compiled.internalTopics();
+    }
+
+    /**
+     * Holds back (or releases) the timers of every timer-stream group that writes to
+     * {@code streamId}, as if the stream's output limit were exceeded. For operations and tests;
+     * measured output limits ({@code flow.output.limit.records}) do the same on their own.
+     *
+     * @throws IllegalArgumentException if the pipeline has no such stream
+     */
+    public void blockOutputStream(String streamId, boolean blocked) {
+        if (!spec.streams().containsKey(streamId)) {
+            throw new IllegalArgumentException("pipeline '" + spec.name() + "' has no stream '" + streamId + "'");
+        }
+        compiled.outputLimits().setBlocked(streamId, blocked);
     }
 
     /** The current state. */
@@ -305,8 +326,47 @@ public final class FlowRuntime implements AutoCloseable {
         }
     }
 
+    /** Runs on the maintenance thread: measures the backlog of streams with an output limit. */
+    private void measureOutputLimits() {
+        var limits = compiled.outputLimits();
+        if (limits.limits().isEmpty()) {
+            return;
+        }
+        try {
+            var committed = admin.listConsumerGroupOffsets(applicationId()).partitionsToOffsetAndMetadata()
+                    .get(30, TimeUnit.SECONDS);
+            Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.admin.OffsetSpec> request =
+                    new java.util.HashMap<>();
+            for (String stream : limits.limits().keySet()) {
+                for (String topic : compiled.streamTopics().getOrDefault(stream, List.of())) {
+                    Integer n = compiled.internalTopics().get(topic);
+                    for (int p = 0; n != null && p < n; p++) {
+                        request.put(new org.apache.kafka.common.TopicPartition(topic, p),
+                                org.apache.kafka.clients.admin.OffsetSpec.latest());
+                    }
+                }
+            }
+            var ends = admin.listOffsets(request).all().get(30, TimeUnit.SECONDS);
+            for (String stream : limits.limits().keySet()) {
+                long backlog = 0;
+                for (var e : ends.entrySet()) {
+                    if (compiled.streamTopics().getOrDefault(stream, List.of()).contains(e.getKey().topic())) {
+                        var om = committed.get(e.getKey());
+                        backlog += Math.max(0, e.getValue().offset() - (om == null ? 0 : om.offset()));
+                    }
+                }
+                limits.backlog(stream, backlog);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Exception e) {
+            LOG.debug("pipeline '{}': measuring output limits failed, will retry: {}", spec.name(), e.toString());
+        }
+    }
+
     /** Runs on the maintenance thread: finite sources done by committed offsets, completion from the status topic. */
     private void watchCompletion() {
+        measureOutputLimits();
         try {
             if (!compiled.finiteSources().bounds().isEmpty()) {
                 var committed = admin.listConsumerGroupOffsets(applicationId()).partitionsToOffsetAndMetadata()

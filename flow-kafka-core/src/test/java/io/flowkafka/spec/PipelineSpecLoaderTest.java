@@ -65,7 +65,7 @@ class PipelineSpecLoaderTest {
         assertThat(count.states().get("blob").schema()).isNull();
         assertThat(count.timers()).singleElement().satisfies(t -> {
             assertThat(t.id()).isEqualTo("flush");
-            assertThat(t.parameters()).containsEntry("time_type", "event").containsEntry("streams", List.of("events"));
+            assertThat(t.parameters()).containsEntry("time_type", "event_time").containsEntry("streams", List.of("events"));
         });
         assertThat(count.keyVisitorStreams()).containsOnlyKeys("ttl");
         assertThat(count.keyVisitorStreams().get("ttl").parameters()).containsEntry("names", List.of("total"));

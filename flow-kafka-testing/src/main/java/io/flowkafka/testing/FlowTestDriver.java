@@ -293,6 +293,17 @@ public final class FlowTestDriver implements AutoCloseable {
     }
 
     /**
+     * Holds back (or releases) the timers of every timer-stream group writing to {@code streamId},
+     * as an exceeded output limit would.
+     *
+     * @throws IllegalArgumentException if the pipeline has no such stream
+     */
+    public void blockOutputStream(String streamId, boolean blocked) {
+        checkOpen();
+        runtime.blockOutputStream(streamId, blocked);
+    }
+
+    /**
      * Advances the wall clock (the system time of new messages and of
      * {@link io.flowkafka.api.RuntimeContext#currentTimeNanos()}) and runs what became due.
      *

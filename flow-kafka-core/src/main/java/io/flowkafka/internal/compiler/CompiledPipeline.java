@@ -17,10 +17,12 @@ import org.apache.kafka.streams.Topology;
  * @param sourceTopicsByComputation the source topics of each source computation
  * @param finiteSources bounds of finite sources, filled at start
  * @param statusTopic the topic where each task reports its completion
+ * @param outputLimits output limits, measured by the runtime
  */
 public record CompiledPipeline(Topology topology, Map<String, Integer> internalTopics, List<String> sourceTopics,
         Map<String, Integer> sinkTopics, Map<String, List<String>> streamTopics, String deadLetterTopic,
         io.flowkafka.internal.watermarks.PartitionCounts partitionCounts,
         Map<String, List<String>> sourceTopicsByComputation,
-        io.flowkafka.internal.watermarks.FiniteSources finiteSources, String statusTopic) {
+        io.flowkafka.internal.watermarks.FiniteSources finiteSources, String statusTopic,
+        io.flowkafka.internal.watermarks.OutputLimits outputLimits) {
 }

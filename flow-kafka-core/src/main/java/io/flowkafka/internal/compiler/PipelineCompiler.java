@@ -64,18 +64,14 @@ public final class PipelineCompiler {
      * @param persistentStores RocksDB stores (true) or in-memory stores (tests, benchmarks)
      */
     public static CompiledPipeline compile(PipelineSpec spec, String topicPrefix, boolean persistentStores) {
-        return compile(spec, topicPrefix, persistentStores, false, new ComputationPlan.WatermarkSettings(200, 1000));
+        return compile(spec, CompileOptions.defaults().with(topicPrefix, persistentStores));
     }
 
-    /**
-     * Compiles the spec, which must be valid.
-     *
-     * @param persistentStores RocksDB stores (true) or in-memory stores (tests, benchmarks)
-     * @param singleTask whether the topology runs as one task (TopologyTestDriver)
-     * @param watermarkSettings how often watermarks are sent
-     */
-    public static CompiledPipeline compile(PipelineSpec spec, String topicPrefix, boolean persistentStores,
-            boolean singleTask, ComputationPlan.WatermarkSettings watermarkSettings) {
+    /** Compiles the spec, which must be valid, with the given deployment options. */
+    public static CompiledPipeline compile(PipelineSpec spec, CompileOptions options) {
+        String topicPrefix = options.topicPrefix();
+        boolean persistentStores = options.persistentStores();
+        boolean singleTask = options.singleTask();
         io.flowkafka.internal.watermarks.PartitionCounts counts =
                 new io.flowkafka.internal.watermarks.PartitionCounts(singleTask);
         Map<String, List<String>> sourceTopicsByComputation = new LinkedHashMap<>();
@@ -177,7 +173,8 @@ public final class PipelineCompiler {
                 writers.put(stream, spec.writerOf(stream).orElseThrow().id());
             }
             ComputationPlan plan = new ComputationPlan(pipeline, c, inputs, outputs, outputSchemas, inputSchemas,
-                    writers, counts, watermarkSettings, finite, c.id() + ".sink.status");
+                    writers, counts, options.watermarks(), finite, c.id() + ".sink.status", options.timers(),
+                    options.outputLimits(), options.deadLetters(), c.id() + ".sink.dlq");
 
             String processorName = c.id() + ".process";
             List<String> sourceNodes = new ArrayList<>();
@@ -195,6 +192,13 @@ public final class PipelineCompiler {
                     processorName);
             topology.addSink(c.id() + ".sink.status", statusTopic, new ByteArraySerializer(), new ByteArraySerializer(),
                     processorName);
+            if (!c.timers().isEmpty()) {
+                for (var b : io.flowkafka.internal.timers.TimerStore.storeBuilders(c.id(), persistentStores)) {
+                    topology.addStateStore(b, processorName);
+                }
+                topology.addSink(c.id() + ".sink.dlq", deadLetterTopic(topicPrefix, pipeline), new ByteArraySerializer(),
+                        new ByteArraySerializer(), processorName);
+            }
             for (List<ComputationPlan.Route> routes : outputs.values()) {
                 for (ComputationPlan.Route r : routes) {
                     if (r instanceof ComputationPlan.InternalRoute) {
@@ -208,7 +212,8 @@ public final class PipelineCompiler {
             }
         }
         return new CompiledPipeline(topology, internalTopics, sourceTopics, sinkTopics, streamTopics,
-                deadLetterTopic(topicPrefix, pipeline), counts, sourceTopicsByComputation, finite, statusTopic);
+                deadLetterTopic(topicPrefix, pipeline), counts, sourceTopicsByComputation, finite, statusTopic,
+                options.outputLimits());
     }
 
     /** The source topics of a KafkaSource: {@code topics} as a list or a comma-separated string. */

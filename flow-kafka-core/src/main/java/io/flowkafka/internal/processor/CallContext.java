@@ -57,6 +57,10 @@ final class CallContext implements RuntimeContext, OutputCollector {
     private @Nullable GenericRecord key;
     private byte @Nullable [] encodedKey;
     private boolean active;
+    private @Nullable MessageId parentId;
+    private int timersAdded;
+    private io.flowkafka.internal.timers.@Nullable TimerStore timers;
+    private long timerTag;
 
     CallContext(ComputationSpec spec, KeyStates states, KeyCodec keyCodec, Map<String, Schema> outputSchemas,
             LongSupplier clockNanos, int partition, int partitionCount,
@@ -73,9 +77,17 @@ final class CallContext implements RuntimeContext, OutputCollector {
         this.partitionCount = partitionCount;
     }
 
-    void begin(GenericRecord key, byte[] encodedKey) {
+    /** Gives the context the computation's timer store (null when it has no timers). */
+    void timers(io.flowkafka.internal.timers.@Nullable TimerStore timers, long timerTag) {
+        this.timers = timers;
+        this.timerTag = timerTag;
+    }
+
+    void begin(GenericRecord key, byte[] encodedKey, MessageId parentId) {
         this.key = key;
         this.encodedKey = encodedKey;
+        this.parentId = parentId;
+        this.timersAdded = 0;
         this.active = true;
         outputs.clear();
     }
@@ -220,17 +232,40 @@ final class CallContext implements RuntimeContext, OutputCollector {
 
     @Override
     public void addTimer(long triggerTimestamp, long eventTimestamp) {
-        throw timersUnavailable();
+        checkActive();
+        if (spec.timers().isEmpty()) {
+            throw noTimers();
+        }
+        addTimer(0, triggerTimestamp, eventTimestamp);
     }
 
     @Override
     public void addTimer(String timerStreamId, long triggerTimestamp, long eventTimestamp) {
-        throw timersUnavailable();
+        checkActive();
+        for (int i = 0; i < spec.timers().size(); i++) {
+            if (spec.timers().get(i).id().equals(timerStreamId)) {
+                addTimer(i, triggerTimestamp, eventTimestamp);
+                return;
+            }
+        }
+        if (spec.timers().isEmpty()) {
+            throw noTimers();
+        }
+        throw new IllegalArgumentException("computation '" + spec.id() + "' has no timer stream '" + timerStreamId
+                + "'; its timer streams are " + spec.timers().stream().map(t -> t.id()).toList());
     }
 
-    private UnsupportedOperationException timersUnavailable() {
-        return new UnsupportedOperationException("computation '" + spec.id() + "' added a timer, but this version of "
-                + "flow-kafka has no timer engine yet (it arrives with watermarks); remove the addTimer call");
+    private void addTimer(int streamIndex, long trigger, long event) {
+        io.flowkafka.internal.timers.TimerStore store = Objects.requireNonNull(timers);
+        MessageId id = io.flowkafka.internal.message.MessageIds.derive(Objects.requireNonNull(parentId), timerTag,
+                timersAdded++);
+        store.add(new io.flowkafka.internal.timers.PendingTimer(streamIndex, trigger, event, clockNanos.getAsLong(),
+                Objects.requireNonNull(encodedKey), id.toBytes(), List.of(parentId.toBytes())));
+    }
+
+    private IllegalStateException noTimers() {
+        return new IllegalStateException("computation '" + spec.id() + "' added a timer but declares no timer stream: "
+                + "add one under 'timers' in the spec (a Transform computation)");
     }
 
     @Override

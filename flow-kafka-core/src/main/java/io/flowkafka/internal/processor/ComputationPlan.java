@@ -25,12 +25,27 @@ import org.jspecify.annotations.Nullable;
  * @param watermarks watermark settings
  * @param finiteSources bounds of finite sources
  * @param statusNode the sink node of the status topic, where the task reports its completion
+ * @param timers timer firing settings
+ * @param outputLimits output limits shared with the runtime
+ * @param deadLetters whether failed timers go to the dead-letter topic (else the task fails)
+ * @param deadLetterNode the sink node of the dead-letter topic
  */
 public record ComputationPlan(String pipeline, ComputationSpec spec, Map<String, Input> inputs,
         Map<String, List<Route>> outputs, Map<String, Schema> outputSchemas, Map<String, Schema> inputSchemas,
         Map<String, String> writers, io.flowkafka.internal.watermarks.PartitionCounts partitionCounts,
         WatermarkSettings watermarks, io.flowkafka.internal.watermarks.FiniteSources finiteSources,
-        String statusNode) {
+        String statusNode, TimerSettings timers, io.flowkafka.internal.watermarks.OutputLimits outputLimits,
+        boolean deadLetters, String deadLetterNode) {
+
+    /**
+     * How timers fire.
+     *
+     * @param punctuationIntervalMs how often the timer punctuator runs
+     * @param maxPerPunctuation at most this many timers per step
+     * @param maxPunctuationMs at most this long per step
+     */
+    public record TimerSettings(long punctuationIntervalMs, int maxPerPunctuation, long maxPunctuationMs) {
+    }
 
     /**
      * How often watermarks are sent.

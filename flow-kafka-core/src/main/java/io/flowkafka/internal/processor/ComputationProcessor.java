@@ -74,6 +74,11 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
     private long lastEmitWallMs = Long.MIN_VALUE;
     private long controlSequence;
     private WatermarkTracker.Output lastEmitted;
+    private io.flowkafka.internal.timers.@Nullable TimerStore timerStore;
+    private @Nullable TimerGroups timerGroups;
+    private io.flowkafka.spec.TimeType[] timeTypes = new io.flowkafka.spec.TimeType[0];
+    private List<@Nullable Map<String, java.time.Duration>> watchedStreams = List.of();
+    private final List<String> dlqNodes = new ArrayList<>();
     /** Finite source partitions of this task and their bounds (from the changelogged store). */
     private final Map<org.apache.kafka.common.TopicPartition, Long> finiteBounds = new HashMap<>();
     private final java.util.Set<org.apache.kafka.common.TopicPartition> finiteDone = new java.util.HashSet<>();
@@ -119,6 +124,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                 this::inputWatermark, this::minInputWatermark);
         context.schedule(java.time.Duration.ofMillis(plan.watermarks().intervalMs()),
                 org.apache.kafka.streams.processor.PunctuationType.WALL_CLOCK_TIME, now -> emitWatermarks());
+        initTimers();
         this.function = FunctionFactory.create(spec);
         if (function != null) {
             function.open(call);
@@ -137,6 +143,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         }
         if (in.source == null && FlowHeaders.isControl(record.headers())) {
             if (watermarks.onControl(in.streamId, controlCodec.decode(record.value()))) {
+                fireTimers();
                 maybeEmitWatermarks();
             }
             return;
@@ -154,33 +161,200 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             sourceLastSystemTs = Math.max(sourceLastSystemTs, message.systemTimestamp());
             lastRecordWallMs = context.currentSystemTimeMs();
         }
-        call.begin(message.key(), encodedKey);
+        runCall(message.key(), encodedKey, message.messageId(), message.eventTimestamp(), "message",
+                () -> runFunction(message), null);
+        if (in.source != null) {
+            maybeEmitWatermarks();
+        }
+    }
+
+    /**
+     * Runs one process-function call with all-or-nothing effects: on success the buffered state
+     * and timer writes are applied (plus the deletion of {@code firedTimer}) and the outputs
+     * forwarded; on failure everything is dropped and {@link FlowProcessingException} thrown.
+     */
+    private void runCall(GenericRecord key, byte[] encodedKey, MessageId parentId, long defaultEts, String what,
+            Runnable user, io.flowkafka.internal.timers.@Nullable PendingTimer firedTimer) {
+        call.begin(key, encodedKey, parentId);
         List<Record<byte[], byte[]>> forwards;
         List<String> nodes = new ArrayList<>(2);
         try {
             try {
-                runFunction(message);
+                user.run();
             } catch (Exception e) {
-                throw new FlowProcessingException(spec.id(), "process message " + message.messageId(), e);
+                throw new FlowProcessingException(spec.id(), "process " + what + " " + parentId, e);
             }
             try {
-                forwards = encodeOutputs(message, nodes);
+                forwards = encodeOutputs(parentId, defaultEts, nodes);
             } catch (RuntimeException e) {
-                throw new FlowProcessingException(spec.id(), "write the outputs of message " + message.messageId(), e);
+                throw new FlowProcessingException(spec.id(), "write the outputs of " + what + " " + parentId, e);
             }
         } catch (FlowProcessingException e) {
             states.abortCall();
+            if (timerStore != null) {
+                timerStore.abortCall();
+            }
             call.end();
             throw e;
         }
         states.commitCall();
+        if (timerStore != null) {
+            if (firedTimer != null) {
+                timerStore.delete(firedTimer);
+            }
+            timerStore.commitCall();
+        }
         call.end();
         for (int i = 0; i < forwards.size(); i++) {
             context.forward(forwards.get(i), nodes.get(i));
         }
-        if (in.source != null) {
-            maybeEmitWatermarks();
+    }
+
+    // ---------------------------------------------------------------- timers
+
+    private void initTimers() {
+        if (spec.timers().isEmpty()) {
+            return;
         }
+        int n = spec.timers().size();
+        boolean[] dedup = new boolean[n];
+        timeTypes = new io.flowkafka.spec.TimeType[n];
+        List<@Nullable Map<String, java.time.Duration>> watched = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            dedup[i] = spec.timers().get(i).deduplicateEqualTimestamps();
+            timeTypes[i] = spec.timers().get(i).timeType();
+            watched.add(spec.timers().get(i).watchedStreams());
+        }
+        watchedStreams = watched;
+        timerStore = new io.flowkafka.internal.timers.TimerStore(
+                context.getStateStore(io.flowkafka.internal.timers.TimerStore.timersStoreName(spec.id())),
+                context.getStateStore(io.flowkafka.internal.timers.TimerStore.holdsStoreName(spec.id())),
+                spec.timers().stream().map(io.flowkafka.spec.TimerStreamSpec::id).toList(), dedup);
+        timerGroups = new TimerGroups(spec);
+        call.timers(timerStore, MessageIds.computationTag(spec.id() + "#timers"));
+        context.schedule(java.time.Duration.ofMillis(plan.timers().punctuationIntervalMs()),
+                org.apache.kafka.streams.processor.PunctuationType.WALL_CLOCK_TIME, now -> {
+                    fireTimers();
+                    maybeEmitWatermarks();
+                });
+    }
+
+    /** The watermark timer stream {@code i} compares triggers with (exclusive). */
+    private long timerWatermark(int i) {
+        if (timeTypes[i] == io.flowkafka.spec.TimeType.REAL_TIME) {
+            return context.currentSystemTimeMs() * 1_000_000L;
+        }
+        boolean event = timeTypes[i] == io.flowkafka.spec.TimeType.EVENT_TIME;
+        Map<String, java.time.Duration> watched = watchedStreams.get(i);
+        java.util.Collection<String> streams = watched == null ? watermarks.streams() : watched.keySet();
+        if (streams.isEmpty()) {
+            return event ? Long.MIN_VALUE : context.currentSystemTimeMs() * 1_000_000L;
+        }
+        long min = Long.MAX_VALUE;
+        for (String s : streams) {
+            long wm = event ? watermarks.eventWatermark(s) : watermarks.systemWatermark(s);
+            long delay = watched == null ? 0 : watched.get(s).toNanos();
+            if (wm != Long.MAX_VALUE && wm != Long.MIN_VALUE) {
+                wm = wm - delay > wm ? Long.MIN_VALUE : wm - delay;
+            }
+            min = Math.min(min, wm);
+        }
+        return min;
+    }
+
+    /**
+     * Fires due timers in bounded steps: at most {@code maxPerPunctuation} timers and
+     * {@code maxPunctuationMs} per call, so the stream thread keeps polling and committing; the rest
+     * waits for the next call. Groups writing to a blocked output stream are skipped whole.
+     */
+    private void fireTimers() {
+        if (timerStore == null) {
+            return;
+        }
+        int budget = plan.timers().maxPerPunctuation();
+        long deadline = System.nanoTime() + plan.timers().maxPunctuationMs() * 1_000_000L;
+        boolean[] blocked = new boolean[timerGroups.groups()];
+        for (int g = 0; g < blocked.length; g++) {
+            for (String o : timerGroups.outputsOf(g)) {
+                blocked[g] |= plan.outputLimits().isBlocked(o);
+            }
+        }
+        for (int i = 0; i < timeTypes.length && budget > 0; i++) {
+            if (blocked[timerGroups.groupOf(i)]) {
+                continue;
+            }
+            long wm = timerWatermark(i);
+            if (wm == Long.MIN_VALUE) {
+                continue;
+            }
+            outer:
+            while (budget > 0 && System.nanoTime() < deadline) {
+                List<io.flowkafka.internal.timers.PendingTimer> due = timerStore.due(i, wm, Math.min(budget, 256));
+                if (due.isEmpty()) {
+                    break;
+                }
+                for (io.flowkafka.internal.timers.PendingTimer t : due) {
+                    if (timerStore.overtaken(t)) {
+                        continue outer; // a timer added by this batch's calls sorts before: ask again
+                    }
+                    fireOne(t);
+                    budget--;
+                    if (budget == 0 || System.nanoTime() >= deadline) {
+                        break outer;
+                    }
+                }
+            }
+        }
+    }
+
+    private void fireOne(io.flowkafka.internal.timers.PendingTimer t) {
+        GenericRecord key = keyCodec.decode(t.encodedKey());
+        MessageId id = MessageId.of(t.messageId());
+        FlowTimer timer = new FlowTimer(id, spec.timers().get(t.streamIndex()).id(), key, t.triggerTs(), t.eventTs(),
+                t.systemTs());
+        try {
+            runCall(key, t.encodedKey(), id, t.eventTs(), "timer", () -> {
+                if (function instanceof RowFunction row) {
+                    row.onTimer(timer, call, call);
+                } else if (function instanceof BatchFunction batch) {
+                    batch.onTimers(List.of(timer), call, call);
+                }
+            }, t);
+        } catch (FlowProcessingException e) {
+            if (!plan.deadLetters()) {
+                throw e;
+            }
+            // the timer goes to the dead-letter topic and is deleted, so it does not fire again
+            timerStore.delete(t);
+            timerStore.commitCall();
+            Throwable cause = e.getCause() == null ? e : e.getCause();
+            org.apache.kafka.common.header.internals.RecordHeaders h = new org.apache.kafka.common.header.internals.RecordHeaders();
+            h.add("flow.dlq.error.class", cause.getClass().getName().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            h.add("flow.dlq.error.message", String.valueOf(cause.getMessage()).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            h.add("flow.dlq.computation", spec.id().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            h.add("flow.dlq.stage", e.stage().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            h.add("flow.dlq.timer.stream", timer.getStreamId().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            h.add("flow.dlq.timer.trigger", Long.toString(t.triggerTs()).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            h.add(FlowHeaders.MESSAGE_ID, t.messageId());
+            org.slf4j.LoggerFactory.getLogger(ComputationProcessor.class).warn(
+                    "computation '{}' failed to process timer {} of stream {}: {}; sent to the dead-letter topic",
+                    spec.id(), id, timer.getStreamId(), cause.toString());
+            context.forward(new Record<>(t.encodedKey(), Long.toString(t.triggerTs()).getBytes(
+                    java.nio.charset.StandardCharsets.UTF_8), context.currentSystemTimeMs(), h), plan.deadLetterNode());
+        }
+    }
+
+    /** Whether event- or system-time timers are pending (they hold completion; real-time ones do not). */
+    private boolean holdingTimersPending() {
+        if (timerStore == null) {
+            return false;
+        }
+        for (int i = 0; i < timeTypes.length; i++) {
+            if (timeTypes[i] != io.flowkafka.spec.TimeType.REAL_TIME && timerStore.hasPending(i)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     // ---------------------------------------------------------------- finite sources
@@ -316,6 +490,10 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                 event = Long.MIN_VALUE;
                 system = now * 1_000_000L;
             }
+            if (timerStore != null) {
+                event = Math.min(event, timerStore.minPendingEventTimestamp()); // the watermark hold
+                completed &= !holdingTimersPending();
+            }
         }
         if (completed) {
             event = Long.MAX_VALUE;
@@ -373,7 +551,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         }
     }
 
-    private List<Record<byte[], byte[]>> encodeOutputs(FlowMessage input, List<String> nodes) {
+    private List<Record<byte[], byte[]>> encodeOutputs(MessageId inputId, long inputEts, List<String> nodes) {
         List<CallContext.Output> outs = call.outputs;
         if (outs.isEmpty()) {
             return List.of();
@@ -382,11 +560,11 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         long nowNanos = context.currentSystemTimeMs() * 1_000_000L;
         for (int position = 0; position < outs.size(); position++) {
             CallContext.Output o = outs.get(position);
-            List<MessageId> parents = o.parents() == null ? List.of(input.messageId()) : o.parents();
+            List<MessageId> parents = o.parents() == null ? List.of(inputId) : o.parents();
             MessageId id = parents.size() == 1
                     ? MessageIds.derive(parents.get(0), computationTag, position)
                     : MessageIds.deriveFromSet(parents, computationTag, position);
-            long ets = o.message().eventTimestamp != Long.MIN_VALUE ? o.message().eventTimestamp : input.eventTimestamp();
+            long ets = o.message().eventTimestamp != Long.MIN_VALUE ? o.message().eventTimestamp : inputEts;
             OutputBinding binding = outputs.get(o.message().streamId);
             binding.encode(o.message().payload, id, ets, nowNanos, parents, records, nodes);
         }

@@ -1,0 +1,161 @@
+package io.flowkafka.examples.waitclick;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.flowkafka.runtime.FlowRuntime;
+import io.flowkafka.testing.EmbeddedKafkaCluster;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/**
+ * The README's demo: Flow's wait-click join on an in-JVM Kafka broker (or {@code
+ * --bootstrap-servers}). Produces seeded impressions and clicks, runs the pipeline with
+ * exactly-once over finite sources until it completes, and checks every impression got exactly
+ * one result, the one a reference computation expects.
+ */
+public final class WaitClickDemo {
+    private WaitClickDemo() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        String bootstrap = null;
+        int impressions = 20_000;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--bootstrap-servers" -> bootstrap = args[++i];
+                case "--impressions" -> impressions = Integer.parseInt(args[++i]);
+                case "--help", "-h" -> {
+                    System.out.println("usage: demo [--bootstrap-servers host:port] [--impressions N]");
+                    return;
+                }
+                default -> {
+                    System.err.println("unknown argument " + args[i]
+                            + "; usage: demo [--bootstrap-servers host:port] [--impressions N]");
+                    System.exit(2);
+                }
+            }
+        }
+        EmbeddedKafkaCluster cluster = null;
+        if (bootstrap == null) {
+            System.out.println("Starting an in-JVM Kafka broker (KRaft)...");
+            cluster = EmbeddedKafkaCluster.start();
+            bootstrap = cluster.bootstrapServers();
+        }
+        int exit;
+        try {
+            exit = run(bootstrap, impressions);
+        } finally {
+            if (cluster != null) {
+                cluster.close();
+            }
+        }
+        System.exit(exit);
+    }
+
+    static int run(String bootstrap, int n) throws Exception {
+        String run = Long.toString(System.currentTimeMillis(), 36);
+        String pipeline = "wait-click-demo-" + run;
+        String impressionsTopic = "impressions-" + run;
+        String clicksTopic = "clicks-" + run;
+        String resultsTopic = "join-results-" + run;
+        Properties common = new Properties();
+        common.put("bootstrap.servers", bootstrap);
+        try (Admin admin = Admin.create(common)) {
+            admin.createTopics(List.of(new NewTopic(impressionsTopic, 4, (short) -1),
+                    new NewTopic(clicksTopic, 4, (short) -1))).all().get();
+        }
+        WaitClickData data = WaitClickData.generate(n, 0.7, 1_767_225_600_000L, 200, 42);
+        System.out.printf("Producing %d impressions and %d clicks (event time spans %d minutes)...%n", n,
+                data.clicks().size(), n * 200L / 60_000);
+        Properties pp = new Properties();
+        pp.putAll(common);
+        pp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        pp.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(pp)) {
+            data.impressions().entrySet().stream().sorted(Map.Entry.comparingByValue()).forEach(e -> producer.send(
+                    new ProducerRecord<>(impressionsTopic, e.getKey(), WaitClickData.impressionJson(e.getKey(), e.getValue()))));
+            data.clicks().forEach(c -> producer.send(
+                    new ProducerRecord<>(clicksTopic, c.getKey(), WaitClickData.clickJson(c.getKey(), c.getValue()))));
+        }
+        Path stateDir = Files.createTempDirectory("flow-kafka-demo");
+        Properties props = new Properties();
+        props.putAll(common);
+        props.put("state.dir", stateDir.toString());
+        System.out.printf("Running pipeline '%s' (exactly_once_v2, finite sources): impressions + clicks -> join "
+                + "(30 min event-time timers) -> %s%n", pipeline, resultsTopic);
+        long started = System.nanoTime();
+        try (FlowRuntime runtime = FlowRuntime.create(
+                WaitClickJoin.spec(pipeline, impressionsTopic, clicksTopic, resultsTopic, 4, true), props)) {
+            runtime.start();
+            if (!runtime.awaitCompletion(Duration.ofMinutes(3))) {
+                System.out.println("FAILED: the pipeline did not complete (state " + runtime.state() + ")");
+                return 1;
+            }
+            double seconds = (System.nanoTime() - started) / 1e9;
+            Map<String, String> results = readResults(bootstrap, resultsTopic, n);
+            Map<String, String> expected = data.expectedResults();
+            long joined = results.values().stream().filter("joined"::equals).count();
+            long mismatches = expected.entrySet().stream()
+                    .filter(e -> !e.getValue().equals(results.get(e.getKey()))).count();
+            System.out.println();
+            System.out.printf("completed in %.1f s%n", seconds);
+            System.out.printf("impressions        %7d%n", n);
+            System.out.printf("results            %7d (one per impression: %s)%n", results.size(), results.size() == n);
+            System.out.printf("  joined           %7d%n", joined);
+            System.out.printf("  no_click         %7d%n", results.size() - joined);
+            System.out.printf("differ from reference %4d%n", mismatches);
+            boolean ok = results.size() == n && mismatches == 0 && !duplicates;
+            System.out.println(ok ? "OK: every impression got exactly one result, the expected one."
+                    : "FAILED: results differ from the reference.");
+            return ok ? 0 : 1;
+        }
+    }
+
+    private static boolean duplicates;
+
+    private static Map<String, String> readResults(String bootstrap, String topic, int expected) throws Exception {
+        Properties cp = new Properties();
+        cp.put("bootstrap.servers", bootstrap);
+        cp.put(ConsumerConfig.GROUP_ID_CONFIG, "demo-reader-" + topic);
+        cp.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        cp.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        cp.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        cp.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        ObjectMapper json = new ObjectMapper();
+        Map<String, String> results = new TreeMap<>();
+        long deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
+        int read = 0;
+        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(cp)) {
+            consumer.subscribe(List.of(topic));
+            while (System.nanoTime() < deadline) {
+                var records = consumer.poll(Duration.ofMillis(300));
+                for (ConsumerRecord<String, String> r : records) {
+                    JsonNode node = json.readTree(r.value());
+                    if (results.put(node.get("impression_id").asText(), node.get("result").asText()) != null) {
+                        duplicates = true;
+                    }
+                    read++;
+                }
+                if (read >= expected && records.isEmpty()) {
+                    break;
+                }
+            }
+        }
+        return results;
+    }
+}

@@ -1,0 +1,667 @@
+package io.flowkafka.internal.timers;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.state.KeyValueBytesStoreSupplier;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.StoreBuilder;
+import org.apache.kafka.streams.state.Stores;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The pending timers of one computation's task: durable, deduplicated, fired in trigger order in
+ * bounded steps, with the smallest pending event timestamp (the watermark hold) at the cost of one
+ * seek.
+ *
+ * <h2>Model</h2>
+ * Two changelogged key-value stores per computation hold everything; the heap holds only caches.
+ * <ol>
+ *   <li>{@code <computation>.timers}: one row per pending timer, keyed
+ *       {@code (timer stream, trigger, encoded key[, message id])} (layout in {@link TimerKeys}),
+ *       valued by the Avro {@code TimerValue}. Store order is firing order: per timer stream by
+ *       trigger, then by key hash and key, which gives Flow's rule "within one timer stream, timers
+ *       of a key fire in TriggerTimestamp order". With {@code deduplicate_equal_timestamps} (Flow's
+ *       default) the message id is not part of the key, so one key has at most one timer per trigger
+ *       in a stream; without it, equal triggers coexist.</li>
+ *   <li>{@code <computation>.timer-holds}: an index with one empty-valued row per pending timer,
+ *       keyed {@code (timer stream, event timestamp, rest of the timer key)}. The first row of a
+ *       stream holds its smallest pending event timestamp. Every write to the timers store writes
+ *       the matching hold in the same call, so both stores change in the same Kafka transaction.</li>
+ * </ol>
+ *
+ * <h2>Invariants</h2>
+ * <ul>
+ *   <li>Call atomicity, as in {@code KeyStates}: {@link #add} and {@link #delete} only buffer;
+ *       {@link #commitCall()} applies the buffer after the process-function call returned;
+ *       {@link #abortCall()} drops it. A failed call leaves no timer, no hold, no changelog record.</li>
+ *   <li>Deduplication is decided in {@link #commitCall()} against the store and within the buffer:
+ *       of two timers with the same stream, key and trigger the one with the smaller event
+ *       timestamp stays, the earlier one on a tie ("if you try to create a timer with the same key
+ *       and trigger_timestamp, only one timer remains — the one with the smaller EventTimestamp
+ *       value"). A replaced timer's hold is deleted with it. The decision reads only the store, so
+ *       a replay decides the same.</li>
+ *   <li>{@link #delete} removes the stored timer only: a timer that the same call adds under the
+ *       same key is kept, whatever the order of the two (an {@code onTimer} that registers its own
+ *       key and trigger again).</li>
+ *   <li>Timers and holds are in one-to-one correspondence. A deletion finds the hold from the
+ *       stored timer (read, or remembered from the scan), never from the caller's copy, which dedup
+ *       may have replaced since it was handed out; a dangling hold would stop the watermark for
+ *       good.</li>
+ *   <li>A timer fires when its watermark exceeds its trigger: {@link #due} returns triggers
+ *       {@code < watermark}, never {@code ==}.</li>
+ * </ul>
+ *
+ * <h2>Caches, and why correctness never depends on them</h2>
+ * Per timer stream the object keeps:
+ * <ul>
+ *   <li>a <em>due floor</em>: a timer key such that the stream has no committed timer below it.
+ *       {@link #due} scans from it and then moves it to the first row it met (or to the scan's end
+ *       when it met none); {@link #commitCall()} lowers it to any key it adds below it (a timer
+ *       added in the past). Its absence means "the stream's first key";</li>
+ *   <li>a <em>hold floor</em> with the same meaning for holds, and the stream's smallest hold
+ *       key when known. Adding a hold lowers the minimum in place; deleting the minimum marks it
+ *       unknown and moves the hold floor to the deleted key, so the next
+ *       {@link #minPendingEventTimestamp} does one seek from there, not a scan;</li>
+ *   <li>the lowest key added since the last {@link #due} of the stream, for {@link #overtaken};</li>
+ *   <li>the event timestamps of the timers {@link #due} last handed out (at most 4096), exact
+ *       because every write to one of their keys removes its entry: deleting a fired timer then
+ *       needs no read to find its hold, which saves a RocksDB point lookup per fired timer.</li>
+ * </ul>
+ * Each cache states a fact about the committed stores that every write keeps true, so a fresh
+ * object over restored stores (absent floors, unknown minima) gives exactly the answers of the
+ * object it replaces, only after a few more seeks. Every decision (what fires, in which order,
+ * which duplicate stays, the hold) is thus derived from the changelogged stores, as DESIGN.md's
+ * rules demand, and a replay after an aborted transaction repeats it.
+ *
+ * <h2>Tombstones, and bounded steps</h2>
+ * RocksDB deletes are tombstones until compaction drops them, and a seek walks every tombstone
+ * between its target and the first live key. Kafka's RocksDB range iterator sets no upper bound
+ * and steps to the next live row eagerly after each row it returns, so the walk does not even stop
+ * at the end of the range. Firing deletes timers in store order:
+ * after a million fired timers, a scan from the stream's first key would walk a million tombstones
+ * on every call (the long scan that got littlehorse's producer fenced). Three measures bound it:
+ * <ol>
+ *   <li>scans start at the floors. A floor moves up to the first live key a seek meets (for
+ *       {@link #due}, even one past the watermark: it scans towards the stream's end and stops at
+ *       the first such key) and only a timer added below it moves it down, so a tombstone is walked
+ *       a bounded number of times before compaction drops it, more only after such an add:
+ *       amortised O(1) per fired timer. For holds this assumes {@link #minPendingEventTimestamp} is
+ *       asked once per fired batch, as the watermark code does, since deletions while the minimum
+ *       is unknown cannot move the hold floor;</li>
+ *   <li>a floor at or past the bound answers "nothing due" or "nothing pending" with no seek;</li>
+ *   <li>each stream's region in each store ends with a live end mark of two rows
+ *       ({@link TimerKeys}), so a seek in a stream with nothing left stops there instead of walking
+ *       the next stream's tombstones (70 s instead of 0.05 s for 1000 add-fire rounds next to 200k
+ *       tombstones, in {@code RocksDbTimerStoreTest}). End marks are written once, inside the first
+ *       committing call of a new object, where they have a record context and join its
+ *       transaction.</li>
+ * </ol>
+ * {@link #due} returns at most {@code maxTimers} timers per call, so when the watermark jumps over
+ * a large backlog, firing proceeds in steps of bounded size that the caller spreads over
+ * punctuations, each far inside the transaction timeout. No read-ahead cache is kept: one seek per
+ * batch is cheap, and a cache would need invalidating on every add. A new object after a restore
+ * starts at the streams' first keys and walks the tombstones there once.
+ *
+ * <h2>Memory</h2>
+ * Nothing is proportional to the number of timers: per stream a few keys, per call the buffer of
+ * that call's own writes, per batch at most {@code maxTimers} decoded timers. Iterators are closed
+ * before a method returns. Ten million pending timers in a task run in a 256 MiB heap
+ * ({@code TimerStressMain}).
+ *
+ * <h2>Store options</h2>
+ * Both stores are persistent RocksDB (in-memory for tests), changelogged, and not cached: a timer
+ * is typically written once, read once by a scan and deleted once, so Kafka Streams' record cache
+ * would save no reads, would make every scan merge a cache iterator, and, being shared by all
+ * stores of the stream thread, would evict per-key state entries that do benefit from it.
+ *
+ * <h2>Limitations</h2>
+ * <ol>
+ *   <li>A timer stream is identified by its position in the computation's {@code timers} list; a
+ *       restart must keep the order (new timer streams go at the end). The constructor checks the
+ *       stored timers against the ids and refuses a mismatch.</li>
+ *   <li>{@link #due} and the holds see committed timers only, not the current call's buffer.</li>
+ *   <li>A timer that a call adds with a trigger below timers already handed out by {@link #due}
+ *       sorts before them; {@link #overtaken} tells the caller to fetch a fresh batch to keep
+ *       per-key trigger order.</li>
+ *   <li>Changing {@code deduplicate_equal_timestamps} of a stream with pending timers is allowed,
+ *       but timers stored under the other setting are not deduplicated against new ones.</li>
+ * </ol>
+ *
+ * <h2>Threading</h2>
+ * Not thread-safe: owned by the stream thread of one task. Create it in {@code Processor#init},
+ * after Kafka Streams has restored the stores, and drop it when the task closes; a task that is
+ * re-initialised (after a corrupted task or an aborted transaction) creates a new one, or calls
+ * {@link #resetCaches()}. The stores are owned and closed by Kafka Streams, never by this class.
+ */
+public final class TimerStore {
+    /** The largest number of timer streams a computation may have. */
+    public static final int MAX_TIMER_STREAMS = 0x7FFF;
+
+    private static final byte[] EMPTY = new byte[0];
+    private static final int MAX_SCANNED = 4_096;
+
+    private final KeyValueStore<Bytes, byte[]> timers;
+    private final KeyValueStore<Bytes, byte[]> holds;
+    private final List<String> streamIds;
+    private final byte[][] streamIdBytes;
+    private final boolean[] deduplicate;
+    private Map<Bytes, Op> buffer = new LinkedHashMap<>();
+
+    private final @Nullable Bytes[] dueFloor;
+    private final @Nullable Bytes[] holdFloor;
+    private final @Nullable Bytes[] minHold;
+    private final boolean[] minKnown;
+    private final @Nullable Bytes[] addedSinceDue;
+    /** Event timestamps of stored timers that {@link #due} read, so that firing them reads nothing. */
+    private final Map<Bytes, Long> scannedEvents = new HashMap<>();
+    private boolean endMarksWritten;
+
+    /** One buffered change of one timer key. */
+    private static final class Op {
+        boolean deleteStored;
+        @Nullable PendingTimer add;
+
+        Op(boolean deleteStored, @Nullable PendingTimer add) {
+            this.deleteStored = deleteStored;
+            this.add = add;
+        }
+    }
+
+    /**
+     * A timer store over a computation's two stores.
+     *
+     * @param timers the store named {@link #timersStoreName}
+     * @param holds the store named {@link #holdsStoreName}
+     * @param timerStreamIds the ids of the computation's timer streams, in spec order; a timer's
+     *     {@link PendingTimer#streamIndex()} is a position in this list
+     * @param deduplicate {@code deduplicate_equal_timestamps} of each timer stream (copied)
+     * @throws IllegalArgumentException if the lists' sizes differ or exceed
+     *     {@link #MAX_TIMER_STREAMS}, or an id repeats
+     * @throws IllegalStateException if the stores hold timers of a stream at another position (the
+     *     spec's timer streams were reordered, renamed or removed)
+     */
+    public TimerStore(KeyValueStore<Bytes, byte[]> timers, KeyValueStore<Bytes, byte[]> holds,
+            List<String> timerStreamIds, boolean[] deduplicate) {
+        this.timers = Objects.requireNonNull(timers, "timers");
+        this.holds = Objects.requireNonNull(holds, "holds");
+        this.streamIds = List.copyOf(timerStreamIds);
+        Objects.requireNonNull(deduplicate, "deduplicate");
+        int n = streamIds.size();
+        if (deduplicate.length != n) {
+            throw new IllegalArgumentException("deduplicate has " + deduplicate.length + " entries but there are " + n
+                    + " timer streams: give one per timer stream");
+        }
+        if (n > MAX_TIMER_STREAMS) {
+            throw new IllegalArgumentException("a computation may have at most " + MAX_TIMER_STREAMS
+                    + " timer streams but has " + n);
+        }
+        if (Set.copyOf(streamIds).size() != n) {
+            throw new IllegalArgumentException("timer stream ids must be distinct but were " + streamIds);
+        }
+        this.deduplicate = deduplicate.clone();
+        this.streamIdBytes = new byte[n][];
+        for (int i = 0; i < n; i++) {
+            streamIdBytes[i] = streamIds.get(i).getBytes(StandardCharsets.UTF_8);
+        }
+        this.dueFloor = new Bytes[n];
+        this.holdFloor = new Bytes[n];
+        this.minHold = new Bytes[n];
+        this.minKnown = new boolean[n];
+        this.addedSinceDue = new Bytes[n];
+        checkStoredStreams();
+    }
+
+    /** The name of a computation's timer store (also names its changelog topic). */
+    public static String timersStoreName(String computationId) {
+        return computationId + ".timers";
+    }
+
+    /** The name of a computation's watermark-hold index store (also names its changelog topic). */
+    public static String holdsStoreName(String computationId) {
+        return computationId + ".timer-holds";
+    }
+
+    /**
+     * Builders of a computation's two stores, timers first then holds: persistent (RocksDB) or in
+     * memory, changelogged, not cached (see the class comment). Add both to the computation's
+     * processor.
+     */
+    public static List<StoreBuilder<KeyValueStore<Bytes, byte[]>>> storeBuilders(String computationId,
+            boolean persistent) {
+        return List.of(builder(timersStoreName(computationId), persistent),
+                builder(holdsStoreName(computationId), persistent));
+    }
+
+    private static StoreBuilder<KeyValueStore<Bytes, byte[]>> builder(String name, boolean persistent) {
+        KeyValueBytesStoreSupplier supplier = persistent
+                ? Stores.persistentKeyValueStore(name)
+                : Stores.inMemoryKeyValueStore(name);
+        return Stores.keyValueStoreBuilder(supplier, Serdes.Bytes(), Serdes.ByteArray())
+                .withCachingDisabled()
+                .withLoggingEnabled(Map.of());
+    }
+
+    /** The number of timer streams. */
+    public int streamCount() {
+        return streamIds.size();
+    }
+
+    /**
+     * The id of a timer stream.
+     *
+     * @throws IndexOutOfBoundsException if there is no such stream
+     */
+    public String streamId(int streamIndex) {
+        return streamIds.get(streamIndex);
+    }
+
+    /**
+     * Whether the timer stream merges timers of equal key and trigger.
+     *
+     * @throws IllegalArgumentException if there is no such stream
+     */
+    public boolean deduplicates(int streamIndex) {
+        checkStream(streamIndex);
+        return deduplicate[streamIndex];
+    }
+
+    // ---- writes: call-buffered ----
+
+    /**
+     * Buffers a new timer until {@link #commitCall()}. With deduplication, a timer of the same
+     * stream, key and trigger, stored or buffered, is kept or replaced, whichever has the smaller
+     * event timestamp (the first one on a tie).
+     *
+     * @throws IllegalArgumentException if the timer's stream index is not one of this store's
+     */
+    public void add(PendingTimer timer) {
+        int s = timer.streamIndex();
+        checkStream(s);
+        Bytes key = TimerKeys.timerKey(timer, !deduplicate[s]);
+        Op op = buffer.get(key);
+        if (op == null) {
+            buffer.put(key, new Op(false, timer));
+        } else if (op.add == null || timer.eventTs() < op.add.eventTs()) {
+            op.add = timer;
+        }
+    }
+
+    /**
+     * Buffers the deletion of a timer (normally a fired one) until {@link #commitCall()}: the
+     * stored timer with the same stream, key and trigger (and message id where the stream does not
+     * deduplicate) is removed with its hold. A timer that this call adds under the same key, before
+     * or after the deletion, is kept and stored without deduplication against the deleted one (an
+     * {@code onTimer} that registers its own key and trigger again). Deleting an absent timer does
+     * nothing.
+     *
+     * @throws IllegalArgumentException if the timer's stream index is not one of this store's
+     */
+    public void delete(PendingTimer timer) {
+        int s = timer.streamIndex();
+        checkStream(s);
+        Bytes key = TimerKeys.timerKey(timer, !deduplicate[s]);
+        Op op = buffer.get(key);
+        if (op == null) {
+            buffer.put(key, new Op(true, null));
+        } else {
+            op.deleteStored = true;
+        }
+    }
+
+    /** Applies the buffered adds and deletes of a call that returned normally, to both stores. */
+    public void commitCall() {
+        if (buffer.isEmpty()) {
+            return;
+        }
+        if (!endMarksWritten) {
+            writeEndMarks();
+        }
+        for (Map.Entry<Bytes, Op> e : buffer.entrySet()) {
+            apply(e.getKey(), e.getValue());
+        }
+        clearBuffer();
+    }
+
+    /** Drops the buffered adds and deletes of a call that threw. */
+    public void abortCall() {
+        clearBuffer();
+    }
+
+    /**
+     * Empties the buffer. {@code HashMap.clear()} walks the whole table, which keeps the capacity
+     * of the largest call: after a call that added 200k timers, every later one-timer call would
+     * pay for 256k slots. A buffer that grew is replaced instead.
+     */
+    private void clearBuffer() {
+        if (buffer.size() > 12) {
+            buffer = new LinkedHashMap<>();
+        } else {
+            buffer.clear();
+        }
+    }
+
+    /** Whether adds or deletes are buffered and not yet committed. */
+    public boolean hasBufferedWrites() {
+        return !buffer.isEmpty();
+    }
+
+    private void apply(Bytes key, Op op) {
+        int s = TimerKeys.stream(key.get());
+        PendingTimer add = op.add;
+        Long scanned = scannedEvents.remove(key);
+        if (add == null) {
+            if (scanned != null) {
+                timers.put(key, null);
+                removeHold(s, scanned, key);
+            } else {
+                byte[] old = timers.delete(key);
+                if (old != null) {
+                    removeHold(s, TimerValueCodec.eventTs(old), key);
+                }
+            }
+            return;
+        }
+        Long oldEvent = scanned;
+        if (oldEvent == null) {
+            byte[] old = timers.get(key);
+            oldEvent = old == null ? null : TimerValueCodec.eventTs(old);
+        }
+        if (oldEvent != null) {
+            if (!op.deleteStored && oldEvent <= add.eventTs()) {
+                return; // deduplicated: the stored timer has the smaller event timestamp
+            }
+            removeHold(s, oldEvent, key);
+        }
+        timers.put(key, TimerValueCodec.encode(add, streamIdBytes[s]));
+        Bytes hold = TimerKeys.holdKey(add.eventTs(), key.get());
+        holds.put(hold, EMPTY);
+        Bytes hf = holdFloor[s];
+        if (hf != null && TimerKeys.before(hold, hf)) {
+            holdFloor[s] = hold;
+        }
+        Bytes min = minHold[s];
+        if (minKnown[s] && (min == null || TimerKeys.before(hold, min))) {
+            minHold[s] = hold;
+        }
+        Bytes df = dueFloor[s];
+        if (df != null && TimerKeys.before(key, df)) {
+            dueFloor[s] = key;
+        }
+        Bytes lowest = addedSinceDue[s];
+        if (lowest == null || TimerKeys.before(key, lowest)) {
+            addedSinceDue[s] = key;
+        }
+    }
+
+    /**
+     * Writes each stream's end mark to both stores where it is missing: once per object, inside
+     * the first call that writes, so the writes have a record context and join its transaction.
+     */
+    private void writeEndMarks() {
+        for (int s = 0; s < streamIds.size(); s++) {
+            for (Bytes mark : List.of(TimerKeys.streamEnd(s), TimerKeys.streamEndGuard(s))) {
+                if (timers.get(mark) == null) {
+                    timers.put(mark, EMPTY);
+                }
+                if (holds.get(mark) == null) {
+                    holds.put(mark, EMPTY);
+                }
+            }
+        }
+        endMarksWritten = true;
+    }
+
+    private void removeHold(int s, long event, Bytes timerKey) {
+        Bytes hold = TimerKeys.holdKey(event, timerKey.get());
+        holds.put(hold, null);
+        if (minKnown[s] && hold.equals(minHold[s])) {
+            minKnown[s] = false;
+            minHold[s] = null;
+            holdFloor[s] = hold;
+        }
+    }
+
+    // ---- firing ----
+
+    /**
+     * Up to {@code maxTimers} committed timers of a stream whose trigger is below the watermark, in
+     * (trigger, key) order, starting with the first pending one. A timer fires when its watermark
+     * exceeds its trigger, so a trigger equal to {@code watermarkExclusive} is not due; a watermark
+     * of {@link Long#MAX_VALUE} stands for +infinity (completion) and makes every timer due.
+     * Timers with a buffered deletion are skipped. The caller fires them in order, {@link #delete}s
+     * each and commits with the call's other effects; timers returned but not deleted come back
+     * first from the next call. One seek per call, walking at most the tombstones of the timers
+     * fired since the previous call.
+     *
+     * @return a new modifiable list, empty when nothing is due
+     * @throws IllegalArgumentException if there is no such stream or {@code maxTimers < 1}
+     */
+    public List<PendingTimer> due(int streamIndex, long watermarkExclusive, int maxTimers) {
+        checkStream(streamIndex);
+        if (maxTimers < 1) {
+            throw new IllegalArgumentException("maxTimers must be >= 1 but was " + maxTimers);
+        }
+        addedSinceDue[streamIndex] = null;
+        Bytes end = TimerKeys.streamEnd(streamIndex);
+        Bytes bound = watermarkExclusive == Long.MAX_VALUE ? end : TimerKeys.dueBound(streamIndex, watermarkExclusive);
+        Bytes from = dueFloor[streamIndex];
+        if (from == null) {
+            from = TimerKeys.streamStart(streamIndex);
+        } else if (from.compareTo(bound) >= 0) {
+            return new ArrayList<>(); // no timer below the floor, and the floor is past the bound
+        }
+        List<PendingTimer> out = new ArrayList<>(Math.min(maxTimers, 256));
+        if (scannedEvents.size() > MAX_SCANNED - Math.min(maxTimers, MAX_SCANNED)) {
+            scannedEvents.clear();
+        }
+        Bytes first = null;
+        // up to the end mark rather than the bound: the first live key past the bound is the next floor
+        try (KeyValueIterator<Bytes, byte[]> it = timers.range(from, end)) {
+            while (out.size() < maxTimers && it.hasNext()) {
+                KeyValue<Bytes, byte[]> kv = it.next();
+                if (first == null) {
+                    first = kv.key;
+                }
+                if (kv.key.compareTo(bound) >= 0) {
+                    break;
+                }
+                Op op = buffer.get(kv.key);
+                if (op != null && op.deleteStored) {
+                    continue;
+                }
+                PendingTimer t = TimerValueCodec.decode(streamIndex, kv.value);
+                out.add(t);
+                if (scannedEvents.size() < MAX_SCANNED) {
+                    scannedEvents.put(kv.key, t.eventTs());
+                }
+            }
+        }
+        dueFloor[streamIndex] = first != null ? first : end;
+        return out;
+    }
+
+    /**
+     * Whether a timer handed out by {@link #due} should wait: since that call, a committed call
+     * added a timer of the same stream that sorts at or before it (an earlier trigger, or a
+     * replacement of the same key and trigger). Firing the rest of the old batch would then break
+     * per-key trigger order; drop it and ask {@link #due} again. No store access.
+     *
+     * @throws IllegalArgumentException if the timer's stream index is not one of this store's
+     */
+    public boolean overtaken(PendingTimer timer) {
+        int s = timer.streamIndex();
+        checkStream(s);
+        Bytes lowest = addedSinceDue[s];
+        return lowest != null && lowest.compareTo(TimerKeys.timerKey(timer, !deduplicate[s])) <= 0;
+    }
+
+    /**
+     * The smallest trigger of a stream's committed timers, {@link Long#MAX_VALUE} when it has none
+     * (tell them apart with {@link #hasPending}). For scheduling system- and real-time timers. One
+     * seek from the due floor.
+     *
+     * @throws IllegalArgumentException if there is no such stream
+     */
+    public long minPendingTriggerTimestamp(int streamIndex) {
+        checkStream(streamIndex);
+        Bytes from = dueFloor[streamIndex];
+        Bytes end = TimerKeys.streamEnd(streamIndex);
+        if (from == null) {
+            from = TimerKeys.streamStart(streamIndex);
+        }
+        Bytes first = from.compareTo(end) >= 0 ? null : firstKey(timers, from, end);
+        dueFloor[streamIndex] = first != null ? first : end;
+        return first == null ? Long.MAX_VALUE : TimerKeys.firstTs(first.get());
+    }
+
+    // ---- the watermark hold ----
+
+    /**
+     * The smallest event timestamp of all committed pending timers, {@link Long#MAX_VALUE} when
+     * there are none: the task's watermark hold. Exact; at most one seek per stream whose minimum
+     * was fired or replaced since the last call, none otherwise.
+     */
+    public long minPendingEventTimestamp() {
+        long min = Long.MAX_VALUE;
+        for (int s = 0; s < streamIds.size(); s++) {
+            min = Math.min(min, minPendingEventTimestamp(s));
+        }
+        return min;
+    }
+
+    /**
+     * The smallest event timestamp of a stream's committed pending timers, {@link Long#MAX_VALUE}
+     * when it has none.
+     *
+     * @throws IllegalArgumentException if there is no such stream
+     */
+    public long minPendingEventTimestamp(int streamIndex) {
+        checkStream(streamIndex);
+        Bytes min = ensureMin(streamIndex);
+        return min == null ? Long.MAX_VALUE : TimerKeys.firstTs(min.get());
+    }
+
+    /**
+     * Whether a stream has committed pending timers. Cheap: answered by the cached minimum hold.
+     *
+     * @throws IllegalArgumentException if there is no such stream
+     */
+    public boolean hasPending(int streamIndex) {
+        checkStream(streamIndex);
+        return ensureMin(streamIndex) != null;
+    }
+
+    /** Whether any stream has committed pending timers. */
+    public boolean hasPending() {
+        for (int s = 0; s < streamIds.size(); s++) {
+            if (ensureMin(s) != null) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * About the number of committed pending timers, for metrics: RocksDB's estimate (it may be off
+     * after many deletes) for persistent stores, exact for in-memory ones, in both cases plus up to
+     * two bookkeeping rows (the end mark) per timer stream.
+     */
+    public long count() {
+        return timers.approximateNumEntries();
+    }
+
+    /**
+     * Forgets every cache (floors, minima, overtaking marks), as a new object would. For a task
+     * whose stores were restored or rolled back under this object. Buffered writes are dropped.
+     */
+    public void resetCaches() {
+        clearBuffer();
+        Arrays.fill(dueFloor, null);
+        Arrays.fill(holdFloor, null);
+        Arrays.fill(minHold, null);
+        Arrays.fill(minKnown, false);
+        Arrays.fill(addedSinceDue, null);
+        scannedEvents.clear();
+        endMarksWritten = false;
+    }
+
+    private @Nullable Bytes ensureMin(int s) {
+        if (minKnown[s]) {
+            return minHold[s];
+        }
+        Bytes from = holdFloor[s];
+        Bytes end = TimerKeys.streamEnd(s);
+        if (from == null) {
+            from = TimerKeys.streamStart(s);
+        }
+        Bytes first = from.compareTo(end) >= 0 ? null : firstKey(holds, from, end);
+        minHold[s] = first;
+        holdFloor[s] = first != null ? first : end;
+        minKnown[s] = true;
+        return first;
+    }
+
+    /** The first timer or hold key in {@code [from, end]}, not the end mark; one seek. */
+    private static @Nullable Bytes firstKey(KeyValueStore<Bytes, byte[]> store, Bytes from, Bytes end) {
+        try (KeyValueIterator<Bytes, byte[]> it = store.range(from, end)) {
+            if (it.hasNext()) {
+                Bytes first = it.next().key;
+                return TimerKeys.isEndMark(first.get()) ? null : first;
+            }
+        }
+        return null;
+    }
+
+    private void checkStream(int streamIndex) {
+        if (streamIndex < 0 || streamIndex >= streamIds.size()) {
+            throw new IllegalArgumentException("timer stream index must be in [0, " + streamIds.size()
+                    + ") but was " + streamIndex);
+        }
+    }
+
+    /** Refuses stores written under another order of timer streams: those timers would misfire. */
+    private void checkStoredStreams() {
+        int n = streamIds.size();
+        for (int s = 0; s < n; s++) {
+            try (KeyValueIterator<Bytes, byte[]> it = timers.range(TimerKeys.streamStart(s), TimerKeys.streamEnd(s))) {
+                if (it.hasNext()) {
+                    KeyValue<Bytes, byte[]> kv = it.next();
+                    dueFloor[s] = kv.key;
+                    if (!TimerKeys.isEndMark(kv.key.get())) {
+                        String stored = TimerValueCodec.streamId(kv.value);
+                        if (!stored.equals(streamIds.get(s))) {
+                            throw new IllegalStateException("store " + timers.name() + " holds timers of timer stream '"
+                                    + stored + "' at position " + s + ", where the spec now has '" + streamIds.get(s)
+                                    + "': keep the order of a computation's timers and append new ones at the end");
+                        }
+                    }
+                }
+            }
+        }
+        if (n < MAX_TIMER_STREAMS) {
+            try (KeyValueIterator<Bytes, byte[]> it = timers.range(TimerKeys.streamStart(n),
+                    TimerKeys.streamStart(MAX_TIMER_STREAMS))) {
+                while (it.hasNext()) {
+                    KeyValue<Bytes, byte[]> kv = it.next();
+                    if (!TimerKeys.isEndMark(kv.key.get())) {
+                        throw new IllegalStateException("store " + timers.name() + " holds timers of timer stream '"
+                                + TimerValueCodec.streamId(kv.value) + "' at position " + TimerKeys.stream(kv.key.get())
+                                + ", which the spec no longer has (timer streams " + streamIds
+                                + "): keep the computation's timer streams, or start a new pipeline version");
+                    }
+                }
+            }
+        }
+    }
+}

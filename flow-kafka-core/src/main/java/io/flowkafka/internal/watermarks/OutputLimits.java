@@ -1,0 +1,54 @@
+package io.flowkafka.internal.watermarks;
+
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Output limits (DESIGN.md): a per-output-stream bound on what is written but not yet consumed
+ * downstream. The runtime measures each internal stream's backlog (end offsets minus the
+ * application's committed offsets) and marks a stream blocked while it exceeds its limit; timers
+ * of every timer-stream group writing to a blocked stream are held back until it drains.
+ *
+ * <p>Blocking only delays timers: what they produce does not depend on it.
+ *
+ * <p>Thread-safe: written by the runtime's maintenance thread, read by stream threads.
+ */
+public final class OutputLimits {
+    private final Map<String, Long> limits;
+    private final Set<String> blocked = ConcurrentHashMap.newKeySet();
+
+    /** Limits in records per stream id; streams without a limit are never blocked. */
+    public OutputLimits(Map<String, Long> limits) {
+        this.limits = Map.copyOf(limits);
+    }
+
+    /** The configured limits. */
+    public Map<String, Long> limits() {
+        return limits;
+    }
+
+    /** Records a stream's measured backlog. */
+    public void backlog(String stream, long records) {
+        Long limit = limits.get(stream);
+        if (limit != null && limit > 0 && records > limit) {
+            blocked.add(stream);
+        } else {
+            blocked.remove(stream);
+        }
+    }
+
+    /** Blocks or unblocks a stream directly (tests, tools). */
+    public void setBlocked(String stream, boolean isBlocked) {
+        if (isBlocked) {
+            blocked.add(stream);
+        } else {
+            blocked.remove(stream);
+        }
+    }
+
+    /** Whether a stream is blocked. */
+    public boolean isBlocked(String stream) {
+        return !blocked.isEmpty() && blocked.contains(stream);
+    }
+}

@@ -1,0 +1,551 @@
+package io.flowkafka.internal.timers;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.flowkafka.internal.message.MessageIds;
+import java.io.File;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The contract of {@link TimerStore}, run over each store backend (Kafka's
+ * {@code AbstractKeyValueStoreTest} pattern). Rules quoted from the YTsaurus Flow timers page
+ * (reference 003) are the ones under test.
+ *
+ * <p>Timer stream 0 ({@code "dedup"}) deduplicates, stream 1 ({@code "all"}) does not.
+ */
+abstract class AbstractTimerStoreTest {
+    static final List<String> STREAMS = List.of("dedup", "all");
+    static final boolean[] DEDUP = {true, false};
+    static final int DEDUP_STREAM = 0;
+    static final int ALL_STREAM = 1;
+
+    @TempDir
+    File stateDir;
+
+    TimerTestStores stores;
+    TimerStore timers;
+    private long nextId;
+
+    abstract TimerTestStores open(File dir);
+
+    @BeforeEach
+    void openStores() {
+        stores = open(stateDir);
+        timers = newTimerStore();
+    }
+
+    @AfterEach
+    void closeStores() {
+        stores.close();
+    }
+
+    TimerStore newTimerStore() {
+        return new TimerStore(stores.timers, stores.holds, STREAMS, DEDUP);
+    }
+
+    /** A key like KeyCodec's: an 8-byte hash, then 4 bytes of the name. */
+    static byte[] key(String name) {
+        byte[] n = Arrays.copyOf(name.getBytes(StandardCharsets.UTF_8), 4);
+        return ByteBuffer.allocate(12).putLong(name.hashCode() * 0x9E3779B97F4A7C15L).put(n).array();
+    }
+
+    PendingTimer timer(int stream, String key, long trigger, long event) {
+        byte[] id = MessageIds.source(7, nextId++).toBytes();
+        return new PendingTimer(stream, trigger, event, 1_000 + nextId, key(key), id, List.of(new byte[] {1, 2}));
+    }
+
+    void addAndCommit(PendingTimer... ts) {
+        for (PendingTimer t : ts) {
+            timers.add(t);
+        }
+        timers.commitCall();
+    }
+
+    /** Fires everything due below the watermark, a timer per committed call; returns what fired. */
+    List<PendingTimer> fireAll(int stream, long watermark, int batch) {
+        List<PendingTimer> fired = new ArrayList<>();
+        for (List<PendingTimer> due = timers.due(stream, watermark, batch); !due.isEmpty();
+                due = timers.due(stream, watermark, batch)) {
+            for (PendingTimer t : due) {
+                timers.delete(t);
+                timers.commitCall();
+                fired.add(t);
+            }
+        }
+        return fired;
+    }
+
+    static List<Long> triggers(List<PendingTimer> ts) {
+        return ts.stream().map(PendingTimer::triggerTs).toList();
+    }
+
+    /** The number of timers (or holds) in a store, end marks not counted. */
+    static long rows(KeyValueStore<Bytes, byte[]> store) {
+        long n = 0;
+        try (KeyValueIterator<Bytes, byte[]> it = store.all()) {
+            while (it.hasNext()) {
+                if (!TimerKeys.isEndMark(it.next().key.get())) {
+                    n++;
+                }
+            }
+        }
+        return n;
+    }
+
+    /** The smallest event timestamp by a full scan of the timers store (the brute-force truth). */
+    long bruteMinEvent(int stream) {
+        long min = Long.MAX_VALUE;
+        try (KeyValueIterator<Bytes, byte[]> it = stores.timers.all()) {
+            while (it.hasNext()) {
+                KeyValue<Bytes, byte[]> kv = it.next();
+                if (TimerKeys.stream(kv.key.get()) == stream && !TimerKeys.isEndMark(kv.key.get())) {
+                    min = Math.min(min, TimerValueCodec.eventTs(kv.value));
+                }
+            }
+        }
+        return min;
+    }
+
+    // ---- deduplication ----
+
+    /**
+     * "deduplicate_equal_timestamps — merges timers in the same stream with the same key and
+     * TriggerTimestamp, keeping the smallest EventTimestamp."
+     */
+    @Test
+    void shouldKeepTheSmallerEventTimestampWhenDeduplicating() {
+        PendingTimer first = timer(DEDUP_STREAM, "k", 100, 50);
+        addAndCommit(first);
+        addAndCommit(timer(DEDUP_STREAM, "k", 100, 60));
+        assertThat(timers.due(DEDUP_STREAM, 101, 10)).as("a larger event timestamp is dropped").containsExactly(first);
+
+        PendingTimer smaller = timer(DEDUP_STREAM, "k", 100, 40);
+        addAndCommit(smaller);
+        assertThat(timers.due(DEDUP_STREAM, 101, 10)).as("a smaller one replaces the stored timer").containsExactly(smaller);
+        assertThat(timers.minPendingEventTimestamp()).isEqualTo(40);
+        assertThat(rows(stores.timers)).isOne();
+        assertThat(rows(stores.holds)).as("the replaced timer's hold is gone").isOne();
+
+        addAndCommit(timer(DEDUP_STREAM, "k", 100, 40));
+        assertThat(timers.due(DEDUP_STREAM, 101, 10)).as("the first one stays on a tie").containsExactly(smaller);
+    }
+
+    @Test
+    void shouldDeduplicateWithinOneCall() {
+        PendingTimer keep = timer(DEDUP_STREAM, "k", 100, 30);
+        addAndCommit(timer(DEDUP_STREAM, "k", 100, 90), keep, timer(DEDUP_STREAM, "k", 100, 30),
+                timer(DEDUP_STREAM, "k", 100, 70));
+        assertThat(timers.due(DEDUP_STREAM, 101, 10)).containsExactly(keep);
+        assertThat(rows(stores.holds)).isOne();
+        assertThat(timers.minPendingEventTimestamp()).isEqualTo(30);
+    }
+
+    @Test
+    void shouldDeduplicatePerTimerStreamAndKeyOnly() {
+        PendingTimer a = timer(DEDUP_STREAM, "a", 100, 5);
+        PendingTimer b = timer(DEDUP_STREAM, "b", 100, 6);
+        PendingTimer a101 = timer(DEDUP_STREAM, "a", 101, 7);
+        PendingTimer otherStream = timer(ALL_STREAM, "a", 100, 8);
+        addAndCommit(a, b, a101, otherStream);
+        assertThat(timers.due(DEDUP_STREAM, 200, 10)).containsExactlyInAnyOrder(a, b, a101);
+        assertThat(timers.due(ALL_STREAM, 200, 10)).containsExactly(otherStream);
+    }
+
+    @Test
+    void shouldKeepEqualTimersWhenDeduplicationIsOff() {
+        PendingTimer first = timer(ALL_STREAM, "k", 100, 50);
+        PendingTimer second = timer(ALL_STREAM, "k", 100, 60);
+        PendingTimer third = timer(ALL_STREAM, "k", 100, 40);
+        addAndCommit(first, second);
+        addAndCommit(third);
+        assertThat(timers.due(ALL_STREAM, 101, 10)).containsExactly(first, second, third);
+        assertThat(rows(stores.holds)).isEqualTo(3);
+        assertThat(timers.minPendingEventTimestamp()).isEqualTo(40);
+    }
+
+    // ---- order and the watermark ----
+
+    /** "Within one timer stream, timers for the same key are processed in TriggerTimestamp order." */
+    @Test
+    void shouldFireTimersOfAKeyInTriggerOrder() {
+        Random random = new Random(42);
+        List<PendingTimer> added = new ArrayList<>();
+        for (int i = 0; i < 500; i++) {
+            long trigger = random.nextInt(2_000) - 1_000; // negative timestamps sort before positive ones
+            added.add(timer(i % 2, "key" + random.nextInt(13), trigger, trigger - random.nextInt(100)));
+        }
+        for (PendingTimer t : added) {
+            addAndCommit(t);
+        }
+        for (int stream = 0; stream < 2; stream++) {
+            List<PendingTimer> fired = fireAll(stream, Long.MAX_VALUE, 7);
+            Map<String, Long> lastTrigger = new HashMap<>();
+            for (PendingTimer t : fired) {
+                String k = Arrays.toString(t.encodedKey());
+                Long last = lastTrigger.put(k, t.triggerTs());
+                assertThat(last == null || last < t.triggerTs() || (last == t.triggerTs() && stream == ALL_STREAM))
+                        .as("key %s fired %s after %s", k, t.triggerTs(), last).isTrue();
+            }
+            assertThat(triggers(fired)).as("the whole stream fires in trigger order").isSorted();
+            int s = stream;
+            long expected = added.stream().filter(t -> t.streamIndex() == s)
+                    .map(t -> s == ALL_STREAM ? HexFormat.of().formatHex(t.messageId()) : t.triggerTs() + "/" + Arrays.toString(t.encodedKey()))
+                    .distinct().count();
+            assertThat(fired).hasSize((int) expected);
+        }
+        assertThat(rows(stores.timers)).isZero();
+        assertThat(rows(stores.holds)).isZero();
+        assertThat(timers.minPendingEventTimestamp()).isEqualTo(Long.MAX_VALUE);
+    }
+
+    /** "When the EventWatermark ... exceeds TriggerTimestamp, the timer is delivered." */
+    @Test
+    void shouldFireOnlyWhenTheWatermarkExceedsTheTrigger() {
+        PendingTimer at100 = timer(DEDUP_STREAM, "k", 100, 1);
+        PendingTimer at99 = timer(DEDUP_STREAM, "j", 99, 1);
+        addAndCommit(at100, at99);
+        assertThat(timers.due(DEDUP_STREAM, 99, 10)).isEmpty();
+        assertThat(timers.due(DEDUP_STREAM, 100, 10)).as("trigger == watermark does not fire").containsExactly(at99);
+        assertThat(timers.due(DEDUP_STREAM, 101, 10)).containsExactly(at99, at100);
+        assertThat(timers.due(DEDUP_STREAM, Long.MIN_VALUE, 10)).isEmpty();
+    }
+
+    @Test
+    void shouldFireEveryTimerWhenTheWatermarkIsInfinite() {
+        PendingTimer max = timer(DEDUP_STREAM, "k", Long.MAX_VALUE, 1);
+        PendingTimer min = timer(DEDUP_STREAM, "k", Long.MIN_VALUE, 1);
+        addAndCommit(max, min);
+        assertThat(timers.due(DEDUP_STREAM, Long.MAX_VALUE, 10)).containsExactly(min, max);
+        assertThat(timers.due(DEDUP_STREAM, Long.MAX_VALUE - 1, 10)).containsExactly(min);
+    }
+
+    // ---- bounded steps ----
+
+    @Test
+    void shouldFireALargeBacklogInBoundedBatchesThatResume() {
+        for (int i = 0; i < 2_500; i++) {
+            timers.add(timer(DEDUP_STREAM, "k" + (i % 50), i, i));
+        }
+        timers.commitCall();
+
+        List<PendingTimer> first = timers.due(DEDUP_STREAM, 10_000, 1_000);
+        assertThat(first).hasSize(1_000);
+        assertThat(triggers(first)).isSorted().startsWith(0L, 1L).endsWith(999L);
+        assertThat(timers.due(DEDUP_STREAM, 10_000, 1_000)).as("nothing deleted: the same batch again").isEqualTo(first);
+
+        for (PendingTimer t : first.subList(0, 600)) {
+            timers.delete(t);
+            timers.commitCall();
+        }
+        List<PendingTimer> second = timers.due(DEDUP_STREAM, 10_000, 1_000);
+        assertThat(triggers(second)).as("resumes at the first timer not fired").startsWith(600L).endsWith(1_599L).isSorted();
+
+        List<PendingTimer> rest = fireAll(DEDUP_STREAM, 10_000, 1_000);
+        assertThat(rest).hasSize(1_900);
+        assertThat(triggers(rest)).isSorted().startsWith(600L).endsWith(2_499L);
+        assertThat(timers.hasPending(DEDUP_STREAM)).isFalse();
+    }
+
+    @Test
+    void shouldSkipTimersWhoseDeletionIsBuffered() {
+        PendingTimer a = timer(DEDUP_STREAM, "a", 1, 1);
+        PendingTimer b = timer(DEDUP_STREAM, "b", 2, 1);
+        addAndCommit(a, b);
+        timers.delete(a);
+        assertThat(timers.due(DEDUP_STREAM, 10, 10)).containsExactly(b);
+        timers.abortCall();
+        assertThat(timers.due(DEDUP_STREAM, 10, 10)).as("the aborted deletion left a pending").containsExactly(a, b);
+    }
+
+    @Test
+    void shouldFireATimerAddedBelowTheResumePositionInTheNextBatch() {
+        for (int i = 10; i < 20; i++) {
+            timers.add(timer(DEDUP_STREAM, "k", i, i));
+        }
+        timers.commitCall();
+        List<PendingTimer> batch = timers.due(DEDUP_STREAM, 100, 3);
+        for (PendingTimer t : batch) {
+            timers.delete(t);
+            timers.commitCall();
+        }
+        assertThat(timers.due(DEDUP_STREAM, 100, 1)).extracting(PendingTimer::triggerTs).containsExactly(13L);
+
+        PendingTimer late = timer(DEDUP_STREAM, "k", 5, 5);
+        addAndCommit(late);
+        assertThat(timers.due(DEDUP_STREAM, 100, 2)).as("a timer added in the past fires first")
+                .extracting(PendingTimer::triggerTs).containsExactly(5L, 13L);
+    }
+
+    @Test
+    void shouldTellWhenATimerOfTheBatchWasOvertaken() {
+        PendingTimer k10 = timer(DEDUP_STREAM, "k", 10, 10);
+        PendingTimer k20 = timer(DEDUP_STREAM, "k", 20, 20);
+        addAndCommit(k10, k20);
+        List<PendingTimer> batch = timers.due(DEDUP_STREAM, 100, 10);
+        assertThat(batch).containsExactly(k10, k20);
+
+        timers.delete(k10);
+        timers.add(timer(DEDUP_STREAM, "k", 30, 30)); // onTimer sets a later timer: order unharmed
+        timers.commitCall();
+        assertThat(timers.overtaken(k20)).isFalse();
+
+        addAndCommit(timer(DEDUP_STREAM, "k", 15, 15)); // an earlier one: k20 must wait
+        assertThat(timers.overtaken(k20)).isTrue();
+        assertThat(timers.due(DEDUP_STREAM, 100, 10)).extracting(PendingTimer::triggerTs).containsExactly(15L, 20L, 30L);
+        assertThat(timers.overtaken(k20)).as("a fresh batch is in order").isFalse();
+    }
+
+    // ---- call atomicity ----
+
+    @Test
+    void shouldLeaveNothingWhenTheCallAborts() {
+        timers.add(timer(DEDUP_STREAM, "k", 10, 1));
+        timers.add(timer(ALL_STREAM, "k", 10, 1));
+        assertThat(timers.hasBufferedWrites()).isTrue();
+        timers.abortCall();
+        timers.commitCall();
+        assertThat(rows(stores.timers)).isZero();
+        assertThat(rows(stores.holds)).isZero();
+        assertThat(timers.hasPending()).isFalse();
+        assertThat(timers.minPendingEventTimestamp()).isEqualTo(Long.MAX_VALUE);
+
+        PendingTimer kept = timer(DEDUP_STREAM, "k", 10, 1);
+        addAndCommit(kept);
+        timers.delete(kept);
+        timers.add(timer(DEDUP_STREAM, "j", 11, 0));
+        timers.abortCall();
+        assertThat(timers.due(DEDUP_STREAM, 100, 10)).containsExactly(kept);
+        assertThat(timers.minPendingEventTimestamp()).isEqualTo(1);
+    }
+
+    /** onTimer registers its own key and trigger again: the fired timer goes, the new one stays. */
+    @Test
+    void shouldKeepATimerAddedAgainByTheCallThatDeletesIt() {
+        PendingTimer old = timer(DEDUP_STREAM, "k", 10, 1);
+        addAndCommit(old);
+        timers.delete(old);
+        PendingTimer again = timer(DEDUP_STREAM, "k", 10, 5);
+        timers.add(again);
+        timers.commitCall();
+        assertThat(timers.due(DEDUP_STREAM, 100, 10)).as("no dedup against the deleted timer").containsExactly(again);
+        assertThat(timers.minPendingEventTimestamp()).isEqualTo(5);
+        assertThat(rows(stores.holds)).isOne();
+
+        PendingTimer third = timer(DEDUP_STREAM, "k", 10, 7);
+        timers.add(third); // added before the runtime buffers the fired timer's deletion
+        timers.delete(again);
+        timers.commitCall();
+        assertThat(timers.due(DEDUP_STREAM, 100, 10)).as("the order within the call does not matter").containsExactly(third);
+        assertThat(timers.minPendingEventTimestamp()).isEqualTo(7);
+        assertThat(rows(stores.holds)).isOne();
+    }
+
+    @Test
+    void shouldDeleteTheStoredHoldEvenFromAStaleCopy() {
+        PendingTimer stale = timer(DEDUP_STREAM, "k", 10, 50);
+        addAndCommit(stale);
+        assertThat(timers.due(DEDUP_STREAM, 100, 10)).containsExactly(stale);
+        addAndCommit(timer(DEDUP_STREAM, "k", 10, 20)); // replaces it after it was handed out
+        timers.delete(stale);
+        timers.commitCall();
+        assertThat(rows(stores.timers)).isZero();
+        assertThat(rows(stores.holds)).as("no dangling hold stops the watermark").isZero();
+        assertThat(timers.minPendingEventTimestamp()).isEqualTo(Long.MAX_VALUE);
+    }
+
+    // ---- the watermark hold ----
+
+    @Test
+    void shouldTrackTheSmallestPendingEventTimestamp() {
+        assertThat(timers.minPendingEventTimestamp()).isEqualTo(Long.MAX_VALUE);
+        PendingTimer a = timer(DEDUP_STREAM, "a", 100, 30);
+        PendingTimer b = timer(DEDUP_STREAM, "b", 50, 40);
+        PendingTimer c = timer(ALL_STREAM, "c", 10, 35);
+        addAndCommit(a, b, c);
+        assertThat(timers.minPendingEventTimestamp()).isEqualTo(30);
+        assertThat(timers.minPendingEventTimestamp(DEDUP_STREAM)).isEqualTo(30);
+        assertThat(timers.minPendingEventTimestamp(ALL_STREAM)).isEqualTo(35);
+
+        timers.delete(b); // not the minimum
+        timers.commitCall();
+        assertThat(timers.minPendingEventTimestamp()).isEqualTo(30);
+
+        timers.delete(a); // the minimum: one seek finds the next
+        timers.commitCall();
+        assertThat(timers.minPendingEventTimestamp()).isEqualTo(35);
+        assertThat(timers.minPendingEventTimestamp(DEDUP_STREAM)).isEqualTo(Long.MAX_VALUE);
+        assertThat(timers.hasPending(DEDUP_STREAM)).isFalse();
+        assertThat(timers.hasPending(ALL_STREAM)).isTrue();
+
+        PendingTimer d = timer(DEDUP_STREAM, "d", 70, 60);
+        addAndCommit(d);
+        addAndCommit(timer(DEDUP_STREAM, "d", 70, 12)); // replace-by-dedup lowers the hold
+        assertThat(timers.minPendingEventTimestamp()).isEqualTo(12);
+        assertThat(timers.minPendingEventTimestamp(DEDUP_STREAM)).isEqualTo(12);
+        assertThat(timers.minPendingTriggerTimestamp(DEDUP_STREAM)).isEqualTo(70);
+        assertThat(timers.minPendingTriggerTimestamp(ALL_STREAM)).isEqualTo(10);
+
+        timers.delete(c);
+        timers.delete(d);
+        timers.commitCall();
+        assertThat(timers.minPendingEventTimestamp()).isEqualTo(Long.MAX_VALUE);
+        assertThat(timers.hasPending()).isFalse();
+        assertThat(timers.minPendingTriggerTimestamp(DEDUP_STREAM)).isEqualTo(Long.MAX_VALUE);
+    }
+
+    // ---- restore ----
+
+    @Test
+    void shouldGiveTheSameAnswersAfterReopening() {
+        Random random = new Random(7);
+        for (int i = 0; i < 300; i++) {
+            long trigger = random.nextInt(1_000);
+            timers.add(timer(i % 2, "k" + random.nextInt(40), trigger, trigger - random.nextInt(500)));
+            timers.commitCall();
+        }
+        fireAll(DEDUP_STREAM, 200, 16);
+        timers.due(ALL_STREAM, 300, 5);
+        List<PendingTimer> due0 = timers.due(DEDUP_STREAM, 700, 1_000);
+        List<PendingTimer> due1 = timers.due(ALL_STREAM, 700, 1_000);
+        long min = timers.minPendingEventTimestamp();
+        long min0 = timers.minPendingEventTimestamp(DEDUP_STREAM);
+        long trigger1 = timers.minPendingTriggerTimestamp(ALL_STREAM);
+        long count = timers.count();
+
+        stores.reopen();
+        TimerStore restored = newTimerStore();
+        assertThat(restored.due(DEDUP_STREAM, 700, 1_000)).isEqualTo(due0);
+        assertThat(restored.due(ALL_STREAM, 700, 1_000)).isEqualTo(due1);
+        assertThat(restored.minPendingEventTimestamp()).isEqualTo(min).isEqualTo(
+                Math.min(bruteMinEvent(DEDUP_STREAM), bruteMinEvent(ALL_STREAM)));
+        assertThat(restored.minPendingEventTimestamp(DEDUP_STREAM)).isEqualTo(min0);
+        assertThat(restored.minPendingTriggerTimestamp(ALL_STREAM)).isEqualTo(trigger1);
+        if (!stores.persistent()) {
+            assertThat(restored.count()).isEqualTo(count);
+        }
+    }
+
+    /**
+     * A random mix of calls (adds, aborted adds, fired batches cut short, timers added from
+     * onTimer, restarts), checked after every step against a plain model of the pending timers.
+     */
+    @Test
+    void shouldMatchAModelOfPendingTimers() {
+        Random random = new Random(2024);
+        Map<String, PendingTimer> model = new HashMap<>();
+        long watermark = -50;
+        for (int step = 0; step < 3_000; step++) {
+            int op = random.nextInt(10);
+            if (op < 5) {
+                List<PendingTimer> call = new ArrayList<>();
+                for (int i = random.nextInt(3); i >= 0; i--) {
+                    long trigger = random.nextInt(300) - 100;
+                    call.add(timer(random.nextInt(2), "k" + random.nextInt(15), trigger, trigger - random.nextInt(60)));
+                }
+                call.forEach(timers::add);
+                if (random.nextInt(10) == 0) {
+                    timers.abortCall();
+                } else {
+                    timers.commitCall();
+                    call.forEach(t -> modelAdd(model, t));
+                }
+            } else if (op < 9) {
+                int stream = random.nextInt(2);
+                watermark += random.nextInt(8);
+                int max = 1 + random.nextInt(6);
+                List<PendingTimer> due = timers.due(stream, watermark, max);
+                assertThat(due).as("step %d", step).isEqualTo(modelDue(model, stream, watermark, max));
+                int fire = random.nextInt(due.size() + 1);
+                for (PendingTimer t : due.subList(0, fire)) {
+                    if (timers.overtaken(t)) {
+                        break;
+                    }
+                    timers.delete(t);
+                    PendingTimer added = null;
+                    if (random.nextInt(4) == 0) {
+                        long trigger = watermark - 20 + random.nextInt(40); // possibly in the past
+                        added = timer(stream, "k" + random.nextInt(15), trigger, trigger - random.nextInt(60));
+                        timers.add(added);
+                    }
+                    if (random.nextInt(12) == 0) {
+                        timers.abortCall();
+                    } else {
+                        timers.commitCall();
+                        model.remove(modelKey(t));
+                        if (added != null) {
+                            modelAdd(model, added);
+                        }
+                    }
+                }
+            } else {
+                timers = newTimerStore(); // a restart: caches gone
+            }
+            for (int s = 0; s < 2; s++) {
+                int stream = s;
+                long expected = model.values().stream().filter(t -> t.streamIndex() == stream)
+                        .mapToLong(PendingTimer::eventTs).min().orElse(Long.MAX_VALUE);
+                assertThat(timers.minPendingEventTimestamp(s)).as("step %d stream %d", step, s).isEqualTo(expected);
+                assertThat(timers.hasPending(s)).isEqualTo(expected != Long.MAX_VALUE);
+            }
+            assertThat(rows(stores.holds)).isEqualTo(model.size());
+        }
+        assertThat(rows(stores.timers)).isEqualTo(model.size());
+    }
+
+    private static String modelKey(PendingTimer t) {
+        return t.streamIndex() + "/" + t.triggerTs() + "/" + Arrays.toString(t.encodedKey())
+                + (DEDUP[t.streamIndex()] ? "" : "/" + HexFormat.of().formatHex(t.messageId()));
+    }
+
+    private static void modelAdd(Map<String, PendingTimer> model, PendingTimer t) {
+        model.merge(modelKey(t), t, (old, neu) -> neu.eventTs() < old.eventTs() ? neu : old);
+    }
+
+    private static List<PendingTimer> modelDue(Map<String, PendingTimer> model, int stream, long watermark, int max) {
+        Comparator<PendingTimer> order = Comparator.comparingLong(PendingTimer::triggerTs)
+                .thenComparing(PendingTimer::encodedKey, Arrays::compareUnsigned)
+                .thenComparing(PendingTimer::messageId, Arrays::compareUnsigned);
+        return model.values().stream().filter(t -> t.streamIndex() == stream && t.triggerTs() < watermark)
+                .sorted(order).limit(max).toList();
+    }
+
+    // ---- misuse and spec changes ----
+
+    @Test
+    void shouldRefuseAnUnknownTimerStream() {
+        assertThatThrownBy(() -> timers.add(timer(0, "k", 1, 1).withStreamIndex(2)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must be in [0, 2) but was 2");
+        assertThatThrownBy(() -> timers.due(0, 1, 0)).hasMessageContaining("maxTimers must be >= 1 but was 0");
+    }
+
+    @Test
+    void shouldRefuseStoresWrittenUnderAnotherOrderOfTimerStreams() {
+        addAndCommit(timer(ALL_STREAM, "k", 1, 1));
+        assertThatThrownBy(() -> new TimerStore(stores.timers, stores.holds, List.of("all", "dedup"), DEDUP))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("holds timers of timer stream 'all' at position 1, where the spec now has 'dedup'");
+        assertThatThrownBy(() -> new TimerStore(stores.timers, stores.holds, List.of("dedup"), new boolean[] {true}))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("'all' at position 1, which the spec no longer has");
+        assertThat(new TimerStore(stores.timers, stores.holds, List.of("dedup", "all", "new"), new boolean[] {true, false, true})
+                .due(ALL_STREAM, 2, 10)).hasSize(1);
+    }
+}

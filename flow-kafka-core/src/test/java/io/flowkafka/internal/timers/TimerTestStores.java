@@ -1,0 +1,75 @@
+package io.flowkafka.internal.timers;
+
+import java.io.File;
+import java.util.Properties;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.processor.StateStoreContext;
+import org.apache.kafka.streams.processor.TaskId;
+import org.apache.kafka.streams.processor.api.MockProcessorContext;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.Stores;
+
+/**
+ * A computation's two timer stores outside a topology, opened on {@link MockProcessorContext}'s
+ * store context: in memory, or RocksDB in a directory (reopenable, as after a restart).
+ * Not thread-safe.
+ */
+final class TimerTestStores implements AutoCloseable {
+    static final String COMPUTATION = "comp";
+
+    private final boolean persistent;
+    private final File stateDir;
+    KeyValueStore<Bytes, byte[]> timers;
+    KeyValueStore<Bytes, byte[]> holds;
+
+    private TimerTestStores(boolean persistent, File stateDir) {
+        this.persistent = persistent;
+        this.stateDir = stateDir;
+        open();
+    }
+
+    static TimerTestStores inMemory(File stateDir) {
+        return new TimerTestStores(false, stateDir);
+    }
+
+    static TimerTestStores rocksDb(File stateDir) {
+        return new TimerTestStores(true, stateDir);
+    }
+
+    boolean persistent() {
+        return persistent;
+    }
+
+    /** Closes and reopens RocksDB stores from disk; in-memory stores stay as they are. */
+    void reopen() {
+        if (persistent) {
+            close();
+            open();
+        }
+    }
+
+    private void open() {
+        Properties props = new Properties();
+        props.put(StreamsConfig.APPLICATION_ID_CONFIG, "timers-test");
+        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+        MockProcessorContext<Object, Object> context = new MockProcessorContext<>(props, new TaskId(0, 0), stateDir);
+        StateStoreContext storeContext = context.getStateStoreContext();
+        timers = open(TimerStore.timersStoreName(COMPUTATION), storeContext);
+        holds = open(TimerStore.holdsStoreName(COMPUTATION), storeContext);
+    }
+
+    private KeyValueStore<Bytes, byte[]> open(String name, StateStoreContext context) {
+        KeyValueStore<Bytes, byte[]> store = persistent
+                ? Stores.persistentKeyValueStore(name).get()
+                : Stores.inMemoryKeyValueStore(name).get();
+        store.init(context, store);
+        return store;
+    }
+
+    @Override
+    public void close() {
+        timers.close();
+        holds.close();
+    }
+}

@@ -1,0 +1,212 @@
+package io.flowkafka.testing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flowkafka.api.Message;
+import io.flowkafka.api.OutputCollector;
+import io.flowkafka.api.RowFunction;
+import io.flowkafka.api.RuntimeContext;
+import io.flowkafka.api.Timer;
+import io.flowkafka.spec.ColumnType;
+import io.flowkafka.spec.ComputationKind;
+import io.flowkafka.spec.PipelineSpec;
+import io.flowkafka.spec.WatermarkStrategy;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.apache.avro.Schema;
+import org.apache.avro.SchemaBuilder;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The rules of the timers pages (reference 003 and 004), each quoted and shown on
+ * {@link FlowTestDriver}. Two sources feed stream {@code a} and stream {@code b}; computation
+ * {@code timers} reads both, registers timers as its input messages say, and reports each fired
+ * timer on stream {@code fired}.
+ */
+class TimerSemanticsTest {
+    static final Schema EVENT = SchemaBuilder.record("Ev").namespace("timers").fields()
+            .requiredString("key").requiredLong("ts").optionalString("cmd").endRecord();
+    static final Schema FIRED = SchemaBuilder.record("Fired").namespace("timers").fields()
+            .requiredString("key").requiredString("stream").requiredLong("trigger").requiredLong("event")
+            .endRecord();
+    private static final long MS = 1_000_000L;
+
+    /**
+     * Commands in {@code cmd}: {@code add <timer stream> <trigger ms> <event ms>}; a timer whose key
+     * is {@code fail} throws when it fires.
+     */
+    public static final class Timers implements RowFunction {
+        @Override
+        public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
+            Object cmd = message.getPayload().get("cmd");
+            if (cmd == null) {
+                return;
+            }
+            String[] c = cmd.toString().split(" ");
+            if (c[0].equals("add")) {
+                output.addTimer(c[1], Long.parseLong(c[2]) * MS, Long.parseLong(c[3]) * MS);
+            }
+        }
+
+        @Override
+        public void onTimer(Timer timer, OutputCollector output, RuntimeContext context) {
+            String key = timer.getKey().get("key").toString();
+            output.addMessage(context.createMessageBuilder("fired").set("key", key).set("stream", timer.getStreamId())
+                    .set("trigger", timer.getTriggerTimestamp() / MS).set("event", timer.getEventTimestamp() / MS)
+                    .build());
+            if (key.equals("fail")) {
+                throw new IllegalStateException("timer handler fails for key fail");
+            }
+        }
+    }
+
+    private FlowTestDriver driver;
+
+    @BeforeEach
+    void start() {
+        WatermarkStrategy exact = WatermarkStrategy.DEFAULT.withOutOfOrdernessBound(Duration.ZERO).withTimestampColumn("ts");
+        PipelineSpec spec = PipelineSpec.builder("timers")
+                .stream("raw_a", EVENT).stream("raw_b", EVENT).stream("a", EVENT).stream("b", EVENT)
+                .stream("fired", FIRED).stream("audit", FIRED)
+                .computation("read_a", c -> c.kind(ComputationKind.SOURCE).watermarkStrategy(exact)
+                        .source("raw_a", "KafkaSource", Map.of("topics", "in-a")).outputStreamIds("a"))
+                .computation("read_b", c -> c.kind(ComputationKind.SOURCE).watermarkStrategy(exact)
+                        .source("raw_b", "KafkaSource", Map.of("topics", "in-b")).outputStreamIds("b"))
+                .computation("timers", c -> c.inputStreamIds("a", "b")
+                        .groupBy("hash", ColumnType.UINT64, "farm_hash(key)").groupBy("key", ColumnType.STRING, null)
+                        .processingFunction(Timers::new).outputStreamIds("fired", "audit")
+                        .timer("t_all", Map.of())
+                        .timer("t_a", Map.of("streams", List.of("a")))
+                        .timer("t_delay", Map.of("streams_with_delays", Map.of("a", "10s")))
+                        .timer("t_nodedup", Map.of("streams", List.of("a"), "deduplicate_equal_timestamps", false))
+                        .timer("t_b_only", Map.of("streams", List.of("b")))
+                        .timer("t_wall", Map.of("time_type", "real_time"))
+                        .streamsDependency("audit", List.of("t_b_only")))
+                .build();
+        driver = FlowTestDriver.create(spec);
+    }
+
+    @AfterEach
+    void stop() {
+        driver.close();
+    }
+
+    /** Pipes an event into source a or b and lets the watermarks it moves flow downstream. */
+    private void event(String source, String key, long tsMs, String cmd) {
+        driver.pipeSource("in-" + source, key, "{\"key\":\"" + key + "\",\"ts\":" + tsMs
+                + (cmd == null ? "" : ",\"cmd\":\"" + cmd + "\"") + "}");
+        driver.advanceWallClockTime(Duration.ofMillis(200)); // the watermark interval
+    }
+
+    private List<String> fired() {
+        return driver.readPayloads("fired").stream()
+                .map(r -> r.get("stream") + ":" + r.get("key") + ":" + r.get("trigger") + ":" + r.get("event"))
+                .toList();
+    }
+
+    @Test
+    void shouldFireOnlyWhenTheWatermarkExceedsTheTriggerTimestamp() {
+        // "When the EventWatermark (or another configured watermark) exceeds TriggerTimestamp, the timer is delivered"
+        event("a", "k", 100, "add t_a 1000 100");
+        event("a", "x", 1000, null);
+        assertThat(fired()).as("a watermark equal to the trigger does not fire it").isEmpty();
+        event("a", "x", 1001, null);
+        assertThat(fired()).containsExactly("t_a:k:1000:100");
+    }
+
+    @Test
+    void shouldCountOnlyTheWatermarksOfTheListedStreams() {
+        // "streams / streams_with_delays — let you limit which input streams contribute to the watermark calculation"
+        event("a", "k", 100, "add t_all 500 100");
+        event("a", "k", 100, "add t_a 500 100");
+        event("a", "x", 600, null);
+        assertThat(fired()).as("t_a waits on a only; t_all also waits on b, which has not moved")
+                .containsExactly("t_a:k:500:100");
+        event("b", "y", 700, null);
+        assertThat(fired()).containsExactly("t_all:k:500:100");
+    }
+
+    @Test
+    void shouldShiftAStreamsWatermarkByItsDelay() {
+        // "streams_with_delays also lets you set an individual delay for each stream"
+        event("a", "k", 100, "add t_delay 1000 100");
+        event("a", "x", 5000, null);
+        assertThat(fired()).as("a at 5000 minus 10 s does not exceed 1000").isEmpty();
+        event("a", "x", 11_001, null);
+        assertThat(fired()).containsExactly("t_delay:k:1000:100");
+    }
+
+    @Test
+    void shouldKeepTheSmallerEventTimestampOfEqualTimers() {
+        // "if you try to create a timer with the same key and trigger_timestamp, only one timer remains —
+        //  the one with the smaller EventTimestamp value"
+        event("a", "k", 100, "add t_a 2000 500");
+        event("a", "k", 100, "add t_a 2000 300");
+        event("a", "k", 100, "add t_a 2000 400");
+        event("a", "k", 100, "add t_nodedup 2000 500");
+        event("a", "k", 100, "add t_nodedup 2000 300");
+        event("a", "x", 2001, null);
+        assertThat(fired()).containsExactlyInAnyOrder("t_a:k:2000:300", "t_nodedup:k:2000:500", "t_nodedup:k:2000:300");
+    }
+
+    @Test
+    void shouldFireTheTimersOfAKeyInTriggerOrder() {
+        // "Within one timer stream, timers for the same key are processed in TriggerTimestamp order."
+        event("a", "k", 100, "add t_a 3000 1");
+        event("a", "k", 100, "add t_a 2500 2");
+        event("a", "k", 100, "add t_a 2800 3");
+        event("a", "k", 100, "add t_a 2600 4");
+        event("a", "x", 5000, null);
+        assertThat(fired()).containsExactly("t_a:k:2500:2", "t_a:k:2600:4", "t_a:k:2800:3", "t_a:k:3000:1");
+    }
+
+    @Test
+    void shouldFireRealTimeTimersFromTheClock() {
+        // "real_time — compared with real astronomical time."
+        long now = driver.wallClockTime().toEpochMilli();
+        event("a", "k", 100, "add t_wall " + (now + 5_000) + " 100");
+        assertThat(fired()).isEmpty();
+        driver.advanceWallClockTime(Duration.ofSeconds(4));
+        assertThat(fired()).isEmpty();
+        driver.advanceWallClockTime(Duration.ofSeconds(2));
+        assertThat(fired()).containsExactly("t_wall:k:" + (now + 5_000) + ":100");
+    }
+
+    @Test
+    void shouldBlockAWholeGroupEvenThroughAStreamWithoutTimers() {
+        // 004: "When output-stream limits block one timer stream, handing out ready timers pauses for that stream's
+        // whole group, even where the blocked stream has no timers registered; other groups go on."
+        // t_b_only (waits on b) shares b with t_all, which shares a with t_a: one event_time group.
+        // Only t_b_only writes to 'audit'; t_wall (real_time) is a group of its own.
+        long now = driver.wallClockTime().toEpochMilli();
+        driver.blockOutputStream("audit", true);
+        event("a", "k", 100, "add t_a 500 100");
+        event("a", "k", 100, "add t_wall " + (now + 1000) + " 100");
+        event("a", "x", 600, null);
+        driver.advanceWallClockTime(Duration.ofSeconds(2));
+        assertThat(fired()).as("t_a is held with its group; the real_time group goes on")
+                .containsExactly("t_wall:k:" + (now + 1000) + ":100");
+        driver.blockOutputStream("audit", false);
+        driver.advanceWallClockTime(Duration.ofMillis(100));
+        assertThat(fired()).containsExactly("t_a:k:500:100");
+    }
+
+    @Test
+    void shouldSendAFailingTimerToDeadLettersWithoutItsOutputs() {
+        // DESIGN: "If it throws, none of them are, and the input — message, timer or visit — goes to the dead-letter topic"
+        event("a", "fail", 100, "add t_a 700 100");
+        event("a", "k", 100, "add t_a 800 100");
+        event("a", "x", 900, null);
+        assertThat(fired()).as("the failing timer's output is dropped; the next timer fires").containsExactly("t_a:k:800:100");
+        assertThat(driver.readDeadLetters()).singleElement().satisfies(d -> {
+            assertThat(d.computation()).isEqualTo("timers");
+            assertThat(d.errorMessage()).isEqualTo("timer handler fails for key fail");
+            assertThat(d.stage()).startsWith("process timer");
+        });
+        event("a", "x", 2000, null);
+        assertThat(fired()).as("a dead-lettered timer does not fire again").isEmpty();
+    }
+}
