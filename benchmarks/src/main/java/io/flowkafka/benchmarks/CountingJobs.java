@@ -1,0 +1,296 @@
+package io.flowkafka.benchmarks;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.flowkafka.api.Message;
+import io.flowkafka.api.OutputCollector;
+import io.flowkafka.api.RowFunction;
+import io.flowkafka.api.RuntimeContext;
+import io.flowkafka.api.StateAccessor;
+import io.flowkafka.runtime.FlowRuntime;
+import io.flowkafka.spec.ColumnType;
+import io.flowkafka.spec.ComputationKind;
+import io.flowkafka.spec.PipelineSpec;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.avro.Schema;
+import org.apache.avro.SchemaBuilder;
+import org.apache.avro.generic.GenericData;
+import org.apache.avro.generic.GenericRecord;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsBuilder;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.Produced;
+import org.apache.kafka.streams.kstream.Repartitioned;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.StoreBuilder;
+import org.apache.kafka.streams.state.Stores;
+
+/**
+ * The same per-key counting job three ways. Each reads the input topic (key = counting key,
+ * value = JSON {@code {"key":..,"pad":..}}), counts per key in a persistent RocksDB store with a
+ * changelog and the store cache on, and writes {@code {"key":..,"count":..}} keyed by the key for
+ * every input record, with the input record's timestamp.
+ *
+ * <ul>
+ *   <li>{@link Job#PLAIN}: hand-written Processor API app, one sub-topology (input already keyed
+ *       by the counting key, so no repartition): source -> count processor -> sink.</li>
+ *   <li>{@link Job#PLAIN_REPARTITION}: the same processor behind a repartition topic keyed by the
+ *       {@code key} field of the payload, as Kafka Streams needs when the input is not keyed by
+ *       the counting key: source -> selectKey(parse JSON) -> repartition -> count -> sink.</li>
+ *   <li>{@link Job#FLOW}: the flow-kafka pipeline: a Source computation (KafkaSource, json) ->
+ *       internal topic -> a Transform grouped by {@code farm_hash(key), key} with state ->
+ *       KafkaSink (json). The hop through the internal topic is the Flow model's: source
+ *       computations and keyed computations are separate.</li>
+ * </ul>
+ */
+final class CountingJobs {
+    static final String STORE = "counts";
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /** The jobs. */
+    enum Job {
+        PLAIN("plain"), PLAIN_REPARTITION("plain-repartition"), FLOW("flow");
+
+        final String label;
+
+        Job(String label) {
+            this.label = label;
+        }
+
+        static Job parse(String s) {
+            for (Job j : values()) {
+                if (j.label.equals(s)) {
+                    return j;
+                }
+            }
+            throw new IllegalArgumentException("unknown job '" + s + "': use plain, plain-repartition or flow");
+        }
+    }
+
+    /** A started job. */
+    interface Running extends AutoCloseable {
+        /** Whether it is processing (RUNNING). */
+        boolean isRunning();
+
+        @Override
+        void close();
+    }
+
+    private CountingJobs() {
+    }
+
+    /**
+     * Starts {@code job}. {@code common} carries the shared Streams settings (bootstrap servers,
+     * processing.guarantee, commit.interval.ms, num.stream.threads, state.dir).
+     */
+    static Running start(Job job, String appId, String input, String output, int partitions, Properties common) {
+        return switch (job) {
+            case PLAIN -> startStreams(plainTopology(input, output), appId, common);
+            case PLAIN_REPARTITION -> startStreams(repartitionTopology(input, output, partitions), appId, common);
+            case FLOW -> startFlow(appId, input, output, partitions, common);
+        };
+    }
+
+    // ---- plain Kafka Streams
+
+    /** The count store: persistent RocksDB, changelog on (the default), caching on as in the DSL. */
+    static StoreBuilder<KeyValueStore<String, Long>> storeBuilder() {
+        return Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(STORE), Serdes.String(), Serdes.Long())
+                .withCachingEnabled();
+    }
+
+    static Topology plainTopology(String input, String output) {
+        Topology t = new Topology();
+        t.addSource("input", Serdes.String().deserializer(), Serdes.ByteArray().deserializer(), input);
+        t.addProcessor("count", CountProcessor::new, "input");
+        t.addStateStore(storeBuilder(), "count");
+        t.addSink("output", output, Serdes.String().serializer(), Serdes.ByteArray().serializer(), "count");
+        return t;
+    }
+
+    static Topology repartitionTopology(String input, String output, int partitions) {
+        StreamsBuilder b = new StreamsBuilder();
+        b.addStateStore(storeBuilder());
+        b.stream(input, Consumed.with(Serdes.ByteArray(), Serdes.ByteArray()))
+                .selectKey((k, v) -> keyOf(v))
+                .repartition(Repartitioned.with(Serdes.String(), Serdes.ByteArray()).withName("by-key")
+                        .withNumberOfPartitions(partitions))
+                .process(CountProcessor::new, STORE)
+                .to(output, Produced.with(Serdes.String(), Serdes.ByteArray()));
+        return b.build();
+    }
+
+    /** The {@code key} field of a JSON payload, read as flow-kafka's json source reads it (a Jackson tree). */
+    static String keyOf(byte[] json) {
+        try {
+            return JSON.readTree(json).get("key").asText();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The JSON output value. */
+    record CountOut(String key, long count) {
+    }
+
+    /** Counts per key and forwards {@code {"key":..,"count":..}} for every record. */
+    static final class CountProcessor implements Processor<String, byte[], String, byte[]> {
+        private ProcessorContext<String, byte[]> context;
+        private KeyValueStore<String, Long> store;
+
+        @Override
+        public void init(ProcessorContext<String, byte[]> context) {
+            this.context = context;
+            this.store = context.getStateStore(STORE);
+        }
+
+        @Override
+        public void process(Record<String, byte[]> record) {
+            Long previous = store.get(record.key());
+            long count = previous == null ? 1 : previous + 1;
+            store.put(record.key(), count);
+            byte[] value;
+            try {
+                value = JSON.writeValueAsBytes(new CountOut(record.key(), count));
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            context.forward(record.withValue(value));
+        }
+    }
+
+    private static Running startStreams(Topology topology, String appId, Properties common) {
+        Properties p = new Properties();
+        p.putAll(common);
+        p.put(StreamsConfig.APPLICATION_ID_CONFIG, appId);
+        KafkaStreams streams = new KafkaStreams(topology, p);
+        streams.setUncaughtExceptionHandler(e -> {
+            System.err.println("plain app " + appId + ": stream thread died: " + e);
+            e.printStackTrace();
+            return org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse
+                    .SHUTDOWN_CLIENT;
+        });
+        streams.start();
+        return new Running() {
+            @Override
+            public boolean isRunning() {
+                return streams.state() == KafkaStreams.State.RUNNING;
+            }
+
+            @Override
+            public void close() {
+                streams.close(Duration.ofSeconds(60));
+            }
+        };
+    }
+
+    // ---- flow-kafka
+
+    /** Payload of the source stream and of the internal stream {@code records}. */
+    static final Schema RECORD_SCHEMA = SchemaBuilder.record("Record").namespace("io.flowkafka.benchmarks")
+            .fields().requiredString("key").requiredString("pad").endRecord();
+    /** Payload of the output stream {@code counts}. */
+    static final Schema COUNT_SCHEMA = SchemaBuilder.record("Count").namespace("io.flowkafka.benchmarks")
+            .fields().requiredString("key").requiredLong("count").endRecord();
+    /** Value of the {@code count} state. */
+    static final Schema STATE_SCHEMA = SchemaBuilder.record("CountState").namespace("io.flowkafka.benchmarks")
+            .fields().requiredLong("count").endRecord();
+
+    /** The counting pipeline: read (Source, json) -> records -> count (Transform, state) -> KafkaSink (json). */
+    static PipelineSpec flowSpec(String name, String input, String output, int partitions) {
+        return PipelineSpec.builder(name)
+                .stream("input", RECORD_SCHEMA)
+                .stream("records", RECORD_SCHEMA)
+                .stream("counts", COUNT_SCHEMA)
+                .computation("read", c -> c.kind(ComputationKind.SOURCE)
+                        .source("input", "KafkaSource", Map.of("topics", input, "format", "json"))
+                        .outputStreamIds("records"))
+                .computation("count", c -> c.inputStreamIds("records")
+                        .groupBy("hash", ColumnType.UINT64, "farm_hash(key)")
+                        .groupBy("key", ColumnType.STRING, null)
+                        .state("count", STATE_SCHEMA)
+                        .processingFunction(FlowCounter::new)
+                        .outputStreamIds("counts")
+                        .sink("out", "KafkaSink", List.of("counts"),
+                                Map.of("topic", output, "format", "json", "key_column", "key"))
+                        .desiredPartitionCount(partitions))
+                .build();
+    }
+
+    /** Counts per key in state and emits the running count for every message. */
+    public static final class FlowCounter implements RowFunction {
+        @Override
+        public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
+            StateAccessor<GenericRecord> state = context.getState("count");
+            long count = state.get().map(s -> (Long) s.get(0)).orElse(0L) + 1;
+            GenericRecord updated = new GenericData.Record(STATE_SCHEMA);
+            updated.put(0, count);
+            state.set(updated);
+            output.addMessage(context.createMessageBuilder("counts")
+                    .set("key", context.getKey().get("key"))
+                    .set("count", count)
+                    .build());
+        }
+    }
+
+    /** Notes about job starts since the last call (e.g. retried starts), for the run's report; cleared. */
+    static String drainStartNotes() {
+        synchronized (START_NOTES) {
+            String s = String.join("; ", START_NOTES);
+            START_NOTES.clear();
+            return s;
+        }
+    }
+
+    private static final List<String> START_NOTES = new java.util.ArrayList<>();
+
+    private static Running startFlow(String name, String input, String output, int partitions, Properties common) {
+        FlowRuntime runtime = null;
+        for (int attempt = 1; runtime == null; attempt++) {
+            FlowRuntime r = FlowRuntime.create(flowSpec(name, input, output, partitions), common);
+            try {
+                r.start();
+                runtime = r;
+            } catch (io.flowkafka.api.FlowException e) {
+                // FlowRuntime.start describes the topics it has just created; on a busy broker the
+                // metadata may not list them yet (UnknownTopicOrPartitionException). Topics exist now.
+                r.close();
+                if (attempt >= 3 || !(e.getCause() instanceof org.apache.kafka.common.errors.UnknownTopicOrPartitionException)) {
+                    throw e;
+                }
+                synchronized (START_NOTES) {
+                    START_NOTES.add("FlowRuntime.start failed (" + e.getCause().getMessage() + ") and was retried");
+                }
+                try {
+                    Thread.sleep(500);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    throw e;
+                }
+            }
+        }
+        FlowRuntime started = runtime;
+        return new Running() {
+            @Override
+            public boolean isRunning() {
+                return started.state() == FlowRuntime.State.RUNNING;
+            }
+
+            @Override
+            public void close() {
+                started.stop(Duration.ofSeconds(60));
+                started.close();
+            }
+        };
+    }
+}
