@@ -51,9 +51,11 @@ public final class FlowConfig extends AbstractConfig {
     public static final boolean DEAD_LETTER_ENABLED_DEFAULT = true;
 
     public static final String STREAM_THREAD_FAILURE_CONFIG = "flow.stream.thread.failure";
-    public static final String STREAM_THREAD_FAILURE_DOC = "What to do when a stream thread dies of an unexpected "
-            + "exception: replace (start a new thread; its tasks resume from the last commit) or shutdown (stop this "
-            + "instance; the runtime state becomes FAILED).";
+    public static final String STREAM_THREAD_FAILURE_DOC = "What to do when a stream thread dies because an input "
+            + "failed with dead letters disabled: replace (start a new thread; its tasks resume from the last commit "
+            + "and retry the input) or shutdown (stop this instance; the runtime state becomes FAILED). A thread that "
+            + "dies of a runtime failure (a send error, a broker problem) is always replaced: its transaction was "
+            + "aborted and the new thread replays from the last commit.";
     public static final String STREAM_THREAD_FAILURE_DEFAULT = "shutdown";
 
     public static final String STATE_STORES_CONFIG = "flow.state.stores";

@@ -246,7 +246,16 @@ public final class FlowRuntime implements AutoCloseable {
         KafkaStreams ks = new KafkaStreams(compiled.topology(), streamsProps);
         boolean replace = "replace".equals(config.getString(FlowConfig.STREAM_THREAD_FAILURE_CONFIG));
         ks.setUncaughtExceptionHandler(e -> {
-            LOG.error("pipeline '{}': a stream thread died: {}", spec.name(), e.toString(), e);
+            boolean inputFailure = causedByInput(e);
+            if (!inputFailure) {
+                // a failure of the machinery (a send error, a broker problem): the transaction was aborted, a new
+                // thread restores the tasks from their changelogs and replays from the last commit
+                LOG.warn("pipeline '{}': a stream thread died of a runtime failure, replacing it: {}", spec.name(),
+                        e.toString());
+                return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
+            }
+            LOG.error("pipeline '{}': a stream thread died processing an input with dead letters disabled: {}",
+                    spec.name(), e.toString());
             return replace ? StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD
                     : StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
         });
@@ -424,6 +433,18 @@ public final class FlowRuntime implements AutoCloseable {
      */
     public boolean awaitCompletion(Duration timeout) throws InterruptedException {
         return awaitState(State.COMPLETED, timeout);
+    }
+
+    private static boolean causedByInput(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof io.flowkafka.internal.dlq.FlowProcessingException) {
+                return true;
+            }
+            if (t.getCause() == t) {
+                break;
+            }
+        }
+        return false;
     }
 
     private void onStreamsState(KafkaStreams.State s) {

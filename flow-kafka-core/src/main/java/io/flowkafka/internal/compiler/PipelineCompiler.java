@@ -187,7 +187,9 @@ public final class PipelineCompiler {
                 sourceNodes.add(node);
             }
             topology.addProcessor(processorName, () -> new ComputationProcessor(plan), sourceNodes.toArray(String[]::new));
-            topology.addStateStore(KeyStates.storeBuilder(c.id(), persistentStores), processorName);
+            if (!c.states().isEmpty()) {
+                topology.addStateStore(KeyStates.storeBuilder(c.id(), persistentStores), processorName);
+            }
             topology.addStateStore(io.flowkafka.internal.watermarks.WatermarkTracker.storeBuilder(c.id(), persistentStores),
                     processorName);
             topology.addSink(c.id() + ".sink.status", statusTopic, new ByteArraySerializer(), new ByteArraySerializer(),

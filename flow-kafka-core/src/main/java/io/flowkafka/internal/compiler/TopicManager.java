@@ -93,8 +93,7 @@ public final class TopicManager {
                 throw new FlowException("pipeline '" + pipeline + "' timed out creating its topics", e);
             }
         }
-        Map<String, TopicDescription> descriptions = call(() -> admin.describeTopics(owned.keySet())
-                .allTopicNames().get(TIMEOUT_SECONDS, TimeUnit.SECONDS));
+        Map<String, TopicDescription> descriptions = describeWithRetry(owned.keySet());
         for (Map.Entry<String, Integer> e : compiled.internalTopics().entrySet()) {
             int actual = descriptions.get(e.getKey()).partitions().size();
             if (actual != e.getValue()) {
@@ -105,6 +104,34 @@ public final class TopicManager {
         }
         if (!problems.isEmpty()) {
             throw new FlowException("pipeline '" + pipeline + "' cannot start:\n  - " + String.join("\n  - ", problems));
+        }
+    }
+
+    /** Describes topics, retrying while just-created topics are not yet known to every broker. */
+    private Map<String, TopicDescription> describeWithRetry(java.util.Collection<String> topics) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(TIMEOUT_SECONDS);
+        long backoffMs = 20;
+        while (true) {
+            try {
+                return admin.describeTopics(topics).allTopicNames().get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+            } catch (ExecutionException e) {
+                if (!(e.getCause() instanceof org.apache.kafka.common.errors.UnknownTopicOrPartitionException)
+                        || System.nanoTime() > deadline) {
+                    throw new FlowException("Kafka admin request failed: " + e.getCause().getMessage(), e.getCause());
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new FlowException("interrupted while describing topics " + topics, e);
+            } catch (TimeoutException e) {
+                throw new FlowException("timed out describing topics " + topics, e);
+            }
+            try {
+                Thread.sleep(backoffMs);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new FlowException("interrupted while describing topics " + topics, e);
+            }
+            backoffMs = Math.min(500, backoffMs * 2);
         }
     }
 

@@ -49,6 +49,15 @@ public final class DeadLetterHandler implements ProcessingExceptionHandler {
 
     @Override
     public Response handleError(ErrorHandlerContext context, Record<?, ?> record, Exception exception) {
+        if (!(exception instanceof FlowProcessingException)) {
+            // Not a failure of the input (undecodable record, exception from user code) but of the machinery,
+            // e.g. a send error surfacing at the next forward. Resuming would commit this record's state without
+            // its lost outputs: fail instead, so Kafka Streams aborts the transaction and the thread is replaced.
+            LOG.warn("computation node '{}' hit a runtime failure at {}-{}@{}: {}; failing the task so its "
+                    + "transaction aborts and it restarts from the last commit", context.processorNodeId(),
+                    context.topic(), context.partition(), context.offset(), exception.toString());
+            return Response.fail();
+        }
         Throwable cause = exception;
         String computation = context.processorNodeId();
         String stage = "process the record";

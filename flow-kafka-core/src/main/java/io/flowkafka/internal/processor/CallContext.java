@@ -47,6 +47,7 @@ final class CallContext implements RuntimeContext, OutputCollector {
     private final KeyCodec keyCodec;
     private final Map<String, Schema> outputSchemas;
     private final Map<String, AvroCodec> stateCodecs = new HashMap<>();
+    private final Map<String, byte[]> stateNames = new HashMap<>();
     private final Map<String, Object> parameters;
     private final LongSupplier clockNanos;
     private final int partition;
@@ -137,7 +138,7 @@ final class CallContext implements RuntimeContext, OutputCollector {
         Schema schema = SpecificData.get().getSchema(type);
         SpecificDatumWriter<T> writer = new SpecificDatumWriter<>(schema);
         SpecificDatumReader<T> reader = new SpecificDatumReader<>(schema);
-        return new Accessor<>(KeyStates.storeKey(Objects.requireNonNull(encodedKey), name),
+        return new Accessor<>(KeyStates.storeKey(Objects.requireNonNull(encodedKey), nameBytes(name)),
                 v -> SpecificCodec.encode(writer, v), b -> SpecificCodec.decode(reader, b));
     }
 
@@ -146,8 +147,12 @@ final class CallContext implements RuntimeContext, OutputCollector {
         checkActive();
         declared(name);
         String topic = spec.id() + ".state";
-        return new Accessor<>(KeyStates.storeKey(Objects.requireNonNull(encodedKey), name),
+        return new Accessor<>(KeyStates.storeKey(Objects.requireNonNull(encodedKey), nameBytes(name)),
                 v -> serde.serializer().serialize(topic, v), b -> serde.deserializer().deserialize(topic, b));
+    }
+
+    private byte[] nameBytes(String name) {
+        return stateNames.computeIfAbsent(name, n -> n.getBytes(java.nio.charset.StandardCharsets.UTF_8));
     }
 
     private StateSpec declared(String name) {
@@ -166,7 +171,7 @@ final class CallContext implements RuntimeContext, OutputCollector {
                     + "' has no Avro schema: read it with getState(name, serde)");
         }
         AvroCodec codec = stateCodecs.computeIfAbsent(name, n -> new AvroCodec(s.schema()));
-        return new Accessor<>(KeyStates.storeKey(encodedKey, name), codec::encode, codec::decode);
+        return new Accessor<>(KeyStates.storeKey(encodedKey, nameBytes(name)), codec::encode, codec::decode);
     }
 
     @Override

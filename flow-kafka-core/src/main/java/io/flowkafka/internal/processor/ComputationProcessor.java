@@ -91,7 +91,8 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
     @Override
     public void init(ProcessorContext<byte[], byte[]> context) {
         this.context = context;
-        KeyValueStore<Bytes, byte[]> store = context.getStateStore(KeyStates.storeName(spec.id()));
+        KeyValueStore<Bytes, byte[]> store = spec.states().isEmpty() ? null
+                : context.getStateStore(KeyStates.storeName(spec.id()));
         this.states = new KeyStates(store);
         this.keyCodec = KeyCodec.of(spec.groupBySchema(), spec.id());
         this.computationTag = MessageIds.computationTag(spec.id());
@@ -669,6 +670,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         final List<ComputationPlan.Route> routes;
         final List<KeyCodec> keyCodecs = new ArrayList<>();
         final List<KeyCodec.Extractor> extractors = new ArrayList<>();
+        final List<SinkBinding> sinks = new ArrayList<>();
 
         OutputBinding(String streamId, Schema schema, List<ComputationPlan.Route> routes) {
             this.codec = new AvroCodec(schema);
@@ -678,9 +680,11 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                     KeyCodec kc = KeyCodec.of(ir.consumerGroupBy(), ir.consumerId());
                     keyCodecs.add(kc);
                     extractors.add(kc.extractor(ir.consumerGroupBy(), schema));
+                    sinks.add(null);
                 } else {
                     keyCodecs.add(null);
                     extractors.add(null);
+                    sinks.add(SinkBinding.of(((ComputationPlan.SinkRoute) r).sink()));
                 }
             }
         }
@@ -698,34 +702,29 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                     Headers headers = FlowHeaders.of(id, ets, sts, parents);
                     out.add(new Record<>(key, value, sts / 1_000_000L, headers));
                 } else {
-                    SinkSpec sink = ((ComputationPlan.SinkRoute) route).sink();
-                    out.add(sinkRecord(sink, payload, id, ets, sts));
+                    out.add(sinkRecord(sinks.get(i), payload, id, ets, sts));
                 }
                 nodes.add(route.sinkNode());
             }
         }
 
-        private Record<byte[], byte[]> sinkRecord(SinkSpec sink, GenericRecord payload, MessageId id, long ets, long sts) {
-            Map<String, Object> p = sink.parameters();
-            Object payloadColumn = p.get("payload_column");
+        private Record<byte[], byte[]> sinkRecord(SinkBinding sink, GenericRecord payload, MessageId id, long ets, long sts) {
             byte[] value;
-            if (payloadColumn != null) {
-                value = bytesOf(payload.get(payloadColumn.toString()), "payload_column", payloadColumn.toString());
-            } else if ("avro".equals(String.valueOf(p.getOrDefault("format", "json")))) {
+            if (sink.payloadColumn != null) {
+                value = bytesOf(payload.get(sink.payloadColumn), "payload_column", sink.payloadColumn);
+            } else if (sink.avro) {
                 value = codec.encode(payload);
             } else {
                 value = JsonRecords.toJson(payload);
             }
-            Object keyColumn = p.get("key_column");
-            byte[] key = keyColumn == null ? null : bytesOf(payload.get(keyColumn.toString()), "key_column", keyColumn.toString());
-            Headers headers = new RecordHeaders();
-            Object idHeader = p.get("message_id_header");
-            if (idHeader != null) {
-                headers.add(idHeader.toString(), id.toString().getBytes(StandardCharsets.UTF_8));
+            byte[] key = sink.keyColumn == null ? null : bytesOf(payload.get(sink.keyColumn), "key_column", sink.keyColumn);
+            Headers headers = null;
+            if (sink.idHeader != null) {
+                headers = new RecordHeaders();
+                headers.add(sink.idHeader, id.toString().getBytes(StandardCharsets.UTF_8));
             }
-            boolean systemTime = "system".equals(String.valueOf(p.getOrDefault("timestamp", "event")));
-            long ts = (systemTime ? sts : ets) / 1_000_000L;
-            return new Record<>(key, value, ts, headers);
+            long ts = (sink.systemTime ? sts : ets) / 1_000_000L;
+            return headers == null ? new Record<>(key, value, ts) : new Record<>(key, value, ts, headers);
         }
 
         private static byte @Nullable [] bytesOf(@Nullable Object v, String param, String column) {
@@ -741,6 +740,19 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                 return v.toString().getBytes(StandardCharsets.UTF_8);
             }
             throw new IllegalArgumentException(param + " '" + column + "' must be a string, number or bytes column");
+        }
+    }
+
+    /** A Kafka sink's parameters, read once. */
+    private record SinkBinding(@Nullable String payloadColumn, boolean avro, @Nullable String keyColumn,
+            @Nullable String idHeader, boolean systemTime) {
+        static SinkBinding of(SinkSpec sink) {
+            Map<String, Object> p = sink.parameters();
+            return new SinkBinding(p.containsKey("payload_column") ? p.get("payload_column").toString() : null,
+                    "avro".equals(String.valueOf(p.getOrDefault("format", "json"))),
+                    p.containsKey("key_column") ? p.get("key_column").toString() : null,
+                    p.containsKey("message_id_header") ? p.get("message_id_header").toString() : null,
+                    "system".equals(String.valueOf(p.getOrDefault("timestamp", "event"))));
         }
     }
 

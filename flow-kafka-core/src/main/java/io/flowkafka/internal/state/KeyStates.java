@@ -1,6 +1,5 @@
 package io.flowkafka.internal.state;
 
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
@@ -16,9 +15,11 @@ import org.jspecify.annotations.Nullable;
  * RocksDB store per computation keyed {@code (hash, key, state name)}, with a write buffer that
  * holds one process-function call's writes until the call returns.
  *
- * <p>Store key layout: {@code encodedKey.length (4 bytes) | encodedKey | stateName (UTF-8)}, where
- * the encoded key starts with the 8-byte hash. The length prefix keeps keys unambiguous; scans by
- * hash range read keys of a hash range in order (the key visitor relies on this).
+ * <p>Store key layout: {@code encodedKey | stateName (UTF-8) | stateName length (2 bytes)}, where
+ * the encoded key starts with the 8-byte hash. Keys therefore sort by hash first, so scans by hash
+ * range read the keys of a hash range in order (the key visitor relies on this), and lookups
+ * compare the discriminating hash bytes first. The trailing length makes every store key
+ * decompose one way only.
  *
  * <p>Invariants: store writes happen only in {@link #commitCall()}, after the user function
  * returned; {@link #abortCall()} drops the buffer, so a failed call leaves no trace.
@@ -27,10 +28,11 @@ import org.jspecify.annotations.Nullable;
  */
 public final class KeyStates {
     private static final byte[] DELETED = new byte[0];
-    private final KeyValueStore<Bytes, byte[]> store;
-    private final Map<Bytes, byte[]> buffer = new HashMap<>();
+    private final @Nullable KeyValueStore<Bytes, byte[]> store;
+    private Map<Bytes, byte[]> buffer = new HashMap<>();
 
-    public KeyStates(KeyValueStore<Bytes, byte[]> store) {
+    /** Per-key states over {@code store}; null for a computation that declares no state (nothing is ever written). */
+    public KeyStates(@Nullable KeyValueStore<Bytes, byte[]> store) {
         this.store = store;
     }
 
@@ -52,9 +54,20 @@ public final class KeyStates {
 
     /** The store key of one state of one key. */
     public static Bytes storeKey(byte[] encodedKey, String stateName) {
-        byte[] name = stateName.getBytes(StandardCharsets.UTF_8);
-        return Bytes.wrap(ByteBuffer.allocate(4 + encodedKey.length + name.length)
-                .putInt(encodedKey.length).put(encodedKey).put(name).array());
+        return storeKey(encodedKey, stateName.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** The store key of one state of one key, with the state name already encoded. */
+    public static Bytes storeKey(byte[] encodedKey, byte[] stateName) {
+        if (stateName.length > 0xffff) {
+            throw new IllegalArgumentException("a state name must be shorter than 65536 bytes");
+        }
+        byte[] k = new byte[encodedKey.length + stateName.length + 2];
+        System.arraycopy(encodedKey, 0, k, 0, encodedKey.length);
+        System.arraycopy(stateName, 0, k, encodedKey.length, stateName.length);
+        k[k.length - 2] = (byte) (stateName.length >>> 8);
+        k[k.length - 1] = (byte) stateName.length;
+        return Bytes.wrap(k);
     }
 
     /** The value, seeing this call's buffered writes first; null when absent. */
@@ -63,7 +76,7 @@ public final class KeyStates {
         if (v != null) {
             return v == DELETED ? null : v;
         }
-        return store.get(storeKey);
+        return store == null ? null : store.get(storeKey);
     }
 
     /** Buffers a write. */
@@ -81,6 +94,9 @@ public final class KeyStates {
         if (buffer.isEmpty()) {
             return;
         }
+        if (store == null) {
+            throw new IllegalStateException("state written by a computation that declares no state");
+        }
         for (Map.Entry<Bytes, byte[]> e : buffer.entrySet()) {
             if (e.getValue() == DELETED) {
                 store.delete(e.getKey());
@@ -88,16 +104,25 @@ public final class KeyStates {
                 store.put(e.getKey(), e.getValue());
             }
         }
-        buffer.clear();
+        resetBuffer();
     }
 
     /** Drops the buffered writes of a call that threw. */
     public void abortCall() {
-        buffer.clear();
+        resetBuffer();
     }
 
-    /** The underlying store (read-only use by inspectors). */
-    public KeyValueStore<Bytes, byte[]> store() {
+    private void resetBuffer() {
+        // a map that grew for one big call would make every later clear() walk its whole table
+        if (buffer.size() > 64) {
+            buffer = new HashMap<>();
+        } else {
+            buffer.clear();
+        }
+    }
+
+    /** The underlying store (read-only use by inspectors); null when the computation declares no state. */
+    public @Nullable KeyValueStore<Bytes, byte[]> store() {
         return store;
     }
 }

@@ -172,12 +172,13 @@ class KeyStatesTest {
         return rows;
     }
 
-    /** A store key {@code len | key | name} as "user/name" (the user is the key's last bytes). */
+    /** A store key {@code key | name | name length (2)} as "user/name" (the user is the key's last bytes). */
     private static String describe(byte[] storeKey) {
-        int len = java.nio.ByteBuffer.wrap(storeKey).getInt();
-        String name = new String(storeKey, 4 + len, storeKey.length - 4 - len, StandardCharsets.UTF_8);
+        int nameLen = ((storeKey[storeKey.length - 2] & 0xff) << 8) | (storeKey[storeKey.length - 1] & 0xff);
+        int keyLen = storeKey.length - 2 - nameLen;
+        String name = new String(storeKey, keyLen, nameLen, StandardCharsets.UTF_8);
         // key = 8-byte hash | union index | zigzag length | utf-8 user
-        String user = new String(storeKey, 4 + 8 + 2, len - 8 - 2, StandardCharsets.UTF_8);
+        String user = new String(storeKey, 8 + 2, keyLen - 8 - 2, StandardCharsets.UTF_8);
         return user + "/" + name;
     }
 
