@@ -18,6 +18,10 @@ public final class WaitClickMain {
         props.put("state.dir", args[5]);
         props.put("commit.interval.ms", "100");
         props.put("flow.timers.max.per.punctuation", "200");
+        props.put("flow.internal.topics.purge.interval.ms", System.getProperty("purge.ms", "30000"));
+        if (System.getProperty("cache.bytes") != null) {
+            props.put("statestore.cache.max.bytes", System.getProperty("cache.bytes"));
+        }
         FlowRuntime runtime = FlowRuntime.create(WaitClickJoin.spec(args[1], args[2], args[3], args[4], 4, true), props);
         runtime.start();
         if (!runtime.awaitState(FlowRuntime.State.RUNNING, Duration.ofMinutes(2))) {
