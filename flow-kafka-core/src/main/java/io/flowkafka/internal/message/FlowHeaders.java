@@ -1,31 +1,27 @@
 package io.flowkafka.internal.message;
 
 import io.flowkafka.api.MessageId;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
-import org.jspecify.annotations.Nullable;
 
 /**
- * The {@code flow.*} record headers that carry message metadata on internal topics.
+ * The record headers that carry message metadata on internal topics.
  *
  * <ul>
- *   <li>{@code flow.id}: the message id bytes;</li>
- *   <li>{@code flow.ets}: event timestamp, 8 bytes big-endian nanoseconds;</li>
- *   <li>{@code flow.sts}: system timestamp, 8 bytes big-endian nanoseconds;</li>
- *   <li>{@code flow.parents}: parent ids, each as its length (unsigned varint) then the id;</li>
+ *   <li>{@code flow.meta}: one packed header, so Kafka Streams sizes and copies one header per
+ *       record instead of four: {@code event timestamp (8 bytes, big-endian nanoseconds) |
+ *       system timestamp (8) | id length (unsigned varint) | id | per parent: length (varint) | id};</li>
  *   <li>{@code flow.control}: present on control records (watermarks, completion).</li>
  * </ul>
  * The stream id is the topic's. Stateless and thread-safe.
  */
 public final class FlowHeaders {
-    public static final String MESSAGE_ID = "flow.id";
-    public static final String EVENT_TIMESTAMP = "flow.ets";
-    public static final String SYSTEM_TIMESTAMP = "flow.sts";
-    public static final String PARENTS = "flow.parents";
+    /** The packed metadata header. */
+    public static final String META = "flow.meta";
+    /** Marks control records. */
     public static final String CONTROL = "flow.control";
 
     private FlowHeaders() {
@@ -35,14 +31,9 @@ public final class FlowHeaders {
     public record Metadata(MessageId messageId, long eventTimestamp, long systemTimestamp, List<MessageId> parents) {
     }
 
-    /** Writes the metadata headers. */
+    /** Adds the metadata header. */
     public static Headers write(Headers headers, MessageId id, long eventTs, long systemTs, List<MessageId> parents) {
-        headers.add(MESSAGE_ID, id.toBytes());
-        headers.add(EVENT_TIMESTAMP, longBytes(eventTs));
-        headers.add(SYSTEM_TIMESTAMP, longBytes(systemTs));
-        if (!parents.isEmpty()) {
-            headers.add(PARENTS, encodeIds(parents));
-        }
+        headers.add(META, encode(id, eventTs, systemTs, parents));
         return headers;
     }
 
@@ -51,22 +42,49 @@ public final class FlowHeaders {
         return write(new RecordHeaders(), id, eventTs, systemTs, parents);
     }
 
+    /** The packed metadata. */
+    public static byte[] encode(MessageId id, long eventTs, long systemTs, List<MessageId> parents) {
+        int size = 16 + 5 + id.size();
+        for (MessageId p : parents) {
+            size += 5 + p.size();
+        }
+        byte[] out = new byte[size];
+        putLong(out, 0, eventTs);
+        putLong(out, 8, systemTs);
+        int pos = putVarint(out, 16, id.size());
+        pos = putId(out, pos, id);
+        for (MessageId p : parents) {
+            pos = putVarint(out, pos, p.size());
+            pos = putId(out, pos, p);
+        }
+        return pos == size ? out : java.util.Arrays.copyOf(out, pos);
+    }
+
     /**
-     * Reads the metadata.
+     * Reads the metadata (the last {@code flow.meta} header).
      *
      * @throws IllegalArgumentException naming the missing or malformed header
      */
     public static Metadata read(Headers headers) {
-        byte[] id = last(headers, MESSAGE_ID);
-        byte[] ets = last(headers, EVENT_TIMESTAMP);
-        byte[] sts = last(headers, SYSTEM_TIMESTAMP);
-        if (id == null || ets == null || sts == null || ets.length != 8 || sts.length != 8) {
-            throw new IllegalArgumentException("record is not a flow message: headers " + MESSAGE_ID + ", "
-                    + EVENT_TIMESTAMP + " (8 bytes) and " + SYSTEM_TIMESTAMP + " (8 bytes) are required");
+        Header h = headers.lastHeader(META);
+        if (h == null || h.value() == null) {
+            throw new IllegalArgumentException("record is not a flow message: header " + META
+                    + " (event and system timestamps, message id, parents) is required");
         }
-        byte[] parents = last(headers, PARENTS);
-        return new Metadata(MessageId.of(id), ByteBuffer.wrap(ets).getLong(), ByteBuffer.wrap(sts).getLong(),
-                parents == null ? List.of() : decodeIds(parents));
+        byte[] b = h.value();
+        if (b.length < 17) {
+            throw new IllegalArgumentException("header " + META + " is malformed: " + b.length
+                    + " bytes, but two 8-byte timestamps and a message id are required");
+        }
+        long ets = getLong(b, 0);
+        long sts = getLong(b, 8);
+        int[] cursor = {16};
+        MessageId id = readId(b, cursor);
+        List<MessageId> parents = cursor[0] == b.length ? List.of() : new ArrayList<>(2);
+        while (cursor[0] < b.length) {
+            parents.add(readId(b, cursor));
+        }
+        return new Metadata(id, ets, sts, parents);
     }
 
     /** Whether the record is a control record. */
@@ -74,55 +92,58 @@ public final class FlowHeaders {
         return headers.lastHeader(CONTROL) != null;
     }
 
-    static byte @Nullable [] last(Headers headers, String key) {
-        Header h = headers.lastHeader(key);
-        return h == null ? null : h.value();
-    }
-
-    static byte[] longBytes(long v) {
-        return ByteBuffer.allocate(8).putLong(v).array();
-    }
-
-    static byte[] encodeIds(List<MessageId> ids) {
-        int size = 0;
-        for (MessageId m : ids) {
-            size += 5 + m.size();
-        }
-        ByteBuffer b = ByteBuffer.allocate(size);
-        for (MessageId m : ids) {
-            int len = m.size();
-            while ((len & ~0x7f) != 0) {
-                b.put((byte) ((len & 0x7f) | 0x80));
-                len >>>= 7;
+    private static MessageId readId(byte[] b, int[] cursor) {
+        int len = 0;
+        int shift = 0;
+        int pos = cursor[0];
+        byte x;
+        do {
+            if (pos >= b.length || shift > 28) {
+                throw new IllegalArgumentException("header " + META + " is malformed: truncated id length");
             }
-            b.put((byte) len).put(m.toBytes());
+            x = b[pos++];
+            len |= (x & 0x7f) << shift;
+            shift += 7;
+        } while ((x & 0x80) != 0);
+        if (len <= 0) {
+            throw new IllegalArgumentException("header " + META + " is malformed: a message id must not be empty");
         }
-        return java.util.Arrays.copyOf(b.array(), b.position());
+        if (len > b.length - pos) {
+            throw new IllegalArgumentException("header " + META + " is malformed: id length " + len + " with "
+                    + (b.length - pos) + " bytes left");
+        }
+        MessageId id = MessageId.of(java.util.Arrays.copyOfRange(b, pos, pos + len));
+        cursor[0] = pos + len;
+        return id;
     }
 
-    static List<MessageId> decodeIds(byte[] bytes) {
-        List<MessageId> ids = new ArrayList<>(2);
-        ByteBuffer b = ByteBuffer.wrap(bytes);
-        while (b.hasRemaining()) {
-            int len = 0;
-            int shift = 0;
-            byte x;
-            do {
-                if (!b.hasRemaining() || shift > 28) {
-                    throw new IllegalArgumentException("header " + PARENTS + " is malformed: truncated length");
-                }
-                x = b.get();
-                len |= (x & 0x7f) << shift;
-                shift += 7;
-            } while ((x & 0x80) != 0);
-            if (len <= 0 || len > b.remaining()) {
-                throw new IllegalArgumentException("header " + PARENTS + " is malformed: id length " + len
-                        + " with " + b.remaining() + " bytes left");
-            }
-            byte[] id = new byte[len];
-            b.get(id);
-            ids.add(MessageId.of(id));
+    private static int putId(byte[] out, int pos, MessageId id) {
+        byte[] bytes = id.toBytes();
+        System.arraycopy(bytes, 0, out, pos, bytes.length);
+        return pos + bytes.length;
+    }
+
+    private static int putVarint(byte[] out, int pos, int v) {
+        while ((v & ~0x7f) != 0) {
+            out[pos++] = (byte) ((v & 0x7f) | 0x80);
+            v >>>= 7;
         }
-        return ids;
+        out[pos++] = (byte) v;
+        return pos;
+    }
+
+    private static void putLong(byte[] out, int pos, long v) {
+        for (int i = 7; i >= 0; i--) {
+            out[pos + i] = (byte) v;
+            v >>>= 8;
+        }
+    }
+
+    private static long getLong(byte[] b, int pos) {
+        long v = 0;
+        for (int i = 0; i < 8; i++) {
+            v = (v << 8) | (b[pos + i] & 0xff);
+        }
+        return v;
     }
 }

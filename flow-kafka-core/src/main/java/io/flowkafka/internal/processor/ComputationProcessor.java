@@ -336,7 +336,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             h.add("flow.dlq.stage", e.stage().getBytes(java.nio.charset.StandardCharsets.UTF_8));
             h.add("flow.dlq.timer.stream", timer.getStreamId().getBytes(java.nio.charset.StandardCharsets.UTF_8));
             h.add("flow.dlq.timer.trigger", Long.toString(t.triggerTs()).getBytes(java.nio.charset.StandardCharsets.UTF_8));
-            h.add(FlowHeaders.MESSAGE_ID, t.messageId());
+            h.add("flow.dlq.timer.id", MessageId.of(t.messageId()).toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
             org.slf4j.LoggerFactory.getLogger(ComputationProcessor.class).warn(
                     "computation '{}' failed to process timer {} of stream {}: {}; sent to the dead-letter topic",
                     spec.id(), id, timer.getStreamId(), cause.toString());

@@ -35,6 +35,12 @@ public final class JsonRecords {
      * @throws IllegalArgumentException naming the field and the problem
      */
     public static GenericRecord fromJson(byte[] json, Schema schema) {
+        if (isFlat(schema)) {
+            GenericRecord fast = fromJsonFlat(json, schema);
+            if (fast != null) {
+                return fast;
+            }
+        }
         JsonNode node;
         try {
             node = MAPPER.readTree(json);
@@ -49,11 +55,157 @@ public final class JsonRecords {
 
     /** Writes a record as a JSON object. */
     public static byte[] toJson(GenericRecord record) {
+        Schema schema = record.getSchema();
         try {
-            return MAPPER.writeValueAsBytes(toNode(record, record.getSchema()));
+            if (isFlat(schema)) {
+                java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(128);
+                try (com.fasterxml.jackson.core.JsonGenerator g = FACTORY.createGenerator(out)) {
+                    g.writeStartObject();
+                    for (Schema.Field f : schema.getFields()) {
+                        g.writeFieldName(f.name());
+                        writeScalar(g, record.get(f.pos()), f.schema());
+                    }
+                    g.writeEndObject();
+                }
+                return out.toByteArray();
+            }
+            return MAPPER.writeValueAsBytes(toNode(record, schema));
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    private static final com.fasterxml.jackson.core.JsonFactory FACTORY = MAPPER.getFactory();
+    private static final java.util.Map<Schema, Boolean> FLAT = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** Whether every field is a primitive (string, int, long, float, double, boolean) or a nullable one. */
+    private static boolean isFlat(Schema schema) {
+        return FLAT.computeIfAbsent(schema, s -> {
+            for (Schema.Field f : s.getFields()) {
+                if (scalarType(f.schema()) == null) {
+                    return false;
+                }
+            }
+            return true;
+        });
+    }
+
+    private static Schema.@Nullable Type scalarType(Schema s) {
+        if (s.getType() == Schema.Type.UNION) {
+            if (s.getTypes().size() != 2) {
+                return null;
+            }
+            Schema a = s.getTypes().get(0);
+            Schema b = s.getTypes().get(1);
+            Schema other = a.getType() == Schema.Type.NULL ? b : b.getType() == Schema.Type.NULL ? a : null;
+            return other == null ? null : scalarType(other);
+        }
+        return switch (s.getType()) {
+            case STRING, INT, LONG, FLOAT, DOUBLE, BOOLEAN -> s.getType();
+            default -> null;
+        };
+    }
+
+    private static void writeScalar(com.fasterxml.jackson.core.JsonGenerator g, @Nullable Object v, Schema s)
+            throws IOException {
+        if (v == null) {
+            g.writeNull();
+            return;
+        }
+        switch (scalarType(s)) {
+            case STRING -> g.writeString(v.toString());
+            case INT -> g.writeNumber(((Number) v).intValue());
+            case LONG -> g.writeNumber(((Number) v).longValue());
+            case FLOAT -> g.writeNumber(((Number) v).floatValue());
+            case DOUBLE -> g.writeNumber(((Number) v).doubleValue());
+            case BOOLEAN -> g.writeBoolean((Boolean) v);
+            default -> throw new IllegalStateException("not a scalar: " + s);
+        }
+    }
+
+    /**
+     * Streams a JSON object straight into a flat record; null when the input needs the general
+     * path (it then reports the precise error).
+     */
+    private static @Nullable GenericRecord fromJsonFlat(byte[] json, Schema schema) {
+        GenericData.Record r = new GenericData.Record(schema);
+        boolean[] seen = new boolean[schema.getFields().size()];
+        try (com.fasterxml.jackson.core.JsonParser p = FACTORY.createParser(json)) {
+            if (p.nextToken() != com.fasterxml.jackson.core.JsonToken.START_OBJECT) {
+                return null;
+            }
+            com.fasterxml.jackson.core.JsonToken t;
+            while ((t = p.nextToken()) == com.fasterxml.jackson.core.JsonToken.FIELD_NAME) {
+                Schema.Field f = schema.getField(p.currentName());
+                com.fasterxml.jackson.core.JsonToken v = p.nextToken();
+                if (f == null) {
+                    p.skipChildren();
+                    continue;
+                }
+                Object value;
+                if (v == com.fasterxml.jackson.core.JsonToken.VALUE_NULL) {
+                    value = null;
+                } else {
+                    switch (scalarType(f.schema())) {
+                        case STRING -> {
+                            if (!v.isScalarValue()) {
+                                return null;
+                            }
+                            value = p.getText();
+                        }
+                        case INT -> {
+                            if (v != com.fasterxml.jackson.core.JsonToken.VALUE_NUMBER_INT) {
+                                return null;
+                            }
+                            value = p.getIntValue();
+                        }
+                        case LONG -> {
+                            if (v != com.fasterxml.jackson.core.JsonToken.VALUE_NUMBER_INT) {
+                                return null;
+                            }
+                            value = p.getLongValue();
+                        }
+                        case FLOAT -> {
+                            if (!v.isNumeric()) {
+                                return null;
+                            }
+                            value = p.getFloatValue();
+                        }
+                        case DOUBLE -> {
+                            if (!v.isNumeric()) {
+                                return null;
+                            }
+                            value = p.getDoubleValue();
+                        }
+                        case BOOLEAN -> {
+                            if (!v.isBoolean()) {
+                                return null;
+                            }
+                            value = p.getBooleanValue();
+                        }
+                        default -> {
+                            return null;
+                        }
+                    }
+                }
+                r.put(f.pos(), value);
+                seen[f.pos()] = true;
+            }
+            if (t != com.fasterxml.jackson.core.JsonToken.END_OBJECT || p.nextToken() != null) {
+                return null;
+            }
+        } catch (IOException | RuntimeException e) {
+            return null; // the general path reports the error with the field
+        }
+        for (Schema.Field f : schema.getFields()) {
+            Object v = r.get(f.pos());
+            if (!seen[f.pos()] && f.hasDefaultValue()) {
+                r.put(f.pos(), GenericData.get().getDefaultValue(f));
+            } else if (v == null && f.schema().getType() != Schema.Type.UNION) {
+                return null; // missing or null required field: the general path names it
+            }
+        }
+        return r;
     }
 
     private static @Nullable Object convert(@Nullable JsonNode node, Schema schema, String path) {

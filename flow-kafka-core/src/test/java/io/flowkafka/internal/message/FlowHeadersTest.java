@@ -4,13 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.flowkafka.api.MessageId;
-import java.nio.ByteBuffer;
 import java.util.List;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.junit.jupiter.api.Test;
 
-/** The {@code flow.*} headers carrying message metadata on internal topics. */
+/** The packed {@code flow.meta} header carrying message metadata on internal topics. */
 class FlowHeadersTest {
     private static final MessageId SOURCE_ID = MessageIds.source(0x12345678, 42L);
     private static final MessageId DERIVED_ID = MessageIds.derive(SOURCE_ID, MessageIds.computationTag("count"), 3);
@@ -23,7 +22,9 @@ class FlowHeadersTest {
         assertThat(m.eventTimestamp()).isEqualTo(1_000_000_000L);
         assertThat(m.systemTimestamp()).isEqualTo(2_000_000_000L);
         assertThat(m.parents()).isEmpty();
-        assertThat(h.lastHeader(FlowHeaders.PARENTS)).as("no parents header when there are no parents").isNull();
+        assertThat(h.toArray()).as("one header per message").hasSize(1);
+        assertThat(h.lastHeader(FlowHeaders.META).value()).as("16 bytes of timestamps, 1 length byte, the id")
+                .hasSize(16 + 1 + SOURCE_ID.size());
         assertThat(FlowHeaders.isControl(h)).isFalse();
     }
 
@@ -42,8 +43,11 @@ class FlowHeadersTest {
     @Test
     void shouldWriteTimestampsAsEightBytesBigEndian() {
         Headers h = FlowHeaders.of(SOURCE_ID, 0x0102030405060708L, 9L, List.of());
-        assertThat(h.lastHeader(FlowHeaders.EVENT_TIMESTAMP).value()).containsExactly(1, 2, 3, 4, 5, 6, 7, 8);
-        assertThat(h.lastHeader(FlowHeaders.MESSAGE_ID).value()).isEqualTo(SOURCE_ID.toBytes());
+        byte[] meta = h.lastHeader(FlowHeaders.META).value();
+        assertThat(java.util.Arrays.copyOfRange(meta, 0, 8)).containsExactly(1, 2, 3, 4, 5, 6, 7, 8);
+        assertThat(java.util.Arrays.copyOfRange(meta, 8, 16)).containsExactly(0, 0, 0, 0, 0, 0, 0, 9);
+        assertThat(meta[16]).as("id length").isEqualTo((byte) SOURCE_ID.size());
+        assertThat(java.util.Arrays.copyOfRange(meta, 17, meta.length)).isEqualTo(SOURCE_ID.toBytes());
     }
 
     @Test
@@ -60,49 +64,30 @@ class FlowHeadersTest {
     }
 
     @Test
-    void shouldRejectMissingIdHeader() {
-        Headers h = FlowHeaders.of(SOURCE_ID, 1L, 2L, List.of());
-        h.remove(FlowHeaders.MESSAGE_ID);
-        assertThatThrownBy(() -> FlowHeaders.read(h))
+    void shouldRejectRecordWithoutMetadataHeader() {
+        assertThatThrownBy(() -> FlowHeaders.read(new RecordHeaders()))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("record is not a flow message")
-                .hasMessageContaining(FlowHeaders.MESSAGE_ID);
+                .hasMessageContaining("record is not a flow message: header flow.meta")
+                .hasMessageContaining("is required");
     }
 
     @Test
-    void shouldRejectMissingTimestampHeaders() {
-        for (String missing : List.of(FlowHeaders.EVENT_TIMESTAMP, FlowHeaders.SYSTEM_TIMESTAMP)) {
-            Headers h = FlowHeaders.of(SOURCE_ID, 1L, 2L, List.of());
-            h.remove(missing);
-            assertThatThrownBy(() -> FlowHeaders.read(h)).as("without %s", missing)
+    void shouldRejectTruncatedMetadata() {
+        byte[] full = FlowHeaders.encode(SOURCE_ID, 1L, 2L, List.of(DERIVED_ID));
+        for (int cut : new int[] {0, 8, 16, 17, full.length - 1}) {
+            Headers h = new RecordHeaders();
+            h.add(FlowHeaders.META, java.util.Arrays.copyOf(full, cut));
+            assertThatThrownBy(() -> FlowHeaders.read(h)).as("cut at %d", cut)
                     .isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("record is not a flow message")
-                    .hasMessageContaining(missing + " (8 bytes)");
+                    .hasMessageContaining("flow.meta");
         }
     }
 
     @Test
-    void shouldRejectRecordWithoutHeaders() {
-        assertThatThrownBy(() -> FlowHeaders.read(new RecordHeaders()))
-                .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("headers flow.id, flow.ets (8 bytes) and flow.sts (8 bytes) are required");
-    }
-
-    @Test
-    void shouldRejectMalformedTimestampHeader() {
-        Headers h = FlowHeaders.of(SOURCE_ID, 1L, 2L, List.of());
-        h.remove(FlowHeaders.SYSTEM_TIMESTAMP);
-        h.add(FlowHeaders.SYSTEM_TIMESTAMP, ByteBuffer.allocate(4).putInt(2).array());
-        assertThatThrownBy(() -> FlowHeaders.read(h))
-                .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining(FlowHeaders.SYSTEM_TIMESTAMP + " (8 bytes)");
-    }
-
-    @Test
-    void shouldRejectEmptyIdHeader() {
-        Headers h = FlowHeaders.of(SOURCE_ID, 1L, 2L, List.of());
-        h.remove(FlowHeaders.MESSAGE_ID);
-        h.add(FlowHeaders.MESSAGE_ID, new byte[0]);
+    void shouldRejectEmptyId() {
+        byte[] meta = new byte[17];
+        Headers h = new RecordHeaders();
+        h.add(FlowHeaders.META, meta);
         assertThatThrownBy(() -> FlowHeaders.read(h))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("must not be empty");
