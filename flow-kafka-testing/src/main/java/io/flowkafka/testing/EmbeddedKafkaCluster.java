@@ -75,6 +75,13 @@ public final class EmbeddedKafkaCluster implements KafkaCluster {
     /** How long {@link #start} waits for the cluster to answer before failing. */
     public static final Duration STARTUP_BOUND = Duration.ofSeconds(90);
 
+    /**
+     * System property selecting the broker's {@code transaction.version} feature level at format
+     * time (e.g. {@code 1} for the pre-KIP-890 protocol, as older production clusters run);
+     * unset uses the release default.
+     */
+    public static final String TRANSACTION_VERSION_PROPERTY = "flow.embedded.transaction.version";
+
     private static final String CONTROLLER_LISTENER = "CONTROLLER";
     private static final String BROKER_LISTENER = "PLAINTEXT";
     private static final int CONTROLLER_ONLY_NODE_ID = 0;
@@ -382,7 +389,12 @@ public final class EmbeddedKafkaCluster implements KafkaCluster {
     private static void format(int nodeId, String clusterId, Path dir) {
         try {
             Files.createDirectories(dir);
-            new Formatter()
+            Formatter formatter = new Formatter();
+            String transactionVersion = System.getProperty(TRANSACTION_VERSION_PROPERTY);
+            if (transactionVersion != null) {
+                formatter.setFeatureLevel("transaction.version", Short.parseShort(transactionVersion.trim()));
+            }
+            formatter
                     .setPrintStream(new PrintStream(OutputStream.nullOutputStream()))
                     .setNodeId(nodeId)
                     .setClusterId(clusterId)
