@@ -110,8 +110,8 @@ public final class PipelineCodecs {
         KeyCodec kc = reader == null ? KeyCodec.of(List.of(), streamId) : KeyCodec.of(reader.groupBySchema(), reader.id());
         GenericRecord payload = new AvroCodec(schemaOf(streamId)).decode(value);
         GenericRecord k = kc.decode(key);
-        return new DecodedMessage(meta.messageId(), meta.eventTimestamp(), meta.systemTimestamp(), streamId, k, payload,
-                meta.parents());
+        return new io.flowkafka.internal.processor.FlowMessage(meta.messageId(), meta.eventTimestamp(),
+                meta.systemTimestamp(), streamId, k, payload, meta.parents());
     }
 
     /** The state store name of a computation. */
@@ -173,43 +173,5 @@ public final class PipelineCodecs {
             }
         }
         return readers.isEmpty() ? null : readers.get(0);
-    }
-
-    private record DecodedMessage(MessageId messageId, long eventTimestamp, long systemTimestamp, String streamId,
-            GenericRecord key, GenericRecord payload, List<MessageId> parentIds) implements Message {
-        @Override
-        public MessageId getMessageId() {
-            return messageId;
-        }
-
-        @Override
-        public long getEventTimestamp() {
-            return eventTimestamp;
-        }
-
-        @Override
-        public long getSystemTimestamp() {
-            return systemTimestamp;
-        }
-
-        @Override
-        public String getStreamId() {
-            return streamId;
-        }
-
-        @Override
-        public GenericRecord getKey() {
-            return key;
-        }
-
-        @Override
-        public GenericRecord getPayload() {
-            return payload;
-        }
-
-        @Override
-        public List<MessageId> getParentIds() {
-            return parentIds;
-        }
     }
 }

@@ -56,18 +56,13 @@ class WaitClickJoinIT {
     @org.junit.jupiter.api.condition.EnabledIfSystemProperty(named = "flow.it.wcj.kill", matches = "true")
     void shouldGiveEveryImpressionExactlyOneResultWhenAnInstanceIsKilled(KafkaCluster cluster, TestNames names)
             throws Exception {
-        String pipeline = names.name("wcj");
-        String impressions = names.topic("impressions");
-        String clicks = names.topic("clicks");
-        String results = names.topic("results");
-        cluster.createTopic(impressions, 4);
-        cluster.createTopic(clicks, 4);
-        WaitClickData data = WaitClickData.generate(IMPRESSIONS, 0.7, 1_767_225_600_000L, 200, SEED);
-        Properties pp = cluster.clientProperties();
-        pp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-        pp.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-        produce(pp, impressions, clicks, data);
-        Path state = Files.createTempDirectory("flow-wcj-it");
+        Setup t = Setup.create(cluster, names, "wcj");
+        String pipeline = t.pipeline();
+        String impressions = t.impressions();
+        String clicks = t.clicks();
+        String results = t.results();
+        WaitClickData data = t.data();
+        Path state = t.state();
         long killAt = 2_000 + new Random(SEED).nextInt(12_000);
         try (ChildJvm a = instance(cluster, pipeline, impressions, clicks, results, state.resolve("a"));
                 ChildJvm b = instance(cluster, pipeline, impressions, clicks, results, state.resolve("b"))) {
@@ -94,23 +89,35 @@ class WaitClickJoinIT {
     @Timeout(600)
     void shouldGiveEveryImpressionExactlyOneResultWithTwoInstances(KafkaCluster cluster, TestNames names)
             throws Exception {
-        String pipeline = names.name("wcj2");
-        String impressions = names.topic("impressions");
-        String clicks = names.topic("clicks");
-        String results = names.topic("results");
-        cluster.createTopic(impressions, 4);
-        cluster.createTopic(clicks, 4);
-        WaitClickData data = WaitClickData.generate(IMPRESSIONS, 0.7, 1_767_225_600_000L, 200, SEED);
-        Properties pp = cluster.clientProperties();
-        pp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-        pp.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-        produce(pp, impressions, clicks, data);
-        Path state = Files.createTempDirectory("flow-wcj-it");
+        Setup t = Setup.create(cluster, names, "wcj2");
+        String pipeline = t.pipeline();
+        String impressions = t.impressions();
+        String clicks = t.clicks();
+        String results = t.results();
+        WaitClickData data = t.data();
+        Path state = t.state();
         try (ChildJvm a = instance(cluster, pipeline, impressions, clicks, results, state.resolve("a"));
                 ChildJvm b = instance(cluster, pipeline, impressions, clicks, results, state.resolve("b"))) {
             ExactlyOnceChecker.Report report = ExactlyOnceChecker.check(cluster, results,
                     data.impressions().keySet(), Duration.ofMinutes(2), r -> new String(r.key(), StandardCharsets.UTF_8));
             assertThat(report.isExact()).as(report.toString()).isTrue();
+        }
+    }
+
+    /** Topics, seeded input (already written) and a state directory for one test. */
+    private record Setup(String pipeline, String impressions, String clicks, String results, WaitClickData data,
+            Path state) {
+        static Setup create(KafkaCluster cluster, TestNames names, String pipelineSuffix) throws Exception {
+            Setup t = new Setup(names.name(pipelineSuffix), names.topic("impressions"), names.topic("clicks"),
+                    names.topic("results"), WaitClickData.generate(IMPRESSIONS, 0.7, 1_767_225_600_000L, 200, SEED),
+                    Files.createTempDirectory("flow-wcj-it"));
+            cluster.createTopic(t.impressions(), 4);
+            cluster.createTopic(t.clicks(), 4);
+            Properties pp = cluster.clientProperties();
+            pp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+            pp.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+            produce(pp, t.impressions(), t.clicks(), t.data());
+            return t;
         }
     }
 

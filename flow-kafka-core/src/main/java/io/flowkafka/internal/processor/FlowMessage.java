@@ -5,8 +5,8 @@ import io.flowkafka.api.MessageId;
 import java.util.List;
 import org.apache.avro.generic.GenericRecord;
 
-/** The immutable {@link Message} of the runtime. */
-record FlowMessage(MessageId messageId, long eventTimestamp, long systemTimestamp, String streamId,
+/** The immutable {@link Message} of the runtime (also what tools decode records into). */
+public record FlowMessage(MessageId messageId, long eventTimestamp, long systemTimestamp, String streamId,
         GenericRecord key, GenericRecord payload, List<MessageId> parentIds) implements Message {
 
     @Override
