@@ -78,7 +78,9 @@ public final class WaitClickJoin implements RowFunction {
                         .processingFunction(WaitClickJoin::new)
                         .outputStreamIds("results")
                         .sink("results_topic", "KafkaSink", List.of("results"),
-                                Map.of("topic", resultsTopic, "key_column", "impression_id"))
+                                // system time: results of a backfill carry old event times, which the broker's
+                                // time-based retention would delete from the topic within minutes
+                                Map.of("topic", resultsTopic, "key_column", "impression_id", "timestamp", "system"))
                         .desiredPartitionCount(partitions))
                 .build();
         // end::spec[]
