@@ -692,14 +692,17 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         void encode(GenericRecord payload, MessageId id, long ets, long sts, List<MessageId> parents,
                 List<Record<byte[], byte[]>> out, List<String> nodes) {
             byte[] value = null;
+            byte[] meta = null;
             for (int i = 0; i < routes.size(); i++) {
                 ComputationPlan.Route route = routes.get(i);
                 if (route instanceof ComputationPlan.InternalRoute) {
-                    if (value == null) {
+                    if (value == null) { // payload and metadata are the same for every internal route
                         value = codec.encode(payload);
+                        meta = FlowHeaders.encode(id, ets, sts, parents);
                     }
                     byte[] key = keyCodecs.get(i).encode(extractors.get(i).key(payload));
-                    Headers headers = FlowHeaders.of(id, ets, sts, parents);
+                    Headers headers = new RecordHeaders();
+                    headers.add(FlowHeaders.META, meta);
                     out.add(new Record<>(key, value, sts / 1_000_000L, headers));
                 } else {
                     out.add(sinkRecord(sinks.get(i), payload, id, ets, sts));
