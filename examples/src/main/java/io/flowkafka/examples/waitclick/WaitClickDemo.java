@@ -3,7 +3,6 @@ package io.flowkafka.examples.waitclick;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.flowkafka.runtime.FlowRuntime;
-import io.flowkafka.testing.EmbeddedKafkaCluster;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -33,38 +32,7 @@ public final class WaitClickDemo {
     }
 
     public static void main(String[] args) throws Exception {
-        String bootstrap = null;
-        int impressions = 20_000;
-        for (int i = 0; i < args.length; i++) {
-            switch (args[i]) {
-                case "--bootstrap-servers" -> bootstrap = args[++i];
-                case "--impressions" -> impressions = Integer.parseInt(args[++i]);
-                case "--help", "-h" -> {
-                    System.out.println("usage: demo [--bootstrap-servers host:port] [--impressions N]");
-                    return;
-                }
-                default -> {
-                    System.err.println("unknown argument " + args[i]
-                            + "; usage: demo [--bootstrap-servers host:port] [--impressions N]");
-                    System.exit(2);
-                }
-            }
-        }
-        EmbeddedKafkaCluster cluster = null;
-        if (bootstrap == null) {
-            System.out.println("Starting an in-JVM Kafka broker (KRaft)...");
-            cluster = EmbeddedKafkaCluster.start();
-            bootstrap = cluster.bootstrapServers();
-        }
-        int exit;
-        try {
-            exit = run(bootstrap, impressions);
-        } finally {
-            if (cluster != null) {
-                cluster.close();
-            }
-        }
-        System.exit(exit);
+        io.flowkafka.examples.DemoLauncher.main(args, "--impressions", 20_000, WaitClickDemo::run);
     }
 
     static int run(String bootstrap, int n) throws Exception {
