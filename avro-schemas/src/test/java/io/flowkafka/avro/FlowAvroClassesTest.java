@@ -30,7 +30,9 @@ class FlowAvroClassesTest {
                 .setEventWatermark(5).setSystemWatermark(6).setCompleted(true).setSequence(7).build();
         assertThat(roundTrip(control)).isEqualTo(control);
         KeyVisitorCoverage coverage = KeyVisitorCoverage.newBuilder().setVisitorStream("v").setPass(1)
-                .setPassStartNanos(2).setBucket(0).setBucketCount(4).build();
+                .setPassStartNanos(2).setBucketCount(2).setNextBucket(1)
+                .setPositions(java.util.List.of(ByteBuffer.wrap(new byte[0]), ByteBuffer.wrap(new byte[] {7})))
+                .setBucketsDone(java.util.List.of(false, true)).build();
         assertThat(roundTrip(coverage)).isEqualTo(coverage);
         OutboxEnvelope envelope = OutboxEnvelope.newBuilder().setMessageId(ByteBuffer.wrap(new byte[] {9}))
                 .setStreamId("s").setEventTimestamp(1).setSystemTimestamp(2).setPayload(ByteBuffer.wrap(new byte[] {4}))

@@ -17,9 +17,18 @@ public interface Visit {
     /** The visited key. */
     GenericRecord getKey();
 
-    /** Nanoseconds; see the key-visitor documentation for how lag shows here. */
+    /**
+     * Nanoseconds: the time the scan was scheduled to reach this key,
+     * {@code now − max(0, elapsed − scannedFraction · period)}; it lies in the past when the scan lags.
+     */
     long getEventTimestamp();
 
     /** Nanoseconds; when the visit was made. */
     long getSystemTimestamp();
+
+    /**
+     * The pass this visit belongs to, counting from 0 per partition: within one pass each key
+     * present for the whole pass is visited exactly once.
+     */
+    long getPass();
 }

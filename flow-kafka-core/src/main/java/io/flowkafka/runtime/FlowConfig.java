@@ -102,6 +102,21 @@ public final class FlowConfig extends AbstractConfig {
             + "inside the transaction timeout.";
     public static final long TIMERS_MAX_STEP_MS_DEFAULT = 50L;
 
+    public static final String VISITOR_TICK_MS_CONFIG = "flow.key.visitor.tick.ms";
+    public static final String VISITOR_TICK_MS_DOC = "How often, in milliseconds, a task checks whether its key "
+            + "visitors are due to read (every background_fill_period, or at once after a capped read).";
+    public static final long VISITOR_TICK_MS_DEFAULT = 100L;
+
+    public static final String VISITOR_MAX_ROWS_CONFIG = "flow.key.visitor.max.rows.per.punctuation";
+    public static final String VISITOR_MAX_ROWS_DOC = "At most about this many state rows are read by the key "
+            + "visitors of a task in one punctuation; the rest waits for the next one.";
+    public static final int VISITOR_MAX_ROWS_DEFAULT = 10_000;
+
+    public static final String VISITOR_MAX_MS_CONFIG = "flow.key.visitor.max.punctuation.ms";
+    public static final String VISITOR_MAX_MS_DOC = "At most this many milliseconds of visiting per punctuation, far "
+            + "inside the transaction timeout, so the stream thread keeps polling and committing.";
+    public static final long VISITOR_MAX_MS_DEFAULT = 50L;
+
     public static final String OUTPUT_LIMIT_RECORDS_CONFIG = "flow.output.limit.records";
     public static final String OUTPUT_LIMIT_RECORDS_DOC = "Output limit of every internal stream: the number of records "
             + "written but not yet consumed downstream above which the stream counts as blocked, holding back every "
@@ -137,6 +152,12 @@ public final class FlowConfig extends AbstractConfig {
                     Importance.LOW, TIMERS_MAX_PER_STEP_DOC)
             .define(TIMERS_MAX_STEP_MS_CONFIG, Type.LONG, TIMERS_MAX_STEP_MS_DEFAULT, ConfigDef.Range.atLeast(1),
                     Importance.LOW, TIMERS_MAX_STEP_MS_DOC)
+            .define(VISITOR_TICK_MS_CONFIG, Type.LONG, VISITOR_TICK_MS_DEFAULT, ConfigDef.Range.atLeast(1),
+                    Importance.LOW, VISITOR_TICK_MS_DOC)
+            .define(VISITOR_MAX_ROWS_CONFIG, Type.INT, VISITOR_MAX_ROWS_DEFAULT, ConfigDef.Range.atLeast(1),
+                    Importance.LOW, VISITOR_MAX_ROWS_DOC)
+            .define(VISITOR_MAX_MS_CONFIG, Type.LONG, VISITOR_MAX_MS_DEFAULT, ConfigDef.Range.atLeast(1),
+                    Importance.LOW, VISITOR_MAX_MS_DOC)
             .define(OUTPUT_LIMIT_RECORDS_CONFIG, Type.LONG, OUTPUT_LIMIT_RECORDS_DEFAULT, ConfigDef.Range.atLeast(0),
                     Importance.MEDIUM, OUTPUT_LIMIT_RECORDS_DOC)
             .define(PURGE_INTERVAL_MS_CONFIG, Type.LONG, PURGE_INTERVAL_MS_DEFAULT, ConfigDef.Range.atLeast(0),

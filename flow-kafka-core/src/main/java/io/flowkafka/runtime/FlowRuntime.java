@@ -25,6 +25,7 @@ import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Runs one instance of a pipeline: compiles the spec into a Kafka Streams application, creates
@@ -87,10 +88,16 @@ public final class FlowRuntime implements AutoCloseable {
     private ScheduledExecutorService maintenance;
     private Admin admin;
 
-    private FlowRuntime(PipelineSpec spec, Properties props) {
+    private final io.flowkafka.internal.visitor.DynamicSpec dynamicSpec;
+    private final io.flowkafka.internal.status.StatusBoard statusBoard = new io.flowkafka.internal.status.StatusBoard();
+    private final io.micrometer.core.instrument.MeterRegistry meterRegistry;
+
+    private FlowRuntime(PipelineSpec spec, Properties props, io.micrometer.core.instrument.@Nullable MeterRegistry meters) {
         this.spec = spec.validated();
         this.userProps = copy(props);
         this.config = new FlowConfig(userProps);
+        this.dynamicSpec = new io.flowkafka.internal.visitor.DynamicSpec(this.spec);
+        this.meterRegistry = meters != null ? meters : new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
         this.compiled = PipelineCompiler.compile(this.spec, new io.flowkafka.internal.compiler.CompileOptions(
                 config.getString(FlowConfig.TOPIC_PREFIX_CONFIG),
                 !"memory".equals(config.getString(FlowConfig.STATE_STORES_CONFIG)),
@@ -103,7 +110,11 @@ public final class FlowRuntime implements AutoCloseable {
                         config.getInt(FlowConfig.TIMERS_MAX_PER_STEP_CONFIG),
                         config.getLong(FlowConfig.TIMERS_MAX_STEP_MS_CONFIG)),
                 new io.flowkafka.internal.watermarks.OutputLimits(config.outputLimits(this.spec.streams().keySet())),
-                config.getBoolean(FlowConfig.DEAD_LETTER_ENABLED_CONFIG)));
+                config.getBoolean(FlowConfig.DEAD_LETTER_ENABLED_CONFIG),
+                new io.flowkafka.internal.processor.ComputationPlan.VisitorRuntime(
+                        config.getLong(FlowConfig.VISITOR_TICK_MS_CONFIG),
+                        config.getInt(FlowConfig.VISITOR_MAX_ROWS_CONFIG),
+                        config.getLong(FlowConfig.VISITOR_MAX_MS_CONFIG), dynamicSpec, statusBoard, meterRegistry)));
         this.streamsProps = streamsProperties(this.spec, userProps, compiled.deadLetterTopic(), config);
     }
 
@@ -116,7 +127,84 @@ public final class FlowRuntime implements AutoCloseable {
     public static FlowRuntime create(PipelineSpec spec, Properties props) {
         Objects.requireNonNull(spec, "spec");
         Objects.requireNonNull(props, "props");
-        return new FlowRuntime(spec, props);
+        return new FlowRuntime(spec, props, null);
+    }
+
+    /**
+     * Validates and compiles the spec, registering flow-kafka's metrics (key visitors) in
+     * {@code meters}; starts nothing.
+     *
+     * @throws io.flowkafka.spec.InvalidSpecException listing every spec error
+     * @throws org.apache.kafka.common.config.ConfigException for a bad {@code flow.*} property
+     */
+    public static FlowRuntime create(PipelineSpec spec, Properties props, io.micrometer.core.instrument.MeterRegistry meters) {
+        Objects.requireNonNull(spec, "spec");
+        Objects.requireNonNull(props, "props");
+        Objects.requireNonNull(meters, "meters");
+        return new FlowRuntime(spec, props, meters);
+    }
+
+    /**
+     * Changes the dynamic spec of the running pipeline without a restart (Flow's
+     * {@code dynamic_spec}); tasks pick the change up at their next punctuation. Today the dynamic
+     * settings are those of key visitors: {@code {"computations": {"<id>": {"key_visitor_streams":
+     * {"<name>": {"period": "1h", "max_scan_rows_per_iteration": 5000, "finite": false, ...}}}}}}.
+     *
+     * <p>The change applies to the tasks of this instance; with several instances, apply it on
+     * each (a dynamic-spec topic shared by all instances is planned).
+     *
+     * @throws IllegalArgumentException listing every problem; nothing is applied then
+     */
+    public void reconfigure(Map<String, ?> dynamicSpecChange) {
+        Objects.requireNonNull(dynamicSpecChange, "dynamicSpecChange");
+        dynamicSpec.apply(dynamicSpecChange);
+        LOG.info("pipeline '{}': dynamic spec changed: {}", spec.name(), dynamicSpecChange);
+    }
+
+    /**
+     * Changes the dynamic settings of one key-visitor stream; shorthand for {@link #reconfigure(Map)}.
+     *
+     * @throws IllegalArgumentException for an unknown computation, stream or setting, or a bad value
+     */
+    public void reconfigureKeyVisitor(String computation, String visitorStream, Map<String, ?> settings) {
+        reconfigure(Map.of("computations", Map.of(computation, Map.of("key_visitor_streams",
+                Map.of(visitorStream, settings)))));
+    }
+
+    /**
+     * Declares a partition of a finite source ({@code finite: true}) fully read. The runtime
+     * detects this itself on a broker (from the end offsets seen at start); test drivers, which
+     * have no end offsets, call this to let a finite pipeline complete.
+     *
+     * @throws IllegalArgumentException if no finite source reads {@code topic}
+     */
+    public void completeFiniteSource(String topic, int partition) {
+        boolean finite = spec.computations().values().stream().flatMap(c -> c.sourceStreams().stream())
+                .anyMatch(s -> Boolean.parseBoolean(String.valueOf(s.parameters().getOrDefault("finite", "false")))
+                        && PipelineCompiler.topicsOf(s).contains(topic));
+        if (!finite) {
+            throw new IllegalArgumentException("no finite source (\"finite\": true) of pipeline '" + spec.name()
+                    + "' reads topic '" + topic + "'");
+        }
+        compiled.finiteSources().markDone(new org.apache.kafka.common.TopicPartition(topic, partition));
+    }
+
+    /** The current dynamic settings of a key-visitor stream. */
+    public io.flowkafka.spec.KeyVisitorSettings keyVisitorSettings(String computation, String visitorStream) {
+        return dynamicSpec.keyVisitor(computation, visitorStream);
+    }
+
+    /**
+     * The errors the pipeline's tasks on this instance currently report without failing, e.g.
+     * {@code /key_visitor/<stream>/scan_cap_stall}; each clears itself when its cause goes away.
+     */
+    public List<StatusError> status() {
+        return statusBoard.errors();
+    }
+
+    /** The registry holding flow-kafka's metrics (the one given to {@code create}, or a private one). */
+    public io.micrometer.core.instrument.MeterRegistry meterRegistry() {
+        return meterRegistry;
     }
 
     /**

@@ -537,17 +537,114 @@ final class SpecValidator {
     }
 
     private void checkKeyVisitors(ComputationSpec c) {
+        if (c.keyVisitorStreams().isEmpty()) {
+            return;
+        }
+        String id = c.id();
+        if (c.kind() == ComputationKind.SOURCE) {
+            error(id, "key_visitor_streams", "a Source computation cannot have key_visitor_streams",
+                    "remove key_visitor_streams, or visit keys in a Transform computation reading its output");
+            return;
+        }
+        if (c.kind() == ComputationKind.TRANSFORM_ORDERED_SOURCE) {
+            return; // reported by checkShape
+        }
+        List<GroupByColumn> columns = c.groupBySchema();
+        if (columns.isEmpty()) {
+            error(id, "group_by_schema", "a computation with key_visitor_streams needs group_by_schema starting with "
+                    + "a uint64 column (the hash that splits partitions into buckets)",
+                    "add a first column {\"name\": \"hash\", \"type\": \"uint64\", \"expression\": \"farm_hash(<key "
+                            + "field>)\"} followed by the key columns");
+        } else if (c.inputStreamIds().isEmpty() && columns.get(0).type() != ColumnType.UINT64) {
+            error(id, "group_by_schema[0]", "the first group_by_schema column '" + columns.get(0).name() + "' is "
+                    + columns.get(0).type().specName() + ", but a computation with key_visitor_streams needs uint64 there",
+                    "insert a first column {\"name\": \"hash\", \"type\": \"uint64\", \"expression\": \"farm_hash("
+                            + columns.get(0).name() + ")\"}");
+        }
+        Set<String> followable = new LinkedHashSet<>(c.inputStreamIds());
+        c.sourceStreams().forEach(s -> followable.add(s.streamId()));
+        Set<String> timerIds = new HashSet<>();
+        c.timers().forEach(t -> timerIds.add(t.id()));
         for (KeyVisitorStreamSpec v : c.keyVisitorStreams().values()) {
-            if (!(v.parameters().get("names") instanceof List<?> names)) {
-                continue;
+            String field = "key_visitor_streams." + v.id();
+            if (knownStreams.contains(v.id()) || timerIds.contains(v.id())) {
+                error(id, field, "key-visitor stream '" + v.id() + "' has the id of a "
+                        + (timerIds.contains(v.id()) ? "timer stream" : "stream"),
+                        "give the key-visitor stream an id of its own, e.g. '" + v.id() + "_visits'");
             }
-            for (Object n : names) {
-                if (!(n instanceof String name) || !c.states().containsKey(name)) {
-                    String suggestion = n instanceof String s ? closest(s, c.states().keySet()) : null;
-                    error(c.id(), "key_visitor_streams." + v.id() + ".names", "key visitor '" + v.id()
-                            + "' visits state '" + n + "', which computation '" + c.id() + "' does not declare",
+            for (String p : v.parameters().keySet()) {
+                if (!KeyVisitorStreamSpec.knownParameters().contains(p)) {
+                    String suggestion = closest(p, KeyVisitorStreamSpec.knownParameters());
+                    warning(id, field + "." + p, "unknown key-visitor parameter '" + p + "' is ignored",
+                            (suggestion == null ? "" : "did you mean '" + suggestion + "'? ") + "use one of "
+                                    + KeyVisitorStreamSpec.knownParameters());
+                }
+            }
+            try {
+                v.settings();
+                v.bucketCount();
+            } catch (IllegalArgumentException e) {
+                error(id, field, e.getMessage(), "see the key-visitor settings in the README (period \"1d\", "
+                        + "max_scan_rows_per_iteration 1000, finite true, ...)");
+            }
+            List<String> names;
+            try {
+                names = v.names();
+            } catch (IllegalArgumentException e) {
+                error(id, field + ".names", e.getMessage(), "list declared state names, e.g. [\"total\"]");
+                names = List.of();
+            }
+            for (String name : names) {
+                if (!c.states().containsKey(name)) {
+                    String suggestion = closest(name, c.states().keySet());
+                    error(id, field + ".names", "key visitor '" + v.id() + "' visits state '" + name
+                            + "', which computation '" + id + "' does not declare",
                             (suggestion == null ? "" : "did you mean '" + suggestion + "'? ")
                                     + "declare it in states, or use one of the declared states " + c.states().keySet());
+                }
+            }
+            List<String> external;
+            try {
+                external = v.externalNames();
+            } catch (IllegalArgumentException e) {
+                error(id, field + ".external_names", e.getMessage(), "list external state manager names");
+                external = List.of();
+            }
+            if (!external.isEmpty()) {
+                warning(id, field + ".external_names", "external state managers and the static-table joiner are not "
+                        + "available in this version of flow-kafka, so the visitor scans nothing from " + external,
+                        "visit internal states with names, or wait for external state support");
+                checkDuplicates(id, field + ".external_names", external, "external state");
+            }
+            if (names.isEmpty() && external.isEmpty() && c.states().isEmpty()) {
+                error(id, field, "key visitor '" + v.id() + "' visits the keys of every state of '" + id
+                        + "', but it declares no states, so there is nothing to visit",
+                        "declare the states the process function keeps in states");
+            }
+            try {
+                List<String> upstream = v.upstreamStreams();
+                if (upstream != null) {
+                    for (String s : upstream) {
+                        if (!followable.contains(s)) {
+                            String suggestion = closest(s, followable);
+                            error(id, field + ".upstream_streams", "key visitor '" + v.id() + "' follows '" + s
+                                    + "', which is not an input or source stream of '" + id + "'",
+                                    (suggestion == null ? "" : "did you mean '" + suggestion + "'? ")
+                                            + "list only streams of " + followable);
+                        }
+                    }
+                }
+            } catch (IllegalArgumentException e) {
+                error(id, field + ".upstream_streams", e.getMessage(), "list input or source stream ids " + followable);
+            }
+            if (c.kind() == ComputationKind.SWIFT_MAP) {
+                for (Map.Entry<String, List<String>> e : c.streamsDependency().entrySet()) {
+                    if (e.getValue().contains(v.id())) {
+                        error(id, "streams_dependency." + e.getKey(), "a SwiftMap computation may not emit from "
+                                + "onVisit, so output '" + e.getKey() + "' cannot depend on key-visitor stream '"
+                                + v.id() + "'", "remove '" + v.id() + "' from streams_dependency." + e.getKey()
+                                + ", or make '" + id + "' a Transform computation");
+                    }
                 }
             }
         }

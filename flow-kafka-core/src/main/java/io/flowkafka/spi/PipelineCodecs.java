@@ -20,6 +20,7 @@ import org.apache.avro.Schema;
 import org.apache.avro.generic.GenericRecord;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.state.KeyValueStore;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -118,6 +119,17 @@ public final class PipelineCodecs {
     public String stateStoreName(String computationId) {
         computation(computationId);
         return KeyStates.storeName(computationId);
+    }
+
+    /** The name of a computation's key-visitor coverage store ({@code key_visitor_states}). */
+    public String keyVisitorStoreName(String computationId) {
+        return io.flowkafka.internal.visitor.KeyVisitor.storeName(computationId);
+    }
+
+    /** The coverage of a key-visitor stream in a coverage store; null before the visitor's first step. */
+    public io.flowkafka.avro.@Nullable KeyVisitorCoverage keyVisitorCoverage(KeyValueStore<Bytes, byte[]> store,
+            String visitorStream) {
+        return io.flowkafka.internal.visitor.KeyVisitor.coverage(store, visitorStream);
     }
 
     /** The key of {@code computationId} that a payload of its input {@code streamId} maps to. */

@@ -319,6 +319,80 @@ public final class FlowTestDriver implements AutoCloseable {
         wallClock = wallClock.plus(advance);
     }
 
+    /**
+     * Advances the wall clock by {@code advance} in steps of at most {@code step}, running what
+     * became due after each step (Kafka Streams runs a wall-clock punctuator at most once per
+     * advance, so key visitors and real-time timers need small steps to see time pass evenly).
+     *
+     * @throws IllegalArgumentException if {@code advance} is negative or {@code step} not positive
+     */
+    public void advanceWallClockTime(Duration advance, Duration step) {
+        Objects.requireNonNull(step, "step");
+        if (step.isNegative() || step.isZero()) {
+            throw new IllegalArgumentException("step must be positive but was " + step);
+        }
+        Duration left = Objects.requireNonNull(advance, "advance");
+        while (!left.isZero() && !left.isNegative()) {
+            Duration d = left.compareTo(step) < 0 ? left : step;
+            advanceWallClockTime(d);
+            left = left.minus(d);
+        }
+    }
+
+    /**
+     * Ends a finite source ({@code "finite": true}): the driver has no end offsets, so a test says
+     * when a source topic has no more input. The source computation then completes at its next
+     * watermark step, and completion flows downstream; records piped to the topic later are
+     * ignored, as records beyond a finite source's bound are.
+     *
+     * @throws IllegalArgumentException if no finite source reads {@code topic}
+     */
+    public void completeSource(String topic) {
+        checkOpen();
+        runtime.completeFiniteSource(topic, 0);
+    }
+
+    // ---------------------------------------------------------------- key visitors, status, dynamic spec
+
+    /**
+     * The committed coverage of a key-visitor stream (pass, pass start, per-bucket positions,
+     * final-pass flags), or empty before the visitor's first step.
+     *
+     * @throws IllegalArgumentException if the computation has no such key-visitor stream
+     */
+    public Optional<io.flowkafka.avro.KeyVisitorCoverage> keyVisitorCoverage(String computationId, String visitorStream) {
+        checkOpen();
+        ComputationSpec c = computation(computationId);
+        if (!c.keyVisitorStreams().containsKey(visitorStream)) {
+            throw new IllegalArgumentException("computation '" + computationId + "' has no key-visitor stream '"
+                    + visitorStream + "'; it has " + c.keyVisitorStreams().keySet());
+        }
+        KeyValueStore<Bytes, byte[]> store = driver.getKeyValueStore(codecs.keyVisitorStoreName(computationId));
+        return Optional.ofNullable(codecs.keyVisitorCoverage(store, visitorStream));
+    }
+
+    /** Changes the dynamic spec, as {@link FlowRuntime#reconfigure(Map)} does on a running pipeline. */
+    public void reconfigure(Map<String, ?> dynamicSpecChange) {
+        checkOpen();
+        runtime.reconfigure(dynamicSpecChange);
+    }
+
+    /** Changes one key-visitor stream's dynamic settings, as {@link FlowRuntime#reconfigureKeyVisitor} does. */
+    public void reconfigureKeyVisitor(String computationId, String visitorStream, Map<String, ?> settings) {
+        checkOpen();
+        runtime.reconfigureKeyVisitor(computationId, visitorStream, settings);
+    }
+
+    /** The errors the pipeline currently reports without failing, as {@link FlowRuntime#status()}. */
+    public List<io.flowkafka.runtime.StatusError> status() {
+        return runtime.status();
+    }
+
+    /** The registry with flow-kafka's metrics of this driver's pipeline. */
+    public io.micrometer.core.instrument.MeterRegistry meterRegistry() {
+        return runtime.meterRegistry();
+    }
+
     /** The current wall-clock time of the driver. */
     public Instant wallClockTime() {
         return wallClock;

@@ -53,6 +53,11 @@ public final class PipelineCompiler {
         return topicPrefix + pipeline + ".status";
     }
 
+    /** The control topic of a computation without inputs: it gives the computation its tasks. */
+    public static String controlTopic(String topicPrefix, String pipeline, String computation) {
+        return topicPrefix + pipeline + ".control." + computation;
+    }
+
     /** The dead-letter topic of a pipeline. */
     public static String deadLetterTopic(String topicPrefix, String pipeline) {
         return topicPrefix + pipeline + ".dlq";
@@ -126,6 +131,10 @@ public final class PipelineCompiler {
             routes.forEach(r -> streamTopics.computeIfAbsent(stream, s -> new ArrayList<>()).add(r.topic()));
         }
 
+        ComputationPlan.VisitorRuntime visitors = options.visitors() != null ? options.visitors()
+                : new ComputationPlan.VisitorRuntime(100, 10_000, 50, new io.flowkafka.internal.visitor.DynamicSpec(spec),
+                        new io.flowkafka.internal.status.StatusBoard(),
+                        new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
         Topology topology = new Topology();
         for (ComputationSpec c : spec.computations().values()) {
             if (c.sourceStreams().isEmpty()) {
@@ -172,9 +181,16 @@ public final class PipelineCompiler {
             for (String stream : c.inputStreamIds()) {
                 writers.put(stream, spec.writerOf(stream).orElseThrow().id());
             }
+            String controlTopic = null;
+            if (inputs.isEmpty()) {
+                // a computation without inputs (key-visitor only) reads a control topic, so Kafka Streams gives it
+                // one task per partition and its transactions carry consumer offsets (zombie fencing)
+                controlTopic = controlTopic(topicPrefix, pipeline, c.id());
+                internalTopics.put(controlTopic, c.desiredPartitionCount());
+            }
             ComputationPlan plan = new ComputationPlan(pipeline, c, inputs, outputs, outputSchemas, inputSchemas,
                     writers, counts, options.watermarks(), finite, c.id() + ".sink.status", options.timers(),
-                    options.outputLimits(), options.deadLetters(), c.id() + ".sink.dlq");
+                    options.outputLimits(), options.deadLetters(), c.id() + ".sink.dlq", visitors, controlTopic);
 
             String processorName = c.id() + ".process";
             List<String> sourceNodes = new ArrayList<>();
@@ -186,6 +202,12 @@ public final class PipelineCompiler {
                 topology.addSource(reset, node, new ByteArrayDeserializer(), new ByteArrayDeserializer(), in.topic());
                 sourceNodes.add(node);
             }
+            if (controlTopic != null) {
+                String node = c.id() + ".source." + controlTopic;
+                topology.addSource(AutoOffsetReset.earliest(), node, new ByteArrayDeserializer(),
+                        new ByteArrayDeserializer(), controlTopic);
+                sourceNodes.add(node);
+            }
             topology.addProcessor(processorName, () -> new ComputationProcessor(plan), sourceNodes.toArray(String[]::new));
             if (!c.states().isEmpty()) {
                 topology.addStateStore(KeyStates.storeBuilder(c.id(), persistentStores), processorName);
@@ -194,10 +216,16 @@ public final class PipelineCompiler {
                     processorName);
             topology.addSink(c.id() + ".sink.status", statusTopic, new ByteArraySerializer(), new ByteArraySerializer(),
                     processorName);
+            if (!c.keyVisitorStreams().isEmpty()) {
+                topology.addStateStore(io.flowkafka.internal.visitor.KeyVisitor.storeBuilder(c.id(), persistentStores),
+                        processorName);
+            }
             if (!c.timers().isEmpty()) {
                 for (var b : io.flowkafka.internal.timers.TimerStore.storeBuilders(c.id(), persistentStores)) {
                     topology.addStateStore(b, processorName);
                 }
+            }
+            if (!c.timers().isEmpty() || !c.keyVisitorStreams().isEmpty()) {
                 topology.addSink(c.id() + ".sink.dlq", deadLetterTopic(topicPrefix, pipeline), new ByteArraySerializer(),
                         new ByteArraySerializer(), processorName);
             }

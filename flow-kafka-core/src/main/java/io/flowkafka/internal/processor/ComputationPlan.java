@@ -29,13 +29,30 @@ import org.jspecify.annotations.Nullable;
  * @param outputLimits output limits shared with the runtime
  * @param deadLetters whether failed timers go to the dead-letter topic (else the task fails)
  * @param deadLetterNode the sink node of the dead-letter topic
+ * @param visitors key-visitor settings and the runtime's shared dynamic spec, status and metrics
+ * @param controlTopic the control topic giving a computation without inputs its tasks; null if it has inputs
  */
 public record ComputationPlan(String pipeline, ComputationSpec spec, Map<String, Input> inputs,
         Map<String, List<Route>> outputs, Map<String, Schema> outputSchemas, Map<String, Schema> inputSchemas,
         Map<String, String> writers, io.flowkafka.internal.watermarks.PartitionCounts partitionCounts,
         WatermarkSettings watermarks, io.flowkafka.internal.watermarks.FiniteSources finiteSources,
         String statusNode, TimerSettings timers, io.flowkafka.internal.watermarks.OutputLimits outputLimits,
-        boolean deadLetters, String deadLetterNode) {
+        boolean deadLetters, String deadLetterNode, VisitorRuntime visitors, @Nullable String controlTopic) {
+
+    /**
+     * What key visitors share with the runtime.
+     *
+     * @param tickMs how often a task checks whether its visitors are due
+     * @param maxRowsPerPunctuation about this many rows per punctuation at most
+     * @param maxPunctuationMs at most this long per punctuation
+     * @param dynamic the runtime's dynamic spec (current visitor settings)
+     * @param status where diagnostics are reported
+     * @param meters where metrics are registered
+     */
+    public record VisitorRuntime(long tickMs, int maxRowsPerPunctuation, long maxPunctuationMs,
+            io.flowkafka.internal.visitor.DynamicSpec dynamic, io.flowkafka.internal.status.StatusBoard status,
+            io.micrometer.core.instrument.MeterRegistry meters) {
+    }
 
     /**
      * How timers fire.

@@ -79,6 +79,14 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
     private io.flowkafka.spec.TimeType[] timeTypes = new io.flowkafka.spec.TimeType[0];
     private List<@Nullable Map<String, java.time.Duration>> watchedStreams = List.of();
     private final List<String> dlqNodes = new ArrayList<>();
+    private final List<io.flowkafka.internal.visitor.KeyVisitor> visitors = new ArrayList<>();
+    private final List<io.flowkafka.spec.KeyVisitorStreamSpec> visitorSpecs = new ArrayList<>();
+    private final List<Boolean> visitorEmits = new ArrayList<>();
+    private final Map<String, Integer> visitOrigins = new HashMap<>();
+    private final List<io.micrometer.core.instrument.Meter> meters = new ArrayList<>();
+    private long[] visitorDue = new long[0];
+    /** The smallest visit EventTimestamp of visitors that emit (their outputs' watermark hold); MAX_VALUE: none. */
+    private long visitorHold = Long.MAX_VALUE;
     /** Finite source partitions of this task and their bounds (from the changelogged store). */
     private final Map<org.apache.kafka.common.TopicPartition, Long> finiteBounds = new HashMap<>();
     private final java.util.Set<org.apache.kafka.common.TopicPartition> finiteDone = new java.util.HashSet<>();
@@ -126,6 +134,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         context.schedule(java.time.Duration.ofMillis(plan.watermarks().intervalMs()),
                 org.apache.kafka.streams.processor.PunctuationType.WALL_CLOCK_TIME, now -> emitWatermarks());
         initTimers();
+        initVisitors();
         this.function = FunctionFactory.create(spec);
         if (function != null) {
             function.open(call);
@@ -136,6 +145,9 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
     public void process(Record<byte[], byte[]> record) {
         RecordMetadata md = context.recordMetadata().orElseThrow();
         InputBinding in = inputs.get(md.topic());
+        if (in == null && md.topic().equals(plan.controlTopic())) {
+            return; // the control topic only gives the computation its tasks
+        }
         if (in == null) {
             throw new IllegalStateException("computation '" + spec.id() + "' got a record of unexpected topic " + md.topic());
         }
@@ -328,21 +340,27 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             // the timer goes to the dead-letter topic and is deleted, so it does not fire again
             timerStore.delete(t);
             timerStore.commitCall();
-            Throwable cause = e.getCause() == null ? e : e.getCause();
-            org.apache.kafka.common.header.internals.RecordHeaders h = new org.apache.kafka.common.header.internals.RecordHeaders();
-            h.add("flow.dlq.error.class", cause.getClass().getName().getBytes(java.nio.charset.StandardCharsets.UTF_8));
-            h.add("flow.dlq.error.message", String.valueOf(cause.getMessage()).getBytes(java.nio.charset.StandardCharsets.UTF_8));
-            h.add("flow.dlq.computation", spec.id().getBytes(java.nio.charset.StandardCharsets.UTF_8));
-            h.add("flow.dlq.stage", e.stage().getBytes(java.nio.charset.StandardCharsets.UTF_8));
-            h.add("flow.dlq.timer.stream", timer.getStreamId().getBytes(java.nio.charset.StandardCharsets.UTF_8));
-            h.add("flow.dlq.timer.trigger", Long.toString(t.triggerTs()).getBytes(java.nio.charset.StandardCharsets.UTF_8));
-            h.add("flow.dlq.timer.id", MessageId.of(t.messageId()).toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
-            org.slf4j.LoggerFactory.getLogger(ComputationProcessor.class).warn(
-                    "computation '{}' failed to process timer {} of stream {}: {}; sent to the dead-letter topic",
-                    spec.id(), id, timer.getStreamId(), cause.toString());
-            context.forward(new Record<>(t.encodedKey(), Long.toString(t.triggerTs()).getBytes(
-                    java.nio.charset.StandardCharsets.UTF_8), context.currentSystemTimeMs(), h), plan.deadLetterNode());
+            Map<String, String> extra = new java.util.LinkedHashMap<>();
+            extra.put("flow.dlq.timer.stream", timer.getStreamId());
+            extra.put("flow.dlq.timer.trigger", Long.toString(t.triggerTs()));
+            extra.put("flow.dlq.timer.id", MessageId.of(t.messageId()).toString());
+            deadLetter(e, "timer " + id + " of stream " + timer.getStreamId(), t.encodedKey(),
+                    Long.toString(t.triggerTs()).getBytes(StandardCharsets.UTF_8), extra);
         }
+    }
+
+    /** Sends the input of a failed timer or visit call to the dead-letter topic, with the reason in headers. */
+    private void deadLetter(FlowProcessingException e, String what, byte[] key, byte[] value, Map<String, String> extra) {
+        Throwable cause = e.getCause() == null ? e : e.getCause();
+        RecordHeaders h = new RecordHeaders();
+        h.add("flow.dlq.error.class", cause.getClass().getName().getBytes(StandardCharsets.UTF_8));
+        h.add("flow.dlq.error.message", String.valueOf(cause.getMessage()).getBytes(StandardCharsets.UTF_8));
+        h.add("flow.dlq.computation", spec.id().getBytes(StandardCharsets.UTF_8));
+        h.add("flow.dlq.stage", e.stage().getBytes(StandardCharsets.UTF_8));
+        extra.forEach((k, v) -> h.add(k, v.getBytes(StandardCharsets.UTF_8)));
+        org.slf4j.LoggerFactory.getLogger(ComputationProcessor.class).warn(
+                "computation '{}' failed to process {}: {}; sent to the dead-letter topic", spec.id(), what, cause.toString());
+        context.forward(new Record<>(key, value, context.currentSystemTimeMs(), h), plan.deadLetterNode());
     }
 
     /** Whether event- or system-time timers are pending (they hold completion; real-time ones do not). */
@@ -356,6 +374,173 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             }
         }
         return false;
+    }
+
+    // ---------------------------------------------------------------- key visitors
+
+    private void initVisitors() {
+        if (spec.keyVisitorStreams().isEmpty()) {
+            return;
+        }
+        int partition = context.taskId().partition();
+        int partitionCount = plan.partitionCounts().singleTask() ? 1 : spec.desiredPartitionCount();
+        KeyValueStore<Bytes, byte[]> coverage = context.getStateStore(
+                io.flowkafka.internal.visitor.KeyVisitor.storeName(spec.id()));
+        for (io.flowkafka.spec.KeyVisitorStreamSpec v : spec.keyVisitorStreams().values()) {
+            List<io.flowkafka.internal.visitor.ScanSource> sources = new ArrayList<>();
+            if (v.scansInternalStates() && states.store() != null) {
+                sources.add(io.flowkafka.internal.visitor.KeyVisitor.internalStates(states.store(), v.names()));
+            }
+            io.flowkafka.internal.visitor.KeyVisitor visitor = new io.flowkafka.internal.visitor.KeyVisitor(spec.id(),
+                    v.id(), partition, partitionCount, v.bucketCount(), sources, coverage, plan.visitors().status());
+            visitors.add(visitor);
+            visitorSpecs.add(v);
+            boolean emits = false;
+            for (List<String> deps : spec.streamsDependency().values()) {
+                emits |= deps.contains(v.id());
+            }
+            visitorEmits.add(emits);
+            registerVisitorMeters(visitor, v, partition);
+        }
+        visitorDue = new long[visitors.size()];
+        java.util.Arrays.fill(visitorDue, Long.MIN_VALUE);
+        context.schedule(java.time.Duration.ofMillis(plan.visitors().tickMs()),
+                org.apache.kafka.streams.processor.PunctuationType.WALL_CLOCK_TIME, now -> {
+                    runVisitors(now);
+                    maybeEmitWatermarks();
+                });
+    }
+
+    private void registerVisitorMeters(io.flowkafka.internal.visitor.KeyVisitor visitor,
+            io.flowkafka.spec.KeyVisitorStreamSpec v, int partition) {
+        io.micrometer.core.instrument.MeterRegistry registry = plan.visitors().meters();
+        io.micrometer.core.instrument.Tags tags = io.micrometer.core.instrument.Tags.of("pipeline", plan.pipeline(),
+                "computation", spec.id(), "stream", v.id(), "partition", Integer.toString(partition));
+        java.util.function.ToDoubleFunction<io.flowkafka.internal.visitor.KeyVisitor> required = kv -> kv.requiredRate(
+                plan.visitors().dynamic().keyVisitor(spec.id(), v.id()));
+        meters.add(io.micrometer.core.instrument.Gauge.builder("flow.key_visitor.new_count_per_sec", visitor, required)
+                .description("Estimated distinct keys / period: the visit rate needed to visit every key once per "
+                        + "period").tags(tags).register(registry));
+        meters.add(io.micrometer.core.instrument.Gauge.builder("flow.key_visitor.offered_count_per_sec", visitor,
+                required).description("Same estimate as new_count_per_sec (Flow reports both)").tags(tags)
+                .register(registry));
+        meters.add(io.micrometer.core.instrument.Gauge.builder("flow.key_visitor.ready_count", visitor, kv -> 0.0)
+                .description("Visits read but not processed; visits run as they are read, so 0 between punctuations")
+                .tags(tags).register(registry));
+        meters.add(io.micrometer.core.instrument.FunctionCounter.builder("flow.key_visitor.processed_count", visitor,
+                kv -> kv.processed()).description("Visits processed by this task; its rate is processed_count_per_sec")
+                .tags(tags).register(registry));
+        meters.add(io.micrometer.core.instrument.Gauge.builder("flow.key_visitor.pass_duration_seconds", visitor,
+                kv -> kv.lastPassDurationNanos() < 0 ? Double.NaN : kv.lastPassDurationNanos() / 1e9)
+                .description("Achieved duration of the last complete pass").tags(tags).register(registry));
+        meters.add(io.micrometer.core.instrument.Gauge.builder("flow.key_visitor.pass", visitor, kv -> kv.pass())
+                .description("The pass being scanned").tags(tags).register(registry));
+    }
+
+    /** Lets each due visitor advance within the punctuation's budget. */
+    private void runVisitors(long nowMs) {
+        long nowNanos = nowMs * 1_000_000L;
+        long deadline = System.nanoTime() + plan.visitors().maxPunctuationMs() * 1_000_000L;
+        int rows = plan.visitors().maxRowsPerPunctuation();
+        visitorHold = Long.MAX_VALUE;
+        for (int i = 0; i < visitors.size(); i++) {
+            io.flowkafka.internal.visitor.KeyVisitor visitor = visitors.get(i);
+            io.flowkafka.spec.KeyVisitorSettings settings = plan.visitors().dynamic().keyVisitor(spec.id(),
+                    visitorSpecs.get(i).id());
+            if (visitor.completed() || nowMs < visitorDue[i] || System.nanoTime() >= deadline) {
+                if (visitorEmits.get(i) && !visitor.completed()) {
+                    visitorHold = Math.min(visitorHold, visitor.lastEventTimestamp());
+                }
+                continue;
+            }
+            int index = i;
+            io.flowkafka.internal.visitor.KeyVisitor.Step step = visitor.step(nowNanos, settings,
+                    upstreamCompleted(visitorSpecs.get(i)), rows, deadline,
+                    (key, pass, ets) -> visit(index, key, pass, ets));
+            visitorDue[i] = step == io.flowkafka.internal.visitor.KeyVisitor.Step.MORE ? nowMs
+                    : nowMs + settings.backgroundFillPeriod().toMillis();
+            if (visitorEmits.get(i) && step != io.flowkafka.internal.visitor.KeyVisitor.Step.COMPLETED) {
+                visitorHold = Math.min(visitorHold, visitor.lastEventTimestamp());
+            }
+        }
+    }
+
+    /** Whether every stream a visitor follows ({@code upstream_streams}, default all inputs and sources) completed. */
+    private boolean upstreamCompleted(io.flowkafka.spec.KeyVisitorStreamSpec v) {
+        List<String> followed = v.upstreamStreams();
+        if (followed == null) {
+            followed = new ArrayList<>(spec.inputStreamIds());
+            for (SourceSpec s : spec.sourceStreams()) {
+                followed.add(s.streamId());
+            }
+        }
+        for (String s : followed) {
+            boolean source = spec.sourceStreams().stream().anyMatch(src -> src.streamId().equals(s));
+            if (source ? !finiteSourcesDone() : !watermarks.completed(s)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Whether every finite visitor finished its final pass (visitors with finite=false never hold completion). */
+    private boolean finiteVisitorsDone() {
+        for (int i = 0; i < visitors.size(); i++) {
+            if (!visitors.get(i).completed()
+                    && plan.visitors().dynamic().keyVisitor(spec.id(), visitorSpecs.get(i).id()).finite()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Runs the process function for one visit; a failing visit goes to the dead-letter topic. */
+    private void visit(int index, byte[] encodedKey, long pass, long eventTimestamp) {
+        String stream = visitorSpecs.get(index).id();
+        GenericRecord key = keyCodec.decode(encodedKey);
+        MessageId id = MessageIds.derive(MessageIds.source(visitOrigins.computeIfAbsent(stream,
+                s -> MessageIds.origin(spec.id() + "#visit#" + s, context.taskId().partition())), pass),
+                com.google.common.hash.Hashing.farmHashFingerprint64().hashBytes(encodedKey).asLong(), 0);
+        FlowVisit v = new FlowVisit(id, stream, key, eventTimestamp, context.currentSystemTimeMs() * 1_000_000L, pass);
+        try {
+            runCall(key, encodedKey, id, eventTimestamp, "visit", () -> {
+                if (function instanceof RowFunction row) {
+                    row.onVisit(v, call, call);
+                } else if (function instanceof BatchFunction batch) {
+                    batch.onVisits(List.of(v), call, call);
+                }
+                checkVisitOutputs(stream);
+            }, null);
+        } catch (FlowProcessingException e) {
+            if (!plan.deadLetters()) {
+                throw e;
+            }
+            Map<String, String> extra = new java.util.LinkedHashMap<>();
+            extra.put("flow.dlq.visit.stream", stream);
+            extra.put("flow.dlq.visit.pass", Long.toString(pass));
+            extra.put("flow.dlq.visit.id", id.toString());
+            deadLetter(e, "visit " + id + " of stream " + stream, encodedKey,
+                    Long.toString(pass).getBytes(StandardCharsets.UTF_8), extra);
+        }
+    }
+
+    /** Outputs from onVisit need the visitor in streams_dependency; SwiftMap may not emit from a visit at all. */
+    private void checkVisitOutputs(String stream) {
+        for (CallContext.Output o : call.outputs) {
+            String out = o.message().streamId;
+            if (spec.kind() == ComputationKind.SWIFT_MAP) {
+                throw new IllegalStateException("SwiftMap computation '" + spec.id() + "' emitted to '" + out
+                        + "' from onVisit, which Flow forbids (a SwiftMap visit may only touch state); make '"
+                        + spec.id() + "' a Transform computation");
+            }
+            List<String> deps = spec.streamsDependency().get(out);
+            if (deps == null || !deps.contains(stream)) {
+                throw new IllegalStateException("computation '" + spec.id() + "' emitted to '" + out
+                        + "' from onVisit of key-visitor stream '" + stream + "', but streams_dependency." + out
+                        + " does not list '" + stream + "'; add it: \"streams_dependency\": {\"" + out + "\": [..., \""
+                        + stream + "\"]}");
+            }
+        }
     }
 
     // ---------------------------------------------------------------- finite sources
@@ -392,6 +577,9 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         Long bound = finiteBounds.get(tp);
         if (bound == null) {
             return false;
+        }
+        if (finiteDone.contains(tp) || plan.finiteSources().isDone(tp)) {
+            return true; // every record up to the bound was processed (or a test driver ended the source)
         }
         if (md.offset() >= bound) {
             markFiniteDone(tp);
@@ -477,7 +665,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             boolean quiet = now - lastRecordWallMs >= plan.watermarks().intervalMs();
             system = quiet ? now * 1_000_000L : sourceLastSystemTs;
             idle = now - lastRecordWallMs >= spec.watermarkStrategy().idleDuration().toMillis();
-            completed = finiteSourcesDone();
+            completed = finiteSourcesDone() && finiteVisitorsDone();
         } else {
             event = Long.MAX_VALUE;
             system = Long.MAX_VALUE;
@@ -490,6 +678,11 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             if (watermarks.streams().isEmpty()) {
                 event = Long.MIN_VALUE;
                 system = now * 1_000_000L;
+                completed = !visitors.isEmpty(); // no inputs: nothing to wait for but the visitors
+            }
+            completed &= finiteVisitorsDone();
+            if (visitorHold != Long.MAX_VALUE) {
+                event = Math.min(event, visitorHold); // outputs depending on a visitor follow its visit times
             }
             if (timerStore != null) {
                 event = Math.min(event, timerStore.minPendingEventTimestamp()); // the watermark hold
@@ -574,6 +767,13 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
 
     @Override
     public void close() {
+        for (io.micrometer.core.instrument.Meter m : meters) {
+            plan.visitors().meters().remove(m);
+        }
+        meters.clear();
+        if (!visitors.isEmpty()) {
+            plan.visitors().status().clearTask(spec.id(), context.taskId().partition());
+        }
         if (function != null) {
             function.close();
         }

@@ -1,0 +1,44 @@
+package io.flowkafka.internal.status;
+
+import io.flowkafka.runtime.StatusError;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The errors the tasks of one runtime currently report (the seed of Flow's status profiler).
+ *
+ * <p>Threading: written by stream threads, read by any thread.
+ */
+public final class StatusBoard {
+    private record Key(String computation, int partition, String path) {
+    }
+
+    private final ConcurrentHashMap<Key, StatusError> errors = new ConcurrentHashMap<>();
+
+    /** Reports (or updates the message of) an error; keeps its first time. */
+    public void report(String computation, int partition, String path, String message, Instant now) {
+        errors.compute(new Key(computation, partition, path), (k, old) -> new StatusError(path, computation, partition,
+                message, old == null ? now : old.since()));
+    }
+
+    /** Clears an error (no-op if not reported). */
+    public void clear(String computation, int partition, String path) {
+        errors.remove(new Key(computation, partition, path));
+    }
+
+    /** Clears every error of a task (when the task closes). */
+    public void clearTask(String computation, int partition) {
+        errors.keySet().removeIf(k -> k.computation().equals(computation) && k.partition() == partition);
+    }
+
+    /** The current errors, ordered by computation, partition and path. */
+    public List<StatusError> errors() {
+        List<StatusError> out = new ArrayList<>(errors.values());
+        out.sort(Comparator.comparing(StatusError::computation).thenComparingInt(StatusError::partition)
+                .thenComparing(StatusError::path));
+        return out;
+    }
+}

@@ -1,0 +1,110 @@
+package io.flowkafka.internal.visitor;
+
+import io.flowkafka.spec.ComputationSpec;
+import io.flowkafka.spec.KeyVisitorStreamSpec;
+import io.flowkafka.spec.KeyVisitorSettings;
+import io.flowkafka.spec.PipelineSpec;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The dynamic part of a pipeline's spec (Flow's {@code dynamic_spec}) held by one runtime: what a
+ * running pipeline may change without restart. Today: the key-visitor settings. Tasks read it on
+ * every punctuation, so a change takes effect at the next one.
+ *
+ * <p>Shape of a change, as in Flow: {@code {"computations": {"<id>": {"key_visitor_streams":
+ * {"<name>": {"period": "1h"}}}}}}.
+ *
+ * <p>Threading: changed by any thread, read by stream threads; each value is immutable.
+ */
+public final class DynamicSpec {
+    private final Map<String, KeyVisitorSettings> visitors = new ConcurrentHashMap<>();
+    private final Map<String, ComputationSpec> computations;
+
+    /** The starting values from the static spec (which must be valid). */
+    public DynamicSpec(PipelineSpec spec) {
+        this.computations = spec.computations();
+        for (ComputationSpec c : spec.computations().values()) {
+            for (KeyVisitorStreamSpec v : c.keyVisitorStreams().values()) {
+                visitors.put(key(c.id(), v.id()), v.settings());
+            }
+        }
+    }
+
+    private static String key(String computation, String visitor) {
+        return computation + "\u0000" + visitor;
+    }
+
+    /** The current settings of a visitor stream. */
+    public KeyVisitorSettings keyVisitor(String computation, String visitor) {
+        KeyVisitorSettings s = visitors.get(key(computation, visitor));
+        if (s == null) {
+            throw new IllegalArgumentException("computation '" + computation + "' has no key-visitor stream '" + visitor + "'");
+        }
+        return s;
+    }
+
+    /**
+     * Applies a change all at once, or nothing of it.
+     *
+     * @throws IllegalArgumentException listing every problem of the change
+     */
+    public synchronized void apply(Map<String, ?> change) {
+        List<String> problems = new ArrayList<>();
+        Map<String, KeyVisitorSettings> updates = new LinkedHashMap<>();
+        for (Map.Entry<String, ?> top : change.entrySet()) {
+            if (!top.getKey().equals("computations")) {
+                problems.add("dynamic_spec." + top.getKey() + " is not a dynamic setting; use computations.<id>."
+                        + "key_visitor_streams.<name>.<setting>");
+                continue;
+            }
+            for (Map.Entry<String, ?> ce : map(top.getValue(), "dynamic_spec.computations", problems).entrySet()) {
+                String cid = ce.getKey();
+                String cfield = "dynamic_spec.computations." + cid;
+                ComputationSpec c = computations.get(cid);
+                if (c == null) {
+                    problems.add(cfield + ": unknown computation '" + cid + "'; the pipeline has " + computations.keySet());
+                    continue;
+                }
+                for (Map.Entry<String, ?> fe : map(ce.getValue(), cfield, problems).entrySet()) {
+                    if (!fe.getKey().equals("key_visitor_streams")) {
+                        problems.add(cfield + "." + fe.getKey() + " is not a dynamic setting; use key_visitor_streams");
+                        continue;
+                    }
+                    String vfield = cfield + ".key_visitor_streams";
+                    for (Map.Entry<String, ?> ve : map(fe.getValue(), vfield, problems).entrySet()) {
+                        String vid = ve.getKey();
+                        if (!c.keyVisitorStreams().containsKey(vid)) {
+                            problems.add(vfield + ": computation '" + cid + "' has no key-visitor stream '" + vid
+                                    + "'; it has " + c.keyVisitorStreams().keySet());
+                            continue;
+                        }
+                        String k = key(cid, vid);
+                        KeyVisitorSettings base = updates.getOrDefault(k, visitors.get(k));
+                        try {
+                            updates.put(k, base.with(map(ve.getValue(), vfield + "." + vid, problems), vfield + "." + vid));
+                        } catch (IllegalArgumentException e) {
+                            problems.add(e.getMessage());
+                        }
+                    }
+                }
+            }
+        }
+        if (!problems.isEmpty()) {
+            throw new IllegalArgumentException("the dynamic spec change was not applied: " + String.join("; ", problems));
+        }
+        visitors.putAll(updates);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, ?> map(Object v, String field, List<String> problems) {
+        if (v instanceof Map<?, ?> m) {
+            return (Map<String, ?>) m;
+        }
+        problems.add(field + " must be a map but was " + v);
+        return Map.of();
+    }
+}
