@@ -1,0 +1,306 @@
+package io.flowkafka.examples.guarantees;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.flowkafka.testing.Await;
+import io.flowkafka.testing.ChildJvm;
+import io.flowkafka.testing.KafkaCluster;
+import io.flowkafka.testing.TestNames;
+import io.flowkafka.testing.WithKafka;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The key-visitor guarantees that need a real broker (reference 000, "Guarantees"):
+ * <ul>
+ *   <li>"Each key per period | You get exactly one visit per key (no duplicates or omissions)."</li>
+ *   <li>"Worker restart | Coverage is preserved; rotation is atomic, and a crash keeps the old pass."</li>
+ *   <li>"Partition rebalance | The new worker sees the committed coverage via key_visitor_states."</li>
+ * </ul>
+ * 100k keys over 4 partitions, two instances as child JVMs; instance a halts itself inside a visit
+ * (mid-punctuation, no shutdown hooks) at a seeded visit, its tasks move to b and back to a
+ * restarted a; later b is killed with SIGKILL and restarted. Every visit writes one record to a
+ * sink topic in the visit's transaction, read read_committed: per (key, pass) the count must be 1
+ * for keys present through the pass, 0 for deleted keys in passes begun after the delete, and
+ * never more than 1; pass numbers continue across restarts (coverage is not reset).
+ */
+@WithKafka
+class KeyVisitorIT {
+    private static final int KEYS = 100_000;
+    private static final int DELETED = 2_000;
+    private static final long SEED = Long.getLong("flow.it.seed", 20261130L);
+
+    @Test
+    @Timeout(900)
+    void shouldVisitEachKeyExactlyOncePerPassThroughCrashesAndRebalances(KafkaCluster cluster, TestNames names)
+            throws Exception {
+        Random random = new Random(SEED);
+        long haltAt = 60_000 + random.nextInt(50_000);
+        String pipeline = names.name("visits");
+        String input = names.topic("commands");
+        String output = names.topic("visits");
+        Path state = Files.createTempDirectory("flow-kv-it");
+        cluster.createTopic(input, 4);
+        VisitLog log = new VisitLog(cluster, output);
+        try (log) {
+            ChildJvm a = instance(cluster, pipeline, input, output, state.resolve("a"), haltAt);
+            ChildJvm b = instance(cluster, pipeline, input, output, state.resolve("b"), -1);
+            List<ChildJvm> running = new ArrayList<>(List.of(a, b));
+            try {
+                log.start();
+                produce(cluster, input, 0, KEYS, "put");
+                Await.until(Duration.ofMinutes(4), "instance a halts inside visit " + haltAt, () -> !a.isAlive());
+                assertThat(Files.readString(a.logFile())).contains("HALTING inside visit " + haltAt);
+                running.add(instance(cluster, pipeline, input, output, state.resolve("a2"), -1));
+
+                Await.until(Duration.ofMinutes(3), "every key was visited", () -> log.keysSeen() == KEYS);
+                Map<Integer, Long> loaded = log.maxPassByPartition();
+                produce(cluster, input, 0, DELETED, "del");
+                Map<Integer, Long> deletedAt = log.maxPassByPartition();
+                Await.until(Duration.ofMinutes(2), "a pass after the deletes", () -> log.minPassAbove(deletedAt, 1));
+                b.kill();
+                running.add(instance(cluster, pipeline, input, output, state.resolve("b2"), -1));
+                Await.until(Duration.ofMinutes(4), "three more passes in every partition",
+                        () -> log.minPassAbove(deletedAt, 5));
+            } finally {
+                for (ChildJvm j : running) {
+                    j.close();
+                }
+            }
+            log.drain(Duration.ofMinutes(1));
+
+            Map<Integer, Long> loaded = log.loaded;
+            Map<String, Integer> partitionOf = log.partitionOf();
+            assertThat(partitionOf).hasSize(KEYS);
+            int checkedPasses = 0;
+            for (int p = 0; p < 4; p++) {
+                TreeSet<Long> passes = log.passes(p);
+                assertThat(passes.first()).as("partition %d starts at pass 0", p).isZero();
+                assertThat(passes.last() - passes.first() + 1).as("pass numbers of partition %d continue across "
+                        + "restarts and rebalances (coverage is never reset)", p).isEqualTo(passes.size());
+                long last = passes.last(); // possibly incomplete
+                for (long pass = 0; pass < last; pass++) {
+                    Map<String, Integer> counts = log.counts(p, pass);
+                    assertThat(counts.values()).as("partition %d pass %d: no key visited twice", p, pass)
+                            .allMatch(n -> n == 1);
+                    if (pass < loaded.get(p) + 2) {
+                        continue; // keys were still arriving
+                    }
+                    boolean afterDeletes = pass >= log.deletedAt.get(p) + 2;
+                    List<String> missing = new ArrayList<>();
+                    List<String> deletedButVisited = new ArrayList<>();
+                    for (Map.Entry<String, Integer> e : partitionOf.entrySet()) {
+                        if (e.getValue() != p) {
+                            continue;
+                        }
+                        boolean deleted = Integer.parseInt(e.getKey().substring(1)) < DELETED;
+                        if (!deleted && !counts.containsKey(e.getKey())) {
+                            missing.add(e.getKey());
+                        }
+                        if (deleted && afterDeletes && counts.containsKey(e.getKey())) {
+                            deletedButVisited.add(e.getKey());
+                        }
+                    }
+                    assertThat(missing).as("partition %d pass %d: keys present through the pass not visited", p, pass)
+                            .isEmpty();
+                    assertThat(deletedButVisited).as("partition %d pass %d: deleted keys visited", p, pass).isEmpty();
+                    checkedPasses++;
+                }
+            }
+            assertThat(checkedPasses).as("complete passes checked in full").isGreaterThanOrEqualTo(8);
+            System.out.printf("KeyVisitorIT: seed %d, halt at visit %d, passes per partition %s, %d complete passes "
+                    + "checked in full%n", SEED, haltAt, log.maxPass, checkedPasses);
+        }
+    }
+
+    private static ChildJvm instance(KafkaCluster cluster, String pipeline, String input, String output, Path state,
+            long haltAt) throws Exception {
+        ChildJvm.Builder b = ChildJvm.builder(VisitMain.class).maxHeap("384m")
+                .args(cluster.bootstrapServers(), pipeline, input, output, state.toString(), "10s");
+        if (haltAt > 0) {
+            b.arg(Long.toString(haltAt));
+        }
+        ChildJvm jvm = b.start();
+        jvm.awaitOutputLine(l -> l.contains("RUNNING"), Duration.ofMinutes(2));
+        return jvm;
+    }
+
+    private static void produce(KafkaCluster cluster, String topic, int from, int to, String cmd) {
+        Properties p = cluster.clientProperties();
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        p.put(ProducerConfig.LINGER_MS_CONFIG, "5");
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
+            for (int i = from; i < to; i++) {
+                String key = "k" + i;
+                producer.send(new ProducerRecord<>(topic, key, "{\"key\":\"" + key + "\",\"cmd\":\"" + cmd + "\"}"));
+            }
+        }
+    }
+
+    /** Reads the visit records read_committed on a background thread. */
+    private static final class VisitLog implements AutoCloseable {
+        private final KafkaCluster cluster;
+        private final String topic;
+        private final ObjectMapper json = new ObjectMapper();
+        private final AtomicBoolean stop = new AtomicBoolean();
+        /** (partition, pass) -> key -> visits. */
+        private final Map<Long, Map<String, Integer>> counts = new ConcurrentHashMap<>();
+        private final Map<String, Integer> partitionOf = new ConcurrentHashMap<>();
+        private final Map<Integer, Long> maxPass = new ConcurrentHashMap<>();
+        private final Map<TopicPartition, Long> positions = new ConcurrentHashMap<>();
+        private volatile RuntimeException failure;
+        private Thread thread;
+        Map<Integer, Long> loaded;
+        Map<Integer, Long> deletedAt;
+
+        VisitLog(KafkaCluster cluster, String topic) {
+            this.cluster = cluster;
+            this.topic = topic;
+        }
+
+        void start() {
+            thread = new Thread(this::run, "visit-log");
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        private void run() {
+            Properties p = cluster.clientProperties();
+            p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+            p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+            p.put(ConsumerConfig.GROUP_ID_CONFIG, topic + "-verify");
+            p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+            p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+            try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p)) {
+                c.subscribe(List.of(topic));
+                while (!stop.get()) {
+                    for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
+                        JsonNode n = json.readTree(r.value());
+                        String key = n.get("key").asText();
+                        long pass = n.get("pass").asLong();
+                        int partition = n.get("partition").asInt();
+                        counts.computeIfAbsent(partition * 1_000_000L + pass, k -> new ConcurrentHashMap<>())
+                                .merge(key, 1, Integer::sum);
+                        partitionOf.put(key, partition);
+                        maxPass.merge(partition, pass, Math::max);
+                    }
+                    for (TopicPartition tp : c.assignment()) {
+                        positions.put(tp, c.position(tp));
+                    }
+                }
+            } catch (Exception e) {
+                failure = new IllegalStateException("the visit log failed", e);
+            }
+        }
+
+        private void check() {
+            if (failure != null) {
+                throw failure;
+            }
+        }
+
+        int keysSeen() {
+            check();
+            return partitionOf.size();
+        }
+
+        Map<Integer, Long> maxPassByPartition() {
+            check();
+            Map<Integer, Long> m = new HashMap<>(maxPass);
+            if (loaded == null) {
+                loaded = m;
+            } else if (deletedAt == null) {
+                deletedAt = m;
+            }
+            return m;
+        }
+
+        /** Whether every partition's visits reached pass {@code base + n}. */
+        boolean minPassAbove(Map<Integer, Long> base, long n) {
+            check();
+            for (int p = 0; p < 4; p++) {
+                if (maxPass.getOrDefault(p, -1L) < base.getOrDefault(p, 0L) + n) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        /** Waits until the log read everything committed to the topic. */
+        void drain(Duration bound) throws Exception {
+            Map<TopicPartition, OffsetSpec> req = new HashMap<>();
+            for (int p = 0; p < 4; p++) {
+                req.put(new TopicPartition(topic, p), OffsetSpec.latest());
+            }
+            Map<TopicPartition, Long> ends = new HashMap<>();
+            try (Admin admin = Admin.create(cluster.clientProperties())) {
+                admin.listOffsets(req, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED)).all().get()
+                        .forEach((tp, info) -> ends.put(tp, info.offset()));
+            }
+            Await.until(bound, "the visit log read every committed visit " + ends, () -> {
+                check();
+                for (Map.Entry<TopicPartition, Long> e : ends.entrySet()) {
+                    if (positions.getOrDefault(e.getKey(), 0L) < e.getValue()) {
+                        return false;
+                    }
+                }
+                return true;
+            });
+        }
+
+        Map<String, Integer> partitionOf() {
+            return partitionOf;
+        }
+
+        TreeSet<Long> passes(int partition) {
+            TreeSet<Long> out = new TreeSet<>();
+            for (long k : counts.keySet()) {
+                if (k / 1_000_000L == partition) {
+                    out.add(k % 1_000_000L);
+                }
+            }
+            return out;
+        }
+
+        Map<String, Integer> counts(int partition, long pass) {
+            return counts.getOrDefault(partition * 1_000_000L + pass, Map.of());
+        }
+
+        @Override
+        public void close() throws Exception {
+            stop.set(true);
+            if (thread != null) {
+                thread.join(10_000);
+            }
+        }
+    }
+}
