@@ -401,4 +401,94 @@ class KeyVisitorSemanticsTest {
                 .hasMessageContaining("follows 'nope'")
                 .hasMessageContaining("key_visitor_streams.v.period must be a duration");
     }
+
+    @Test
+    void shouldReportVisitorMetrics() {
+        // Observability: "new_count_per_sec and offered_count_per_sec both estimate the rate required to visit all
+        // matching keys within period ... ready_count reports buffered visits, and processed_count_per_sec reports
+        // committed processing."
+        start(Map.of("period", "10s"));
+        keys(500).forEach(this::put);
+        advance(Duration.ofSeconds(12));
+        var registry = driver.meterRegistry();
+        double processed = registry.find("flow.key_visitor.processed_count").tag("stream", "v").functionCounter()
+                .count();
+        assertThat(processed).isEqualTo(visits().size());
+        assertThat(registry.find("flow.key_visitor.new_count_per_sec").tag("computation", "keeper").gauge().value())
+                .as("500 keys / 10 s").isBetween(45.0, 55.0);
+        assertThat(registry.find("flow.key_visitor.offered_count_per_sec").gauge().value()).isBetween(45.0, 55.0);
+        assertThat(registry.find("flow.key_visitor.pass_duration_seconds").gauge().value()).isBetween(10.0, 10.2);
+        assertThat(registry.find("flow.key_visitor.ready_count").gauge().value()).isZero();
+        assertThat(registry.find("flow.key_visitor.pass").gauge().value()).isEqualTo(1.0);
+    }
+
+    /** A SwiftMap computation that emits from a visit, which Flow forbids. */
+    public static final class EmittingSwift implements RowFunction {
+        @Override
+        public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
+            new Keeper().onMessage(message, output, context);
+        }
+
+        @Override
+        public void onVisit(Visit visit, OutputCollector output, RuntimeContext context) {
+            new Keeper().onVisit(visit, output, context);
+        }
+    }
+
+    @Test
+    void shouldForbidASwiftMapToEmitFromAVisitButLetItTouchState() {
+        // "TProcessFunctionSwiftMapComputation | ✓ (only for state handling: emitting to output from ProcessVisit is
+        // forbidden)"
+        PipelineSpec spec = PipelineSpec.builder("kv").stream("raw", EVENT).stream("events", EVENT)
+                .stream("visits", VISITED)
+                .computation("read", c -> c.kind(ComputationKind.SOURCE).source("raw", "KafkaSource",
+                        Map.of("topics", "in")).outputStreamIds("events"))
+                .computation("keeper", c -> c.kind(ComputationKind.SWIFT_MAP).inputStreamIds("events")
+                        .groupBy("hash", ColumnType.UINT64, "farm_hash(key)").groupBy("key", ColumnType.STRING, null)
+                        .processingFunction(EmittingSwift::new).state("count", COUNT).state("extra1", COUNT)
+                        .state("extra2", COUNT).outputStreamIds("visits").keyVisitorStream("v", Map.of("period", "2s")))
+                .build();
+        start(spec, new Properties());
+        put("a");
+        advance(Duration.ofSeconds(3));
+        assertThat(visits()).isEmpty();
+        assertThat(driver.readDeadLetters()).isNotEmpty().allSatisfy(d -> assertThat(d.errorMessage())
+                .contains("SwiftMap computation 'keeper' emitted to 'visits' from onVisit"));
+        PipelineSpec declared = PipelineSpec.builder("kv").stream("raw", EVENT).stream("events", EVENT)
+                .stream("visits", VISITED)
+                .computation("read", c -> c.kind(ComputationKind.SOURCE).source("raw", "KafkaSource",
+                        Map.of("topics", "in")).outputStreamIds("events"))
+                .computation("keeper", c -> c.kind(ComputationKind.SWIFT_MAP).inputStreamIds("events")
+                        .groupBy("hash", ColumnType.UINT64, "farm_hash(key)").groupBy("key", ColumnType.STRING, null)
+                        .processingFunction(EmittingSwift::new).state("count", COUNT).outputStreamIds("visits")
+                        .keyVisitorStream("v", Map.of()).streamsDependency("visits", List.of("v")))
+                .build();
+        assertThatThrownBy(declared::validated).hasMessageContaining("a SwiftMap computation may not emit from onVisit");
+    }
+
+    /** Visits the keys of its own state only; it has no inputs. */
+    public static final class Auditor implements RowFunction {
+        @Override
+        public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
+            throw new IllegalStateException("an auditor has no inputs");
+        }
+    }
+
+    @Test
+    void shouldRunAVisitorOnlyComputationAndCompleteItAfterOneFinalPassWhenFinite() {
+        // Computation with only a visit stream: "With default %true, there are no inputs to wait for, so its first
+        // pass is final and the partitions complete after one full scan." It gets its tasks from a control topic.
+        PipelineSpec spec = PipelineSpec.builder("audit").stream("noop", COUNT)
+                .computation("auditor", c -> c.groupBy("hash", ColumnType.UINT64, null)
+                        .processingFunction(Auditor::new).state("count", COUNT).desiredPartitionCount(2)
+                        .keyVisitorStream("v", Map.of("period", "2s")))
+                .build();
+        start(spec, new Properties());
+        advance(Duration.ofSeconds(1));
+        KeyVisitorCoverage c = driver.keyVisitorCoverage("auditor", "v").orElseThrow();
+        assertThat(c.getFinalPass()).as("the first pass is final").isTrue();
+        assertThat(c.getCompleted()).isFalse();
+        advance(Duration.ofSeconds(2));
+        assertThat(driver.keyVisitorCoverage("auditor", "v").orElseThrow().getCompleted()).isTrue();
+    }
 }

@@ -59,6 +59,10 @@ public final class KeyVisitor {
         COMPLETED
     }
 
+    static {
+        io.flowkafka.avro.FlowAvroClasses.trust(); // the coverage record is a generated Avro class
+    }
+
     private static final BigInteger TWO_64 = BigInteger.ONE.shiftLeft(64);
     private static final byte[] EMPTY = new byte[0];
 
