@@ -5,8 +5,12 @@ import java.time.Duration;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-/** Parses Flow-style durations: {@code "1m"}, {@code "30s"}, {@code "500ms"}, {@code "2h"}, {@code "1d"}, or a number of milliseconds. */
-final class Durations {
+/**
+ * Parses Flow-style durations: {@code "1m"}, {@code "30s"}, {@code "500ms"}, {@code "2h"},
+ * {@code "1d"}, or a number of milliseconds; the spec uses it for every duration field, and process
+ * functions may use it for duration parameters ({@link io.flowkafka.api.RuntimeContext#getParameters()}).
+ */
+public final class Durations {
     private static final Pattern PATTERN = Pattern.compile("\\s*(\\d+(?:\\.\\d+)?)\\s*(ns|us|ms|s|m|h|d)?\\s*");
 
     private Durations() {
@@ -19,8 +23,28 @@ final class Durations {
         return parse(node.asText(), field);
     }
 
+    /**
+     * Parses a duration value as the spec holds it: a {@link Duration}, a {@link Number} of
+     * milliseconds, or a string like {@code "7d"} (a number without a unit is milliseconds).
+     *
+     * @param field the field or parameter, for the error message
+     * @throws IllegalArgumentException naming the field when the value is null or malformed
+     */
+    public static Duration parse(Object value, String field) {
+        if (value instanceof Duration d) {
+            return d;
+        }
+        if (value instanceof Number n) {
+            return Duration.ofMillis(n.longValue());
+        }
+        if (value == null) {
+            throw new IllegalArgumentException(field + " must be a duration like \"1m\", \"30s\" or \"500ms\" but is missing");
+        }
+        return parse(value.toString(), field);
+    }
+
     /** Parses a duration string; throws IllegalArgumentException naming the field. */
-    static Duration parse(String text, String field) {
+    public static Duration parse(String text, String field) {
         Matcher m = PATTERN.matcher(text);
         if (!m.matches()) {
             throw new IllegalArgumentException(field + " must be a duration like \"1m\", \"30s\" or \"500ms\" but was '"
