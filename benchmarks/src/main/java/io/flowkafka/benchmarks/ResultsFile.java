@@ -55,6 +55,28 @@ final class ResultsFile {
         Files.writeString(file, text, StandardCharsets.UTF_8);
     }
 
+    /**
+     * Replaces (by benchmark name) or adds summary rows written by another benchmark than
+     * {@code CountingBenchmark}; the rest of the file is kept.
+     */
+    static void upsertSummaryRows(Path file, java.util.List<String> newRows) throws IOException {
+        String text = Files.exists(file) ? Files.readString(file, StandardCharsets.UTF_8) : skeleton();
+        if (!text.contains(SUMMARY_BEGIN) || !text.contains(SUMMARY_END)) {
+            text = text + "\n## Summary\n\n" + SUMMARY_BEGIN + "\n" + HEADER + "\n" + SUMMARY_END + "\n";
+        }
+        Map<String, String> rows = new LinkedHashMap<>();
+        for (String line : between(text, SUMMARY_BEGIN, SUMMARY_END).split("\n")) {
+            if (line.startsWith("| ") && !line.startsWith("| benchmark |")) {
+                rows.put(line.substring(2, line.indexOf(" |", 2)), line);
+            }
+        }
+        for (String row : newRows) {
+            rows.put(row.substring(2, row.indexOf(" |", 2)), row);
+        }
+        text = replaceBetween(text, SUMMARY_BEGIN, SUMMARY_END, HEADER + "\n" + String.join("\n", rows.values()));
+        Files.writeString(file, text, StandardCharsets.UTF_8);
+    }
+
     static String command(Report r) {
         return "`benchmarks/run.sh" + (r.o.commandLine.isBlank() ? "" : " " + r.o.commandLine) + "`";
     }

@@ -637,14 +637,6 @@ final class SpecValidator {
             } catch (IllegalArgumentException e) {
                 error(id, field + ".upstream_streams", e.getMessage(), "list input or source stream ids " + followable);
             }
-            boolean listed = c.streamsDependency().values().stream().anyMatch(d -> d.contains(v.id()));
-            if (c.kind() != ComputationKind.SWIFT_MAP && !listed && !c.outputStreamIds().isEmpty()) {
-                warning(id, "streams_dependency", "no output of '" + id + "' lists key-visitor stream '" + v.id()
-                        + "' in streams_dependency, so onVisit may not emit: a visit that emits fails (and goes to the "
-                        + "dead-letter topic with its state changes undone)",
-                        "if onVisit emits, list '" + v.id() + "' for that output, e.g. \"streams_dependency\": {\""
-                                + c.outputStreamIds().get(0) + "\": [\"" + v.id() + "\"]}");
-            }
             if (c.kind() == ComputationKind.SWIFT_MAP) {
                 for (Map.Entry<String, List<String>> e : c.streamsDependency().entrySet()) {
                     if (e.getValue().contains(v.id())) {

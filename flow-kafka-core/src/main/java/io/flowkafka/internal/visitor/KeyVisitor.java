@@ -174,7 +174,12 @@ public final class KeyVisitor {
                         rate.finished();
                         return Step.COMPLETED;
                     }
-                    c.newPass(nowNanos);
+                    // The next pass starts where this one was scheduled to end when it ended about on time (within
+                    // two fill periods: the granularity of the steps), so that step granularity does not stretch
+                    // every pass; a late pass (slow reads, downtime) starts the next one now.
+                    long scheduledEnd = c.passStartNanos + period;
+                    long slack = 2 * settings.backgroundFillPeriod().toNanos();
+                    c.newPass(nowNanos - scheduledEnd >= 0 && nowNanos - scheduledEnd <= slack ? scheduledEnd : nowNanos);
                     currentPass = c.pass;
                     return Step.MORE; // the new pass starts at the next step, from the throttle's target then
                 }
