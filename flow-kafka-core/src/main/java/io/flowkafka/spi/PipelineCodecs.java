@@ -121,6 +121,11 @@ public final class PipelineCodecs {
         return KeyStates.storeName(computationId);
     }
 
+    /** The status topic, where each task reports its completion ({@code key = "<computation>/<partition>"}). */
+    public String statusTopic() {
+        return compiled.statusTopic();
+    }
+
     /** The name of a computation's key-visitor coverage store ({@code key_visitor_states}). */
     public String keyVisitorStoreName(String computationId) {
         return io.flowkafka.internal.visitor.KeyVisitor.storeName(computationId);

@@ -123,6 +123,7 @@ public final class FlowTestDriver implements AutoCloseable {
     private final TopologyTestDriver driver;
     private final @Nullable Path ownedStateDir;
     private final Set<String> readableTopics;
+    private final Set<String> completed = new java.util.TreeSet<>();
     private final Map<String, Long> sequences = new HashMap<>();
     private final Map<String, TestInputTopic<byte[], byte[]>> inputTopics = new HashMap<>();
     private final Map<String, TestOutputTopic<byte[], byte[]>> outputTopics = new HashMap<>();
@@ -386,6 +387,28 @@ public final class FlowTestDriver implements AutoCloseable {
     /** The errors the pipeline currently reports without failing, as {@link FlowRuntime#status()}. */
     public List<io.flowkafka.runtime.StatusError> status() {
         return runtime.status();
+    }
+
+    /**
+     * The computations whose task reported completion so far (on the driver each computation has
+     * one task): every input and finite source completed, every event- and system-time timer fired,
+     * every finite key visitor finished.
+     */
+    public Set<String> completedComputations() {
+        checkOpen();
+        TestOutputTopic<byte[], byte[]> status = outputTopics.computeIfAbsent(codecs.statusTopic(),
+                t -> driver.createOutputTopic(t, new org.apache.kafka.common.serialization.ByteArrayDeserializer(),
+                        new org.apache.kafka.common.serialization.ByteArrayDeserializer()));
+        for (TestRecord<byte[], byte[]> r : status.readRecordsToList()) {
+            String task = new String(r.key(), java.nio.charset.StandardCharsets.UTF_8);
+            completed.add(task.substring(0, task.lastIndexOf('/')));
+        }
+        return Set.copyOf(completed);
+    }
+
+    /** Whether every computation of the pipeline completed (a finite pipeline ran to its end). */
+    public boolean isCompleted() {
+        return completedComputations().containsAll(spec.computations().keySet());
     }
 
     /** The registry with flow-kafka's metrics of this driver's pipeline. */

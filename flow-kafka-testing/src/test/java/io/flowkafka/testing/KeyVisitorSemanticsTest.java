@@ -491,4 +491,71 @@ class KeyVisitorSemanticsTest {
         advance(Duration.ofSeconds(2));
         assertThat(driver.keyVisitorCoverage("auditor", "v").orElseThrow().getCompleted()).isTrue();
     }
+
+    static final Schema REQUEST = SchemaBuilder.record("Request").namespace("kv").fields()
+            .requiredString("key").requiredLong("pass").endRecord();
+
+    /** Keeps keys; each visit asks the responder about its key; a response is counted in state. */
+    public static final class Asker implements RowFunction {
+        @Override
+        public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
+            GenericRecord c = context.getState("count").get().orElseGet(() -> {
+                GenericRecord r = new GenericData.Record(COUNT);
+                r.put("n", 0L);
+                return r;
+            });
+            if (message.getStreamId().equals("responses")) {
+                c.put("n", (Long) c.get("n") + 1);
+            }
+            context.getState("count").set(c);
+        }
+
+        @Override
+        public void onVisit(Visit visit, OutputCollector output, RuntimeContext context) {
+            output.addMessage(context.createMessageBuilder("requests").set("key", visit.getKey().get("key").toString())
+                    .set("pass", visit.getPass()).build());
+        }
+    }
+
+    /** Answers every request. */
+    public static final class Responder implements RowFunction {
+        @Override
+        public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
+            output.addMessage(context.createMessageBuilder("responses").setPayload(message.getPayload()).build());
+        }
+    }
+
+    @Test
+    void shouldCompleteACyclicTopologyWhenTheVisitorFollowsOnlyTheInputsThatDoNotDependOnIt() {
+        // streams_dependency: "If that output comes back to the same computation as an input stream, you get a cyclic
+        // topology ... keep in upstream_streams only the input streams that don't depend on the visitor"
+        PipelineSpec spec = PipelineSpec.builder("cycle").stream("raw", EVENT).stream("keys", EVENT)
+                .stream("requests", REQUEST).stream("responses", REQUEST)
+                .computation("read", c -> c.kind(ComputationKind.SOURCE).source("raw", "KafkaSource",
+                        Map.of("topics", "in", "finite", true)).outputStreamIds("keys"))
+                .computation("asker", c -> c.inputStreamIds("keys", "responses")
+                        .groupBy("hash", ColumnType.UINT64, "farm_hash(key)").groupBy("key", ColumnType.STRING, null)
+                        .processingFunction(Asker::new).state("count", COUNT).outputStreamIds("requests")
+                        .keyVisitorStream("visit_iter", Map.of("period", "2s", "upstream_streams", List.of("keys")))
+                        .streamsDependency("requests", List.of("keys", "visit_iter")))
+                .computation("responder", c -> c.inputStreamIds("requests")
+                        .groupBy("hash", ColumnType.UINT64, "farm_hash(key)").groupBy("key", ColumnType.STRING, null)
+                        .processingFunction(Responder::new).outputStreamIds("responses"))
+                .build();
+        start(spec, new Properties());
+        keys(20).forEach(this::put);
+        advance(Duration.ofSeconds(3));
+        assertThat(driver.isCompleted()).isFalse();
+        driver.completeSource("in");
+        advance(Duration.ofSeconds(8));
+        assertThat(driver.keyVisitorCoverage("asker", "visit_iter").orElseThrow().getCompleted()).isTrue();
+        assertThat(driver.completedComputations()).containsExactlyInAnyOrder("read", "asker", "responder");
+        assertThat(driver.isCompleted()).isTrue();
+        // every key was asked once per pass and every answer came back
+        long passes = driver.keyVisitorCoverage("asker", "visit_iter").orElseThrow().getPass() + 1;
+        for (String k : keys(20)) {
+            assertThat(driver.stateForPayload("asker", "count", "keys", Map.of("key", k))).get().extracting(r -> (Long) r.get("n"))
+                    .as("answers for %s", k).isEqualTo(passes);
+        }
+    }
 }

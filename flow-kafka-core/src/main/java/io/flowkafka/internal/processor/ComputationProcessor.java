@@ -81,12 +81,14 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
     private final List<String> dlqNodes = new ArrayList<>();
     private final List<io.flowkafka.internal.visitor.KeyVisitor> visitors = new ArrayList<>();
     private final List<io.flowkafka.spec.KeyVisitorStreamSpec> visitorSpecs = new ArrayList<>();
-    private final List<Boolean> visitorEmits = new ArrayList<>();
     private final Map<String, Integer> visitOrigins = new HashMap<>();
     private final List<io.micrometer.core.instrument.Meter> meters = new ArrayList<>();
     private long[] visitorDue = new long[0];
-    /** The smallest visit EventTimestamp of visitors that emit (their outputs' watermark hold); MAX_VALUE: none. */
-    private long visitorHold = Long.MAX_VALUE;
+    /** Control sink nodes by output stream. */
+    private final Map<String, List<String>> controlNodesByStream = new java.util.LinkedHashMap<>();
+    /** Output streams with their own streams_dependency, and those dependencies. */
+    private final Map<String, List<String>> ownDependencies = new java.util.LinkedHashMap<>();
+    private Map<String, WatermarkTracker.Output> lastEmittedOwn = Map.of();
     /** Finite source partitions of this task and their bounds (from the changelogged store). */
     private final Map<org.apache.kafka.common.TopicPartition, Long> finiteBounds = new HashMap<>();
     private final java.util.Set<org.apache.kafka.common.TopicPartition> finiteDone = new java.util.HashSet<>();
@@ -118,11 +120,16 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         int partitionCount = plan.partitionCounts().singleTask() ? 1
                 : sourceComputation ? plan.partitionCounts().of(spec.id()) : spec.desiredPartitionCount();
         this.maxIdleProducers = sourceComputation ? spec.watermarkStrategy().maxIdlePartitions(partitionCount) : 0;
-        for (List<ComputationPlan.Route> routes : plan.outputs().values()) {
-            for (ComputationPlan.Route r : routes) {
+        for (Map.Entry<String, List<ComputationPlan.Route>> e : plan.outputs().entrySet()) {
+            for (ComputationPlan.Route r : e.getValue()) {
                 if (r instanceof ComputationPlan.InternalRoute) {
                     controlNodes.add(r.sinkNode());
+                    controlNodesByStream.computeIfAbsent(e.getKey(), k -> new ArrayList<>()).add(r.sinkNode());
                 }
+            }
+            List<String> deps = spec.streamsDependency().get(e.getKey());
+            if (deps != null && controlNodesByStream.containsKey(e.getKey())) {
+                ownDependencies.put(e.getKey(), deps);
             }
         }
         this.lastRecordWallMs = context.currentSystemTimeMs();
@@ -395,11 +402,6 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                     v.id(), partition, partitionCount, v.bucketCount(), sources, coverage, plan.visitors().status());
             visitors.add(visitor);
             visitorSpecs.add(v);
-            boolean emits = false;
-            for (List<String> deps : spec.streamsDependency().values()) {
-                emits |= deps.contains(v.id());
-            }
-            visitorEmits.add(emits);
             registerVisitorMeters(visitor, v, partition);
         }
         visitorDue = new long[visitors.size()];
@@ -442,15 +444,11 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         long nowNanos = nowMs * 1_000_000L;
         long deadline = System.nanoTime() + plan.visitors().maxPunctuationMs() * 1_000_000L;
         int rows = plan.visitors().maxRowsPerPunctuation();
-        visitorHold = Long.MAX_VALUE;
         for (int i = 0; i < visitors.size(); i++) {
             io.flowkafka.internal.visitor.KeyVisitor visitor = visitors.get(i);
             io.flowkafka.spec.KeyVisitorSettings settings = plan.visitors().dynamic().keyVisitor(spec.id(),
                     visitorSpecs.get(i).id());
             if (visitor.completed() || nowMs < visitorDue[i] || System.nanoTime() >= deadline) {
-                if (visitorEmits.get(i) && !visitor.completed()) {
-                    visitorHold = Math.min(visitorHold, visitor.lastEventTimestamp());
-                }
                 continue;
             }
             int index = i;
@@ -459,9 +457,6 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                     (key, pass, ets) -> visit(index, key, pass, ets));
             visitorDue[i] = step == io.flowkafka.internal.visitor.KeyVisitor.Step.MORE ? nowMs
                     : nowMs + settings.backgroundFillPeriod().toMillis();
-            if (visitorEmits.get(i) && step != io.flowkafka.internal.visitor.KeyVisitor.Step.COMPLETED) {
-                visitorHold = Math.min(visitorHold, visitor.lastEventTimestamp());
-            }
         }
     }
 
@@ -633,6 +628,12 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         return min == Long.MAX_VALUE ? Long.MIN_VALUE : min;
     }
 
+    /** A source's system watermark: the newest record's system time, or the clock once the source is quiet. */
+    private long sourceSystemWatermark(long nowMs) {
+        boolean quiet = nowMs - lastRecordWallMs >= plan.watermarks().intervalMs();
+        return quiet ? nowMs * 1_000_000L : sourceLastSystemTs;
+    }
+
     private long sourceEventWatermark() {
         if (sourceMaxEventTs == Long.MIN_VALUE) {
             return Long.MIN_VALUE;
@@ -662,8 +663,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         boolean completed = false;
         if (sourceComputation) {
             event = sourceEventWatermark();
-            boolean quiet = now - lastRecordWallMs >= plan.watermarks().intervalMs();
-            system = quiet ? now * 1_000_000L : sourceLastSystemTs;
+            system = sourceSystemWatermark(now);
             idle = now - lastRecordWallMs >= spec.watermarkStrategy().idleDuration().toMillis();
             completed = finiteSourcesDone() && finiteVisitorsDone();
         } else {
@@ -681,9 +681,6 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                 completed = !visitors.isEmpty(); // no inputs: nothing to wait for but the visitors
             }
             completed &= finiteVisitorsDone();
-            if (visitorHold != Long.MAX_VALUE) {
-                event = Math.min(event, visitorHold); // outputs depending on a visitor follow its visit times
-            }
             if (timerStore != null) {
                 event = Math.min(event, timerStore.minPendingEventTimestamp()); // the watermark hold
                 completed &= !holdingTimersPending();
@@ -695,7 +692,12 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         }
         boolean wasCompleted = watermarks.output().completed();
         WatermarkTracker.Output out = watermarks.recordOutput(event, system, completed);
-        boolean changed = !out.equals(lastEmitted);
+        Map<String, WatermarkTracker.Output> own = ownDependencies.isEmpty() ? Map.of() : new HashMap<>();
+        for (Map.Entry<String, List<String>> e : ownDependencies.entrySet()) {
+            long[] w = dependencyWatermarks(e.getValue(), now);
+            own.put(e.getKey(), watermarks.recordOutput(e.getKey(), w[0], w[1], w[2] != 0));
+        }
+        boolean changed = !out.equals(lastEmitted) || !own.equals(lastEmittedOwn);
         if (out.completed() && !wasCompleted) {
             String task = spec.id() + "/" + context.taskId().partition();
             context.forward(new Record<>(task.getBytes(java.nio.charset.StandardCharsets.UTF_8),
@@ -703,22 +705,96 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         }
         boolean heartbeat = lastEmitWallMs == Long.MIN_VALUE || now - lastEmitWallMs >= plan.watermarks().heartbeatMs();
         if ((changed || heartbeat) && !controlNodes.isEmpty()) {
-            io.flowkafka.avro.ControlRecord r = io.flowkafka.avro.ControlRecord.newBuilder()
-                    .setComputation(spec.id()).setPartition(context.taskId().partition())
-                    .setEventWatermark(out.eventWatermark()).setSystemWatermark(out.systemWatermark())
-                    .setCompleted(out.completed()).setIdle(idle && !out.completed())
-                    .setMaxIdleProducers(maxIdleProducers).setSequence(++controlSequence).build();
-            byte[] value = controlCodec.encode(r);
-            for (String node : controlNodes) {
-                org.apache.kafka.common.header.internals.RecordHeaders h = new org.apache.kafka.common.header.internals.RecordHeaders();
-                h.add(FlowHeaders.CONTROL, new byte[] {1});
-                context.forward(new Record<>(new byte[8], value, now, h), node);
+            long sequence = ++controlSequence;
+            for (Map.Entry<String, List<String>> e : controlNodesByStream.entrySet()) {
+                WatermarkTracker.Output o = own.getOrDefault(e.getKey(), out);
+                io.flowkafka.avro.ControlRecord r = io.flowkafka.avro.ControlRecord.newBuilder()
+                        .setComputation(spec.id()).setPartition(context.taskId().partition())
+                        .setEventWatermark(o.eventWatermark()).setSystemWatermark(o.systemWatermark())
+                        .setCompleted(o.completed()).setIdle(idle && !o.completed())
+                        .setMaxIdleProducers(maxIdleProducers).setSequence(sequence).build();
+                byte[] value = controlCodec.encode(r);
+                for (String node : e.getValue()) {
+                    RecordHeaders h = new RecordHeaders();
+                    h.add(FlowHeaders.CONTROL, new byte[] {1});
+                    context.forward(new Record<>(new byte[8], value, now, h), node);
+                }
             }
         }
         if (changed || heartbeat) {
             lastEmitted = out;
+            lastEmittedOwn = own;
             lastEmitWallMs = now;
         }
+    }
+
+    /**
+     * The watermarks and completion of an output stream from its own {@code streams_dependency}:
+     * the minimum over the inputs, sources, timer streams and key visitors it lists; complete when
+     * all of them are. Returns {event, system, completed (1/0)}.
+     */
+    private long[] dependencyWatermarks(List<String> deps, long nowMs) {
+        long event = Long.MAX_VALUE;
+        long system = Long.MAX_VALUE;
+        boolean completed = true;
+        for (String d : deps) {
+            int timer = timerIndex(d);
+            int visitor = visitorIndex(d);
+            if (watermarks.streams().contains(d)) {
+                event = Math.min(event, watermarks.eventWatermark(d));
+                system = Math.min(system, watermarks.systemWatermark(d));
+                completed &= watermarks.completed(d);
+            } else if (spec.sourceStreams().stream().anyMatch(src -> src.streamId().equals(d))) {
+                boolean done = finiteSourcesDone();
+                if (!done) {
+                    event = Math.min(event, sourceEventWatermark());
+                    system = Math.min(system, sourceSystemWatermark(nowMs));
+                }
+                completed &= done;
+            } else if (visitor >= 0) {
+                io.flowkafka.internal.visitor.KeyVisitor v = visitors.get(visitor);
+                if (!v.completed()) {
+                    event = Math.min(event, v.lastEventTimestamp());
+                    system = Math.min(system, nowMs * 1_000_000L);
+                    completed = false;
+                }
+            } else if (timer >= 0 && timerStore != null) {
+                boolean pending = timerStore.hasPending(timer);
+                boolean inputsDone = true;
+                for (String s : watermarks.streams()) {
+                    inputsDone &= watermarks.completed(s);
+                }
+                if (!(inputsDone && (!pending || timeTypes[timer] == io.flowkafka.spec.TimeType.REAL_TIME))) {
+                    long hold = timerStore.minPendingEventTimestamp();
+                    event = Math.min(event, Math.min(timerWatermark(timer), hold));
+                    system = Math.min(system, timeTypes[timer] == io.flowkafka.spec.TimeType.EVENT_TIME
+                            ? nowMs * 1_000_000L : timerWatermark(timer));
+                    completed = false;
+                }
+            }
+        }
+        if (completed) {
+            return new long[] {Long.MAX_VALUE, Long.MAX_VALUE, 1};
+        }
+        return new long[] {event, system, 0};
+    }
+
+    private int timerIndex(String stream) {
+        for (int i = 0; i < spec.timers().size(); i++) {
+            if (spec.timers().get(i).id().equals(stream)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private int visitorIndex(String stream) {
+        for (int i = 0; i < visitorSpecs.size(); i++) {
+            if (visitorSpecs.get(i).id().equals(stream)) {
+                return i;
+            }
+        }
+        return -1;
     }
 
     private void runFunction(FlowMessage message) {

@@ -59,6 +59,8 @@ public final class WatermarkTracker {
     private final Map<String, ExpectedProducers> expected;
     private final Map<String, Map<Integer, ProducerState>> heard = new HashMap<>();
     private Output output = Output.NONE;
+    /** Outputs of streams with their own streams_dependency, by stream. */
+    private final Map<String, Output> streamOutputs = new HashMap<>();
 
     /**
      * A tracker over {@code store}, expecting {@code expected} producers per internal input stream.
@@ -91,6 +93,8 @@ public final class WatermarkTracker {
                 java.nio.ByteBuffer v = java.nio.ByteBuffer.wrap(kv.value);
                 if (k.equals("o|output")) {
                     output = new Output(v.getLong(), v.getLong(), v.get() != 0);
+                } else if (k.startsWith("o|output|")) {
+                    streamOutputs.put(k.substring("o|output|".length()), new Output(v.getLong(), v.getLong(), v.get() != 0));
                 } else if (k.startsWith("p|")) {
                     String[] parts = k.split("\\|", 4);
                     heard.computeIfAbsent(parts[1], s -> new HashMap<>()).put(Integer.parseInt(parts[3]),
@@ -207,6 +211,30 @@ public final class WatermarkTracker {
                     .putLong(next.systemWatermark()).put((byte) (next.completed() ? 1 : 0)).array());
         }
         return output;
+    }
+
+    /** The output of a stream with its own dependencies as last sent (persisted); NONE before the first. */
+    public Output output(String stream) {
+        return streamOutputs.getOrDefault(stream, Output.NONE);
+    }
+
+    /**
+     * Records a newly sent output of one output stream that has its own {@code streams_dependency},
+     * never letting it go back.
+     *
+     * @return the output actually recorded
+     */
+    public Output recordOutput(String stream, long eventWatermark, long systemWatermark, boolean completed) {
+        Output old = output(stream);
+        Output next = new Output(Math.max(old.eventWatermark(), eventWatermark),
+                Math.max(old.systemWatermark(), systemWatermark), old.completed() || completed);
+        if (!next.equals(old)) {
+            streamOutputs.put(stream, next);
+            store.put(Bytes.wrap(("o|output|" + stream).getBytes(StandardCharsets.UTF_8)),
+                    java.nio.ByteBuffer.allocate(17).putLong(next.eventWatermark()).putLong(next.systemWatermark())
+                            .put((byte) (next.completed() ? 1 : 0)).array());
+        }
+        return next;
     }
 
     /** A changelogged per-task value (e.g. a finite source's bound), or null. */
