@@ -141,6 +141,58 @@ class KeyVisitorIT {
         }
     }
 
+    /** A visitor-only computation: no inputs, no sources; it visits its own state. */
+    public static final class Auditor implements io.flowkafka.api.RowFunction {
+        @Override
+        public void onMessage(io.flowkafka.api.Message message, io.flowkafka.api.OutputCollector output,
+                io.flowkafka.api.RuntimeContext context) {
+        }
+    }
+
+    @Test
+    @Timeout(180)
+    void shouldCommitConsumedOffsetsForATaskWhoseOnlyWorkIsVisiting(KafkaCluster cluster, TestNames names)
+            throws Exception {
+        // DESIGN.md: "Every transaction that carries output also carries consumed offsets: each task reads a control
+        // partition, so the consumer-group generation check fences a zombie even for work that consumes nothing
+        // (visitor-only computations ...)". The task heartbeats into its own control partition and reads it back.
+        String pipeline = names.name("auditor");
+        io.flowkafka.spec.PipelineSpec spec = io.flowkafka.spec.PipelineSpec.builder(pipeline)
+                .stream("unused", VisitPipeline.SEEN)
+                .computation("auditor", c -> c.groupBy("hash", io.flowkafka.spec.ColumnType.UINT64, null)
+                        .processingFunction(Auditor::new).state("seen", VisitPipeline.SEEN).desiredPartitionCount(2)
+                        .keyVisitorStream("v", Map.of("period", "2s", "finite", false)))
+                .build();
+        Properties props = new Properties();
+        props.put("bootstrap.servers", cluster.bootstrapServers());
+        props.put("state.dir", Files.createTempDirectory("flow-kv-audit").toString());
+        props.put("commit.interval.ms", "100");
+        props.put("flow.watermark.heartbeat.ms", "200");
+        try (io.flowkafka.runtime.FlowRuntime runtime = io.flowkafka.runtime.FlowRuntime.create(spec, props)) {
+            runtime.start();
+            String control = pipeline + ".control.auditor";
+            assertThat(runtime.internalTopics()).containsEntry(control, 2);
+            try (Admin admin = Admin.create(cluster.clientProperties())) {
+                Await.until(Duration.ofMinutes(2), "committed offsets on both control partitions", () -> {
+                    try {
+                        var offsets = admin.listConsumerGroupOffsets(runtime.applicationId())
+                                .partitionsToOffsetAndMetadata().get();
+                        for (int p = 0; p < 2; p++) {
+                            var o = offsets.get(new TopicPartition(control, p));
+                            if (o == null || o.offset() < 3) {
+                                return false;
+                            }
+                        }
+                        return true;
+                    } catch (Exception e) {
+                        return false;
+                    }
+                });
+            }
+            assertThat(runtime.state()).isEqualTo(io.flowkafka.runtime.FlowRuntime.State.RUNNING);
+        }
+    }
+
     private static ChildJvm instance(KafkaCluster cluster, String pipeline, String input, String output, Path state,
             long haltAt) throws Exception {
         ChildJvm.Builder b = ChildJvm.builder(VisitMain.class).maxHeap("384m")

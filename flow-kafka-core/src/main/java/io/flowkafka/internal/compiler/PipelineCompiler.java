@@ -208,12 +208,19 @@ public final class PipelineCompiler {
                         new ByteArrayDeserializer(), controlTopic);
                 sourceNodes.add(node);
             }
+            boolean ownControl = controlTopic != null;
             topology.addProcessor(processorName, () -> new ComputationProcessor(plan), sourceNodes.toArray(String[]::new));
             if (!c.states().isEmpty()) {
                 topology.addStateStore(KeyStates.storeBuilder(c.id(), persistentStores), processorName);
             }
             topology.addStateStore(io.flowkafka.internal.watermarks.WatermarkTracker.storeBuilder(c.id(), persistentStores),
                     processorName);
+            if (ownControl) {
+                // the task writes a heartbeat to its own control partition and reads it back, so its transactions
+                // carry consumed offsets and a zombie is fenced even though it consumes nothing else
+                topology.addSink(c.id() + ".sink.control", controlTopic, new ByteArraySerializer(),
+                        new ByteArraySerializer(), io.flowkafka.internal.partition.OwnPartitioner.INSTANCE, processorName);
+            }
             topology.addSink(c.id() + ".sink.status", statusTopic, new ByteArraySerializer(), new ByteArraySerializer(),
                     processorName);
             if (!c.keyVisitorStreams().isEmpty()) {

@@ -721,6 +721,10 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                 }
             }
         }
+        if (heartbeat && plan.controlTopic() != null) {
+            context.forward(new Record<>(io.flowkafka.internal.partition.OwnPartitioner.keyOf(
+                    context.taskId().partition()), new byte[0], now), spec.id() + ".sink.control");
+        }
         if (changed || heartbeat) {
             lastEmitted = out;
             lastEmittedOwn = own;
