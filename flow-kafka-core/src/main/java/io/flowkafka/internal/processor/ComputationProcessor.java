@@ -84,6 +84,9 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
     private final Map<String, Integer> visitOrigins = new HashMap<>();
     private final List<io.micrometer.core.instrument.Meter> meters = new ArrayList<>();
     private long[] visitorDue = new long[0];
+    private io.micrometer.core.instrument.Timer timerSteps;
+    private io.micrometer.core.instrument.Counter firedTimers;
+    private int firedInStep;
     /** Control sink nodes by output stream. */
     private final Map<String, List<String>> controlNodesByStream = new java.util.LinkedHashMap<>();
     /** Output streams with their own streams_dependency, and those dependencies. */
@@ -252,6 +255,18 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                 spec.timers().stream().map(io.flowkafka.spec.TimerStreamSpec::id).toList(), dedup);
         timerGroups = new TimerGroups(spec);
         call.timers(timerStore, MessageIds.computationTag(spec.id() + "#timers"));
+        timerSteps = io.micrometer.core.instrument.Timer.builder("flow.timers.punctuation")
+                .description("Duration of a timer-firing step that fired at least one timer")
+                .tags("pipeline", plan.pipeline(), "computation", spec.id(), "partition",
+                        Integer.toString(context.taskId().partition()))
+                .publishPercentiles(0.5, 0.99, 0.999).register(plan.visitors().meters());
+        meters.add(timerSteps);
+        firedTimers = io.micrometer.core.instrument.Counter.builder("flow.timers.fired")
+                .description("Timers fired (their calls committed or sent to the dead-letter topic)")
+                .tags("pipeline", plan.pipeline(), "computation", spec.id(), "partition",
+                        Integer.toString(context.taskId().partition()))
+                .register(plan.visitors().meters());
+        meters.add(firedTimers);
         context.schedule(java.time.Duration.ofMillis(plan.timers().punctuationIntervalMs()),
                 org.apache.kafka.streams.processor.PunctuationType.WALL_CLOCK_TIME, now -> {
                     fireTimers();
@@ -292,7 +307,22 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             return;
         }
         int budget = plan.timers().maxPerPunctuation();
-        long deadline = System.nanoTime() + plan.timers().maxPunctuationMs() * 1_000_000L;
+        long started = System.nanoTime();
+        long deadline = started + plan.timers().maxPunctuationMs() * 1_000_000L;
+        try {
+            fireTimers(budget, deadline);
+        } finally {
+            int fired = firedInStep;
+            if (fired > 0) {
+                timerSteps.record(System.nanoTime() - started, java.util.concurrent.TimeUnit.NANOSECONDS);
+                firedTimers.increment(fired);
+            }
+            firedInStep = 0;
+        }
+    }
+
+    private void fireTimers(int initialBudget, long deadline) {
+        int budget = initialBudget;
         boolean[] blocked = new boolean[timerGroups.groups()];
         for (int g = 0; g < blocked.length; g++) {
             for (String o : timerGroups.outputsOf(g)) {
@@ -318,6 +348,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                         continue outer; // a timer added by this batch's calls sorts before: ask again
                     }
                     fireOne(t);
+                    firedInStep++;
                     budget--;
                     if (budget == 0 || System.nanoTime() >= deadline) {
                         break outer;

@@ -1,0 +1,43 @@
+package io.flowkafka.benchmarks.waitclick;
+
+import io.flowkafka.examples.waitclick.WaitClickJoin;
+import io.flowkafka.runtime.FlowRuntime;
+import java.time.Duration;
+import java.util.Properties;
+
+/**
+ * The flow-kafka side of the wait-click benchmark, run by {@link WaitClickVsFlink} in a JVM of its
+ * own: the example's pipeline ({@link WaitClickJoin#spec}, finite sources, exactly_once_v2) until it
+ * completes. Prints {@code T0 <epoch ms>} just before it creates the runtime and {@code FINISHED
+ * <state> <epoch ms>} when the pipeline completed (or failed), then exits.
+ *
+ * <p>Arguments: {@code bootstrap pipeline impressionsTopic clicksTopic resultsTopic stateDir
+ * partitions streamThreads}.
+ */
+public final class WaitClickFlowJob {
+    private WaitClickFlowJob() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        if (args.length != 8) {
+            System.err.println("usage: WaitClickFlowJob bootstrap pipeline impressionsTopic clicksTopic resultsTopic"
+                    + " stateDir partitions streamThreads");
+            System.exit(2);
+        }
+        Properties props = new Properties();
+        props.put("bootstrap.servers", args[0]);
+        props.put("state.dir", args[5]);
+        props.put("num.stream.threads", args[7]);
+        System.out.println("T0 " + System.currentTimeMillis());
+        System.out.flush();
+        boolean ok;
+        try (FlowRuntime runtime = FlowRuntime.create(
+                WaitClickJoin.spec(args[1], args[2], args[3], args[4], Integer.parseInt(args[6]), true), props)) {
+            runtime.start();
+            ok = runtime.awaitCompletion(Duration.ofMinutes(30));
+            System.out.println("FINISHED " + runtime.state() + " " + System.currentTimeMillis());
+            System.out.flush();
+        }
+        System.exit(ok ? 0 : 1);
+    }
+}

@@ -1,0 +1,511 @@
+package io.flowkafka.benchmarks.waitclick;
+
+import io.flowkafka.examples.waitclick.WaitClickData;
+import io.flowkafka.testing.EmbeddedKafkaCluster;
+import java.io.BufferedReader;
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Stream;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/**
+ * The wait-click join as a flow-kafka pipeline vs the same job in Flink, side by side on one in-JVM
+ * broker (issue 3, "Benchmarks in benchmarks/RESULTS.md (b)").
+ *
+ * <p>This JVM runs the broker, writes the input once ({@link WaitClickData}: {@code --impressions}
+ * impressions 200 ms apart in event time, a {@code --click-ratio} share clicked up to 40 minutes
+ * later, keyed by impression id, over {@code --partitions} partitions per topic), and measures. Each
+ * job runs in a JVM of its own with the same heap ({@code --job-heap}), reading the same two input
+ * topics from the beginning and writing to a fresh results topic:
+ * <ul>
+ *   <li><b>flow</b>: {@link WaitClickFlowJob}, the example's spec ({@code WaitClickJoin.spec}, finite
+ *       sources), exactly_once_v2, {@code --flow-threads} stream threads;</li>
+ *   <li><b>flink</b>: {@code io.flowkafka.benchmarks.flink.WaitClickFlinkJob} (module
+ *       benchmarks-flink, its own class path: {@code --flink-classpath}), a KeyedProcessFunction with
+ *       RocksDB state and event-time timers, bounded Kafka sources, an exactly-once Kafka sink,
+ *       {@code --checkpoint-ms} checkpoints, parallelism {@code --flink-parallelism}, local
+ *       MiniCluster.</li>
+ * </ul>
+ * Throughput is input records (impressions + clicks) / seconds from the job's start ({@code T0}: the
+ * flow JVM about to create its runtime; the Flink JVM, MiniCluster up, about to submit the job) until
+ * a {@code read_committed} consumer has read a result for every impression. Every run's results are
+ * checked against the reference (one per impression, the expected {@code joined}/{@code no_click}).
+ * A warm-up run of each job on small input comes first (not reported), then {@code --runs} rounds
+ * alternating the order; medians go to one summary row of {@code RESULTS.md}.
+ *
+ * <p>Run: {@code benchmarks/run-waitclick-vs-flink.sh} (builds, then runs this class; options: --help).
+ */
+public final class WaitClickVsFlink {
+    private static final long START_MS = 1_767_225_600_000L;
+    private static final long SPACING_MS = 200;
+    /** JVM options Flink needs on Java 17 (from Flink's distribution config, env.java.opts.all). */
+    private static final List<String> FLINK_JAVA_OPTS = List.of(
+            "--add-exports=java.base/sun.net.util=ALL-UNNAMED",
+            "--add-exports=java.rmi/sun.rmi.registry=ALL-UNNAMED",
+            "--add-exports=java.security.jgss/sun.security.krb5=ALL-UNNAMED",
+            "--add-opens=java.base/java.lang=ALL-UNNAMED",
+            "--add-opens=java.base/java.net=ALL-UNNAMED",
+            "--add-opens=java.base/java.io=ALL-UNNAMED",
+            "--add-opens=java.base/java.nio=ALL-UNNAMED",
+            "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+            "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
+            "--add-opens=java.base/java.text=ALL-UNNAMED",
+            "--add-opens=java.base/java.time=ALL-UNNAMED",
+            "--add-opens=java.base/java.util=ALL-UNNAMED",
+            "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+            "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED",
+            "--add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED");
+
+    enum Job {
+        FLOW("flow-kafka"), FLINK("Flink");
+
+        final String label;
+
+        Job(String label) {
+            this.label = label;
+        }
+    }
+
+    /** One job run. */
+    record Run(Job job, int round, long records, double seconds, double launchToT0, double firstOutput,
+            double jobCpuS, double driverCpuS, double otherCores, String finished, OutputMeter.Check check) {
+        double rate() {
+            return records / seconds;
+        }
+
+        String describe() {
+            return String.format(Locale.ROOT, "%,9.0f records/s (%.2f s from start; JVM launch to start %.2f s; first "
+                            + "result at %.2f s; CPU s: job JVM %.1f = %.1f us/record, broker JVM %.1f; other processes "
+                            + "%.2f cores; %s) %s", rate(), seconds, launchToT0, firstOutput, jobCpuS,
+                    jobCpuS * 1e6 / records, driverCpuS, otherCores, finished, check);
+        }
+    }
+
+    private int impressions = 600_000;
+    private double clickRatio = 0.7;
+    private long seed = 42;
+    private int runs = 3;
+    private int warmup = 20_000;
+    private int partitions = 4;
+    private int flowThreads = 2;
+    private int flinkParallelism = 2;
+    private long checkpointMs = 1000;
+    private String flinkGuarantee = "exactly-once";
+    private String jobHeap = "1g";
+    private List<String> jobJvmOpts = List.of();
+    private long timeoutS = 600;
+    private List<Job> jobs = List.of(Job.FLOW, Job.FLINK);
+    private String flinkClasspath;
+    private Path results = Paths.get("benchmarks/RESULTS.md");
+    private Path workDir;
+    private final List<String> commandLine = new ArrayList<>();
+    private final String stamp = Long.toString(System.currentTimeMillis() % 10_000_000, 36);
+    private EmbeddedKafkaCluster cluster;
+    private final List<Process> children = new CopyOnWriteArrayList<>();
+
+    public static void main(String[] args) throws Exception {
+        WaitClickVsFlink b = new WaitClickVsFlink();
+        for (int i = 0; i < args.length; i++) {
+            String a = args[i];
+            if (a.equals("--help") || a.equals("-h")) {
+                System.out.println("""
+                        options (defaults in parentheses):
+                          --impressions N       impressions in the input (600000; clicks add ~click-ratio x N)
+                          --click-ratio R       share of impressions clicked (0.7)
+                          --seed N              input seed (42)
+                          --runs N              interleaved rounds, medians reported (3)
+                          --warmup N            impressions of the unreported warm-up run per job, 0 for none (20000)
+                          --partitions N        partitions of each input and results topic (4)
+                          --flow-threads N      flow-kafka num.stream.threads (2)
+                          --flink-parallelism N Flink parallelism = task slots (2)
+                          --checkpoint-ms N     Flink checkpoint interval (1000)
+                          --flink-guarantee G   exactly-once | at-least-once (exactly-once)
+                          --job-heap SIZE       -Xms and -Xmx of each job JVM (1g)
+                          --job-jvm-opts "OPTS" extra options for both job JVMs, e.g. JFR or log levels
+                                                (-Dorg.slf4j.simpleLogger.defaultLogLevel=info)
+                          --timeout-s N         bound on one run (600)
+                          --jobs LIST           flow,flink (both)
+                          --flink-classpath CP  class path of the Flink JVM (the script passes it)
+                          --work-dir DIR        state, checkpoints and job logs (a new temp directory)
+                          --results FILE | --no-results   where to write the summary row (benchmarks/RESULTS.md)""");
+                return;
+            }
+            if (a.equals("--no-results")) {
+                b.results = null;
+                b.commandLine.add(a);
+                continue;
+            }
+            if (i + 1 >= args.length) {
+                throw new IllegalArgumentException("option " + a + " needs a value");
+            }
+            String v = args[++i];
+            if (!a.equals("--flink-classpath") && !a.equals("--work-dir")) {
+                b.commandLine.add(a);
+                b.commandLine.add(v);
+            }
+            switch (a) {
+                case "--impressions" -> b.impressions = Integer.parseInt(v);
+                case "--click-ratio" -> b.clickRatio = Double.parseDouble(v);
+                case "--seed" -> b.seed = Long.parseLong(v);
+                case "--runs" -> b.runs = Integer.parseInt(v);
+                case "--warmup" -> b.warmup = Integer.parseInt(v);
+                case "--partitions" -> b.partitions = Integer.parseInt(v);
+                case "--flow-threads" -> b.flowThreads = Integer.parseInt(v);
+                case "--flink-parallelism" -> b.flinkParallelism = Integer.parseInt(v);
+                case "--checkpoint-ms" -> b.checkpointMs = Long.parseLong(v);
+                case "--flink-guarantee" -> {
+                    if (!v.equals("exactly-once") && !v.equals("at-least-once")) {
+                        throw new IllegalArgumentException("--flink-guarantee exactly-once|at-least-once");
+                    }
+                    b.flinkGuarantee = v;
+                }
+                case "--job-heap" -> b.jobHeap = v;
+                case "--job-jvm-opts" -> b.jobJvmOpts = v.isBlank() ? List.of() : List.of(v.trim().split("\\s+"));
+                case "--timeout-s" -> b.timeoutS = Long.parseLong(v);
+                case "--jobs" -> b.jobs = Stream.of(v.split(",")).map(s -> Job.valueOf(s.trim().toUpperCase(Locale.ROOT)))
+                        .toList();
+                case "--flink-classpath" -> b.flinkClasspath = v;
+                case "--work-dir" -> b.workDir = Paths.get(v);
+                case "--results" -> b.results = Paths.get(v);
+                default -> throw new IllegalArgumentException("unknown option " + a + " (see --help)");
+            }
+        }
+        if (b.jobs.contains(Job.FLINK) && (b.flinkClasspath == null || b.flinkClasspath.isBlank())) {
+            throw new IllegalArgumentException("--flink-classpath is required to run the Flink job");
+        }
+        int exit = b.run();
+        System.exit(exit);
+    }
+
+    private int run() throws Exception {
+        long started = System.nanoTime();
+        if (workDir == null) {
+            workDir = Files.createTempDirectory("wcj-vs-flink-");
+        }
+        Files.createDirectories(workDir);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> children.forEach(Process::destroyForcibly)));
+        String loadBefore = loadAverage();
+        System.out.printf(Locale.ROOT, "WaitClickVsFlink: %,d impressions (click ratio %.2f, seed %d), %d partitions, %d "
+                        + "round(s) of %s, flow-kafka %d stream thread(s), Flink parallelism %d, %s sink, %d ms checkpoints,"
+                        + " job heap %s; work dir %s; load average %s%n", impressions, clickRatio, seed, partitions, runs,
+                jobs, flowThreads, flinkParallelism, flinkGuarantee, checkpointMs, jobHeap, workDir, loadBefore);
+        cluster = EmbeddedKafkaCluster.start();
+        List<Run> all = new ArrayList<>();
+        long inputRecords;
+        try {
+            if (warmup > 0) {
+                Input warm = input("warm", warmup);
+                for (Job job : jobs) {
+                    Run r = runJob(job, 0, warm);
+                    System.out.printf("  warm-up %-10s %s%n", job.label, r.describe());
+                }
+            }
+            Input in = input("main", impressions);
+            inputRecords = in.records();
+            for (int round = 1; round <= runs; round++) {
+                List<Job> order = new ArrayList<>(jobs);
+                if (round % 2 == 0) {
+                    Collections.reverse(order); // alternate, so that neither job always runs first
+                }
+                for (Job job : order) {
+                    Run r = runJob(job, round, in);
+                    all.add(r);
+                    System.out.printf("  round %d %-10s %s%n", round, job.label, r.describe());
+                }
+            }
+        } finally {
+            cluster.close();
+        }
+        double minutes = (System.nanoTime() - started) / 60e9;
+        System.out.println();
+        System.out.printf(Locale.ROOT, "Medians over %d round(s), %,d input records (%,d impressions + %,d clicks); took %.1f "
+                        + "min; load average before %s, after %s:%n", runs, inputRecords, impressions,
+                inputRecords - impressions, minutes, loadBefore, loadAverage());
+        System.out.println("| job | records/s (median) | seconds from start | JVM launch to start (s) | first result (s) "
+                + "| job JVM CPU us/record | broker JVM CPU s | other processes (cores) | checks |");
+        System.out.println("|---|---|---|---|---|---|---|---|---|");
+        for (Job job : jobs) {
+            List<Run> rs = all.stream().filter(r -> r.job() == job).toList();
+            long bad = rs.stream().filter(r -> !r.check().ok()).count();
+            System.out.printf(Locale.ROOT, "| %s | %,.0f | %.2f | %.2f | %.2f | %.1f | %.1f | %.2f | %d of %d ok |%n",
+                    job.label, median(rs, Run::rate), median(rs, Run::seconds), median(rs, Run::launchToT0),
+                    median(rs, Run::firstOutput), median(rs, r -> r.jobCpuS() * 1e6 / r.records()),
+                    median(rs, Run::driverCpuS), median(rs, Run::otherCores), rs.size() - bad, rs.size());
+        }
+        long problems = all.stream().filter(r -> !r.check().ok()).count();
+        if (jobs.contains(Job.FLOW) && jobs.contains(Job.FLINK) && runs > 0) {
+            double flow = median(all.stream().filter(r -> r.job() == Job.FLOW).toList(), Run::rate);
+            double flink = median(all.stream().filter(r -> r.job() == Job.FLINK).toList(), Run::rate);
+            double ratio = flow / flink;
+            System.out.printf(Locale.ROOT, "%nflow-kafka %,.0f records/s, Flink %,.0f records/s: ratio flow/Flink %.2fx "
+                    + "(goal >= 1.0: %s)%n", flow, flink, ratio, ratio >= 1.0 ? "met" : "missed");
+            String row = String.format(Locale.ROOT, "| wait-click join throughput, %s-record backlog (%s impressions + "
+                            + "clicks), %d partitions, each job in its own JVM (heap %s): flow-kafka pipeline "
+                            + "(exactly_once_v2, %d stream thread%s) vs Flink 2.2 KeyedProcessFunction (RocksDB, timers, "
+                            + "%s Kafka sink, %d ms checkpoints, parallelism %d, MiniCluster); median of %d "
+                            + "interleaved rounds | %,.0f records/s | %,.0f records/s | %.2fx (goal >= 1.0: %s%s) | %s | %s |",
+                    compact(inputRecords), compact(impressions), partitions, jobHeap, flowThreads,
+                    flowThreads == 1 ? "" : "s", flinkGuarantee, checkpointMs, flinkParallelism, runs, flow, flink, ratio,
+                    ratio >= 1.0 ? "met" : "missed", problems == 0 ? "; results checked: ok"
+                            : "; result check problems in " + problems + " run(s)", LocalDate.now(),
+                    "`benchmarks/run-waitclick-vs-flink.sh" + (commandLine.isEmpty() ? "" : " "
+                            + String.join(" ", commandLine)) + "`");
+            System.out.println(row);
+            if (results != null) {
+                SummaryRows.upsert(results, List.of(row));
+                System.out.println("updated " + results);
+            }
+        }
+        return problems == 0 ? 0 : 1;
+    }
+
+    /** Input topics written once and read by every run. */
+    record Input(String impressionsTopic, String clicksTopic, int impressions, long records, byte[] expected) {
+    }
+
+    private Input input(String name, int n) throws Exception {
+        WaitClickData data = WaitClickData.generate(n, clickRatio, START_MS, SPACING_MS, seed);
+        byte[] expected = new byte[n];
+        for (Map.Entry<String, String> e : data.expectedResults().entrySet()) {
+            int id = OutputMeter.impressionNumber(e.getKey().getBytes(StandardCharsets.UTF_8));
+            expected[id] = e.getValue().equals("joined") ? OutputMeter.JOINED : OutputMeter.NO_CLICK;
+        }
+        String imp = "wcj-" + stamp + "-" + name + "-impressions";
+        String clk = "wcj-" + stamp + "-" + name + "-clicks";
+        cluster.createTopic(imp, partitions);
+        cluster.createTopic(clk, partitions);
+        long t = System.nanoTime();
+        Properties p = cluster.clientProperties();
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.LINGER_MS_CONFIG, "10");
+        p.put(ProducerConfig.BATCH_SIZE_CONFIG, String.valueOf(128 * 1024));
+        // one request in flight: the first batch of a just-created partition cannot be overtaken
+        p.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "1");
+        AtomicReference<Exception> error = new AtomicReference<>();
+        org.apache.kafka.clients.producer.Callback check = (md, e) -> {
+            if (e != null) {
+                error.compareAndSet(null, e);
+            }
+        };
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
+            data.impressions().entrySet().stream().sorted(Map.Entry.comparingByValue()).forEach(e -> producer.send(
+                    new ProducerRecord<>(imp, e.getKey(), WaitClickData.impressionJson(e.getKey(), e.getValue())), check));
+            data.clicks().forEach(c -> producer.send(
+                    new ProducerRecord<>(clk, c.getKey(), WaitClickData.clickJson(c.getKey(), c.getValue())), check));
+            producer.flush();
+        }
+        if (error.get() != null) {
+            throw new IllegalStateException("writing the input failed", error.get());
+        }
+        long joined = 0;
+        for (byte b : expected) {
+            joined += b == OutputMeter.JOINED ? 1 : 0;
+        }
+        long records = n + (long) data.clicks().size();
+        System.out.printf(Locale.ROOT, "  input %s: %,d impressions + %,d clicks = %,d records written in %.1f s "
+                        + "(event time spans %.1f h; reference: %,d joined, %,d no_click)%n", name, n, data.clicks().size(),
+                records, (System.nanoTime() - t) / 1e9, n * SPACING_MS / 3.6e6, joined, n - joined);
+        return new Input(imp, clk, n, records, expected);
+    }
+
+    private Run runJob(Job job, int round, Input in) throws Exception {
+        String runId = stamp + "-" + (round == 0 ? "warm" : "r" + round) + "-" + job.name().toLowerCase(Locale.ROOT);
+        String resultsTopic = "wcj-" + runId + "-results";
+        cluster.createTopic(resultsTopic, partitions);
+        Path runDir = workDir.resolve(runId);
+        Files.createDirectories(runDir);
+        Path log = workDir.resolve(runId + ".log");
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.add("-Xms" + jobHeap);
+        cmd.add("-Xmx" + jobHeap);
+        cmd.addAll(jobJvmOpts);
+        if (job == Job.FLOW) {
+            cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), WaitClickFlowJob.class.getName(),
+                    cluster.bootstrapServers(), "wcj-flow-" + runId, in.impressionsTopic(), in.clicksTopic(), resultsTopic,
+                    runDir.resolve("state").toString(), Integer.toString(partitions), Integer.toString(flowThreads)));
+        } else {
+            cmd.addAll(FLINK_JAVA_OPTS);
+            cmd.addAll(List.of("-cp", flinkClasspath, "io.flowkafka.benchmarks.flink.WaitClickFlinkJob",
+                    cluster.bootstrapServers(), in.impressionsTopic(), in.clicksTopic(), resultsTopic, runId,
+                    runDir.toString(), "--parallelism", Integer.toString(flinkParallelism), "--checkpoint-ms",
+                    Long.toString(checkpointMs), "--guarantee", flinkGuarantee));
+        }
+        OutputMeter meter = new OutputMeter(cluster.bootstrapServers(), resultsTopic, partitions, in.expected());
+        long[] cpu0 = {systemBusyTicks(), selfCpuTicks()};
+        long launch = System.currentTimeMillis();
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        children.add(p);
+        AtomicReference<Long> t0 = new AtomicReference<>();
+        AtomicReference<String> finished = new AtomicReference<>("");
+        Thread reader = new Thread(() -> {
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+                    BufferedWriter w = Files.newBufferedWriter(log, StandardCharsets.UTF_8)) {
+                String line;
+                while ((line = r.readLine()) != null) {
+                    w.write(line);
+                    w.newLine();
+                    w.flush();
+                    if (line.startsWith("T0 ")) {
+                        t0.set(Long.parseLong(line.substring(3).trim()));
+                    } else if (line.startsWith("FINISHED ")) {
+                        finished.set(line.split(" ")[1]);
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                // the process ended
+            }
+        }, "log-" + runId);
+        reader.setDaemon(true);
+        reader.start();
+        long deadline = System.currentTimeMillis() + timeoutS * 1000;
+        long exitedAt = -1;
+        while (!meter.isComplete() && System.currentTimeMillis() < deadline) {
+            meter.awaitComplete(100);
+            if (!p.isAlive()) {
+                if (exitedAt < 0) {
+                    exitedAt = System.currentTimeMillis();
+                }
+                // the job says it finished: its last commit must be readable within a few seconds
+                if (System.currentTimeMillis() - exitedAt > 15_000) {
+                    break;
+                }
+            }
+        }
+        long jobCpu = p.isAlive() ? procCpuTicks(p.pid()) : -1;
+        long[] cpu1 = {systemBusyTicks(), selfCpuTicks()};
+        long end = meter.isComplete() ? meter.completeAtMs() : System.currentTimeMillis();
+        if (!p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)) {
+            p.destroy();
+            if (!p.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)) {
+                p.destroyForcibly().waitFor();
+            }
+        }
+        children.remove(p);
+        reader.join(5_000);
+        Thread.sleep(1_000); // late duplicates, if any
+        OutputMeter.Check check = meter.finish();
+        long start = t0.get() != null ? t0.get() : launch;
+        double seconds = (end - start) / 1000.0;
+        double wall = Math.max(1, System.currentTimeMillis() - launch) / 1000.0;
+        double jobCpuS = jobCpu < 0 ? Double.NaN : jobCpu / 100.0;
+        double driverCpuS = (cpu1[1] - cpu0[1]) / 100.0;
+        double otherCores = Math.max(0, ((cpu1[0] - cpu0[0]) / 100.0 - driverCpuS - (jobCpu < 0 ? 0 : jobCpuS))
+                / ((end - launch) / 1000.0));
+        String status = finished.get().isEmpty() ? "exit " + (p.isAlive() ? "?" : p.exitValue()) : finished.get();
+        Run run = new Run(job, round, in.records(), seconds, (start - launch) / 1000.0,
+                meter.firstAtMs() < 0 ? Double.NaN : (meter.firstAtMs() - start) / 1000.0, jobCpuS, driverCpuS,
+                otherCores, status, check);
+        if (!check.ok() || (!status.equals("COMPLETED") && !status.equals("SUCCEEDED"))) {
+            System.out.printf("  %s run %s: %s; wall %.1f s; last lines of %s:%n", job.label, runId, check.problem(), wall,
+                    log);
+            List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
+            lines.subList(Math.max(0, lines.size() - 40), lines.size()).forEach(l -> System.out.println("    | " + l));
+        }
+        cleanUp(in, runDir);
+        return run;
+    }
+
+    /** Deletes every topic but the inputs (results, flow-kafka's internal and changelog topics) and the run's state. */
+    private void cleanUp(Input keep, Path runDir) {
+        try {
+            Admin admin = cluster.admin();
+            Set<String> topics = admin.listTopics().names().get();
+            List<String> delete = topics.stream().filter(t -> !t.startsWith("__") && !t.endsWith("-impressions")
+                    && !t.endsWith("-clicks")).toList();
+            if (!delete.isEmpty()) {
+                admin.deleteTopics(delete).all().get();
+            }
+        } catch (Exception e) {
+            System.out.println("  (could not delete the run's topics: " + e + ")");
+        }
+        try (Stream<Path> files = Files.walk(runDir)) {
+            files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+        } catch (IOException e) {
+            System.out.println("  (could not delete " + runDir + ": " + e + ")");
+        }
+    }
+
+    /** utime + stime of a process, in clock ticks (USER_HZ, 100 on Linux). */
+    private static long procCpuTicks(long pid) {
+        try {
+            String stat = Files.readString(Paths.get("/proc/" + pid + "/stat"));
+            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            return Long.parseLong(f[11]) + Long.parseLong(f[12]);
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+    }
+
+    private static long selfCpuTicks() {
+        return procCpuTicks(ProcessHandle.current().pid());
+    }
+
+    /** Busy clock ticks of the whole machine (all but idle and iowait). */
+    private static long systemBusyTicks() {
+        try {
+            String[] f = Files.readAllLines(Paths.get("/proc/stat")).get(0).trim().split("\\s+");
+            long busy = 0;
+            for (int i = 1; i < f.length && i <= 8; i++) {
+                if (i != 4 && i != 5) {
+                    busy += Long.parseLong(f[i]);
+                }
+            }
+            return busy;
+        } catch (IOException | RuntimeException e) {
+            return 0;
+        }
+    }
+
+    private static String loadAverage() {
+        try {
+            String[] f = Files.readString(Paths.get("/proc/loadavg")).trim().split(" ");
+            return f[0] + " " + f[1] + " " + f[2];
+        } catch (IOException e) {
+            return "?";
+        }
+    }
+
+    private static double median(List<Run> runs, java.util.function.ToDoubleFunction<Run> f) {
+        double[] v = runs.stream().mapToDouble(f).sorted().toArray();
+        if (v.length == 0) {
+            return Double.NaN;
+        }
+        return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+    }
+
+    private static String compact(long n) {
+        if (n >= 1_000_000 && n % 100_000 == 0) {
+            return (n % 1_000_000 == 0 ? Long.toString(n / 1_000_000) : String.format(Locale.ROOT, "%.1f", n / 1e6)) + "M";
+        }
+        if (n >= 1_000 && n % 1_000 == 0) {
+            return n / 1_000 + "k";
+        }
+        if (n >= 1_000_000) {
+            return String.format(Locale.ROOT, "%.2fM", n / 1e6);
+        }
+        return String.format(Locale.ROOT, "%,d", n);
+    }
+}
