@@ -483,9 +483,15 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                 continue;
             }
             int index = i;
-            io.flowkafka.internal.visitor.KeyVisitor.Step step = visitor.step(nowNanos, settings,
-                    upstreamCompleted(visitorSpecs.get(i)), rows, deadline,
-                    (key, pass, ets) -> visit(index, key, pass, ets));
+            states.beginScan();
+            io.flowkafka.internal.visitor.KeyVisitor.Step step;
+            try {
+                step = visitor.step(nowNanos, settings,
+                        upstreamCompleted(visitorSpecs.get(i)), rows, deadline,
+                        (key, pass, ets, scanned) -> visit(index, key, pass, ets, scanned));
+            } finally {
+                states.endScan();
+            }
             visitorDue[i] = step == io.flowkafka.internal.visitor.KeyVisitor.Step.MORE ? nowMs
                     : nowMs + settings.backgroundFillPeriod().toMillis();
         }
@@ -521,13 +527,17 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
     }
 
     /** Runs the process function for one visit; a failing visit goes to the dead-letter topic. */
-    private void visit(int index, byte[] encodedKey, long pass, long eventTimestamp) {
+    private void visit(int index, byte[] encodedKey, long pass, long eventTimestamp,
+            @Nullable Map<Bytes, byte[]> rows) {
         String stream = visitorSpecs.get(index).id();
         GenericRecord key = keyCodec.decode(encodedKey);
         MessageId id = MessageIds.derive(MessageIds.source(visitOrigins.computeIfAbsent(stream,
                 s -> MessageIds.origin(spec.id() + "#visit#" + s, context.taskId().partition())), pass),
                 com.google.common.hash.Hashing.farmHashFingerprint64().hashBytes(encodedKey).asLong(), 0);
         FlowVisit v = new FlowVisit(id, stream, key, eventTimestamp, context.currentSystemTimeMs() * 1_000_000L, pass);
+        if (rows != null) {
+            states.prefetch(encodedKey, rows); // the scan just read this key's rows: serve the visit's reads from them
+        }
         try {
             runCall(key, encodedKey, id, eventTimestamp, "visit", () -> {
                 if (function instanceof RowFunction row) {
@@ -538,6 +548,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                 checkVisitOutputs(stream);
             }, null);
         } catch (FlowProcessingException e) {
+            states.clearPrefetch();
             if (!plan.deadLetters()) {
                 throw e;
             }
@@ -547,6 +558,8 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             extra.put("flow.dlq.visit.id", id.toString());
             deadLetter(e, "visit " + id + " of stream " + stream, encodedKey,
                     Long.toString(pass).getBytes(StandardCharsets.UTF_8), extra);
+        } finally {
+            states.clearPrefetch();
         }
     }
 

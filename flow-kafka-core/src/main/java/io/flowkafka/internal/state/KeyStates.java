@@ -30,6 +30,10 @@ public final class KeyStates {
     private static final byte[] DELETED = new byte[0];
     private final @Nullable KeyValueStore<Bytes, byte[]> store;
     private Map<Bytes, byte[]> buffer = new HashMap<>();
+    /** During a key-visitor scan: store keys written since it began (their scanned rows are stale). */
+    private java.util.@Nullable Set<Bytes> writtenDuringScan;
+    private byte @Nullable [] prefetchedKey;
+    private @Nullable Map<Bytes, byte[]> prefetched;
 
     /** Per-key states over {@code store}; null for a computation that declares no state (nothing is ever written). */
     public KeyStates(@Nullable KeyValueStore<Bytes, byte[]> store) {
@@ -76,7 +80,48 @@ public final class KeyStates {
         if (v != null) {
             return v == DELETED ? null : v;
         }
+        if (prefetched != null && isRowOf(storeKey.get(), prefetchedKey)
+                && (writtenDuringScan == null || !writtenDuringScan.contains(storeKey))) {
+            return prefetched.get(storeKey); // every row of the key as the scan read it: absent means absent
+        }
         return store == null ? null : store.get(storeKey);
+    }
+
+    private static boolean isRowOf(byte[] storeKey, byte[] encodedKey) {
+        int n = storeKey.length;
+        if (n < 2) {
+            return false;
+        }
+        int nameLen = ((storeKey[n - 2] & 0xff) << 8) | (storeKey[n - 1] & 0xff);
+        return n - 2 - nameLen == encodedKey.length && java.util.Arrays.equals(storeKey, 0, encodedKey.length,
+                encodedKey, 0, encodedKey.length);
+    }
+
+    /** A key-visitor scan begins: rows it reads are current until written. */
+    public void beginScan() {
+        writtenDuringScan = new java.util.HashSet<>();
+    }
+
+    /** The scan ended. */
+    public void endScan() {
+        writtenDuringScan = null;
+        clearPrefetch();
+    }
+
+    /**
+     * Serves reads of {@code encodedKey}'s states from {@code rows} (every row of that key as a scan
+     * that began with {@link #beginScan()} read it) until {@link #clearPrefetch()}; rows written since
+     * the scan began are read from the store.
+     */
+    public void prefetch(byte[] encodedKey, Map<Bytes, byte[]> rows) {
+        this.prefetchedKey = encodedKey;
+        this.prefetched = rows;
+    }
+
+    /** Stops serving reads from prefetched rows. */
+    public void clearPrefetch() {
+        prefetchedKey = null;
+        prefetched = null;
     }
 
     /** Buffers a write. */
@@ -96,6 +141,9 @@ public final class KeyStates {
         }
         if (store == null) {
             throw new IllegalStateException("state written by a computation that declares no state");
+        }
+        if (writtenDuringScan != null) {
+            writtenDuringScan.addAll(buffer.keySet());
         }
         for (Map.Entry<Bytes, byte[]> e : buffer.entrySet()) {
             if (e.getValue() == DELETED) {

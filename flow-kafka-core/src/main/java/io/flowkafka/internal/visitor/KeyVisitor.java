@@ -46,7 +46,12 @@ import org.jspecify.annotations.Nullable;
 public final class KeyVisitor {
     /** Runs the process function for one visit; throws only to fail the task. */
     public interface Handler {
-        void visit(byte[] encodedKey, long pass, long eventTimestampNanos);
+        /**
+         * @param rows the key's state rows as the scan read them (store key to value), or null when
+         *     unknown; the handler may serve the visit's state reads from them
+         */
+        void visit(byte[] encodedKey, long pass, long eventTimestampNanos,
+                java.util.@Nullable Map<Bytes, byte[]> rows);
     }
 
     /** What a step left. */
@@ -260,6 +265,7 @@ public final class KeyVisitor {
         }
         status.clear(computation, partition, stallPath);
         List<byte[]> keys = m.keys;
+        List<java.util.Map<Bytes, byte[]>> values = m.values;
         byte @Nullable [] bound = m.bound;
         boolean limited = m.capped;
         if (keys.size() > settings.bufferRowLimit()) {
@@ -279,7 +285,7 @@ public final class KeyVisitor {
                 limited = true;
                 break;
             }
-            handler.visit(key, c.pass, ets);
+            handler.visit(key, c.pass, ets, values == null ? null : values.get(visited));
             visited++;
             c.visitsInPass++;
             processed++;
@@ -297,7 +303,8 @@ public final class KeyVisitor {
         return limited ? Read.PARTIAL : Read.CAUGHT_UP;
     }
 
-    private record Merged(List<byte[]> keys, int rows, boolean capped, byte @Nullable [] bound) {
+    private record Merged(List<byte[]> keys, int rows, boolean capped, byte @Nullable [] bound,
+            @Nullable List<java.util.Map<Bytes, byte[]>> values) {
     }
 
     /** Reads every source and merges their keys below the smallest bound a capped source guarantees. */
@@ -305,7 +312,7 @@ public final class KeyVisitor {
         if (sources.size() == 1) {
             ScanSource.Read r = sources.get(0).read(from, to, cap);
             byte[] bound = !r.capped() ? to : r.lastComplete() == null ? from : successor(r.lastComplete());
-            return new Merged(r.keys(), r.rows(), r.capped(), bound);
+            return new Merged(r.keys(), r.rows(), r.capped(), bound, r.values());
         }
         List<ScanSource.Read> reads = new ArrayList<>();
         byte @Nullable [] bound = to;
@@ -323,15 +330,22 @@ public final class KeyVisitor {
                 }
             }
         }
-        java.util.TreeSet<byte[]> merged = new java.util.TreeSet<>(Arrays::compareUnsigned);
+        java.util.TreeMap<byte[], java.util.Map<Bytes, byte[]>> merged = new java.util.TreeMap<>(Arrays::compareUnsigned);
         for (ScanSource.Read r : reads) {
-            for (byte[] k : r.keys()) {
+            for (int i = 0; i < r.keys().size(); i++) {
+                byte[] k = r.keys().get(i);
                 if (bound == null || Arrays.compareUnsigned(k, bound) < 0) {
-                    merged.add(k);
+                    java.util.Map<Bytes, byte[]> rowsOfKey = merged.computeIfAbsent(k, x -> new java.util.HashMap<>());
+                    if (r.values() != null) {
+                        rowsOfKey.putAll(r.values().get(i));
+                    }
                 }
             }
         }
-        return new Merged(new ArrayList<>(merged), rows, capped, bound);
+        // rows are offered only when every source offers them (else a visit could miss rows of a source)
+        boolean allValues = reads.stream().allMatch(r -> r.values() != null);
+        return new Merged(new ArrayList<>(merged.keySet()), rows, capped, bound,
+                allValues ? new ArrayList<>(merged.values()) : null);
     }
 
     /** The visit EventTimestamp: {@code now − max(0, elapsed − ScannedFraction · Period)}. */

@@ -19,8 +19,11 @@ public interface ScanSource {
      * @param capped whether the read stopped at its row limit (keys after {@code lastComplete} may
      *     exist in the range)
      * @param lastComplete the last key whose rows were all read (matching or not); null if none
+     * @param values for each of {@code keys}, the rows read (store key to value), so a visit need not
+     *     read them again; null when the source has no rows to offer
      */
-    record Read(List<byte[]> keys, int rows, boolean capped, byte @Nullable [] lastComplete) {
+    record Read(List<byte[]> keys, int rows, boolean capped, byte @Nullable [] lastComplete,
+            @Nullable List<java.util.Map<org.apache.kafka.common.utils.Bytes, byte[]>> values) {
     }
 
     /** A name for diagnostics. */

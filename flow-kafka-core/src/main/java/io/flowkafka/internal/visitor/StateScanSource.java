@@ -41,6 +41,8 @@ final class StateScanSource implements ScanSource {
     @Override
     public Read read(byte[] from, byte @Nullable [] to, int maxRows) {
         List<byte[]> keys = new ArrayList<>();
+        List<java.util.Map<Bytes, byte[]>> values = new ArrayList<>();
+        java.util.Map<Bytes, byte[]> currentRows = new java.util.HashMap<>(4);
         byte[] current = null;
         boolean currentMatches = false;
         byte[] lastComplete = null;
@@ -68,12 +70,15 @@ final class StateScanSource implements ScanSource {
                     if (current != null) {
                         if (currentMatches) {
                             keys.add(current);
+                            values.add(currentRows);
                         }
                         lastComplete = current;
                     }
                     current = Arrays.copyOf(k, keyLen);
                     currentMatches = false;
+                    currentRows = new java.util.HashMap<>(4);
                 }
+                currentRows.put(kv.key, kv.value);
                 if (!currentMatches) {
                     currentMatches = names == null || names.contains(Bytes.wrap(Arrays.copyOfRange(k, keyLen, k.length - 2)));
                 }
@@ -82,9 +87,10 @@ final class StateScanSource implements ScanSource {
         if (current != null && !capped) {
             if (currentMatches) {
                 keys.add(current);
+                values.add(currentRows);
             }
             lastComplete = current;
         }
-        return new Read(keys, rows, capped, lastComplete);
+        return new Read(keys, rows, capped, lastComplete, values);
     }
 }

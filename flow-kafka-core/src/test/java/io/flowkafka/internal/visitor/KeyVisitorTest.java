@@ -33,7 +33,7 @@ class KeyVisitorTest {
     private KeyValueStore<Bytes, byte[]> coverage;
     private final StatusBoard status = new StatusBoard();
     private final List<String> visited = new ArrayList<>();
-    private final KeyVisitor.Handler handler = (key, pass, ets) -> visited.add(pass + ":" + name(key));
+    private final KeyVisitor.Handler handler = (key, pass, ets, rows) -> visited.add(pass + ":" + name(key));
 
     @BeforeEach
     void open() {
