@@ -13,7 +13,7 @@ if [[ "${SKIP_BUILD:-}" != "1" ]]; then
   # package (not install): examples and the two benchmark modules are used from their target/ directories;
   # each module's runtime jars are copied to its target/lib at package time
   rm -rf benchmarks-flink/target/lib benchmarks-waitclick/target/lib
-  mvn -B -q ${MAVEN_ARGS:-} package -DskipTests -pl benchmarks-flink,benchmarks-waitclick -am
+  mvn -B -q ${MAVEN_ARGS:-} package -Dmaven.test.skip=true -pl benchmarks-flink,benchmarks-waitclick -am
   dirty=$(git status --porcelain -- flow-kafka-core 2>/dev/null | wc -l)
   echo "flow-kafka $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$([[ "$dirty" != 0 ]] && echo " + $dirty uncommitted file(s) in flow-kafka-core"), built $(date -u +%Y-%m-%dT%H:%MZ)" \
     > benchmarks-waitclick/target/built-from.txt

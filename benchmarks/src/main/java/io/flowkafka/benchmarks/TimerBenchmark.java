@@ -103,6 +103,9 @@ public final class TimerBenchmark {
             p.put("state.dir", args[4]);
             p.put("commit.interval.ms", "100");
             p.put("num.stream.threads", "1");
+            // -Dbench.streams.<key>=<value> on the benchmark reaches the pipeline as <key>=<value>
+            System.getProperties().stringPropertyNames().stream().filter(k -> k.startsWith("bench.streams."))
+                    .forEach(k -> p.put(k.substring("bench.streams.".length()), System.getProperty(k)));
             SimpleMeterRegistry registry = new SimpleMeterRegistry();
             try (FlowRuntime runtime = FlowRuntime.create(spec(args[1], args[2], args[3]), p, registry)) {
                 runtime.start();
@@ -184,9 +187,13 @@ public final class TimerBenchmark {
             cluster.createTopic(output, 1);
             Path state = Files.createTempDirectory("timerbench");
             long expectedOutputs = 0;
-            try (ChildJvm child = ChildJvm.builder(Child.class).maxHeap("256m")
-                    .args(cluster.bootstrapServers(), name, input, output, state.toString(), Long.toString(timers))
-                    .start()) {
+            ChildJvm.Builder builder = ChildJvm.builder(Child.class).maxHeap("256m")
+                    .args(cluster.bootstrapServers(), name, input, output, state.toString(), Long.toString(timers));
+            System.getProperties().stringPropertyNames().stream().filter(k -> k.startsWith("bench.streams."))
+                    .forEach(k -> builder.systemProperty(k, System.getProperty(k)));
+            String tv = System.getProperty(EmbeddedKafkaCluster.TRANSACTION_VERSION_PROPERTY, "the broker default (2)");
+            System.out.println("embedded broker transaction.version: " + tv);
+            try (ChildJvm child = builder.start()) {
                 child.awaitOutputLine(l -> l.contains("STARTED"), Duration.ofMinutes(2));
                 long t0 = System.nanoTime();
                 Properties p = cluster.clientProperties();
@@ -257,9 +264,13 @@ public final class TimerBenchmark {
                             + "firing step | %s MB peak heap; %,.0f registered/s; %,.0f fired/s; firing step p99 %s, "
                             + "max %s ms over %s steps; commits throughout (%d growing polls) | Flow keeps every pending "
                             + "timer in process memory (reference 003) | n/a (absolute target: runs at -Xmx256m: met) "
-                            + "| %s | `benchmarks/run-timers.sh%s` |", compact(timers), peak, timers / registerS,
+                            + "| %s | `%sbenchmarks/run-timers.sh%s` |", compact(timers), peak, timers / registerS,
                             timers / fireS, value(result, "p99"), value(result, "maxStepMs"), value(result, "steps"),
-                            growthSamples, LocalDate.now(), cmd);
+                            growthSamples, LocalDate.now(), System.getProperty(
+                                    EmbeddedKafkaCluster.TRANSACTION_VERSION_PROPERTY) == null ? ""
+                                    : "JAVA_OPTS=\"-Xms1g -Xmx1g -D" + EmbeddedKafkaCluster.TRANSACTION_VERSION_PROPERTY
+                                    + "=" + System.getProperty(EmbeddedKafkaCluster.TRANSACTION_VERSION_PROPERTY)
+                                    + "\" ", cmd);
                     ResultsFile.upsertSummaryRows(results, List.of(row));
                     System.out.println(row);
                 }

@@ -391,8 +391,13 @@ public final class WaitClickVsFlink {
         reader.start();
         long deadline = System.currentTimeMillis() + timeoutS * 1000;
         long exitedAt = -1;
+        long jobCpu = -1; // the job JVM's CPU ticks, sampled while it lives (it may exit as its last results commit)
         while (!meter.isComplete() && System.currentTimeMillis() < deadline) {
             meter.awaitComplete(100);
+            long ticks = procCpuTicks(p.pid());
+            if (ticks >= 0 && p.isAlive()) {
+                jobCpu = ticks;
+            }
             if (!p.isAlive()) {
                 if (exitedAt < 0) {
                     exitedAt = System.currentTimeMillis();
@@ -403,7 +408,10 @@ public final class WaitClickVsFlink {
                 }
             }
         }
-        long jobCpu = p.isAlive() ? procCpuTicks(p.pid()) : -1;
+        if (p.isAlive()) {
+            long ticks = procCpuTicks(p.pid());
+            jobCpu = ticks >= 0 ? ticks : jobCpu;
+        }
         long[] cpu1 = {systemBusyTicks(), selfCpuTicks()};
         long end = meter.isComplete() ? meter.completeAtMs() : System.currentTimeMillis();
         if (!p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)) {

@@ -193,6 +193,115 @@ class KeyVisitorIT {
         }
     }
 
+    /** {@link VisitPipeline.Keeper}, but the visit of key "k-block" on a thread named zombie-a* waits for a latch. */
+    public static final class Stalling implements io.flowkafka.api.RowFunction {
+        static final java.util.concurrent.CountDownLatch RELEASE = new java.util.concurrent.CountDownLatch(1);
+        static final java.util.concurrent.atomic.AtomicBoolean STALLED = new java.util.concurrent.atomic.AtomicBoolean();
+        private final VisitPipeline.Keeper keeper = new VisitPipeline.Keeper();
+
+        @Override
+        public void onMessage(io.flowkafka.api.Message message, io.flowkafka.api.OutputCollector output,
+                io.flowkafka.api.RuntimeContext context) {
+            keeper.onMessage(message, output, context);
+        }
+
+        @Override
+        public void onVisit(io.flowkafka.api.Visit visit, io.flowkafka.api.OutputCollector output,
+                io.flowkafka.api.RuntimeContext context) {
+            if (visit.getKey().get("key").toString().equals("k-block") && Thread.currentThread().getName()
+                    .startsWith("zombie-a") && STALLED.compareAndSet(false, true)) {
+                try {
+                    // a stall (a long GC, a stuck call): the instance falls out of the group, its task moves on
+                    RELEASE.await(3, java.util.concurrent.TimeUnit.MINUTES);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            output.addMessage(context.createMessageBuilder("visits").set("key", visit.getKey().get("key").toString())
+                    .set("pass", visit.getPass()).set("partition", context.getPartition()).build());
+        }
+    }
+
+    @Test
+    @Timeout(300)
+    void shouldFenceAZombieWhoseOnlyWorkIsVisiting(KafkaCluster cluster, TestNames names) throws Exception {
+        // DESIGN.md: "the consumer-group generation check fences a zombie even for work that consumes nothing".
+        // Instance a stalls inside a visit past max.poll.interval.ms; b takes the task over and visits the key
+        // again from the committed coverage; when a wakes up, its visit and coverage must not commit.
+        String pipeline = names.name("zombie");
+        String input = names.topic("commands");
+        String output = names.topic("visits");
+        cluster.createTopic(input, 1);
+        io.flowkafka.spec.PipelineSpec spec = io.flowkafka.spec.PipelineSpec.builder(pipeline)
+                .stream("raw", VisitPipeline.COMMAND).stream("commands", VisitPipeline.COMMAND)
+                .stream("visits", VisitPipeline.VISITED)
+                .computation("read", c -> c.kind(io.flowkafka.spec.ComputationKind.SOURCE)
+                        .source("raw", "KafkaSource", Map.of("topics", input)).outputStreamIds("commands"))
+                .computation("keeper", c -> c.inputStreamIds("commands").desiredPartitionCount(1)
+                        .groupBy("hash", io.flowkafka.spec.ColumnType.UINT64, "farm_hash(key)")
+                        .groupBy("key", io.flowkafka.spec.ColumnType.STRING, null)
+                        .state("seen", VisitPipeline.SEEN).processingFunction(Stalling::new).outputStreamIds("visits")
+                        .keyVisitorStream("v", Map.of("period", "3s", "bucket_count", 1, "finite", false))
+                        .streamsDependency("visits", List.of("v"))
+                        .sink("out", "KafkaSink", List.of("visits"), Map.of("topic", output, "key_column", "key")))
+                .build();
+        VisitLog log = new VisitLog(cluster, output, 1);
+        try (log; io.flowkafka.runtime.FlowRuntime a = io.flowkafka.runtime.FlowRuntime.create(spec,
+                zombieProps(cluster, "zombie-a"))) {
+            a.start();
+            log.start();
+            List<String> keys = new ArrayList<>(List.of("k-block"));
+            for (int i = 0; i < 30; i++) {
+                keys.add("k" + i);
+            }
+            produceKeys(cluster, input, keys);
+            Await.until(Duration.ofMinutes(2), "instance a stalls inside the visit of k-block", Stalling.STALLED::get);
+            try (io.flowkafka.runtime.FlowRuntime b = io.flowkafka.runtime.FlowRuntime.create(spec,
+                    zombieProps(cluster, "zombie-b"))) {
+                b.start();
+                Await.until(Duration.ofMinutes(2), "instance b took the task over and visited k-block",
+                        () -> log.visitsOf("k-block") >= 1);
+                long passOfTakeover = log.maxPassByPartition().get(0);
+                Stalling.RELEASE.countDown(); // the zombie wakes up and tries to commit
+                Await.until(Duration.ofMinutes(2), "two more passes after the zombie woke up",
+                        () -> log.minPassAbove(Map.of(0, passOfTakeover), 2));
+                log.drain(Duration.ofMinutes(1));
+                TreeSet<Long> passes = log.passes(0);
+                for (long pass = passes.first(); pass < passes.last(); pass++) {
+                    Map<String, Integer> counts = log.counts(0, pass);
+                    assertThat(counts.values()).as("pass %d: no key visited twice, the zombie's visit included", pass)
+                            .allMatch(n -> n == 1);
+                    if (pass > passes.first()) {
+                        assertThat(counts.keySet()).as("pass %d", pass).containsExactlyInAnyOrderElementsOf(keys);
+                    }
+                }
+            }
+        }
+    }
+
+    private static Properties zombieProps(KafkaCluster cluster, String clientId) throws Exception {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", cluster.bootstrapServers());
+        p.put("state.dir", Files.createTempDirectory("flow-kv-zombie").toString());
+        p.put("client.id", clientId);
+        p.put("commit.interval.ms", "100");
+        p.put("max.poll.interval.ms", "6000");
+        p.put("consumer.session.timeout.ms", "6000");
+        p.put("consumer.heartbeat.interval.ms", "1000");
+        return p;
+    }
+
+    private static void produceKeys(KafkaCluster cluster, String topic, List<String> keys) {
+        Properties p = cluster.clientProperties();
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
+            for (String key : keys) {
+                producer.send(new ProducerRecord<>(topic, key, "{\"key\":\"" + key + "\",\"cmd\":\"put\"}"));
+            }
+        }
+    }
+
     private static ChildJvm instance(KafkaCluster cluster, String pipeline, String input, String output, Path state,
             long haltAt) throws Exception {
         ChildJvm.Builder b = ChildJvm.builder(VisitMain.class).maxHeap("384m")
@@ -234,9 +343,22 @@ class KeyVisitorIT {
         Map<Integer, Long> loaded;
         Map<Integer, Long> deletedAt;
 
+        private final int partitions;
+        private final Map<String, Integer> visitsPerKey = new ConcurrentHashMap<>();
+
         VisitLog(KafkaCluster cluster, String topic) {
+            this(cluster, topic, 4);
+        }
+
+        VisitLog(KafkaCluster cluster, String topic, int partitions) {
             this.cluster = cluster;
             this.topic = topic;
+            this.partitions = partitions;
+        }
+
+        int visitsOf(String key) {
+            check();
+            return visitsPerKey.getOrDefault(key, 0);
         }
 
         void start() {
@@ -263,6 +385,7 @@ class KeyVisitorIT {
                         counts.computeIfAbsent(partition * 1_000_000L + pass, k -> new ConcurrentHashMap<>())
                                 .merge(key, 1, Integer::sum);
                         partitionOf.put(key, partition);
+                        visitsPerKey.merge(key, 1, Integer::sum);
                         maxPass.merge(partition, pass, Math::max);
                     }
                     for (TopicPartition tp : c.assignment()) {
@@ -299,7 +422,7 @@ class KeyVisitorIT {
         /** Whether every partition's visits reached pass {@code base + n}. */
         boolean minPassAbove(Map<Integer, Long> base, long n) {
             check();
-            for (int p = 0; p < 4; p++) {
+            for (int p = 0; p < partitions; p++) {
                 if (maxPass.getOrDefault(p, -1L) < base.getOrDefault(p, 0L) + n) {
                     return false;
                 }
@@ -310,7 +433,7 @@ class KeyVisitorIT {
         /** Waits until the log read everything committed to the topic. */
         void drain(Duration bound) throws Exception {
             Map<TopicPartition, OffsetSpec> req = new HashMap<>();
-            for (int p = 0; p < 4; p++) {
+            for (int p = 0; p < partitions; p++) {
                 req.put(new TopicPartition(topic, p), OffsetSpec.latest());
             }
             Map<TopicPartition, Long> ends = new HashMap<>();
