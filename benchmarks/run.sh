@@ -4,7 +4,7 @@
 #   benchmarks/run.sh --runs 3                                   # the full comparison, updates benchmarks/RESULTS.md
 #   benchmarks/run.sh --runs 1 --records 100000 --no-results     # a quick check
 # Environment: MAVEN_ARGS (e.g. -o for offline), JAVA_OPTS (replaces the default heap settings),
-# SKIP_BUILD=1 to reuse the last build.
+# SKIP_BUILD=1 to reuse the last build, BENCH_MAIN to run another benchmark class (run-visitor.sh, run-timers.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ "${SKIP_BUILD:-}" != "1" ]]; then
@@ -22,4 +22,4 @@ fi
 exec java ${JAVA_OPTS:--Xms2g -Xmx2g} -XX:FlightRecorderOptions=stackdepth=256 \
   -Dbench.built.from="$(cat benchmarks/target/built-from.txt 2>/dev/null || echo unknown)" \
   -cp "benchmarks/target/classes:benchmarks/target/lib/*" \
-  io.flowkafka.benchmarks.CountingBenchmark "$@"
+  "${BENCH_MAIN:-io.flowkafka.benchmarks.CountingBenchmark}" "$@"
