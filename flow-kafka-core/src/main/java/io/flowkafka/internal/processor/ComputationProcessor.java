@@ -87,6 +87,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
     private io.micrometer.core.instrument.Timer timerSteps;
     private io.micrometer.core.instrument.Counter firedTimers;
     private int firedInStep;
+    private boolean timersBehind;
     /** Control sink nodes by output stream. */
     private final Map<String, List<String>> controlNodesByStream = new java.util.LinkedHashMap<>();
     /** Output streams with their own streams_dependency, and those dependencies. */
@@ -272,6 +273,15 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                     fireTimers();
                     maybeEmitWatermarks();
                 });
+        // a backlog of due timers fires in bounded steps as often as the stream thread comes back to punctuate,
+        // not only once per interval, with polling and commits in between
+        context.schedule(java.time.Duration.ofMillis(Math.max(1, plan.timers().punctuationIntervalMs() / 10)),
+                org.apache.kafka.streams.processor.PunctuationType.WALL_CLOCK_TIME, now -> {
+                    if (timersBehind) {
+                        fireTimers();
+                        maybeEmitWatermarks();
+                    }
+                });
     }
 
     /** The watermark timer stream {@code i} compares triggers with (exclusive). */
@@ -313,6 +323,8 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             fireTimers(budget, deadline);
         } finally {
             int fired = firedInStep;
+            // stopped by the step's limits rather than by running out of due timers: step again soon
+            timersBehind = fired >= budget || System.nanoTime() >= deadline;
             if (fired > 0) {
                 timerSteps.record(System.nanoTime() - started, java.util.concurrent.TimeUnit.NANOSECONDS);
                 firedTimers.increment(fired);
