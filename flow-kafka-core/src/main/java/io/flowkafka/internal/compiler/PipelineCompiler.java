@@ -5,7 +5,6 @@ import io.flowkafka.internal.processor.ComputationProcessor;
 import io.flowkafka.internal.state.KeyStates;
 import io.flowkafka.spec.ComputationKind;
 import io.flowkafka.spec.ComputationSpec;
-import io.flowkafka.spec.GroupByColumn;
 import io.flowkafka.spec.PipelineSpec;
 import io.flowkafka.spec.SinkSpec;
 import io.flowkafka.spec.SourceSpec;
@@ -29,9 +28,9 @@ import org.apache.kafka.streams.Topology;
  * own set of tasks, one per partition.
  *
  * <p>An internal stream is the topic {@code <prefix><pipeline>.<stream>}, keyed by the group-by
- * key of the computations reading it and range-partitioned by its hash. A stream read by
- * computations with different group-by keys or partition counts is written once per distinct
- * (key, partition count); the first such group gets {@code <pipeline>.<stream>}, the others
+ * key of the computations reading it and range-partitioned by its hash. A stream read by several
+ * computations is written once per reader, since Kafka Streams lets a topic feed only one source
+ * node: the first reader reads {@code <pipeline>.<stream>}, the others
  * {@code <pipeline>.<stream>.<consumer>}. A stream that nothing reads and no sink writes out is
  * still materialized as {@code <pipeline>.<stream>} (keyed by the empty key), so it can be read.
  *
@@ -105,19 +104,15 @@ public final class PipelineCompiler {
             List<ComputationSpec> readers = spec.readersOf(stream);
             List<ComputationPlan.InternalRoute> routes = new ArrayList<>();
             Map<String, String> byConsumer = new LinkedHashMap<>();
-            Map<String, String> topicBySignature = new LinkedHashMap<>();
+            // One topic per reader: Kafka Streams lets a topic feed only one source node of a topology, so two
+            // computations cannot share a topic even when their keys and partition counts are the same.
             for (ComputationSpec reader : readers) {
-                String signature = signature(reader.groupBySchema(), reader.desiredPartitionCount());
-                String topic = topicBySignature.get(signature);
-                if (topic == null) {
-                    topic = topicBySignature.isEmpty()
-                            ? streamTopic(topicPrefix, pipeline, stream)
-                            : streamTopic(topicPrefix, pipeline, stream) + "." + reader.id();
-                    topicBySignature.put(signature, topic);
-                    internalTopics.put(topic, reader.desiredPartitionCount());
-                    routes.add(new ComputationPlan.InternalRoute(writer.id() + ".sink." + topic, topic,
-                            reader.groupBySchema(), reader.id()));
-                }
+                String topic = byConsumer.isEmpty()
+                        ? streamTopic(topicPrefix, pipeline, stream)
+                        : streamTopic(topicPrefix, pipeline, stream) + "." + reader.id();
+                internalTopics.put(topic, reader.desiredPartitionCount());
+                routes.add(new ComputationPlan.InternalRoute(writer.id() + ".sink." + topic, topic,
+                        reader.groupBySchema(), reader.id()));
                 byConsumer.put(reader.id(), topic);
             }
             boolean hasSink = writer.sinks().stream().anyMatch(s -> s.inputStreamIds().contains(stream));
@@ -277,14 +272,6 @@ public final class PipelineCompiler {
 
     private static Schema schemaOf(PipelineSpec spec, String stream) {
         return Objects.requireNonNull(spec.streams().get(stream).schema(), () -> "stream '" + stream + "' has no schema");
-    }
-
-    private static String signature(List<GroupByColumn> columns, int partitions) {
-        StringBuilder b = new StringBuilder().append(partitions);
-        for (GroupByColumn c : columns) {
-            b.append('|').append(c.name()).append(':').append(c.type()).append(':').append(c.expression());
-        }
-        return b.toString();
     }
 
     /** For callers that check a kind. */

@@ -1,0 +1,976 @@
+package io.flowkafka.testing;
+
+import io.flowkafka.api.BatchFunction;
+import io.flowkafka.api.MessageBuilder;
+import io.flowkafka.api.MessageId;
+import io.flowkafka.api.ProcessFunction;
+import io.flowkafka.api.RowFunction;
+import io.flowkafka.spec.ColumnType;
+import io.flowkafka.spec.ComputationSpec;
+import io.flowkafka.spec.GroupByColumn;
+import io.flowkafka.spec.KeyVisitorStreamSpec;
+import io.flowkafka.spec.PipelineSpec;
+import io.flowkafka.spec.SourceSpec;
+import io.flowkafka.spec.TimerStreamSpec;
+import io.flowkafka.spi.PipelineCodecs;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.Set;
+import org.apache.avro.Schema;
+import org.apache.avro.SchemaBuilder;
+import org.apache.avro.generic.GenericData;
+import org.apache.avro.generic.GenericRecord;
+import org.apache.avro.specific.SpecificData;
+import org.apache.avro.specific.SpecificDatumReader;
+import org.apache.avro.specific.SpecificDatumWriter;
+import org.apache.avro.specific.SpecificRecord;
+import org.apache.kafka.common.serialization.Serde;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Runs the process function of one computation of a pipeline spec in memory, call by call: no
+ * Kafka, no topology, no threads (Flow's {@code TestComputationHarness}). The quickest way to test
+ * a process function's logic; use {@link FlowTestDriver} to test the pipeline around it.
+ *
+ * <p>The harness takes everything from the spec: the function (supplier or class name), the
+ * states and their schemas, the output streams and their schemas, the timer streams, the
+ * key-visitor streams, {@code streams_dependency} and the parameters. A test feeds one input at a
+ * time, for one key: {@link #message} (the key is computed from the payload by the computation's
+ * {@code group_by_schema}, exactly as the runtime computes it), {@link #timer}, {@link #visit};
+ * or it fires the due timers with {@link #advanceWatermark}. Each call returns a
+ * {@link HarnessResult}: the output messages, the timers added and the state changes of that
+ * call. State and pending timers persist between calls and can be inspected
+ * ({@link #state}, {@link #pendingTimers()}) or seeded ({@link #putState}).
+ *
+ * <p>Example, the wait-click join of the examples module
+ * ({@code io.flowkafka.examples.waitclick.WaitClickJoin}: an impression waits 30 minutes of event
+ * time for its click, then emits {@code no_click}; the code below is compiled and run as
+ * {@code io.flowkafka.examples.waitclick.WaitClickJoinHarnessTest}):
+ *
+ * <pre>{@code
+ * PipelineSpec spec = WaitClickJoin.spec("wcj", "impressions", "clicks", "results", 4, false);
+ * try (ComputationHarness join = ComputationHarness.create(spec, "join")) {
+ *     join.message("impressions", Map.of("impression_id", "i1", "user", "u1", "ts", 0L), 0L);
+ *     HarnessResult click = join.message("clicks", Map.of("impression_id", "i1", "ts", 60_000L), 60_000 * MS);
+ *     assertThat(click.outputs("results")).singleElement()
+ *             .satisfies(out -> assertThat(out.get("result")).isEqualTo("joined"));
+ *
+ *     HarnessResult impression = join.message("impressions",
+ *             Map.of("impression_id", "i2", "user", "u2", "ts", 0L), 0L);
+ *     assertThat(impression.timers()).containsExactly(HarnessTimer.of("timeout", impression.key(), 30 * MIN * MS, 0L));
+ *     List<HarnessResult> fired = join.advanceWatermark(30 * MIN * MS + 1);
+ *     assertThat(fired).flatMap(r -> r.outputs("results")).extracting(o -> o.get("impression_id"), o -> o.get("result"))
+ *             .containsExactly(tuple("i2", "no_click"));
+ *     assertThat(join.state("join", impression.key())).isEmpty();
+ * }
+ * }</pre>
+ *
+ * <p>Contract, the runtime's rules:
+ * <ul>
+ *   <li><b>All or nothing.</b> If the function throws (or an output cannot be encoded with its
+ *       stream's schema), none of the call's state writes, outputs or timers are applied, and the
+ *       call's result {@link HarnessResult#failed() failed} with the exception; reading its
+ *       outputs throws an {@link AssertionError} carrying it. Failed results are also kept in
+ *       {@link #failures()} (the runtime sends such inputs to the dead-letter topic and goes on).
+ *       A failed timer is deleted, as the runtime deletes it. {@link Error}s (an
+ *       {@code AssertionError} in the function) are rethrown, after dropping the call's
+ *       effects.</li>
+ *   <li><b>Same checks, same messages</b> as the runtime: writing to a stream that is not an
+ *       output, an undeclared state or timer stream, a timer in a computation without timer
+ *       streams, outputs from {@code onVisit} without the visitor in {@code streams_dependency},
+ *       SwiftMap outputs from {@code onVisit}, the message builder's field checks.</li>
+ *   <li><b>Records as the runtime sees them.</b> Input payloads and state values are encoded to
+ *       Avro binary and decoded back (strings arrive as {@code Utf8}, a later change to the object
+ *       passed in does not leak into the harness); keys are the runtime's key records.</li>
+ *   <li><b>Timers.</b> A timer fires when its stream's watermark <em>exceeds</em> its trigger
+ *       ({@code trigger < watermark}); per timer stream, in trigger order (so per key in trigger
+ *       order). With {@code deduplicate_equal_timestamps} (the default), a key has at most one
+ *       pending timer per stream and trigger: the one with the smaller event timestamp stays (the
+ *       earlier one on a tie). A timer that {@code onTimer} adds for its own trigger is kept.</li>
+ *   <li><b>Batch functions</b> get batches of one input, as the runtime calls them today.</li>
+ *   <li><b>Deterministic.</b> The clock starts at {@link #DEFAULT_CLOCK_START} and moves only by
+ *       {@link #setCurrentTimeNanos} or {@link #advanceTime}; input watermarks are
+ *       {@link Long#MIN_VALUE} until {@link #setInputWatermark}. Message ids come from a counter:
+ *       stable between runs, but not the runtime's ids.</li>
+ * </ul>
+ *
+ * <p>Limitations:
+ * <ol>
+ *   <li>one partition: {@code getPartition()} is 0, {@code getPartitionCount()} is 1;</li>
+ *   <li>timer watermarks are set by the test ({@link #advanceWatermark}), whatever the timer
+ *       stream's {@code time_type}: the harness does not derive them from the input watermarks,
+ *       {@code streams_with_delays} or the clock, and it holds no watermark for pending
+ *       timers;</li>
+ *   <li>among timers of equal trigger in one stream, different keys fire in the order they were
+ *       added (the runtime orders them by key hash);</li>
+ *   <li>{@link #visit} visits the key it is given, with or without state; key-visitor scheduling
+ *       ({@code period}, passes, completion) is not modelled ({@link #visitAll} is one pass over
+ *       the keys with state);</li>
+ *   <li>nothing downstream: outputs are not routed to sinks or other computations, and a sink or
+ *       source connector does not run (a Source computation without a function forwards its input
+ *       to its first output, as the runtime does).</li>
+ * </ol>
+ *
+ * <p>Not thread-safe: use an instance from one thread. The caller closes it ({@link #close()}
+ * calls the function's {@code close()}).
+ */
+public final class ComputationHarness implements AutoCloseable {
+    /** The clock's start unless the test sets it: 2026-01-01T00:00:00Z, as {@link FlowTestDriver}'s. */
+    public static final Instant DEFAULT_CLOCK_START = FlowTestDriver.DEFAULT_WALL_CLOCK_START;
+
+    /** At most this many timers fire in one {@link #advanceWatermark} call. */
+    public static final int MAX_TIMERS_PER_ADVANCE = 1_000_000;
+
+    private final PipelineSpec spec;
+    private final ComputationSpec computation;
+    private final PipelineCodecs codecs;
+    private final Schema keySchema;
+    private final Map<String, Schema> outputSchemas = new LinkedHashMap<>();
+    private final @Nullable ProcessFunction function;
+    private final HarnessCall call;
+    /** Committed state: key -> state name -> value bytes. */
+    private final Map<GenericRecord, Map<String, byte[]>> states = new LinkedHashMap<>();
+    /** Pending timers in the order added (ties of equal trigger fire in this order). */
+    private final List<HarnessTimer> pending = new ArrayList<>();
+    private final Map<String, Long> timerWatermarks = new LinkedHashMap<>();
+    private final Map<String, Long> inputWatermarks = new LinkedHashMap<>();
+    private final List<HarnessResult> failures = new ArrayList<>();
+    private long clockNanos;
+    private long sequence;
+    private boolean closed;
+
+    private ComputationHarness(PipelineSpec spec, String computationId) {
+        Objects.requireNonNull(spec, "spec");
+        Objects.requireNonNull(computationId, "computationId");
+        this.codecs = PipelineCodecs.of(spec, new Properties()); // validates the spec: InvalidSpecException lists every error
+        this.spec = spec;
+        ComputationSpec c = spec.computations().get(computationId);
+        if (c == null) {
+            throw new IllegalArgumentException("pipeline '" + spec.name() + "' has no computation '" + computationId
+                    + "'; its computations are " + spec.computations().keySet()
+                    + ": pass one of them to ComputationHarness.create");
+        }
+        this.computation = c;
+        this.keySchema = keySchema(c);
+        for (String out : c.outputStreamIds()) {
+            outputSchemas.put(out, codecs.schemaOf(out));
+        }
+        for (TimerStreamSpec t : c.timers()) {
+            timerWatermarks.put(t.id(), Long.MIN_VALUE);
+        }
+        for (String in : inputs(c)) {
+            inputWatermarks.put(in, Long.MIN_VALUE);
+        }
+        this.clockNanos = DEFAULT_CLOCK_START.getEpochSecond() * 1_000_000_000L + DEFAULT_CLOCK_START.getNano();
+        this.call = new HarnessCall(c, outputSchemas, new Host());
+        this.function = createFunction(c);
+        if (function != null) {
+            function.open(call);
+        }
+    }
+
+    /**
+     * A harness for computation {@code computationId} of {@code spec}; opens the process function
+     * (a new instance from the spec's supplier or class).
+     *
+     * @throws io.flowkafka.spec.InvalidSpecException if the spec is invalid, listing every error
+     * @throws IllegalArgumentException if the spec has no such computation, naming those it has
+     * @throws IllegalStateException if the function cannot be created
+     */
+    public static ComputationHarness create(PipelineSpec spec, String computationId) {
+        return new ComputationHarness(spec, computationId);
+    }
+
+    // ------------------------------------------------------------------ inputs
+
+    /**
+     * Calls {@code onMessage} (or {@code onMessages} with a batch of one) with a message of input
+     * stream {@code streamId}, for the key the computation's {@code group_by_schema} computes from
+     * the payload.
+     *
+     * @param payload a record of the stream's schema
+     * @param eventTimestampNanos the message's event timestamp, nanoseconds
+     * @throws IllegalArgumentException if the stream is not an input of the computation or the
+     *     payload is not a valid record of its schema
+     */
+    public HarnessResult message(String streamId, GenericRecord payload, long eventTimestampNanos) {
+        checkOpen();
+        Objects.requireNonNull(payload, "payload");
+        Schema schema = inputSchema(streamId);
+        if (!payload.getSchema().equals(schema)) {
+            throw new IllegalArgumentException("payload of schema " + payload.getSchema().getFullName()
+                    + " is not a record of stream '" + streamId + "' (schema " + schema.getFullName()
+                    + "): build it with the stream's schema, or pass a Map of fields");
+        }
+        GenericRecord decoded = roundTrip(schema, payload, "the payload of stream '" + streamId + "'");
+        GenericRecord key = canonicalKey(codecs.keyOf(computation.id(), streamId, decoded), "the key");
+        MessageId id = nextId('m');
+        HarnessCall.InputMessage message = new HarnessCall.InputMessage(id, eventTimestampNanos, clockNanos, streamId,
+                copy(key), decoded, List.of());
+        return run(HarnessResult.InputKind.MESSAGE, streamId, key, id, eventTimestampNanos,
+                "message " + id + " of stream '" + streamId + "'", () -> {
+                    if (function == null) {
+                        forward(message);
+                    } else if (function instanceof RowFunction row) {
+                        row.onMessage(message, call, call);
+                    } else {
+                        ((BatchFunction) function).onMessages(List.of(message), call, call);
+                    }
+                }, null);
+    }
+
+    /**
+     * Like {@link #message(String, GenericRecord, long)} with the payload given as fields: numbers
+     * are widened to the field's type ({@code 1} for a {@code long} field), fields left out take
+     * their default, or null where the field is nullable.
+     *
+     * @throws IllegalArgumentException for an unknown field, or a required field left out
+     */
+    public HarnessResult message(String streamId, Map<String, ?> fields, long eventTimestampNanos) {
+        checkOpen();
+        return message(streamId, record(inputSchema(streamId), fields, "stream '" + streamId + "'", true),
+                eventTimestampNanos);
+    }
+
+    /**
+     * Calls {@code onTimer} (or {@code onTimers}) with a timer of {@code timerStreamId} for
+     * {@code key}, whether or not such a timer is pending. A pending timer of the same stream, key
+     * and trigger (with {@code deduplicate_equal_timestamps}) is deleted, as when the runtime fires
+     * it.
+     *
+     * @param key a key of the computation ({@link #keyOf}, {@link #key}, or a result's key)
+     * @throws IllegalArgumentException if the computation has no such timer stream, or the key has
+     *     other columns than the computation's {@code group_by_schema}
+     */
+    public HarnessResult timer(String timerStreamId, GenericRecord key, long triggerTimestampNanos,
+            long eventTimestampNanos) {
+        checkOpen();
+        int index = timerIndex(timerStreamId);
+        GenericRecord k = canonicalKey(key, "the timer's key");
+        HarnessTimer matching = null;
+        if (computation.timers().get(index).deduplicateEqualTimestamps()) {
+            matching = pending.stream().filter(t -> t.getStreamId().equals(timerStreamId)
+                    && t.getTriggerTimestamp() == triggerTimestampNanos && sameKey(t.getKey(), k)).findFirst().orElse(null);
+        }
+        HarnessTimer timer = new HarnessTimer(nextId('t'), timerStreamId, copy(k), triggerTimestampNanos,
+                eventTimestampNanos, clockNanos);
+        return fire(timer, matching);
+    }
+
+    /**
+     * Calls {@code onVisit} (or {@code onVisits}) with a visit of key-visitor stream
+     * {@code visitorStreamId} to {@code key}. Outputs need the visitor stream in the output's
+     * {@code streams_dependency}; a SwiftMap computation may not emit from a visit.
+     *
+     * @throws IllegalArgumentException if the computation has no such key-visitor stream, or the
+     *     key has other columns than the computation's {@code group_by_schema}
+     */
+    public HarnessResult visit(String visitorStreamId, GenericRecord key, long pass, long eventTimestampNanos) {
+        checkOpen();
+        checkVisitor(visitorStreamId);
+        GenericRecord k = canonicalKey(key, "the visited key");
+        MessageId id = nextId('v');
+        HarnessCall.InputVisit visit = new HarnessCall.InputVisit(id, visitorStreamId, copy(k), eventTimestampNanos,
+                clockNanos, pass);
+        return run(HarnessResult.InputKind.VISIT, visitorStreamId, k, id, eventTimestampNanos,
+                "visit " + id + " (pass " + pass + ") of key-visitor stream '" + visitorStreamId + "'", () -> {
+                    if (function instanceof RowFunction row) {
+                        row.onVisit(visit, call, call);
+                    } else if (function instanceof BatchFunction batch) {
+                        batch.onVisits(List.of(visit), call, call);
+                    }
+                    call.checkVisitOutputs(visitorStreamId);
+                }, null);
+    }
+
+    /**
+     * One pass of key-visitor stream {@code visitorStreamId}: {@link #visit}s every key holding a
+     * state that the visitor scans ({@code names}, default all states), in the order the keys
+     * first got state.
+     *
+     * @return one result per visited key
+     */
+    public List<HarnessResult> visitAll(String visitorStreamId, long pass, long eventTimestampNanos) {
+        checkOpen();
+        KeyVisitorStreamSpec v = checkVisitor(visitorStreamId);
+        List<String> names = v.names();
+        List<GenericRecord> keys = new ArrayList<>();
+        if (v.scansInternalStates()) {
+            states.forEach((k, rows) -> {
+                if (names.isEmpty() || rows.keySet().stream().anyMatch(names::contains)) {
+                    keys.add(k);
+                }
+            });
+        }
+        List<HarnessResult> results = new ArrayList<>();
+        for (GenericRecord k : keys) {
+            results.add(visit(visitorStreamId, k, pass, eventTimestampNanos));
+        }
+        return results;
+    }
+
+    /**
+     * Moves the watermark of every timer stream to at least {@code watermarkNanos} and fires the
+     * timers that became due ({@code trigger < watermark}), see
+     * {@link #advanceWatermark(String, long)}.
+     *
+     * @throws IllegalStateException if the computation declares no timer stream
+     */
+    public List<HarnessResult> advanceWatermark(long watermarkNanos) {
+        checkOpen();
+        if (computation.timers().isEmpty()) {
+            throw new IllegalStateException("computation '" + computation.id() + "' declares no timer stream, so no "
+                    + "timer can fire: add one under 'timers' in the spec (a Transform computation)");
+        }
+        for (TimerStreamSpec t : computation.timers()) {
+            timerWatermarks.merge(t.id(), watermarkNanos, Math::max);
+        }
+        return fireDue();
+    }
+
+    /**
+     * Moves the watermark of timer stream {@code timerStreamId} to at least {@code watermarkNanos}
+     * (watermarks never go back: a smaller value changes nothing) and fires every pending timer
+     * whose trigger is below the watermark: per timer stream in spec order, in trigger order, each
+     * timer in its own call. Timers that those calls add below the watermark fire too, in the same
+     * call of this method.
+     *
+     * @return one result per fired timer, in firing order (empty if none was due)
+     * @throws IllegalArgumentException if the computation has no such timer stream
+     * @throws IllegalStateException if more than {@link #MAX_TIMERS_PER_ADVANCE} timers fire (a
+     *     function that keeps adding due timers)
+     */
+    public List<HarnessResult> advanceWatermark(String timerStreamId, long watermarkNanos) {
+        checkOpen();
+        timerIndex(timerStreamId);
+        timerWatermarks.merge(timerStreamId, watermarkNanos, Math::max);
+        return fireDue();
+    }
+
+    /** The watermark of a timer stream; {@link Long#MIN_VALUE} until {@link #advanceWatermark}. */
+    public long watermark(String timerStreamId) {
+        timerIndex(timerStreamId);
+        return timerWatermarks.get(timerStreamId);
+    }
+
+    private List<HarnessResult> fireDue() {
+        List<HarnessResult> results = new ArrayList<>();
+        boolean progress = true;
+        while (progress) {
+            progress = false;
+            for (TimerStreamSpec t : computation.timers()) {
+                long wm = timerWatermarks.get(t.id());
+                while (true) {
+                    HarnessTimer next = null;
+                    for (HarnessTimer p : pending) {
+                        if (p.getStreamId().equals(t.id()) && p.getTriggerTimestamp() < wm
+                                && (next == null || p.getTriggerTimestamp() < next.getTriggerTimestamp())) {
+                            next = p;
+                        }
+                    }
+                    if (next == null) {
+                        break;
+                    }
+                    if (results.size() >= MAX_TIMERS_PER_ADVANCE) {
+                        throw new IllegalStateException("computation '" + computation.id() + "' fired "
+                                + MAX_TIMERS_PER_ADVANCE + " timers in one advanceWatermark and more are due: its "
+                                + "onTimer keeps adding timers below the watermark (a timer fires when the watermark "
+                                + "exceeds its trigger); add timers with a trigger at or above the watermark");
+                    }
+                    results.add(fire(next, next));
+                    progress = true;
+                }
+            }
+        }
+        return results;
+    }
+
+    private HarnessResult fire(HarnessTimer timer, @Nullable HarnessTimer firedPending) {
+        return run(HarnessResult.InputKind.TIMER, timer.getStreamId(), canonicalKey(timer.getKey(), "the timer's key"),
+                timer.getMessageId(), timer.getEventTimestamp(), "timer " + timer.getMessageId() + " of stream '"
+                        + timer.getStreamId() + "' (trigger " + timer.getTriggerTimestamp() + ")", () -> {
+                    if (function instanceof RowFunction row) {
+                        row.onTimer(timer, call, call);
+                    } else if (function instanceof BatchFunction batch) {
+                        batch.onTimers(List.of(timer), call, call);
+                    }
+                }, firedPending);
+    }
+
+    // ------------------------------------------------------------------ the call
+
+    /**
+     * Runs one call with all-or-nothing effects: applies the buffered state writes, timers and
+     * outputs if the function returned and the outputs encode; else drops them all.
+     */
+    private HarnessResult run(HarnessResult.InputKind kind, String stream, GenericRecord key, MessageId inputId,
+            long defaultEts, String what, Runnable user, @Nullable HarnessTimer firedPending) {
+        String input = "computation '" + computation.id() + "': " + what + " for key " + key;
+        call.begin(copy(key));
+        try {
+            Exception failure = null;
+            List<HarnessResult.Output> outputs = List.of();
+            try {
+                user.run();
+            } catch (Exception e) {
+                failure = e;
+            }
+            if (failure == null) {
+                try {
+                    outputs = outputs(inputId, defaultEts);
+                } catch (RuntimeException e) {
+                    failure = e;
+                }
+            }
+            if (failure != null) {
+                if (firedPending != null) {
+                    pending.remove(firedPending); // as the runtime's dead letter: the timer does not fire again
+                }
+                HarnessResult failed = new HarnessResult(kind, input, stream, key, inputId, List.of(), List.of(),
+                        List.of(), failure);
+                failures.add(failed);
+                return failed;
+            }
+            List<HarnessResult.StateChange> changes = commitState();
+            if (firedPending != null) {
+                pending.remove(firedPending);
+            }
+            List<HarnessTimer> added = commitTimers(key);
+            return new HarnessResult(kind, input, stream, key, inputId, outputs, added, changes, null);
+        } finally {
+            call.end();
+        }
+    }
+
+    private List<HarnessResult.Output> outputs(MessageId inputId, long inputEts) {
+        List<HarnessResult.Output> out = new ArrayList<>(call.outputs.size());
+        for (HarnessCall.Output o : call.outputs) {
+            List<MessageId> parents = o.parents() == null ? List.of(inputId) : o.parents();
+            long ets = o.message().eventTimestamp != Long.MIN_VALUE ? o.message().eventTimestamp : inputEts;
+            String stream = o.message().streamId;
+            GenericRecord payload = roundTrip(outputSchemas.get(stream), o.message().payload,
+                    "output of stream '" + stream + "'");
+            out.add(new HarnessResult.Output(nextId('o'), stream, payload, ets, clockNanos, parents));
+        }
+        return out;
+    }
+
+    private List<HarnessResult.StateChange> commitState() {
+        List<HarnessResult.StateChange> changes = new ArrayList<>();
+        for (Map.Entry<HarnessCall.Ref, HarnessCall.Write> e : call.writes.entrySet()) {
+            GenericRecord k = canonicalKey(e.getKey().key(), "the state key");
+            String name = e.getKey().state();
+            byte[] bytes = e.getValue().bytes();
+            if (bytes == null) {
+                Map<String, byte[]> rows = states.get(k);
+                if (rows != null) {
+                    rows.remove(name);
+                    if (rows.isEmpty()) {
+                        states.remove(k);
+                    }
+                }
+                changes.add(new HarnessResult.StateChange(name, copy(k), Optional.empty()));
+            } else {
+                states.computeIfAbsent(k, x -> new LinkedHashMap<>()).put(name, bytes);
+                changes.add(new HarnessResult.StateChange(name, copy(k),
+                        Optional.of(e.getValue().decode().apply(bytes))));
+            }
+        }
+        return changes;
+    }
+
+    /** Merges the call's timers (equal stream, key, trigger: smaller event timestamp, first on a tie), then deduplicates against the pending ones. */
+    private List<HarnessTimer> commitTimers(GenericRecord key) {
+        List<HarnessCall.AddedTimer> merged = new ArrayList<>();
+        for (HarnessCall.AddedTimer t : call.timers) {
+            boolean dedup = computation.timers().get(t.streamIndex()).deduplicateEqualTimestamps();
+            int same = -1;
+            for (int i = 0; dedup && i < merged.size(); i++) {
+                if (merged.get(i).streamIndex() == t.streamIndex() && merged.get(i).trigger() == t.trigger()) {
+                    same = i;
+                }
+            }
+            if (same < 0) {
+                merged.add(t);
+            } else if (t.event() < merged.get(same).event()) {
+                merged.set(same, t);
+            }
+        }
+        List<HarnessTimer> added = new ArrayList<>();
+        for (HarnessCall.AddedTimer t : merged) {
+            TimerStreamSpec stream = computation.timers().get(t.streamIndex());
+            HarnessTimer timer = new HarnessTimer(nextId('t'), stream.id(), copy(key), t.trigger(), t.event(), clockNanos);
+            added.add(timer);
+            if (stream.deduplicateEqualTimestamps()) {
+                HarnessTimer old = pending.stream().filter(p -> p.getStreamId().equals(stream.id())
+                        && p.getTriggerTimestamp() == t.trigger() && sameKey(p.getKey(), key)).findFirst().orElse(null);
+                if (old != null) {
+                    if (old.getEventTimestamp() <= t.event()) {
+                        continue; // the pending timer has the smaller event timestamp and stays
+                    }
+                    pending.remove(old);
+                }
+            }
+            pending.add(timer);
+        }
+        return added;
+    }
+
+    /** A Source computation without a function forwards its input to its first output, as the runtime does. */
+    private void forward(HarnessCall.InputMessage message) {
+        String out = computation.outputStreamIds().get(0);
+        MessageBuilder b = call.createMessageBuilder(out);
+        Schema outSchema = outputSchemas.get(out);
+        if (outSchema.equals(message.payload().getSchema())) {
+            b.setPayload(message.payload());
+        } else {
+            for (Schema.Field f : outSchema.getFields()) {
+                if (message.payload().getSchema().getField(f.name()) != null) {
+                    b.set(f.name(), message.payload().get(f.name()));
+                }
+            }
+        }
+        call.addMessage(b.build());
+    }
+
+    // ------------------------------------------------------------------ state
+
+    /**
+     * The value of Avro state {@code name} of {@code key}, as the function would read it.
+     *
+     * @return the value, or empty when the key has no such state (never set, or cleared)
+     * @throws IllegalArgumentException if the computation declares no Avro state {@code name}
+     */
+    public Optional<GenericRecord> state(String name, GenericRecord key) {
+        Schema schema = HarnessCall.avroSchema(computation, name, "state(name, key, serde)");
+        byte[] v = committed(name, canonicalKey(key, "the state key"));
+        return v == null ? Optional.empty() : Optional.of(HarnessCall.Codec.generic(schema).decode(v));
+    }
+
+    /** The value of state {@code name} of {@code key}, stored with a user serde. */
+    public <T> Optional<T> state(String name, GenericRecord key, Serde<T> serde) {
+        HarnessCall.declared(computation, name);
+        byte[] v = committed(name, canonicalKey(key, "the state key"));
+        return v == null ? Optional.empty() : Optional.of(serde.deserializer().deserialize(computation.id() + ".state", v));
+    }
+
+    /** The value of state {@code name} of {@code key} as a generated Avro class. */
+    public <T extends SpecificRecord> Optional<T> state(String name, GenericRecord key, Class<T> type) {
+        HarnessCall.declared(computation, name);
+        byte[] v = committed(name, canonicalKey(key, "the state key"));
+        Schema schema = SpecificData.get().getSchema(type);
+        return v == null ? Optional.empty()
+                : Optional.of(new HarnessCall.Codec<>(new SpecificDatumWriter<T>(schema), new SpecificDatumReader<T>(schema),
+                        schema).decode(v));
+    }
+
+    /**
+     * Sets Avro state {@code name} of {@code key} before a call (a test's starting point).
+     *
+     * @throws IllegalArgumentException if the computation declares no Avro state {@code name}, or
+     *     the value is not a valid record of its schema
+     */
+    public ComputationHarness putState(String name, GenericRecord key, GenericRecord value) {
+        Schema schema = HarnessCall.avroSchema(computation, name, "a function call");
+        Objects.requireNonNull(value, "value");
+        GenericRecord k = canonicalKey(key, "the state key");
+        byte[] bytes = HarnessCall.Codec.generic(schema).encode(value);
+        states.computeIfAbsent(k, x -> new LinkedHashMap<>()).put(name, bytes);
+        return this;
+    }
+
+    /** The keys holding at least one state, in the order they first got one (copies). */
+    public List<GenericRecord> keys() {
+        return states.keySet().stream().map(ComputationHarness::copy).toList();
+    }
+
+    private byte @Nullable [] committed(String name, GenericRecord key) {
+        Map<String, byte[]> rows = states.get(key);
+        return rows == null ? null : rows.get(name);
+    }
+
+    // ------------------------------------------------------------------ timers, watermarks, clock
+
+    /** The pending timers of every key, in firing order: timer streams in spec order, then by trigger. */
+    public List<HarnessTimer> pendingTimers() {
+        List<String> order = computation.timers().stream().map(TimerStreamSpec::id).toList();
+        return pending.stream().sorted(Comparator.<HarnessTimer>comparingInt(t -> order.indexOf(t.getStreamId()))
+                .thenComparingLong(HarnessTimer::getTriggerTimestamp)).toList();
+    }
+
+    /** The pending timers of {@code key}, in firing order. */
+    public List<HarnessTimer> pendingTimers(GenericRecord key) {
+        GenericRecord k = canonicalKey(key, "the key");
+        return pendingTimers().stream().filter(t -> sameKey(t.getKey(), k)).toList();
+    }
+
+    /**
+     * Sets what {@code getInputWatermark(streamId)} returns (and so {@code getMinInputWatermark()}).
+     * Does not fire timers: use {@link #advanceWatermark}.
+     *
+     * @throws IllegalArgumentException if the stream is not an input or source of the computation
+     */
+    public ComputationHarness setInputWatermark(String streamId, long watermarkNanos) {
+        inputSchema(streamId);
+        inputWatermarks.put(streamId, watermarkNanos);
+        return this;
+    }
+
+    /** The harness clock, what {@code currentTimeNanos()} returns and timers and outputs are stamped with. */
+    public long currentTimeNanos() {
+        return clockNanos;
+    }
+
+    /** Sets the clock. */
+    public ComputationHarness setCurrentTimeNanos(long nanos) {
+        this.clockNanos = nanos;
+        return this;
+    }
+
+    /** Moves the clock forward. */
+    public ComputationHarness advanceTime(Duration duration) {
+        this.clockNanos = Math.addExact(clockNanos, duration.toNanos());
+        return this;
+    }
+
+    // ------------------------------------------------------------------ keys
+
+    /**
+     * The key that a payload of input {@code streamId} maps to, computed as the runtime does.
+     *
+     * @throws IllegalArgumentException if the stream is not an input of the computation
+     */
+    public GenericRecord keyOf(String streamId, GenericRecord payload) {
+        inputSchema(streamId);
+        return canonicalKey(codecs.keyOf(computation.id(), streamId, payload), "the key");
+    }
+
+    /**
+     * The key that a payload of input {@code streamId} with these fields maps to; only the fields
+     * the {@code group_by_schema} reads are needed.
+     */
+    public GenericRecord keyOf(String streamId, Map<String, ?> fields) {
+        return keyOf(streamId, record(inputSchema(streamId), fields, "stream '" + streamId + "'", false));
+    }
+
+    /**
+     * A key of the computation from its {@code group_by_schema} columns, e.g.
+     * {@code key(Map.of("user_hash", 7L, "user", "alice"))}; nullable columns may be left out.
+     *
+     * @throws IllegalArgumentException for an unknown column, or a missing required one
+     */
+    public GenericRecord key(Map<String, ?> columns) {
+        return record(keySchema, columns, "the key of computation '" + computation.id() + "'", true);
+    }
+
+    // ------------------------------------------------------------------ the rest
+
+    /** The spec the harness runs. */
+    public PipelineSpec spec() {
+        return spec;
+    }
+
+    /** The computation the harness runs. */
+    public ComputationSpec computation() {
+        return computation;
+    }
+
+    /** The results of every failed call so far, oldest first (the runtime's dead letters). */
+    public List<HarnessResult> failures() {
+        return List.copyOf(failures);
+    }
+
+    /** Calls the function's {@code close()}. Idempotent; the harness is unusable afterwards. */
+    @Override
+    public void close() {
+        if (!closed) {
+            closed = true;
+            if (function != null) {
+                function.close();
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("the harness of computation '" + computation.id() + "' is closed: "
+                    + "create a new one");
+        }
+    }
+
+    private static List<String> inputs(ComputationSpec c) {
+        List<String> out = new ArrayList<>(c.inputStreamIds());
+        for (SourceSpec s : c.sourceStreams()) {
+            out.add(s.streamId());
+        }
+        return out;
+    }
+
+    private Schema inputSchema(String streamId) {
+        Objects.requireNonNull(streamId, "streamId");
+        if (!HarnessCall.isInput(computation, streamId)) {
+            throw new IllegalArgumentException("stream '" + streamId + "' is not an input of computation '"
+                    + computation.id() + "'; its inputs are " + inputs(computation)
+                    + " (add it to input_stream_ids, or test the computation that reads it)");
+        }
+        return codecs.schemaOf(streamId);
+    }
+
+    private int timerIndex(String timerStreamId) {
+        Objects.requireNonNull(timerStreamId, "timerStreamId");
+        List<TimerStreamSpec> timers = computation.timers();
+        for (int i = 0; i < timers.size(); i++) {
+            if (timers.get(i).id().equals(timerStreamId)) {
+                return i;
+            }
+        }
+        if (timers.isEmpty()) {
+            throw new IllegalArgumentException("computation '" + computation.id() + "' has no timer stream '"
+                    + timerStreamId + "': it declares none (add one under 'timers' in the spec, a Transform computation)");
+        }
+        throw new IllegalArgumentException("computation '" + computation.id() + "' has no timer stream '" + timerStreamId
+                + "'; its timer streams are " + timers.stream().map(TimerStreamSpec::id).toList());
+    }
+
+    private KeyVisitorStreamSpec checkVisitor(String visitorStreamId) {
+        Objects.requireNonNull(visitorStreamId, "visitorStreamId");
+        KeyVisitorStreamSpec v = computation.keyVisitorStreams().get(visitorStreamId);
+        if (v == null) {
+            throw new IllegalArgumentException("computation '" + computation.id() + "' has no key-visitor stream '"
+                    + visitorStreamId + "'; its key-visitor streams are " + computation.keyVisitorStreams().keySet()
+                    + " (add it under 'key_visitor_streams' in the spec)");
+        }
+        return v;
+    }
+
+    private MessageId nextId(char kind) {
+        return MessageId.of(ByteBuffer.allocate(9).put((byte) kind).putLong(++sequence).array());
+    }
+
+    private static @Nullable ProcessFunction createFunction(ComputationSpec c) {
+        if (c.functionSupplier() != null) {
+            ProcessFunction f = c.functionSupplier().get();
+            if (f == null) {
+                throw new IllegalStateException("the processing_function supplier of computation '" + c.id()
+                        + "' returned null; it must return a new instance on each call");
+            }
+            return f;
+        }
+        if (c.processingFunction() == null) {
+            if (c.sourceStreams().isEmpty()) {
+                throw new IllegalStateException("computation '" + c.id() + "' has no processing_function: "
+                        + "set one in the spec (a class name or a supplier)");
+            }
+            return null;
+        }
+        ClassLoader loader = Thread.currentThread().getContextClassLoader() != null
+                ? Thread.currentThread().getContextClassLoader() : ComputationHarness.class.getClassLoader();
+        try {
+            Class<?> type = Class.forName(c.processingFunction(), true, loader);
+            return (ProcessFunction) type.getDeclaredConstructor().newInstance();
+        } catch (ReflectiveOperationException | ClassCastException e) {
+            throw new IllegalStateException("cannot create processing_function " + c.processingFunction()
+                    + " of computation '" + c.id() + "': " + e, e);
+        }
+    }
+
+    /** The runtime's key schema of a computation: the group_by columns, the first uint64 one required. */
+    private static Schema keySchema(ComputationSpec c) {
+        String name = "Key_" + c.id().replaceAll("[^A-Za-z0-9_]", "_");
+        SchemaBuilder.FieldAssembler<Schema> fields = SchemaBuilder.record(name).namespace("io.flowkafka.key").fields();
+        List<GroupByColumn> columns = c.groupBySchema();
+        for (int i = 0; i < columns.size(); i++) {
+            GroupByColumn col = columns.get(i);
+            Schema t = switch (col.type()) {
+                case UINT64, INT64 -> Schema.create(Schema.Type.LONG);
+                case DOUBLE -> Schema.create(Schema.Type.DOUBLE);
+                case BOOLEAN -> Schema.create(Schema.Type.BOOLEAN);
+                case STRING -> {
+                    Schema s = Schema.create(Schema.Type.STRING);
+                    GenericData.setStringType(s, GenericData.StringType.String);
+                    yield s;
+                }
+            };
+            if (i == 0 && col.type() == ColumnType.UINT64) {
+                fields = fields.name(col.name()).type(t).noDefault();
+            } else {
+                fields = fields.name(col.name()).type(Schema.createUnion(Schema.create(Schema.Type.NULL), t))
+                        .withDefault(null);
+            }
+        }
+        return fields.endRecord();
+    }
+
+    /**
+     * A key as the runtime hands it to functions: a record of the key schema, strings as
+     * {@code String}. Keys with other columns are refused.
+     */
+    GenericRecord canonicalKey(GenericRecord key, String what) {
+        Objects.requireNonNull(key, what);
+        Set<String> given = new LinkedHashSet<>();
+        key.getSchema().getFields().forEach(f -> given.add(f.name()));
+        Set<String> expected = new LinkedHashSet<>();
+        keySchema.getFields().forEach(f -> expected.add(f.name()));
+        if (!given.equals(expected)) {
+            throw new IllegalArgumentException(what + " " + key + " has columns " + given + " but keys of computation '"
+                    + computation.id() + "' have " + expected + " (its group_by_schema): build keys with "
+                    + "harness.keyOf(stream, payload), harness.key(columns), or take a result's key()");
+        }
+        GenericData.Record out = new GenericData.Record(keySchema);
+        for (Schema.Field f : keySchema.getFields()) {
+            out.put(f.pos(), coerce(key.get(f.name()), f.schema()));
+        }
+        return out;
+    }
+
+    /** Whether two keys have the same columns and values ({@code Utf8} and {@code String} alike). */
+    static boolean sameKey(GenericRecord a, GenericRecord b) {
+        List<Schema.Field> fa = a.getSchema().getFields();
+        List<Schema.Field> fb = b.getSchema().getFields();
+        if (fa.size() != fb.size()) {
+            return false;
+        }
+        for (Schema.Field f : fa) {
+            if (b.getSchema().getField(f.name()) == null
+                    || !Objects.equals(loose(a.get(f.name())), loose(b.get(f.name())))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static @Nullable Object loose(@Nullable Object v) {
+        if (v instanceof CharSequence s) {
+            return s.toString();
+        }
+        if (v instanceof Integer || v instanceof Short || v instanceof Byte) {
+            return ((Number) v).longValue();
+        }
+        return v;
+    }
+
+    private static GenericRecord copy(GenericRecord r) {
+        return GenericData.get().deepCopy(r.getSchema(), r);
+    }
+
+    private static GenericRecord roundTrip(Schema schema, GenericRecord record, String what) {
+        HarnessCall.Codec<GenericRecord> codec = HarnessCall.Codec.generic(schema);
+        byte[] bytes;
+        try {
+            bytes = codec.encode(record);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(what + " is not a valid record of schema " + schema.getFullName() + ": "
+                    + e.getMessage() + " (check the types of its fields)", e);
+        }
+        return codec.decode(bytes);
+    }
+
+    /** A record of {@code schema} from fields; numbers widened to the field type. */
+    private static GenericRecord record(Schema schema, Map<String, ?> fields, String what, boolean strict) {
+        Objects.requireNonNull(fields, "fields");
+        GenericData.Record r = new GenericData.Record(schema);
+        for (Map.Entry<String, ?> e : fields.entrySet()) {
+            Schema.Field f = schema.getField(e.getKey());
+            if (f == null) {
+                throw new IllegalArgumentException(what + " has no field '" + e.getKey() + "'; its fields are "
+                        + schema.getFields().stream().map(Schema.Field::name).toList());
+            }
+            r.put(f.pos(), coerce(e.getValue(), f.schema()));
+        }
+        for (Schema.Field f : schema.getFields()) {
+            if (r.get(f.pos()) == null && !fields.containsKey(f.name())) {
+                if (f.hasDefaultValue()) {
+                    r.put(f.pos(), GenericData.get().deepCopy(f.schema(), GenericData.get().getDefaultValue(f)));
+                } else if (strict && !HarnessCall.isNullable(f.schema())) {
+                    throw new IllegalArgumentException(what + ": field '" + f.name()
+                            + "' was not given and has no default; add it to the map");
+                }
+            }
+        }
+        return r;
+    }
+
+    /** Widens numbers to the (non-null branch of the) field type; strings of a String-typed field become {@code String}. */
+    private static @Nullable Object coerce(@Nullable Object v, Schema schema) {
+        if (v == null) {
+            return null;
+        }
+        Schema s = schema;
+        if (s.getType() == Schema.Type.UNION) {
+            Schema nonNull = null;
+            for (Schema b : s.getTypes()) {
+                if (b.getType() != Schema.Type.NULL) {
+                    nonNull = nonNull == null ? b : null;
+                    if (nonNull == null) {
+                        return v; // a union of several types: leave the value as it is
+                    }
+                }
+            }
+            if (nonNull == null) {
+                return v;
+            }
+            s = nonNull;
+        }
+        if (v instanceof Number n && !(v instanceof Double || v instanceof Float)) {
+            return switch (s.getType()) {
+                case LONG -> n.longValue();
+                case INT -> n.intValue();
+                case DOUBLE -> n.doubleValue();
+                case FLOAT -> n.floatValue();
+                default -> v;
+            };
+        }
+        if (v instanceof Float f && s.getType() == Schema.Type.DOUBLE) {
+            return f.doubleValue();
+        }
+        if (v instanceof CharSequence cs && s.getType() == Schema.Type.STRING
+                && "String".equals(s.getProp(GenericData.STRING_PROP))) {
+            return cs.toString();
+        }
+        return v;
+    }
+
+    /** The harness's side of the call context. */
+    private final class Host implements HarnessCall.Host {
+        @Override
+        public byte @Nullable [] committedState(HarnessCall.Ref ref) {
+            return committed(ref.state(), canonicalKey(ref.key(), "the state key"));
+        }
+
+        @Override
+        public GenericRecord canonicalKey(GenericRecord key, String what) {
+            return ComputationHarness.this.canonicalKey(key, what);
+        }
+
+        @Override
+        public long inputWatermark(String stream) {
+            return inputWatermarks.getOrDefault(stream, Long.MIN_VALUE);
+        }
+
+        @Override
+        public long minInputWatermark() {
+            long min = Long.MAX_VALUE;
+            for (long wm : inputWatermarks.values()) {
+                min = Math.min(min, wm);
+            }
+            return min == Long.MAX_VALUE ? Long.MIN_VALUE : min;
+        }
+
+        @Override
+        public long nowNanos() {
+            return clockNanos;
+        }
+    }
+}

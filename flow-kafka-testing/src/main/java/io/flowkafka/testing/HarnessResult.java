@@ -1,0 +1,212 @@
+package io.flowkafka.testing;
+
+import io.flowkafka.api.MessageId;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import org.apache.avro.generic.GenericRecord;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What one process-function call of a {@link ComputationHarness} did: its output messages, the
+ * timers it added and its state changes, or the exception it threw.
+ *
+ * <p>All or nothing, as in the runtime: a call that threw applied none of its effects, and a
+ * result that {@link #failed()} has none. Reading {@link #outputs()}, {@link #timers()} or
+ * {@link #stateChanges()} of a failed result throws an {@link AssertionError} carrying the
+ * exception, so a test that expects success fails with the function's own stack trace; test
+ * failures with {@link #failed()} and {@link #failure()}.
+ *
+ * <p>Immutable.
+ */
+public final class HarnessResult {
+    /** What the call processed. */
+    public enum InputKind {
+        /** {@code onMessage} / {@code onMessages}. */
+        MESSAGE,
+        /** {@code onTimer} / {@code onTimers}. */
+        TIMER,
+        /** {@code onVisit} / {@code onVisits}. */
+        VISIT
+    }
+
+    /**
+     * An output message of a call.
+     *
+     * @param messageId its id (deterministic within a harness, but not the runtime's id)
+     * @param streamId the output stream
+     * @param payload the payload as a consumer would read it (decoded from Avro: strings are
+     *     {@code Utf8}; compare them with {@code toString()})
+     * @param eventTimestamp nanoseconds: the one the function set, else the input's
+     * @param systemTimestamp nanoseconds: the harness clock at the call
+     * @param parentIds the call's input, or the ids given to {@code withParentIds}
+     */
+    public record Output(MessageId messageId, String streamId, GenericRecord payload, long eventTimestamp,
+            long systemTimestamp, List<MessageId> parentIds) {
+        public Output {
+            parentIds = List.copyOf(parentIds);
+        }
+
+        /** A payload field, with {@code Utf8} strings turned into {@code String}s. */
+        public @Nullable Object get(String field) {
+            Object v = payload.get(field);
+            return v instanceof CharSequence s ? s.toString() : v;
+        }
+    }
+
+    /**
+     * A state change of a call: the last write of one state of one key.
+     *
+     * @param state the state name
+     * @param key the key (the call's key, or another one for {@code getState(name, key)})
+     * @param value the new value (an Avro record for Avro states, else what the serde or class
+     *     decodes), empty when the call cleared it
+     */
+    public record StateChange(String state, GenericRecord key, Optional<Object> value) {
+        public StateChange {
+            Objects.requireNonNull(state, "state");
+            Objects.requireNonNull(key, "key");
+            Objects.requireNonNull(value, "value");
+        }
+
+        /** Whether the call cleared the state. */
+        public boolean cleared() {
+            return value.isEmpty();
+        }
+
+        /**
+         * The new value as an Avro record.
+         *
+         * @throws AssertionError if the call cleared the state, or its value is not an Avro record
+         */
+        public GenericRecord record() {
+            Object v = value.orElseThrow(() -> new AssertionError("state '" + state + "' of key " + key
+                    + " was cleared, it has no value"));
+            if (!(v instanceof GenericRecord r)) {
+                throw new AssertionError("state '" + state + "' is not an Avro record but " + v.getClass().getName());
+            }
+            return r;
+        }
+    }
+
+    private final InputKind kind;
+    private final String input;
+    private final String stream;
+    private final GenericRecord key;
+    private final MessageId inputId;
+    private final List<Output> outputs;
+    private final List<HarnessTimer> timers;
+    private final List<StateChange> stateChanges;
+    private final @Nullable Exception failure;
+
+    HarnessResult(InputKind kind, String input, String stream, GenericRecord key, MessageId inputId, List<Output> outputs,
+            List<HarnessTimer> timers, List<StateChange> stateChanges, @Nullable Exception failure) {
+        this.kind = kind;
+        this.input = input;
+        this.stream = stream;
+        this.key = key;
+        this.inputId = inputId;
+        this.outputs = List.copyOf(outputs);
+        this.timers = List.copyOf(timers);
+        this.stateChanges = List.copyOf(stateChanges);
+        this.failure = failure;
+    }
+
+    /** What the call processed. */
+    public InputKind kind() {
+        return kind;
+    }
+
+    /** The input stream, timer stream or key-visitor stream of the call. */
+    public String stream() {
+        return stream;
+    }
+
+    /** The key of the call. */
+    public GenericRecord key() {
+        return key;
+    }
+
+    /** The id the harness gave the input message, timer or visit (the parent of the outputs). */
+    public MessageId inputId() {
+        return inputId;
+    }
+
+    /** Whether the process function threw (or its outputs could not be written). */
+    public boolean failed() {
+        return failure != null;
+    }
+
+    /** The exception of a failed call: what the function threw (or the output encoding failure). */
+    public Optional<Exception> failure() {
+        return Optional.ofNullable(failure);
+    }
+
+    /**
+     * This result, if the call succeeded.
+     *
+     * @throws AssertionError naming the computation and the input, with the exception as cause
+     */
+    public HarnessResult assertSucceeded() {
+        if (failure != null) {
+            throw new AssertionError(describeFailure(), failure);
+        }
+        return this;
+    }
+
+    /** The output messages, in the order the function added them. */
+    public List<Output> outputs() {
+        assertSucceeded();
+        return outputs;
+    }
+
+    /** The output messages of one stream. */
+    public List<Output> outputs(String streamId) {
+        return outputs().stream().filter(o -> o.streamId().equals(streamId)).toList();
+    }
+
+    /** The payloads of one stream's output messages. */
+    public List<GenericRecord> payloads(String streamId) {
+        return outputs(streamId).stream().map(Output::payload).toList();
+    }
+
+    /**
+     * The timers the call added, after merging those of equal stream, key and trigger within the
+     * call (with {@code deduplicate_equal_timestamps}); whether they stay pending next to earlier
+     * timers shows in {@link ComputationHarness#pendingTimers()}.
+     */
+    public List<HarnessTimer> timers() {
+        assertSucceeded();
+        return timers;
+    }
+
+    /** The state changes: per state and key, the call's last write, in the order first written. */
+    public List<StateChange> stateChanges() {
+        assertSucceeded();
+        return stateChanges;
+    }
+
+    /** The change of state {@code name} of the call's key, if the call wrote it. */
+    public Optional<StateChange> stateChange(String name) {
+        return stateChanges().stream()
+                .filter(c -> c.state().equals(name) && ComputationHarness.sameKey(c.key(), key)).findFirst();
+    }
+
+    /** Whether the call had no effect: no output, timer or state change (false if it failed). */
+    public boolean isEmpty() {
+        return failure == null && outputs.isEmpty() && timers.isEmpty() && stateChanges.isEmpty();
+    }
+
+    String describeFailure() {
+        Exception f = Objects.requireNonNull(failure);
+        return input + " failed: " + f.getClass().getName() + (f.getMessage() == null ? "" : ": " + f.getMessage());
+    }
+
+    @Override
+    public String toString() {
+        if (failure != null) {
+            return describeFailure();
+        }
+        return input + ": outputs " + outputs + ", timers " + timers + ", state changes " + stateChanges;
+    }
+}
