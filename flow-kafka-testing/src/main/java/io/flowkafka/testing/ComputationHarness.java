@@ -50,7 +50,8 @@ import org.jspecify.annotations.Nullable;
  * or it fires the due timers with {@link #advanceWatermark}. Each call returns a
  * {@link HarnessResult}: the output messages, the timers added and the state changes of that
  * call. State and pending timers persist between calls and can be inspected
- * ({@link #state}, {@link #pendingTimers()}) or seeded ({@link #putState}).
+ * ({@link #state}, {@link #pendingTimers()}) or seeded ({@link #putState}); {@link #restart()}
+ * carries them over to a new function instance, as a restart of the process does.
  *
  * <p>Example, the wait-click join of the examples module
  * ({@code io.flowkafka.examples.waitclick.WaitClickJoin}: an impression waits 30 minutes of event
@@ -191,6 +192,36 @@ public final class ComputationHarness implements AutoCloseable {
         return new ComputationHarness(spec, computationId);
     }
 
+    /**
+     * Simulates a restart of the process that runs this computation: closes this harness (the
+     * function's {@code close()}) and returns a new harness of the same computation, with a new
+     * function instance (opened) and what the runtime keeps across a restart: the committed
+     * state of every key, the pending timers, the timer and input watermarks. The clock and the
+     * message-id counter carry on too, so a replay of the same inputs gets the same input ids; set
+     * a later clock with {@link #setCurrentTimeNanos} to model the time the restart took.
+     * {@link #failures()} of the new harness starts empty. Nothing kept in the old function
+     * instance's fields survives: that is what a restart test checks.
+     *
+     * @return the new harness; the caller closes it (this one is closed)
+     * @throws IllegalStateException if this harness is closed, or the new function cannot be created
+     */
+    public ComputationHarness restart() {
+        checkOpen();
+        close();
+        ComputationHarness next = new ComputationHarness(spec, computation.id());
+        states.forEach((k, rows) -> {
+            Map<String, byte[]> copied = new LinkedHashMap<>();
+            rows.forEach((name, bytes) -> copied.put(name, bytes.clone()));
+            next.states.put(copy(k), copied);
+        });
+        next.pending.addAll(pending); // HarnessTimer is immutable
+        next.timerWatermarks.putAll(timerWatermarks);
+        next.inputWatermarks.putAll(inputWatermarks);
+        next.clockNanos = clockNanos;
+        next.sequence = sequence;
+        return next;
+    }
+
     // ------------------------------------------------------------------ inputs
 
     /**
@@ -240,6 +271,11 @@ public final class ComputationHarness implements AutoCloseable {
         checkOpen();
         return message(streamId, record(inputSchema(streamId), fields, "stream '" + streamId + "'", true),
                 eventTimestampNanos);
+    }
+
+    /** The payload {@link #message(String, Map, long)} would send: a record of the stream's schema from fields. */
+    GenericRecord payload(String streamId, Map<String, ?> fields) {
+        return record(inputSchema(streamId), fields, "stream '" + streamId + "'", true);
     }
 
     /**

@@ -397,6 +397,55 @@ class ComputationHarnessTest {
     }
 
     @Test
+    void shouldRestartWithANewFunctionInstanceKeepingStateTimersWatermarksClockAndIds() {
+        send("alice", 5, "blob hello");
+        send("bob", 1, "timer t 20 20");
+        count.advanceWatermark("t", 10 * SEC).size();
+        count.setInputWatermark("events", 77L).setCurrentTimeNanos(123L);
+        HarnessResult before = send("alice", 1, null);
+        Counter.LIFECYCLE.clear();
+
+        ComputationHarness old = count;
+        count = old.restart();
+        assertThat(count).isNotSameAs(old);
+        assertThat(Counter.LIFECYCLE).as("the old instance closed, a new one opened")
+                .containsExactly("close", "open count {limit=100}",
+                        "the runtime context of computation 'count' is valid only during a process-function call");
+        assertThatThrownBy(() -> old.message("events", event("a", 1, null), 0)).hasMessageContaining("is closed");
+        assertThatThrownBy(old::restart).hasMessageContaining("is closed");
+
+        GenericRecord alice = count.keyOf("events", Map.of("user", "alice"));
+        assertThat(count.state("total", alice)).hasValueSatisfying(st -> assertThat(st.get("sum")).isEqualTo(6L));
+        assertThat(count.state("blob", alice, Serdes.String())).contains("hello");
+        assertThat(count.keys()).extracting(k -> k.get("user")).containsExactly("alice", "bob");
+        assertThat(count.pendingTimers()).extracting(HarnessTimer::getStreamId, HarnessTimer::getTriggerTimestamp)
+                .containsExactly(tuple("t", 20 * SEC));
+        assertThat(count.watermark("t")).isEqualTo(10 * SEC);
+        assertThat(count.currentTimeNanos()).isEqualTo(123L);
+        assertThat(count.failures()).isEmpty();
+
+        HarnessResult after = send("alice", 2, "context");
+        assertThat(after.payloads("totals")).extracting(p -> p.get("total")).containsExactly(8L);
+        assertThat(after.outputs("alerts").get(0).get("what").toString()).contains("now 123 wm 77 min 77");
+        assertThat(after.inputId()).as("ids go on from the old harness's").isNotEqualTo(before.inputId())
+                .isNotIn(before.outputs().stream().map(HarnessResult.Output::messageId).toList());
+        assertThat(count.advanceWatermark("t", 21 * SEC)).singleElement()
+                .satisfies(r -> assertThat(r.key().get("user")).isEqualTo("bob"));
+
+        // The ids are those of a harness that never restarted.
+        try (ComputationHarness straight = ComputationHarness.create(spec(), "count")) {
+            straight.message("events", event("alice", 5, "blob hello"), SEC);
+            straight.message("events", event("bob", 1, "timer t 20 20"), SEC);
+            straight.advanceWatermark("t", 10 * SEC);
+            straight.message("events", event("alice", 1, null), SEC);
+            HarnessResult same = straight.message("events", event("alice", 2, "context"), SEC);
+            assertThat(same.inputId()).isEqualTo(after.inputId());
+            assertThat(same.outputs()).extracting(HarnessResult.Output::messageId)
+                    .isEqualTo(after.outputs().stream().map(HarnessResult.Output::messageId).toList());
+        }
+    }
+
+    @Test
     void shouldSetParentsAndEventTimestamps() {
         HarnessResult r = send("alice", 1, "parents");
         assertThat(r.outputs()).extracting(HarnessResult.Output::parentIds)
