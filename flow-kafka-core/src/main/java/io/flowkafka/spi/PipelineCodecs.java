@@ -126,6 +126,78 @@ public final class PipelineCodecs {
         return compiled.statusTopic();
     }
 
+    /** The names of a computation's two timer stores: {timers, holds}. */
+    public List<String> timerStoreNames(String computationId) {
+        return List.of(io.flowkafka.internal.timers.TimerStore.timersStoreName(computationId),
+                io.flowkafka.internal.timers.TimerStore.holdsStoreName(computationId));
+    }
+
+    /**
+     * The pending timers of a computation in its timer stores, per timer stream in spec order and
+     * in trigger order within a stream (the order they fire in). Reads only.
+     *
+     * @throws IllegalArgumentException if the computation is unknown or has no timer streams
+     */
+    public List<io.flowkafka.api.Timer> pendingTimers(String computationId, KeyValueStore<Bytes, byte[]> timers,
+            KeyValueStore<Bytes, byte[]> holds) {
+        ComputationSpec c = spec.computations().get(computationId);
+        if (c == null || c.timers().isEmpty()) {
+            throw new IllegalArgumentException("computation '" + computationId + "' "
+                    + (c == null ? "does not exist" : "has no timer streams"));
+        }
+        int n = c.timers().size();
+        boolean[] dedup = new boolean[n];
+        for (int i = 0; i < n; i++) {
+            dedup[i] = c.timers().get(i).deduplicateEqualTimestamps();
+        }
+        io.flowkafka.internal.timers.TimerStore store = new io.flowkafka.internal.timers.TimerStore(timers, holds,
+                c.timers().stream().map(io.flowkafka.spec.TimerStreamSpec::id).toList(), dedup);
+        KeyCodec kc = KeyCodec.of(c.groupBySchema(), c.id());
+        List<io.flowkafka.api.Timer> out = new java.util.ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            String stream = c.timers().get(i).id();
+            for (io.flowkafka.internal.timers.PendingTimer t : store.due(i, Long.MAX_VALUE, Integer.MAX_VALUE)) {
+                out.add(new PendingTimerView(MessageId.of(t.messageId()), stream, kc.decode(t.encodedKey()),
+                        t.triggerTs(), t.eventTs(), t.systemTs()));
+            }
+        }
+        return out;
+    }
+
+    /** A pending timer as a {@link io.flowkafka.api.Timer}. */
+    private record PendingTimerView(MessageId messageId, String streamId, GenericRecord key, long triggerTimestamp,
+            long eventTimestamp, long systemTimestamp) implements io.flowkafka.api.Timer {
+        @Override
+        public MessageId getMessageId() {
+            return messageId;
+        }
+
+        @Override
+        public String getStreamId() {
+            return streamId;
+        }
+
+        @Override
+        public GenericRecord getKey() {
+            return key;
+        }
+
+        @Override
+        public long getTriggerTimestamp() {
+            return triggerTimestamp;
+        }
+
+        @Override
+        public long getEventTimestamp() {
+            return eventTimestamp;
+        }
+
+        @Override
+        public long getSystemTimestamp() {
+            return systemTimestamp;
+        }
+    }
+
     /** The name of a computation's key-visitor coverage store ({@code key_visitor_states}). */
     public String keyVisitorStoreName(String computationId) {
         return io.flowkafka.internal.visitor.KeyVisitor.storeName(computationId);

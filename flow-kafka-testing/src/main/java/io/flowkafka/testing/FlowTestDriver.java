@@ -372,6 +372,40 @@ public final class FlowTestDriver implements AutoCloseable {
         return Optional.ofNullable(codecs.keyVisitorCoverage(store, visitorStream));
     }
 
+    /**
+     * The committed pending timers of a computation, per timer stream in spec order and in the order
+     * they will fire within a stream.
+     *
+     * @throws IllegalArgumentException if the computation is unknown or declares no timer streams
+     */
+    public List<io.flowkafka.api.Timer> pendingTimers(String computationId) {
+        checkOpen();
+        computation(computationId);
+        List<String> names = codecs.timerStoreNames(computationId);
+        if (spec.computations().get(computationId).timers().isEmpty()) {
+            throw new IllegalArgumentException("computation '" + computationId + "' declares no timer streams");
+        }
+        KeyValueStore<Bytes, byte[]> timers = driver.getKeyValueStore(names.get(0));
+        KeyValueStore<Bytes, byte[]> holds = driver.getKeyValueStore(names.get(1));
+        return codecs.pendingTimers(computationId, timers, holds);
+    }
+
+    /** The committed pending timers of one key of a computation (its {@code group_by_schema} columns). */
+    public List<io.flowkafka.api.Timer> pendingTimers(String computationId, GenericRecord key) {
+        Objects.requireNonNull(key, "key");
+        return pendingTimers(computationId).stream().filter(t -> sameKey(t.getKey(), key)).toList();
+    }
+
+    private static boolean sameKey(GenericRecord a, GenericRecord b) {
+        for (org.apache.avro.Schema.Field f : a.getSchema().getFields()) {
+            if (b.getSchema().getField(f.name()) == null
+                    || !String.valueOf(a.get(f.name())).equals(String.valueOf(b.get(f.name())))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** Changes the dynamic spec, as {@link FlowRuntime#reconfigure(Map)} does on a running pipeline. */
     public void reconfigure(Map<String, ?> dynamicSpecChange) {
         checkOpen();

@@ -209,4 +209,20 @@ class TimerSemanticsTest {
         event("a", "x", 2000, null);
         assertThat(fired()).as("a dead-lettered timer does not fire again").isEmpty();
     }
+
+    @Test
+    void shouldListPendingTimersInFiringOrderUntilTheyFire() {
+        event("a", "k", 100, "add t_a 3000 100");
+        event("a", "k", 110, "add t_a 2000 110");
+        event("a", "j", 120, "add t_b_only 5000 120");
+        assertThat(driver.pendingTimers("timers"))
+                .extracting(t -> t.getStreamId() + ":" + t.getKey().get("key") + ":" + t.getTriggerTimestamp() / MS)
+                .containsExactly("t_a:k:2000", "t_a:k:3000", "t_b_only:j:5000");
+        assertThat(driver.pendingTimers("timers", driver.pendingTimers("timers").get(2).getKey()))
+                .singleElement().extracting(t -> t.getEventTimestamp() / MS).isEqualTo(120L);
+        event("a", "x", 2500, null);
+        assertThat(driver.pendingTimers("timers")).extracting(t -> t.getTriggerTimestamp() / MS)
+                .as("the timer at 2000 fired").containsExactly(3000L, 5000L);
+        assertThat(fired()).containsExactly("t_a:k:2000:110");
+    }
 }
