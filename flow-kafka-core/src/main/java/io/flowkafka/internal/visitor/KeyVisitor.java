@@ -69,6 +69,8 @@ public final class KeyVisitor {
     }
 
     private static final BigInteger TWO_64 = BigInteger.ONE.shiftLeft(64);
+    /** A read covers at most this fraction of its bucket's hash range. */
+    static final int SLICES = 16;
     private static final byte[] EMPTY = new byte[0];
 
     private final String computation;
@@ -244,6 +246,18 @@ public final class KeyVisitor {
         if (to != null && Arrays.compareUnsigned(from, to) >= 0) {
             return Read.CAUGHT_UP;
         }
+        // A read spans at most 1/SLICES of its bucket's hash range: RocksDB walks the tombstones of the range a
+        // read covers inside one call, so a catch-up over a range of many deleted keys stays in bounded reads.
+        boolean sliced = false;
+        double slice = width[b] / SLICES;
+        if (slice >= 1) {
+            double fromOffset = unsignedDiff(hashOf(from), start[b]);
+            double toOffset = to == null ? width[b] : unsignedDiff(hashOf(to), start[b]);
+            if (toOffset - fromOffset > slice) {
+                to = hashBytes(start[b] + toUnsignedLong(Math.max(0, fromOffset) + slice));
+                sliced = true;
+            }
+        }
         int cap = settings.maxScanRowsPerIteration();
         Merged m;
         try {
@@ -296,11 +310,11 @@ public final class KeyVisitor {
             return Read.DONE;
         }
         c.positions[b] = bound;
-        if (!limited && toEnd) {
+        if (!limited && !sliced && toEnd) {
             c.done[b] = true;
             return Read.DONE;
         }
-        return limited ? Read.PARTIAL : Read.CAUGHT_UP;
+        return limited || sliced ? Read.PARTIAL : Read.CAUGHT_UP;
     }
 
     private record Merged(List<byte[]> keys, int rows, boolean capped, byte @Nullable [] bound,

@@ -244,4 +244,34 @@ class KeyVisitorTest {
         // 2000 keys per 100 s = 20 visits/s, estimated from the half of the range scanned so far
         assertThat(v.requiredRate(settings("100s"))).isBetween(16.0, 24.0);
     }
+
+    @Test
+    void shouldSplitACatchUpIntoReadsOfBoundedHashWidth() {
+        // "each punctuation is bounded in rows and time ... even over tombstone-heavy ranges": RocksDB skips a
+        // read's tombstones inside one call, so no read may span more than 1/SLICES of a bucket
+        Random r = new Random(9);
+        for (int i = 0; i < 300; i++) {
+            put(states, r.nextLong(), "k" + i, "s");
+        }
+        List<String> ranges = new ArrayList<>();
+        ScanSource real = KeyVisitor.internalStates(states, null);
+        ScanSource counting = new ScanSource() {
+            @Override
+            public String name() {
+                return "counting";
+            }
+
+            @Override
+            public Read read(byte[] from, byte @Nullable [] to, int maxRows) {
+                ranges.add(ByteBuffer.wrap(Arrays.copyOf(from, 8)).getLong() + ".." + (to == null ? "end"
+                        : ByteBuffer.wrap(Arrays.copyOf(to, 8)).getLong()));
+                return real.read(from, to, maxRows);
+            }
+        };
+        KeyVisitor v = visitor(0, 1, List.of(counting));
+        v.step(0, settings("1s"), false, 100_000, far(), handler);
+        v.step(10 * SECOND, settings("1s"), false, 100_000, far(), handler); // far behind: the whole pass at once
+        assertThat(visited).hasSize(300).doesNotHaveDuplicates();
+        assertThat(ranges).as("4 buckets of 16 slices each").hasSizeGreaterThanOrEqualTo(4 * KeyVisitor.SLICES);
+    }
 }
