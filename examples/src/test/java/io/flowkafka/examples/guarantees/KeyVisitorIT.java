@@ -103,7 +103,8 @@ class KeyVisitorIT {
             int checkedPasses = 0;
             for (int p = 0; p < 4; p++) {
                 TreeSet<Long> passes = log.passes(p);
-                assertThat(passes.first()).as("partition %d starts at pass 0", p).isZero();
+                // (pass 0 may have visited nothing: it starts with the task, before the keys arrive)
+                assertThat(passes.first()).as("partition %d: the first pass with visits", p).isLessThanOrEqualTo(1L);
                 assertThat(passes.last() - passes.first() + 1).as("pass numbers of partition %d continue across "
                         + "restarts and rebalances (coverage is never reset)", p).isEqualTo(passes.size());
                 long last = passes.last(); // possibly incomplete

@@ -1,0 +1,357 @@
+package io.flowkafka.benchmarks;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.flowkafka.api.Message;
+import io.flowkafka.api.OutputCollector;
+import io.flowkafka.api.RowFunction;
+import io.flowkafka.api.RuntimeContext;
+import io.flowkafka.api.StateAccessor;
+import io.flowkafka.api.Timer;
+import io.flowkafka.spec.ColumnType;
+import io.flowkafka.spec.ComputationKind;
+import io.flowkafka.spec.PipelineSpec;
+import io.flowkafka.spec.WatermarkStrategy;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.avro.Schema;
+import org.apache.avro.SchemaBuilder;
+import org.apache.avro.generic.GenericRecord;
+import org.apache.avro.generic.GenericRecordBuilder;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.processor.PunctuationType;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.Stores;
+
+/**
+ * The two jobs of {@link DriverBenchmark}: the wait-click join as a flow-kafka pipeline (a copy of
+ * {@code io.flowkafka.examples.waitclick.WaitClickJoin}: the benchmarks module does not depend on
+ * {@code examples}) and the same join as a hand-written Kafka Streams Processor API processor.
+ */
+final class DriverBenchmarkJoins {
+    static final String IMPRESSIONS = "impressions";
+    static final String CLICKS = "clicks";
+    static final String RESULTS = "results";
+    /** How long an impression waits for its click, in event time. */
+    static final Duration WAIT = Duration.ofMinutes(30);
+    /** Flow's default out-of-orderness bound of a source's event watermark. */
+    static final long OUT_OF_ORDERNESS_MS = WatermarkStrategy.DEFAULT.outOfOrdernessBound().toMillis();
+
+    private DriverBenchmarkJoins() {
+    }
+
+    /** A click counts when it comes within the wait after the impression. */
+    static boolean clickCounts(long impressionTs, long clickTs) {
+        return clickTs >= impressionTs && clickTs - impressionTs <= WAIT.toMillis();
+    }
+
+    // ------------------------------------------------------------------ flow-kafka: WaitClickJoin's spec and function
+
+    static final Schema IMPRESSION = SchemaBuilder.record("Impression").namespace("io.flowkafka.examples")
+            .fields().requiredString("impression_id").requiredString("user").requiredLong("ts").endRecord();
+    static final Schema CLICK = SchemaBuilder.record("Click").namespace("io.flowkafka.examples")
+            .fields().requiredString("impression_id").requiredLong("ts").endRecord();
+    static final Schema RESULT = SchemaBuilder.record("JoinResult").namespace("io.flowkafka.examples")
+            .fields().requiredString("impression_id").requiredString("user").requiredString("result")
+            .requiredLong("impression_ts").optionalLong("click_ts").endRecord();
+    static final Schema JOIN_STATE = SchemaBuilder.record("JoinState").namespace("io.flowkafka.examples")
+            .fields().optionalString("user").optionalLong("impression_ts").optionalLong("click_ts")
+            .name("joined").type().booleanType().booleanDefault(false).endRecord();
+
+    /** {@code WaitClickJoin.spec(name, "impressions", "clicks", "results", partitions, false)}. */
+    static PipelineSpec flowSpec(String name, int partitions) {
+        WatermarkStrategy byTs = WatermarkStrategy.DEFAULT.withTimestampColumn("ts");
+        return PipelineSpec.builder(name)
+                .stream("raw_impressions", IMPRESSION).stream("impressions", IMPRESSION)
+                .stream("raw_clicks", CLICK).stream("clicks", CLICK)
+                .stream("results", RESULT)
+                .computation("read_impressions", c -> c.kind(ComputationKind.SOURCE).watermarkStrategy(byTs)
+                        .source("raw_impressions", "KafkaSource", Map.of("topics", IMPRESSIONS, "finite", false))
+                        .outputStreamIds("impressions"))
+                .computation("read_clicks", c -> c.kind(ComputationKind.SOURCE).watermarkStrategy(byTs)
+                        .source("raw_clicks", "KafkaSource", Map.of("topics", CLICKS, "finite", false))
+                        .outputStreamIds("clicks"))
+                .computation("join", c -> c.inputStreamIds("impressions", "clicks")
+                        .groupBy("hash", ColumnType.UINT64, "farm_hash(impression_id)")
+                        .groupBy("impression_id", ColumnType.STRING, null)
+                        .state("join", JOIN_STATE)
+                        .timer("timeout", Map.of("time_type", "event_time"))
+                        .processingFunction(FlowJoin::new)
+                        .outputStreamIds("results")
+                        .sink("results_topic", "KafkaSink", List.of("results"),
+                                Map.of("topic", RESULTS, "key_column", "impression_id", "timestamp", "system"))
+                        .desiredPartitionCount(partitions))
+                .build();
+    }
+
+    /** {@code WaitClickJoin}'s function, line by line. */
+    static final class FlowJoin implements RowFunction {
+        private static final long MS = 1_000_000L;
+
+        @Override
+        public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
+            StateAccessor<GenericRecord> state = context.getState("join");
+            GenericRecord s = state.get().orElseGet(() -> new GenericRecordBuilder(JOIN_STATE).build());
+            String id = message.getPayload().get("impression_id").toString();
+            long ts = (Long) message.getPayload().get("ts");
+            if (message.getStreamId().equals("impressions")) {
+                if (s.get("impression_ts") != null) {
+                    return; // a duplicate impression: the first one already waits
+                }
+                s.put("user", message.getPayload().get("user").toString());
+                s.put("impression_ts", ts);
+                Long click = (Long) s.get("click_ts");
+                if (click != null && clickCounts(ts, click)) { // the click was processed first
+                    output.addMessage(result(context, id, s, "joined"));
+                    s.put("joined", true);
+                }
+                output.addTimer(ts * MS + WAIT.toNanos(), ts * MS);
+            } else if (s.get("impression_ts") != null) {
+                if (!(Boolean) s.get("joined") && clickCounts((Long) s.get("impression_ts"), ts)) {
+                    s.put("click_ts", ts);
+                    output.addMessage(result(context, id, s, "joined"));
+                    s.put("joined", true);
+                }
+            } else if (s.get("click_ts") == null) {
+                s.put("click_ts", ts); // a click ahead of its impression: wait for it, then forget it
+                output.addTimer(ts * MS + WAIT.toNanos(), ts * MS);
+            }
+            state.set(s);
+        }
+
+        @Override
+        public void onTimer(Timer timer, OutputCollector output, RuntimeContext context) {
+            StateAccessor<GenericRecord> state = context.getState("join");
+            GenericRecord s = state.get().orElse(null);
+            if (s == null) {
+                return;
+            }
+            Long impressionTs = (Long) s.get("impression_ts");
+            if (impressionTs == null) {
+                state.clear(); // an orphan click's wait is over
+            } else if (timer.getTriggerTimestamp() == impressionTs * MS + WAIT.toNanos()) {
+                if (!(Boolean) s.get("joined")) {
+                    output.addMessage(result(context, timer.getKey().get("impression_id").toString(), s, "no_click"));
+                }
+                state.clear();
+            }
+        }
+
+        private static Message result(RuntimeContext context, String id, GenericRecord s, String result) {
+            return context.createMessageBuilder("results")
+                    .set("impression_id", id)
+                    .set("user", s.get("user").toString())
+                    .set("result", result)
+                    .set("impression_ts", s.get("impression_ts"))
+                    .set("click_ts", "joined".equals(result) ? s.get("click_ts") : null)
+                    .build();
+        }
+    }
+
+    // ------------------------------------------------------------------ plain Kafka Streams: a hand-written processor
+
+    /**
+     * Source topics {@code impressions} and {@code clicks} (keyed by impression id, JSON values) ->
+     * processor {@code join} (in-memory stores {@code join-state} and {@code join-timers}, with
+     * changelogs, like FlowTestDriver's {@code flow.state.stores=memory}) -> sink topic {@code results}.
+     */
+    static Topology plainTopology() {
+        Topology t = new Topology();
+        t.addSource("impressions-source", new ByteArrayDeserializer(), new ByteArrayDeserializer(), IMPRESSIONS);
+        t.addSource("clicks-source", new ByteArrayDeserializer(), new ByteArrayDeserializer(), CLICKS);
+        t.addProcessor("join", PlainJoin::new, "impressions-source", "clicks-source");
+        t.addStateStore(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(PlainJoin.STATE), Serdes.String(),
+                Serdes.ByteArray()), "join");
+        t.addStateStore(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(PlainJoin.TIMERS), Serdes.Bytes(),
+                Serdes.ByteArray()), "join");
+        t.addSink("results-sink", RESULTS, new ByteArraySerializer(), new ByteArraySerializer(), "join");
+        return t;
+    }
+
+    /**
+     * The wait-click join in the Processor API, {@code WaitClickJoin}'s rules: per impression id a
+     * state (user, impression time, click time, joined) in a key-value store; "timers" are rows
+     * {@code (trigger ms big-endian, impression id)} of a second store, fired in trigger order by a
+     * wall-clock punctuator every 50 ms (Flow's {@code flow.timers.punctuation.interval.ms}) once
+     * the event watermark, min over the two inputs of (largest payload {@code ts} seen - 1 min),
+     * exceeds the trigger. The per-input maxima live in fields, not in a store: after a restart the
+     * watermark starts low again, so timers fire late, never early.
+     */
+    static final class PlainJoin implements Processor<byte[], byte[], byte[], byte[]> {
+        static final String STATE = "join-state";
+        static final String TIMERS = "join-timers";
+        private static final ObjectMapper JSON = new ObjectMapper();
+        private static final byte[] EMPTY = new byte[0];
+        private static final byte HAS_IMPRESSION = 1;
+        private static final byte HAS_CLICK = 2;
+        private static final byte JOINED = 4;
+        private ProcessorContext<byte[], byte[]> context;
+        private KeyValueStore<String, byte[]> state;
+        private KeyValueStore<Bytes, byte[]> timers;
+        private long maxImpressionTs = Long.MIN_VALUE;
+        private long maxClickTs = Long.MIN_VALUE;
+
+        /** A join state: what has been seen of one impression id so far. */
+        private static final class JoinState {
+            byte flags;
+            long impressionTs;
+            long clickTs;
+            String user = "";
+
+            byte[] encode() {
+                byte[] u = user.getBytes(StandardCharsets.UTF_8);
+                return ByteBuffer.allocate(17 + u.length).put(flags).putLong(impressionTs).putLong(clickTs).put(u)
+                        .array();
+            }
+
+            static JoinState decode(byte[] bytes) {
+                ByteBuffer b = ByteBuffer.wrap(bytes);
+                JoinState s = new JoinState();
+                s.flags = b.get();
+                s.impressionTs = b.getLong();
+                s.clickTs = b.getLong();
+                s.user = new String(bytes, 17, bytes.length - 17, StandardCharsets.UTF_8);
+                return s;
+            }
+
+            boolean has(byte flag) {
+                return (flags & flag) != 0;
+            }
+        }
+
+        @Override
+        public void init(ProcessorContext<byte[], byte[]> context) {
+            this.context = context;
+            this.state = context.getStateStore(STATE);
+            this.timers = context.getStateStore(TIMERS);
+            context.schedule(Duration.ofMillis(50), PunctuationType.WALL_CLOCK_TIME, now -> fireDueTimers());
+        }
+
+        @Override
+        public void process(Record<byte[], byte[]> record) {
+            JsonNode node;
+            try {
+                node = JSON.readTree(record.value());
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            String id = node.get("impression_id").asText();
+            long ts = node.get("ts").asLong();
+            boolean impression = context.recordMetadata().orElseThrow().topic().equals(IMPRESSIONS);
+            if (impression) {
+                maxImpressionTs = Math.max(maxImpressionTs, ts);
+            } else {
+                maxClickTs = Math.max(maxClickTs, ts);
+            }
+            byte[] stored = state.get(id);
+            JoinState s = stored == null ? new JoinState() : JoinState.decode(stored);
+            if (impression) {
+                if (s.has(HAS_IMPRESSION)) {
+                    return; // a duplicate impression: the first one already waits
+                }
+                s.user = node.get("user").asText();
+                s.impressionTs = ts;
+                s.flags |= HAS_IMPRESSION;
+                if (s.has(HAS_CLICK) && clickCounts(ts, s.clickTs)) { // the click was processed first
+                    emit(id, s, "joined");
+                    s.flags |= JOINED;
+                }
+                addTimer(ts + WAIT.toMillis(), id);
+            } else if (s.has(HAS_IMPRESSION)) {
+                if (!s.has(JOINED) && clickCounts(s.impressionTs, ts)) {
+                    s.clickTs = ts;
+                    s.flags |= HAS_CLICK;
+                    emit(id, s, "joined");
+                    s.flags |= JOINED;
+                }
+            } else if (!s.has(HAS_CLICK)) {
+                s.clickTs = ts; // a click ahead of its impression: wait for it, then forget it
+                s.flags |= HAS_CLICK;
+                addTimer(ts + WAIT.toMillis(), id);
+            }
+            state.put(id, s.encode());
+        }
+
+        private void addTimer(long triggerMs, String id) {
+            byte[] i = id.getBytes(StandardCharsets.UTF_8);
+            timers.put(Bytes.wrap(ByteBuffer.allocate(8 + i.length).putLong(triggerMs).put(i).array()), EMPTY);
+        }
+
+        /** Fires, in trigger order, every timer whose trigger is below the event watermark. */
+        private void fireDueTimers() {
+            long low = Math.min(maxImpressionTs, maxClickTs);
+            if (low == Long.MIN_VALUE) {
+                return;
+            }
+            long watermark = low - OUT_OF_ORDERNESS_MS;
+            // keys (trigger, id) with trigger < watermark sort below the 8 bytes of the watermark alone
+            List<Bytes> due = new ArrayList<>();
+            try (KeyValueIterator<Bytes, byte[]> it = timers.range(Bytes.wrap(new byte[8]),
+                    Bytes.wrap(ByteBuffer.allocate(8).putLong(watermark).array()))) {
+                while (it.hasNext()) {
+                    KeyValue<Bytes, byte[]> kv = it.next();
+                    due.add(kv.key);
+                }
+            }
+            for (Bytes key : due) {
+                ByteBuffer b = ByteBuffer.wrap(key.get());
+                long trigger = b.getLong();
+                String id = new String(key.get(), 8, key.get().length - 8, StandardCharsets.UTF_8);
+                timers.delete(key);
+                onTimer(id, trigger);
+            }
+        }
+
+        private void onTimer(String id, long triggerMs) {
+            byte[] stored = state.get(id);
+            if (stored == null) {
+                return;
+            }
+            JoinState s = JoinState.decode(stored);
+            if (!s.has(HAS_IMPRESSION)) {
+                state.delete(id); // an orphan click's wait is over
+            } else if (triggerMs == s.impressionTs + WAIT.toMillis()) {
+                if (!s.has(JOINED)) {
+                    emit(id, s, "no_click");
+                }
+                state.delete(id);
+            }
+            // else: the orphan-click timer of an impression that arrived since; its own timer decides
+        }
+
+        private void emit(String id, JoinState s, String result) {
+            ObjectNode out = JSON.createObjectNode();
+            out.put("impression_id", id);
+            out.put("user", s.user);
+            out.put("result", result);
+            out.put("impression_ts", s.impressionTs);
+            if ("joined".equals(result)) {
+                out.put("click_ts", s.clickTs);
+            } else {
+                out.putNull("click_ts");
+            }
+            try {
+                context.forward(new Record<>(id.getBytes(StandardCharsets.UTF_8), JSON.writeValueAsBytes(out),
+                        context.currentSystemTimeMs()));
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+    }
+}
