@@ -18,6 +18,13 @@ import org.apache.kafka.common.config.ConfigException;
  */
 public final class FlowConfig extends AbstractConfig {
     public static final String APPLICATION_ID_PREFIX_CONFIG = "flow.application.id.prefix";
+
+    /**
+     * Prefix of an async sink's deployment properties: {@code flow.sink.<sink id>.<client property>},
+     * e.g. {@code flow.sink.results.bootstrap.servers} for a {@code TKafkaSink} writing to another
+     * cluster. Without them a sink uses the pipeline's own cluster.
+     */
+    public static final String SINK_PREFIX = "flow.sink.";
     public static final String APPLICATION_ID_PREFIX_DOC = "Prefix of the Kafka Streams application.id; the "
             + "application.id is this prefix followed by the pipeline name. Instances with the same application.id "
             + "share the pipeline's partitions.";

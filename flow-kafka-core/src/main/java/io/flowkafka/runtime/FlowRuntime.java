@@ -87,6 +87,7 @@ public final class FlowRuntime implements AutoCloseable {
     private final java.util.Set<String> completedTasks = new java.util.HashSet<>();
     private ScheduledExecutorService maintenance;
     private Admin admin;
+    private final List<io.flowkafka.internal.outbox.OutboxService> outboxServices = new java.util.ArrayList<>();
 
     private final io.flowkafka.internal.visitor.DynamicSpec dynamicSpec;
     private final io.flowkafka.internal.status.StatusBoard statusBoard = new io.flowkafka.internal.status.StatusBoard();
@@ -361,6 +362,46 @@ public final class FlowRuntime implements AutoCloseable {
             maintenance.scheduleWithFixedDelay(new InternalTopicPurger(admin, applicationId(),
                     compiled.internalTopics().keySet()), purgeMs, purgeMs, TimeUnit.MILLISECONDS);
         }
+        startOutboxServices(purgeMs);
+    }
+
+    /** Starts one delivery service per async sink (see {@link io.flowkafka.spi.OutboxDeliverer}). */
+    private void startOutboxServices(long purgeMs) {
+        if (compiled.asyncSinks().isEmpty()) {
+            return;
+        }
+        Map<String, Object> client = new java.util.HashMap<>();
+        streamsProps.forEach((k, v) -> {
+            if (AdminClientConfig.configNames().contains(k.toString())) {
+                client.put(k.toString(), v);
+            }
+        });
+        for (var async : compiled.asyncSinks()) {
+            String prefix = FlowConfig.SINK_PREFIX + async.sink().id() + ".";
+            Map<String, Object> sinkProps = new java.util.HashMap<>();
+            userProps.forEach((k, v) -> {
+                if (k.toString().startsWith(prefix)) {
+                    sinkProps.put(k.toString().substring(prefix.length()), v);
+                }
+            });
+            var provider = java.util.Objects.requireNonNull(
+                    io.flowkafka.internal.outbox.Sinks.provider(async.sink().sinkClassName()));
+            var deliverer = provider.createDeliverer(new io.flowkafka.spi.SinkContext(spec.name(), applicationId(),
+                    async.computation(), async.sink(), client, sinkProps, meterRegistry));
+            int maxBatch = Integer.parseInt(String.valueOf(async.sink().parameters().getOrDefault("max_batch_records", "500")));
+            var service = new io.flowkafka.internal.outbox.OutboxService(spec.name(), async.sink().id(),
+                    async.computation(), async.outboxTopic(), deliverer, client,
+                    applicationId() + ".outbox." + async.sink().id(), maxBatch, admin, statusBoard, meterRegistry, purgeMs);
+            outboxServices.add(service);
+            service.start();
+        }
+    }
+
+    private void closeOutboxServices() {
+        for (var s : outboxServices) {
+            s.close();
+        }
+        outboxServices.clear();
     }
 
     /**
@@ -586,6 +627,7 @@ public final class FlowRuntime implements AutoCloseable {
         }
         state.set(State.STOPPING);
         boolean done = ks.close(new KafkaStreams.CloseOptions().timeout(timeout));
+        closeOutboxServices();
         shutdownMaintenance();
         state.set(done ? State.STOPPED : State.FAILED);
         return done;

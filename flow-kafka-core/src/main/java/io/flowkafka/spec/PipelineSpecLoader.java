@@ -77,7 +77,8 @@ public final class PipelineSpecLoader {
     private static final List<String> STREAM_FIELDS = List.of("schema");
     private static final List<String> STATE_FIELDS = List.of("schema");
     private static final List<String> SOURCE_FIELDS = List.of("source_class_name", "parameters");
-    private static final List<String> SINK_FIELDS = List.of("sink_class_name", "input_stream_ids", "parameters");
+    private static final List<String> SINK_FIELDS = List.of("sink_class_name", "input_stream_ids", "parameters",
+            "at_most_once_strategy");
     private static final List<String> COLUMN_FIELDS = List.of("name", "type", "expression", "sort_order", "required");
     private static final List<String> COMPUTATION_FIELDS = List.of("computation_class_name", "processing_function",
             "processing_function_parameters", "parameters", "input_stream_ids", "output_stream_ids", "source_streams",
@@ -400,6 +401,15 @@ public final class PipelineSpecLoader {
             }
             List<String> inputs = stringList(node.get("input_stream_ids"), id, field + ".input_stream_ids");
             Map<String, Object> params = optionalParameterMap(node.get("parameters"), id, field + ".parameters");
+            JsonNode amo = node.get("at_most_once_strategy");
+            if (params != null && amo != null && !amo.isNull()) {
+                // Flow puts it beside the parameters; flow-kafka keeps it among them
+                Map<String, Object> amoMap = optionalParameterMap(amo, id, field + ".at_most_once_strategy");
+                if (amoMap != null) {
+                    params = new java.util.LinkedHashMap<>(params);
+                    params.put("at_most_once_strategy", amoMap);
+                }
+            }
             if (className != null && params != null) {
                 b.sink(sinkId, className, inputs, params);
             }

@@ -33,8 +33,6 @@ import org.jspecify.annotations.Nullable;
 final class SpecValidator {
     /** {@code source_class_name}s the runtime knows. */
     static final List<String> KNOWN_SOURCES = List.of("KafkaSource");
-    /** {@code sink_class_name}s the runtime knows. */
-    static final List<String> KNOWN_SINKS = List.of("KafkaSink");
 
     private static final Pattern LEGAL_NAME = Pattern.compile("[a-zA-Z0-9._-]+");
     private static final int MAX_SUGGESTION_DISTANCE = 2;
@@ -444,17 +442,37 @@ final class SpecValidator {
                                     + w.keySet().iterator().next() + "' that writes it"));
                 }
             }
-            if (!KNOWN_SINKS.contains(sink.sinkClassName())) {
-                String suggestion = closestIgnoringPrefix(sink.sinkClassName(), KNOWN_SINKS);
+            List<String> known = io.flowkafka.internal.outbox.Sinks.knownSinkClassNames();
+            io.flowkafka.spi.SinkProvider provider = io.flowkafka.internal.outbox.Sinks.provider(sink.sinkClassName());
+            Object amo = sink.parameters().get("at_most_once_strategy");
+            boolean atMostOnce = amo instanceof Map<?, ?> m && Boolean.parseBoolean(String.valueOf(m.get("enabled")));
+            if (!known.contains(sink.sinkClassName())) {
+                String suggestion = closestIgnoringPrefix(sink.sinkClassName(), known);
                 error(c.id(), field + ".sink_class_name", "unknown sink_class_name '" + sink.sinkClassName()
                         + "' for sink '" + sink.id() + "'", (suggestion == null ? "" : "did you mean '" + suggestion
-                        + "'? ") + "use one of the known sinks: " + String.join(", ", KNOWN_SINKS));
+                        + "'? ") + "use one of the known sinks: " + String.join(", ", known)
+                        + (known.contains("TKafkaSink") ? "" : " (async sinks such as TKafkaSink come with "
+                                + "io.flowkafka:flow-kafka-connectors: add it to the class path)"));
+            } else if (provider != null) {
+                for (io.flowkafka.spi.SinkProvider.Problem p : provider.validate(sink)) {
+                    error(c.id(), field + "." + p.field(), p.message(), p.fix());
+                }
+                if (atMostOnce && !provider.supportsAtMostOnce(sink)) {
+                    error(c.id(), field + ".at_most_once_strategy", sink.sinkClassName() + " '" + sink.id()
+                            + "' does not support at_most_once_strategy",
+                            "remove at_most_once_strategy from sink '" + sink.id() + "' or set its enabled to false");
+                }
             } else if (sink.sinkClassName().equals("KafkaSink")) {
                 Object topic = sink.parameters().get("topic");
                 if (!(topic instanceof String t) || t.isBlank()) {
                     error(c.id(), field + ".parameters.topic", "KafkaSink '" + sink.id() + "' "
                             + (topic == null ? "has no 'topic' parameter" : "has an invalid 'topic' parameter " + topic),
                             "set sinks." + sink.id() + ".parameters.topic to the name of the Kafka topic to write");
+                }
+                if (atMostOnce) {
+                    error(c.id(), field + ".at_most_once_strategy", "KafkaSink '" + sink.id() + "' is synchronous "
+                            + "(written inside the epoch transaction) and has no at_most_once_strategy",
+                            "remove at_most_once_strategy, or use an async sink such as TKafkaSink");
                 }
             }
         }

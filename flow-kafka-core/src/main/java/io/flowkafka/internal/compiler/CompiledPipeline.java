@@ -18,11 +18,19 @@ import org.apache.kafka.streams.Topology;
  * @param finiteSources bounds of finite sources, filled at start
  * @param statusTopic the topic where each task reports its completion
  * @param outputLimits output limits, measured by the runtime
+ * @param outboxTopics the outbox topics of async sinks, with partition counts (created like internal
+ *     topics, but purged by their delivery services, not by the internal-topic purger)
+ * @param asyncSinks the async sinks, delivered from their outbox topics
  */
 public record CompiledPipeline(Topology topology, Map<String, Integer> internalTopics, List<String> sourceTopics,
         Map<String, Integer> sinkTopics, Map<String, List<String>> streamTopics, String deadLetterTopic,
         io.flowkafka.internal.watermarks.PartitionCounts partitionCounts,
         Map<String, List<String>> sourceTopicsByComputation,
         io.flowkafka.internal.watermarks.FiniteSources finiteSources, String statusTopic,
-        io.flowkafka.internal.watermarks.OutputLimits outputLimits) {
+        io.flowkafka.internal.watermarks.OutputLimits outputLimits, Map<String, Integer> outboxTopics,
+        List<AsyncSink> asyncSinks) {
+
+    /** An async sink: its spec, the computation it belongs to and its outbox topic. */
+    public record AsyncSink(io.flowkafka.spec.SinkSpec sink, String computation, String outboxTopic) {
+    }
 }

@@ -57,6 +57,14 @@ public final class PipelineCompiler {
         return topicPrefix + pipeline + ".control." + computation;
     }
 
+    /**
+     * The outbox topic of an async sink: {@code <prefix><pipeline>.outbox.<sink>} (with the
+     * computation's id before the sink's when two computations have sinks of the same id).
+     */
+    public static String outboxTopic(String topicPrefix, String pipeline, String sink) {
+        return topicPrefix + pipeline + ".outbox." + sink;
+    }
+
     /** The dead-letter topic of a pipeline. */
     public static String deadLetterTopic(String topicPrefix, String pipeline) {
         return topicPrefix + pipeline + ".dlq";
@@ -90,6 +98,10 @@ public final class PipelineCompiler {
         Map<String, Map<String, String>> readTopic = new LinkedHashMap<>();
         // for each stream: the internal routes (topic -> consumer group-by)
         Map<String, List<ComputationPlan.InternalRoute>> internalRoutes = new LinkedHashMap<>();
+        // async sinks: "<computation>/<sink>" -> outbox topic; outbox topic -> partitions
+        Map<String, String> outboxTopics = new LinkedHashMap<>();
+        Map<String, Integer> outboxPartitions = new LinkedHashMap<>();
+        List<CompiledPipeline.AsyncSink> asyncSinks = new ArrayList<>();
 
         for (String stream : spec.streams().keySet()) {
             ComputationSpec writer = spec.writerOf(stream).orElse(null);
@@ -163,12 +175,28 @@ public final class PipelineCompiler {
                 outputSchemas.put(stream, schemaOf(spec, stream));
                 List<ComputationPlan.Route> routes = new ArrayList<>(internalRoutes.getOrDefault(stream, List.of()));
                 for (SinkSpec sink : c.sinks()) {
-                    if (sink.inputStreamIds().contains(stream)) {
-                        String topic = Objects.toString(sink.parameters().get("topic"));
-                        routes.add(new ComputationPlan.SinkRoute(c.id() + ".sink." + sink.id() + "." + topic, topic, sink));
-                        sinkTopics.putIfAbsent(topic, partitionsOf(c, spec));
-                        streamTopics.computeIfAbsent(stream, s -> new ArrayList<>()).add(topic);
+                    if (!sink.inputStreamIds().contains(stream)) {
+                        continue;
                     }
+                    if (io.flowkafka.internal.outbox.Sinks.isAsync(sink.sinkClassName())) {
+                        String topic = outboxTopics.computeIfAbsent(c.id() + "/" + sink.id(), k -> {
+                            String t = outboxTopic(topicPrefix, pipeline, sink.id());
+                            return outboxPartitions.containsKey(t) ? outboxTopic(topicPrefix, pipeline, c.id() + "." + sink.id()) : t;
+                        });
+                        if (!outboxPartitions.containsKey(topic)) {
+                            outboxPartitions.put(topic, c.desiredPartitionCount());
+                            asyncSinks.add(new CompiledPipeline.AsyncSink(sink, c.id(), topic));
+                        }
+                        routes.add(new ComputationPlan.SinkRoute(c.id() + ".outbox." + sink.id() + "." + stream, topic, sink,
+                                true));
+                        streamTopics.computeIfAbsent(stream, s -> new ArrayList<>()).add(topic);
+                        continue;
+                    }
+                    String topic = Objects.toString(sink.parameters().get("topic"));
+                    routes.add(new ComputationPlan.SinkRoute(c.id() + ".sink." + sink.id() + "." + topic, topic, sink,
+                            false));
+                    sinkTopics.putIfAbsent(topic, partitionsOf(c, spec));
+                    streamTopics.computeIfAbsent(stream, s -> new ArrayList<>()).add(topic);
                 }
                 outputs.put(stream, routes);
             }
@@ -236,6 +264,9 @@ public final class PipelineCompiler {
                     if (r instanceof ComputationPlan.InternalRoute) {
                         topology.addSink(r.sinkNode(), r.topic(), new ByteArraySerializer(), new ByteArraySerializer(),
                                 io.flowkafka.internal.watermarks.MulticastRangePartitioner.INSTANCE, processorName);
+                    } else if (((ComputationPlan.SinkRoute) r).outbox()) {
+                        topology.addSink(r.sinkNode(), r.topic(), new ByteArraySerializer(), new ByteArraySerializer(),
+                                io.flowkafka.internal.outbox.OutboxPartitioner.INSTANCE, processorName);
                     } else {
                         topology.addSink(r.sinkNode(), r.topic(), new ByteArraySerializer(), new ByteArraySerializer(),
                                 processorName);
@@ -245,7 +276,7 @@ public final class PipelineCompiler {
         }
         return new CompiledPipeline(topology, internalTopics, sourceTopics, sinkTopics, streamTopics,
                 deadLetterTopic(topicPrefix, pipeline), counts, sourceTopicsByComputation, finite, statusTopic,
-                options.outputLimits());
+                options.outputLimits(), outboxPartitions, asyncSinks);
     }
 
     /** The source topics of a KafkaSource: {@code topics} as a list or a comma-separated string. */

@@ -42,6 +42,7 @@ public final class TopicManager {
      */
     public void prepare(String pipeline, CompiledPipeline compiled, boolean create) {
         Map<String, Integer> owned = new LinkedHashMap<>(compiled.internalTopics());
+        owned.putAll(compiled.outboxTopics());
         owned.put(compiled.deadLetterTopic(), 1);
         owned.put(compiled.statusTopic(), 1);
         Set<String> existing = call(() -> admin.listTopics().names().get(TIMEOUT_SECONDS, TimeUnit.SECONDS));
@@ -55,7 +56,8 @@ public final class TopicManager {
         for (Map.Entry<String, Integer> e : owned.entrySet()) {
             if (!existing.contains(e.getKey())) {
                 if (create) {
-                    boolean internal = compiled.internalTopics().containsKey(e.getKey());
+                    boolean internal = compiled.internalTopics().containsKey(e.getKey())
+                            || compiled.outboxTopics().containsKey(e.getKey());
                     NewTopic t = newTopic(e.getKey(), e.getValue(), internal);
                     if (e.getKey().equals(compiled.statusTopic())) {
                         t.configs().put("cleanup.policy", "compact");
@@ -63,7 +65,8 @@ public final class TopicManager {
                     toCreate.add(t);
                 } else {
                     problems.add("topic " + e.getKey() + " does not exist: create it with " + e.getValue()
-                            + " partition(s)" + (compiled.internalTopics().containsKey(e.getKey()) ? " and retention.ms=-1" : "")
+                            + " partition(s)" + (compiled.internalTopics().containsKey(e.getKey())
+                                    || compiled.outboxTopics().containsKey(e.getKey()) ? " and retention.ms=-1" : "")
                             + ", or set flow.topics.mode=create");
                 }
             }

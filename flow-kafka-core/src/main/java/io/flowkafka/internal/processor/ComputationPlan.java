@@ -102,7 +102,12 @@ public record ComputationPlan(String pipeline, ComputationSpec spec, Map<String,
             implements Route {
     }
 
-    /** A Kafka sink to a user topic. */
-    public record SinkRoute(String sinkNode, String topic, SinkSpec sink) implements Route {
+    /**
+     * A sink: a user topic written inside the epoch transaction (the sync {@code KafkaSink}), or,
+     * for an async sink, its outbox topic, from which the sink's delivery service delivers.
+     *
+     * @param outbox whether {@code topic} is the sink's outbox topic
+     */
+    public record SinkRoute(String sinkNode, String topic, SinkSpec sink, boolean outbox) implements Route {
     }
 }

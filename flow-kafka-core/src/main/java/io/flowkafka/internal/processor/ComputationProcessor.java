@@ -1040,6 +1040,20 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                     Headers headers = new RecordHeaders();
                     headers.add(FlowHeaders.META, meta);
                     out.add(new Record<>(key, value, sts / 1_000_000L, headers));
+                } else if (((ComputationPlan.SinkRoute) route).outbox()) {
+                    // an async sink: the record the sink will write, plus its message metadata and the writing task's
+                    // partition, into the outbox inside this transaction
+                    Record<byte[], byte[]> r = sinkRecord(sinks.get(i), payload, id, ets, sts);
+                    if (meta == null) {
+                        meta = FlowHeaders.encode(id, ets, sts, parents);
+                    }
+                    Headers headers = new RecordHeaders();
+                    for (org.apache.kafka.common.header.Header h : r.headers()) {
+                        headers.add(h);
+                    }
+                    headers.add(FlowHeaders.META, meta);
+                    headers.add(io.flowkafka.internal.outbox.OutboxService.PARTITION_HEADER, outboxPartitionHeader());
+                    out.add(new Record<>(r.key(), r.value(), r.timestamp(), headers));
                 } else {
                     out.add(sinkRecord(sinks.get(i), payload, id, ets, sts));
                 }
@@ -1080,6 +1094,17 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             }
             throw new IllegalArgumentException(param + " '" + column + "' must be a string, number or bytes column");
         }
+    }
+
+    private byte @Nullable [] outboxPartitionHeader;
+
+    private byte[] outboxPartitionHeader() {
+        byte[] h = outboxPartitionHeader;
+        if (h == null) {
+            h = io.flowkafka.internal.outbox.OutboxService.partitionHeader(context.taskId().partition());
+            outboxPartitionHeader = h;
+        }
+        return h;
     }
 
     /** A Kafka sink's parameters, read once. */

@@ -1,0 +1,366 @@
+package io.flowkafka.connectors.kafka;
+
+import io.flowkafka.avro.SinkProgress;
+import io.flowkafka.spi.OutboxBatch;
+import io.flowkafka.spi.OutboxDeliverer;
+import io.flowkafka.spi.OutboxDeliveryException;
+import io.flowkafka.spi.OutboxRecord;
+import io.flowkafka.spi.SinkContext;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.apache.avro.io.BinaryEncoder;
+import org.apache.avro.io.DecoderFactory;
+import org.apache.avro.io.EncoderFactory;
+import org.apache.avro.specific.SpecificDatumReader;
+import org.apache.avro.specific.SpecificDatumWriter;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.utils.Utils;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Delivers a {@code TKafkaSink}'s outbox to its target topic.
+ *
+ * <h2>Exactly once ({@code delivery_guarantee: exactly_once}, the default)</h2>
+ * Per outbox partition {@code p}, a transactional producer with {@code transactional.id =
+ * <application.id>.outbox.<sink>.<p>} writes each batch and, in the same transaction, a progress
+ * marker (Avro {@code SinkProgress}: the next outbox offset) keyed {@code <application.id>/<sink>/<p>}
+ * to the compacted progress topic on the target cluster. The marker is the truth about what was
+ * delivered:
+ * <ul>
+ *   <li>{@link #open}: {@code initTransactions()} fences any older producer of the partition (a
+ *       zombie instance) and aborts its open transaction; then the marker is read
+ *       {@code read_committed} and delivery resumes at its offset;</li>
+ *   <li>records below the marker are never sent again, even when the service offers them (a batch
+ *       retried after an uncertain commit);</li>
+ *   <li>after any failure inside a transaction the producer is dropped; the next attempt opens a
+ *       new one (fencing the old) and re-reads the marker, so a commit whose outcome was unknown is
+ *       never repeated;</li>
+ *   <li>no marker while the delivery group has committed progress means the marker was lost
+ *       (progress topic deleted or emptied) while messages may already be in the target: the sink
+ *       stops with an error instead of writing them again.</li>
+ * </ul>
+ * Consumers of the target topic must read with {@code isolation.level=read_committed}.
+ *
+ * <h2>At least once ({@code delivery_guarantee: at_least_once})</h2>
+ * One idempotent producer without transactions; a batch is acknowledged by the target before the
+ * service commits its progress, so nothing is lost; a restart between the two writes the batch
+ * again.
+ *
+ * <p>Threading: called only by the sink's delivery-service thread.
+ */
+final class KafkaDeliverer implements OutboxDeliverer {
+    private static final Logger LOG = LoggerFactory.getLogger(KafkaDeliverer.class);
+    private static final Duration TIMEOUT = Duration.ofSeconds(60);
+
+    static {
+        io.flowkafka.avro.FlowAvroClasses.trust();
+    }
+
+    private final SinkContext context;
+    private final String topic;
+    private final String progressTopic;
+    private final boolean exactlyOnce;
+    private final Map<String, Object> clientProps;
+    private final Map<Integer, KafkaProducer<byte[], byte[]>> producers = new HashMap<>();
+    /** Per open partition: the outbox offset the marker says is next. */
+    private final Map<Integer, Long> markerNext = new HashMap<>();
+    private @Nullable KafkaProducer<byte[], byte[]> shared;
+    private boolean progressTopicReady;
+    private int progressPartitions = 1;
+
+    KafkaDeliverer(SinkContext context) {
+        this.context = context;
+        Map<String, Object> p = context.sink().parameters();
+        this.topic = String.valueOf(p.get("topic"));
+        this.progressTopic = String.valueOf(p.getOrDefault("progress_topic", topic + ".flow-progress"));
+        this.exactlyOnce = !"at_least_once".equals(String.valueOf(p.getOrDefault("delivery_guarantee", "exactly_once")));
+        Map<String, Object> client = new HashMap<>();
+        if (!context.sinkProperties().containsKey("bootstrap.servers")) {
+            client.putAll(context.pipelineClientProperties());
+        }
+        client.putAll(context.sinkProperties());
+        this.clientProps = Map.copyOf(client);
+    }
+
+    private String sinkName() {
+        return "sink '" + context.sink().id() + "' (TKafkaSink to topic " + topic + ")";
+    }
+
+    @Override
+    public OptionalLong open(int partition, OptionalLong committedOffset) throws OutboxDeliveryException {
+        if (!exactlyOnce) {
+            return OptionalLong.empty();
+        }
+        ensureProgressTopic();
+        openProducer(partition);
+        Long next = readMarker(partition);
+        if (next == null) {
+            if (committedOffset.isPresent() && committedOffset.getAsLong() > 0) {
+                release(partition);
+                throw OutboxDeliveryException.fatal(sinkName() + ": the progress marker of outbox partition " + partition
+                        + " is missing from topic " + progressTopic + " on the target cluster, but delivery had reached "
+                        + "outbox offset " + committedOffset.getAsLong() + ", so messages may already be in " + topic
+                        + "; refusing to write them again. If the target topic was emptied on purpose, reset the "
+                        + "consumer group " + context.applicationId() + ".outbox." + context.sink().id()
+                        + " to the offset to resume from (or delete it to deliver everything the outbox still holds)");
+            }
+            markerNext.put(partition, -1L);
+            return OptionalLong.empty();
+        }
+        markerNext.put(partition, next);
+        return OptionalLong.of(next);
+    }
+
+    @Override
+    public void deliver(OutboxBatch batch) throws OutboxDeliveryException {
+        if (!exactlyOnce) {
+            deliverAtLeastOnce(batch);
+            return;
+        }
+        int p = batch.partition();
+        if (!producers.containsKey(p)) {
+            // a failed transaction dropped the producer: fence it with a new one and learn from the marker what the
+            // failed attempt committed, if anything
+            openProducer(p);
+            Long next = readMarker(p);
+            markerNext.put(p, next == null ? -1L : next);
+        }
+        long from = markerNext.getOrDefault(p, -1L);
+        List<OutboxRecord> todo = new ArrayList<>();
+        for (OutboxRecord r : batch.records()) {
+            if (r.offset() >= from) {
+                todo.add(r);
+            }
+        }
+        if (todo.isEmpty() && from >= batch.nextOffset()) {
+            return; // the marker covers the batch: delivered by an earlier attempt
+        }
+        KafkaProducer<byte[], byte[]> producer = producers.get(p);
+        try {
+            producer.beginTransaction();
+            for (OutboxRecord r : todo) {
+                producer.send(new ProducerRecord<>(topic, null, r.timestampMs(), r.key(), r.value(), r.headers()));
+            }
+            byte[] key = markerKey(p);
+            producer.send(new ProducerRecord<>(progressTopic, markerPartition(key), null, key,
+                    encodeMarker(p, batch.nextOffset(), batch.dedupToken().toBytes())));
+            producer.commitTransaction();
+            markerNext.put(p, batch.nextOffset());
+        } catch (KafkaException e) {
+            dropProducer(p, true);
+            throw new OutboxDeliveryException(sinkName() + ": writing outbox offsets " + batch.firstOffset() + ".."
+                    + (batch.nextOffset() - 1) + " failed: " + e, e);
+        }
+    }
+
+    private void deliverAtLeastOnce(OutboxBatch batch) throws OutboxDeliveryException {
+        if (shared == null) {
+            Map<String, Object> props = producerProps();
+            props.put(ProducerConfig.CLIENT_ID_CONFIG, context.applicationId() + ".outbox." + context.sink().id());
+            shared = new KafkaProducer<>(props);
+        }
+        List<Future<RecordMetadata>> acks = new ArrayList<>(batch.records().size());
+        try {
+            for (OutboxRecord r : batch.records()) {
+                acks.add(shared.send(new ProducerRecord<>(topic, null, r.timestampMs(), r.key(), r.value(), r.headers())));
+            }
+            shared.flush();
+            for (Future<RecordMetadata> f : acks) {
+                f.get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            }
+        } catch (ExecutionException e) {
+            throw new OutboxDeliveryException(sinkName() + ": writing outbox offsets " + batch.firstOffset() + ".."
+                    + (batch.nextOffset() - 1) + " failed: " + e.getCause(), e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new OutboxDeliveryException(sinkName() + ": interrupted", e);
+        } catch (java.util.concurrent.TimeoutException | KafkaException e) {
+            throw new OutboxDeliveryException(sinkName() + ": writing outbox offsets " + batch.firstOffset() + ".."
+                    + (batch.nextOffset() - 1) + " failed: " + e, e);
+        }
+    }
+
+    @Override
+    public void release(int partition) {
+        dropProducer(partition, false);
+        markerNext.remove(partition);
+    }
+
+    @Override
+    public void close() {
+        for (int p : new ArrayList<>(producers.keySet())) {
+            dropProducer(p, false);
+        }
+        if (shared != null) {
+            shared.close(Duration.ofSeconds(10));
+            shared = null;
+        }
+    }
+
+    private void openProducer(int partition) throws OutboxDeliveryException {
+        dropProducer(partition, false);
+        Map<String, Object> props = producerProps();
+        props.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG,
+                context.applicationId() + ".outbox." + context.sink().id() + "." + partition);
+        KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props);
+        try {
+            producer.initTransactions();
+        } catch (KafkaException e) {
+            producer.close(Duration.ZERO);
+            throw new OutboxDeliveryException(sinkName() + ": starting the transactional producer of outbox partition "
+                    + partition + " failed: " + e, e);
+        }
+        producers.put(partition, producer);
+    }
+
+    private void dropProducer(int partition, boolean abort) {
+        KafkaProducer<byte[], byte[]> producer = producers.remove(partition);
+        if (producer == null) {
+            return;
+        }
+        if (abort) {
+            try {
+                producer.abortTransaction();
+            } catch (KafkaException e) {
+                LOG.debug("{}: abort after a failure failed too (the next producer fences it): {}", sinkName(), e.toString());
+            }
+        }
+        producer.close(abort ? Duration.ZERO : Duration.ofSeconds(10));
+    }
+
+    private Map<String, Object> producerProps() {
+        Map<String, Object> props = new HashMap<>(clientProps);
+        props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        props.put(ProducerConfig.ACKS_CONFIG, "all");
+        props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        return props;
+    }
+
+    private void ensureProgressTopic() throws OutboxDeliveryException {
+        if (progressTopicReady) {
+            return;
+        }
+        Map<String, Object> adminProps = new HashMap<>();
+        clientProps.forEach((k, v) -> {
+            if (org.apache.kafka.clients.admin.AdminClientConfig.configNames().contains(k)) {
+                adminProps.put(k, v);
+            }
+        });
+        try (Admin admin = Admin.create(adminProps)) {
+            Set<String> names = admin.listTopics().names().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+            if (!names.contains(progressTopic)) {
+                try {
+                    admin.createTopics(List.of(new NewTopic(progressTopic, Optional.of(1), Optional.empty())
+                            .configs(Map.of("cleanup.policy", "compact")))).all().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+                } catch (ExecutionException e) {
+                    if (!(e.getCause() instanceof TopicExistsException)) {
+                        throw e;
+                    }
+                }
+            }
+            progressPartitions = admin.describeTopics(List.of(progressTopic)).allTopicNames()
+                    .get(TIMEOUT.toSeconds(), TimeUnit.SECONDS).get(progressTopic).partitions().size();
+            progressTopicReady = true;
+        } catch (ExecutionException e) {
+            throw new OutboxDeliveryException(sinkName() + ": cannot create or describe its progress topic "
+                    + progressTopic + ": " + e.getCause(), e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new OutboxDeliveryException(sinkName() + ": interrupted", e);
+        } catch (java.util.concurrent.TimeoutException | KafkaException e) {
+            throw new OutboxDeliveryException(sinkName() + ": cannot create or describe its progress topic "
+                    + progressTopic + ": " + e, e);
+        }
+    }
+
+    /** The next outbox offset of a partition's last committed marker, or null if there is none. */
+    private @Nullable Long readMarker(int partition) throws OutboxDeliveryException {
+        byte[] key = markerKey(partition);
+        TopicPartition tp = new TopicPartition(progressTopic, markerPartition(key));
+        Map<String, Object> props = new HashMap<>(clientProps);
+        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        props.remove(ConsumerConfig.GROUP_ID_CONFIG);
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props)) {
+            consumer.assign(List.of(tp));
+            consumer.seekToBeginning(List.of(tp));
+            long end = consumer.endOffsets(List.of(tp), TIMEOUT).get(tp);
+            Long next = null;
+            long deadline = System.nanoTime() + TIMEOUT.toNanos();
+            while (consumer.position(tp, TIMEOUT) < end) {
+                if (System.nanoTime() > deadline) {
+                    throw OutboxDeliveryException.retryable(sinkName() + ": reading progress topic " + progressTopic
+                            + " timed out");
+                }
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
+                    if (java.util.Arrays.equals(r.key(), key)) {
+                        next = r.value() == null ? null : decodeMarker(r.value()).getNextOffset();
+                    }
+                }
+            }
+            return next;
+        } catch (KafkaException e) {
+            throw new OutboxDeliveryException(sinkName() + ": reading progress topic " + progressTopic + " failed: " + e, e);
+        }
+    }
+
+    private byte[] markerKey(int partition) {
+        return (context.applicationId() + "/" + context.sink().id() + "/" + partition).getBytes(StandardCharsets.UTF_8);
+    }
+
+    private int markerPartition(byte[] key) {
+        return Utils.toPositive(Utils.murmur2(key)) % progressPartitions;
+    }
+
+    private byte[] encodeMarker(int partition, long nextOffset, byte[] lastMessageId) {
+        SinkProgress progress = SinkProgress.newBuilder().setSink(context.sink().id()).setOutboxPartition(partition)
+                .setNextOffset(nextOffset).setLastMessageId(ByteBuffer.wrap(lastMessageId)).build();
+        ByteArrayOutputStream out = new ByteArrayOutputStream(64);
+        BinaryEncoder encoder = EncoderFactory.get().directBinaryEncoder(out, null);
+        try {
+            new SpecificDatumWriter<>(SinkProgress.class).write(progress, encoder);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+        return out.toByteArray();
+    }
+
+    static SinkProgress decodeMarker(byte[] bytes) {
+        try {
+            return new SpecificDatumReader<>(SinkProgress.class).read(null, DecoderFactory.get().binaryDecoder(bytes, null));
+        } catch (IOException e) {
+            throw new IllegalStateException("not a SinkProgress record: " + e, e);
+        }
+    }
+}

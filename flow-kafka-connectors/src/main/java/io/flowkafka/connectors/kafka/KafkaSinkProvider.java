@@ -1,0 +1,86 @@
+package io.flowkafka.connectors.kafka;
+
+import io.flowkafka.spec.SinkSpec;
+import io.flowkafka.spi.OutboxDeliverer;
+import io.flowkafka.spi.SinkContext;
+import io.flowkafka.spi.SinkProvider;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Flow's {@code TKafkaSink}: an async Kafka sink delivered from the transactional outbox to a topic
+ * on any cluster (the pipeline's own by default, another one through
+ * {@code flow.sink.<sink id>.bootstrap.servers} and the other {@code flow.sink.<sink id>.*} client
+ * properties).
+ *
+ * <p>Parameters (the record encoding ones are those of the sync {@code KafkaSink}, applied when
+ * the message is written to the outbox):
+ * <ul>
+ *   <li>{@code topic} (required): the target topic;</li>
+ *   <li>{@code format} ({@code json} default, or {@code avro}), {@code key_column},
+ *       {@code payload_column}, {@code message_id_header}, {@code timestamp}
+ *       ({@code event} or {@code system});</li>
+ *   <li>{@code delivery_guarantee}: {@code exactly_once} (default: Kafka transactions on the target
+ *       with a progress marker in the same transaction; consumers must read
+ *       {@code read_committed}) or {@code at_least_once} (an idempotent producer without
+ *       transactions; a restart may write again what was already written);</li>
+ *   <li>{@code progress_topic}: where exactly-once markers go (default
+ *       {@code <topic>.flow-progress}, created compacted if missing);</li>
+ *   <li>{@code max_batch_records} (default 500): the largest batch per target transaction.</li>
+ * </ul>
+ */
+public final class KafkaSinkProvider implements SinkProvider {
+    /** Flow's exactly-once (or, by parameter, at-least-once) async Kafka sink. */
+    public static final String T_KAFKA_SINK = "TKafkaSink";
+
+    @Override
+    public Set<String> sinkClassNames() {
+        return Set.of(T_KAFKA_SINK);
+    }
+
+    @Override
+    public List<Problem> validate(SinkSpec sink) {
+        List<Problem> problems = new ArrayList<>();
+        Object topic = sink.parameters().get("topic");
+        if (!(topic instanceof String t) || t.isBlank()) {
+            problems.add(new Problem("parameters.topic", sink.sinkClassName() + " '" + sink.id() + "' "
+                    + (topic == null ? "has no 'topic' parameter" : "has an invalid 'topic' parameter " + topic),
+                    "set sinks." + sink.id() + ".parameters.topic to the name of the Kafka topic to write"));
+        }
+        Object guarantee = sink.parameters().getOrDefault("delivery_guarantee", "exactly_once");
+        if (!List.of("exactly_once", "at_least_once").contains(String.valueOf(guarantee))) {
+            problems.add(new Problem("parameters.delivery_guarantee", "unknown delivery_guarantee '" + guarantee + "'",
+                    "set delivery_guarantee to exactly_once (default) or at_least_once"));
+        }
+        Object format = sink.parameters().getOrDefault("format", "json");
+        if (!List.of("json", "avro").contains(String.valueOf(format))) {
+            problems.add(new Problem("parameters.format", "unknown format '" + format + "'", "set format to json or avro"));
+        }
+        Object max = sink.parameters().getOrDefault("max_batch_records", 500);
+        try {
+            if (Integer.parseInt(String.valueOf(max)) < 1) {
+                throw new NumberFormatException();
+            }
+        } catch (NumberFormatException e) {
+            problems.add(new Problem("parameters.max_batch_records", "max_batch_records must be a positive integer but was "
+                    + max, "set max_batch_records to a number such as 500"));
+        }
+        Object progress = sink.parameters().get("progress_topic");
+        if (progress != null && (!(progress instanceof String p) || p.isBlank())) {
+            problems.add(new Problem("parameters.progress_topic", "progress_topic must be a topic name but was " + progress,
+                    "remove progress_topic to use <topic>.flow-progress, or name a topic"));
+        }
+        return problems;
+    }
+
+    @Override
+    public boolean supportsAtMostOnce(SinkSpec sink) {
+        return false;
+    }
+
+    @Override
+    public OutboxDeliverer createDeliverer(SinkContext context) {
+        return new KafkaDeliverer(context);
+    }
+}

@@ -1,0 +1,362 @@
+package io.flowkafka.internal.outbox;
+
+import io.flowkafka.internal.message.FlowHeaders;
+import io.flowkafka.internal.status.StatusBoard;
+import io.flowkafka.spi.OutboxBatch;
+import io.flowkafka.spi.OutboxDeliverer;
+import io.flowkafka.spi.OutboxDeliveryException;
+import io.flowkafka.spi.OutboxRecord;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.RecordsToDelete;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The delivery service of one async sink in one runtime instance: reads the sink's outbox topic
+ * read_committed in the consumer group {@code <application.id>.outbox.<sink>} (so the outbox
+ * partitions spread over the pipeline's instances), cuts deterministic batches
+ * ({@link OutboxBatcher}), hands them to the sink's {@link OutboxDeliverer} in log order and commits
+ * the group offset only after a batch was delivered. A failed batch is retried unchanged with
+ * exponential backoff (the partition is paused meanwhile, the consumer keeps polling, so the group
+ * keeps it); a fatal error stops the sink and stays in the status board. Delivered outbox records
+ * are purged (deleteRecords below the committed offset) at most every purge interval.
+ *
+ * <p>Threading: one thread of its own; {@link #close()} from any thread.
+ */
+public final class OutboxService implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(OutboxService.class);
+    /** Header of outbox records: the writing task's partition (4 bytes), read by {@link OutboxPartitioner}. */
+    public static final String PARTITION_HEADER = "flow.outbox.partition";
+    private static final long MAX_BACKOFF_MS = 30_000;
+
+    private final String sink;
+    private final String computation;
+    private final String topic;
+    private final OutboxDeliverer deliverer;
+    private final Properties consumerProps;
+    private final @Nullable Admin admin;
+    private final StatusBoard status;
+    private final long purgeIntervalMs;
+    private final OutboxBatcher<ConsumerRecord<byte[], byte[]>> batcher;
+    private final Counter delivered;
+    private final Counter batches;
+    private final Counter failures;
+    private final Thread thread;
+    private final CountDownLatch done = new CountDownLatch(1);
+    private volatile boolean running = true;
+    private volatile @Nullable KafkaConsumer<byte[], byte[]> consumer;
+    private volatile @Nullable String fatal;
+
+    private final Set<Integer> opened = new HashSet<>();
+    private final Map<Integer, Long> retryAt = new HashMap<>();
+    private final Map<Integer, Long> backoff = new HashMap<>();
+    private final Map<Integer, Long> deliveredUpTo = new HashMap<>();
+    private long lastPurge = System.currentTimeMillis();
+
+    /**
+     * @param clientProperties the pipeline cluster's client properties (bootstrap, security)
+     * @param groupId the consumer group of this sink's delivery
+     */
+    public OutboxService(String pipeline, String sink, String computation, String topic, OutboxDeliverer deliverer,
+            Map<String, Object> clientProperties, String groupId, int maxBatchRecords, @Nullable Admin admin,
+            StatusBoard status, MeterRegistry meters, long purgeIntervalMs) {
+        this.sink = sink;
+        this.computation = computation;
+        this.topic = topic;
+        this.deliverer = deliverer;
+        this.admin = admin;
+        this.status = status;
+        this.purgeIntervalMs = purgeIntervalMs;
+        this.batcher = new OutboxBatcher<>(maxBatchRecords, ConsumerRecord::offset);
+        Properties p = new Properties();
+        p.putAll(clientProperties);
+        p.put(ConsumerConfig.GROUP_ID_CONFIG, groupId);
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, Math.max(500, maxBatchRecords));
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(ConsumerConfig.CLIENT_ID_CONFIG, groupId + "-" + Long.toHexString(System.nanoTime()));
+        this.consumerProps = p;
+        io.micrometer.core.instrument.Tags tags = io.micrometer.core.instrument.Tags.of("pipeline", pipeline, "sink", sink);
+        this.delivered = Counter.builder("flow.sink.delivered").description("outbox messages delivered")
+                .tags(tags).register(meters);
+        this.batches = Counter.builder("flow.sink.batches").description("outbox batches delivered")
+                .tags(tags).register(meters);
+        this.failures = Counter.builder("flow.sink.delivery_failures")
+                .description("failed delivery attempts (each is retried unless fatal)").tags(tags).register(meters);
+        this.thread = new Thread(this::run, "flow-" + pipeline + "-outbox-" + sink);
+        this.thread.setDaemon(true);
+    }
+
+    /** Starts the delivery thread. */
+    public void start() {
+        thread.start();
+    }
+
+    /** The fatal error that stopped the sink, if any. */
+    public @Nullable String fatalError() {
+        return fatal;
+    }
+
+    /** Whether the delivery thread still runs. */
+    public boolean isRunning() {
+        return thread.isAlive();
+    }
+
+    private void run() {
+        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(consumerProps)) {
+            consumer = c;
+            c.subscribe(List.of(topic), new ConsumerRebalanceListener() {
+                @Override
+                public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+                    partitions.forEach(tp -> releasePartition(tp.partition()));
+                }
+
+                @Override
+                public void onPartitionsLost(Collection<TopicPartition> partitions) {
+                    partitions.forEach(tp -> releasePartition(tp.partition()));
+                }
+
+                @Override
+                public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+                    // opened lazily in the loop, so a failing open is retried with backoff like a delivery
+                }
+            });
+            while (running && fatal == null) {
+                ConsumerRecords<byte[], byte[]> records;
+                try {
+                    records = c.poll(Duration.ofMillis(100));
+                } catch (WakeupException e) {
+                    break;
+                }
+                // records polled before a partition was opened (and seeked) are dropped: they come again from the
+                // position open chose
+                Set<Integer> openedNow = new HashSet<>();
+                for (TopicPartition tp : c.assignment()) {
+                    int p = tp.partition();
+                    if (!opened.contains(p) && openPartition(c, tp)) {
+                        openedNow.add(p);
+                    }
+                }
+                for (TopicPartition tp : records.partitions()) {
+                    if (opened.contains(tp.partition()) && !openedNow.contains(tp.partition())) {
+                        batcher.add(tp.partition(), records.records(tp));
+                    }
+                }
+                for (TopicPartition tp : c.assignment()) {
+                    if (fatal != null || !running) {
+                        break;
+                    }
+                    if (opened.contains(tp.partition())) {
+                        deliverReady(c, tp);
+                    }
+                }
+                maybePurge();
+            }
+        } catch (WakeupException e) {
+            // closing
+        } catch (RuntimeException e) {
+            stopWith("the delivery service of sink '" + sink + "' failed: " + e);
+        } finally {
+            for (int p : new ArrayList<>(opened)) {
+                releasePartition(p);
+            }
+            done.countDown();
+        }
+    }
+
+    private boolean openPartition(KafkaConsumer<byte[], byte[]> c, TopicPartition tp) {
+        int p = tp.partition();
+        Long at = retryAt.get(p);
+        if (at != null && System.currentTimeMillis() < at) {
+            return false;
+        }
+        OffsetAndMetadata committed = c.committed(Set.of(tp)).get(tp);
+        OptionalLong committedOffset = committed == null ? OptionalLong.empty() : OptionalLong.of(committed.offset());
+        try {
+            OptionalLong resume = deliverer.open(p, committedOffset);
+            long offset = resume.isPresent() ? resume.getAsLong() : committedOffset.orElse(-1);
+            if (offset >= 0) {
+                c.seek(tp, offset);
+            } else {
+                c.seekToBeginning(Set.of(tp));
+            }
+            batcher.clear(p);
+            opened.add(p);
+            succeeded(p);
+            return true;
+        } catch (OutboxDeliveryException e) {
+            failed(c, tp, "opening", e);
+            return false;
+        } catch (RuntimeException e) {
+            failed(c, tp, "opening", new OutboxDeliveryException(e.toString(), e));
+            return false;
+        }
+    }
+
+    private void deliverReady(KafkaConsumer<byte[], byte[]> c, TopicPartition tp) {
+        int p = tp.partition();
+        Long at = retryAt.get(p);
+        if (at != null && System.currentTimeMillis() < at) {
+            return;
+        }
+        long position = c.position(tp);
+        OutboxBatcher.Cut<ConsumerRecord<byte[], byte[]>> cut;
+        while (running && fatal == null && (cut = batcher.peek(p, position)) != null) {
+            OutboxBatch batch = toBatch(p, cut);
+            try {
+                deliverer.deliver(batch);
+            } catch (OutboxDeliveryException e) {
+                failed(c, tp, "delivering the batch at outbox offset " + batch.firstOffset(), e);
+                return;
+            } catch (RuntimeException e) {
+                failed(c, tp, "delivering the batch at outbox offset " + batch.firstOffset(),
+                        new OutboxDeliveryException(e.toString(), e));
+                return;
+            }
+            batcher.remove(cut);
+            c.commitSync(Map.of(tp, new OffsetAndMetadata(cut.nextOffset())));
+            deliveredUpTo.put(p, cut.nextOffset());
+            delivered.increment(batch.records().size());
+            batches.increment();
+            succeeded(p);
+        }
+    }
+
+    private OutboxBatch toBatch(int partition, OutboxBatcher.Cut<ConsumerRecord<byte[], byte[]>> cut) {
+        List<OutboxRecord> out = new ArrayList<>(cut.records().size());
+        for (ConsumerRecord<byte[], byte[]> r : cut.records()) {
+            FlowHeaders.Metadata meta = FlowHeaders.read(r.headers());
+            RecordHeaders headers = new RecordHeaders();
+            for (Header h : r.headers()) {
+                if (!h.key().equals(FlowHeaders.META) && !h.key().equals(PARTITION_HEADER)) {
+                    headers.add(h);
+                }
+            }
+            out.add(new OutboxRecord(r.offset(), meta.messageId(), r.key(), r.value(), headers, r.timestamp()));
+        }
+        return new OutboxBatch(sink, partition, out, cut.nextOffset());
+    }
+
+    private void failed(KafkaConsumer<byte[], byte[]> c, TopicPartition tp, String doing, OutboxDeliveryException e) {
+        int p = tp.partition();
+        failures.increment();
+        if (e.fatal()) {
+            stopWith("sink '" + sink + "' stopped on outbox partition " + p + " while " + doing + ": " + e.getMessage());
+            return;
+        }
+        long b = Math.min(MAX_BACKOFF_MS, backoff.getOrDefault(p, 50L) * 2);
+        backoff.put(p, b);
+        retryAt.put(p, System.currentTimeMillis() + b);
+        c.pause(Set.of(tp));
+        String message = "sink '" + sink + "': " + doing + " of outbox partition " + p + " failed, retrying in " + b
+                + " ms: " + e.getMessage();
+        status.report(computation, p, "/sinks/" + sink + "/delivery", message, Instant.now());
+        LOG.warn(message);
+    }
+
+    private void succeeded(int p) {
+        if (retryAt.remove(p) != null) {
+            backoff.remove(p);
+            status.clear(computation, p, "/sinks/" + sink + "/delivery");
+            KafkaConsumer<byte[], byte[]> c = consumer;
+            if (c != null) {
+                c.resume(Set.of(new TopicPartition(topic, p)));
+            }
+        }
+    }
+
+    private void releasePartition(int p) {
+        batcher.clear(p);
+        retryAt.remove(p);
+        backoff.remove(p);
+        if (opened.remove(p)) {
+            try {
+                deliverer.release(p);
+            } catch (RuntimeException e) {
+                LOG.warn("sink '{}': releasing outbox partition {} failed: {}", sink, p, e.toString());
+            }
+        }
+        status.clear(computation, p, "/sinks/" + sink + "/delivery");
+    }
+
+    private void stopWith(String message) {
+        fatal = message;
+        LOG.error("{} (the sink is stopped; its outbox keeps every message until it is fixed and the pipeline restarts)",
+                message);
+        status.report(computation, -1, "/sinks/" + sink + "/stopped", message, Instant.now());
+    }
+
+    private void maybePurge() {
+        long now = System.currentTimeMillis();
+        if (admin == null || purgeIntervalMs <= 0 || now - lastPurge < purgeIntervalMs || deliveredUpTo.isEmpty()) {
+            return;
+        }
+        lastPurge = now;
+        Map<TopicPartition, RecordsToDelete> request = new HashMap<>();
+        deliveredUpTo.forEach((p, o) -> request.put(new TopicPartition(topic, p), RecordsToDelete.beforeOffset(o)));
+        deliveredUpTo.clear();
+        admin.deleteRecords(request).all().whenComplete((v, e) -> {
+            if (e != null) {
+                LOG.debug("sink '{}': purging delivered outbox records failed, will retry: {}", sink, e.toString());
+            }
+        });
+    }
+
+    /** Stops delivering (the batch in hand finishes), releases the partitions and closes the deliverer. */
+    @Override
+    public void close() {
+        running = false;
+        KafkaConsumer<byte[], byte[]> c = consumer;
+        if (c != null) {
+            c.wakeup();
+        }
+        try {
+            if (thread.isAlive() && !done.await(30, TimeUnit.SECONDS)) {
+                LOG.warn("sink '{}': the delivery thread did not stop within 30 s", sink);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        try {
+            deliverer.close();
+        } catch (RuntimeException e) {
+            LOG.warn("sink '{}': closing its deliverer failed: {}", sink, e.toString());
+        }
+    }
+
+    /** The partition header's value for a task partition. */
+    public static byte[] partitionHeader(int partition) {
+        return ByteBuffer.allocate(4).putInt(partition).array();
+    }
+}

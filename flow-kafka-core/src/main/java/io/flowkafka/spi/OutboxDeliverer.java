@@ -1,0 +1,52 @@
+package io.flowkafka.spi;
+
+import java.util.OptionalLong;
+
+/**
+ * Delivers an async sink's outbox to its target: what one sink class plugs into flow-kafka's
+ * generic transactional outbox (DESIGN.md, "async sinks").
+ *
+ * <p>The outbox mechanism: a computation writes each message of an async sink to the topic
+ * {@code <pipeline>.outbox.<sink>} inside its epoch transaction (partition = the computation's
+ * partition). A delivery service in every {@code FlowRuntime} instance reads that topic
+ * {@code read_committed} in a consumer group of its own ({@code <application.id>.outbox.<sink>}),
+ * which spreads the outbox partitions over the instances, cuts {@link OutboxBatch batches}
+ * deterministically and hands them to the deliverer in log order, one partition at a time. It
+ * commits the group offset after a batch was delivered, retries a failed batch (the same batch,
+ * with the same dedup token) with backoff, and stops the sink with a status error when the
+ * deliverer throws {@link OutboxDeliveryException#fatal a fatal error}.
+ *
+ * <p>Lifecycle, all on the service's own thread: {@link #open} when the service is assigned a
+ * partition (after a start or a rebalance), {@link #deliver} for each batch of it, {@link #release}
+ * when the partition is taken away, {@link #close} when the runtime stops. A deliverer keeps what
+ * it needs per partition (a transactional producer, a connection) between {@code open} and
+ * {@code release}.
+ */
+public interface OutboxDeliverer extends AutoCloseable {
+    /**
+     * Starts delivering a partition and says where to resume.
+     *
+     * @param partition the outbox partition
+     * @param committedOffset the offset the service's consumer group committed for the partition
+     *     after its last delivered batch, if any
+     * @return the outbox offset to resume from; empty to resume from {@code committedOffset} (or
+     *     the beginning of the outbox when there is none)
+     * @throws OutboxDeliveryException when the partition cannot be delivered (fatal: the sink
+     *     stops, e.g. its progress marker is lost; otherwise retried)
+     */
+    OptionalLong open(int partition, OptionalLong committedOffset) throws OutboxDeliveryException;
+
+    /**
+     * Delivers a batch; returns only once the target has it durably (the service then commits
+     * {@link OutboxBatch#nextOffset()}). A batch that throws is offered again, unchanged, after a
+     * backoff, unless the exception is fatal.
+     */
+    void deliver(OutboxBatch batch) throws OutboxDeliveryException;
+
+    /** Stops delivering a partition (rebalance, shutdown); releases what {@link #open} took. */
+    void release(int partition);
+
+    /** Releases everything; called once. */
+    @Override
+    void close();
+}

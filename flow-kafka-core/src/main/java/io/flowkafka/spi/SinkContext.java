@@ -1,0 +1,32 @@
+package io.flowkafka.spi;
+
+import io.flowkafka.spec.SinkSpec;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * What a {@link SinkProvider} gets to create a sink's deliverer in one runtime instance.
+ *
+ * @param pipeline the pipeline name
+ * @param applicationId the Kafka Streams application id of the pipeline
+ * @param computation the computation the sink belongs to
+ * @param sink the sink's spec (semantics: topic, columns, guarantees)
+ * @param pipelineClientProperties client properties of the pipeline's own cluster (bootstrap
+ *     servers, security): the default target of a Kafka sink
+ * @param sinkProperties the deployment properties of this sink: every {@code flow.sink.<sink id>.*}
+ *     property with the prefix removed (e.g. {@code bootstrap.servers} of another cluster)
+ * @param meters where the sink registers its metrics
+ */
+public record SinkContext(String pipeline, String applicationId, String computation, SinkSpec sink,
+        Map<String, Object> pipelineClientProperties, Map<String, Object> sinkProperties, MeterRegistry meters) {
+    public SinkContext {
+        Objects.requireNonNull(pipeline, "pipeline");
+        Objects.requireNonNull(applicationId, "applicationId");
+        Objects.requireNonNull(computation, "computation");
+        Objects.requireNonNull(sink, "sink");
+        pipelineClientProperties = Map.copyOf(pipelineClientProperties);
+        sinkProperties = Map.copyOf(sinkProperties);
+        Objects.requireNonNull(meters, "meters");
+    }
+}
