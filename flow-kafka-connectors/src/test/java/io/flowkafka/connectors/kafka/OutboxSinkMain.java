@@ -1,0 +1,35 @@
+package io.flowkafka.connectors.kafka;
+
+import io.flowkafka.runtime.FlowRuntime;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Properties;
+
+/**
+ * Runs one instance of {@link OutboxPipeline} in a child JVM until stopped or killed.
+ * Args: bootstrap targetBootstrap pipeline input output stateDir deliveryGuarantee.
+ */
+public final class OutboxSinkMain {
+    private OutboxSinkMain() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Properties props = new Properties();
+        props.put("bootstrap.servers", args[0]);
+        props.put("flow.sink.out.bootstrap.servers", args[1]);
+        props.put("state.dir", args[5]);
+        props.put("commit.interval.ms", "100");
+        props.put("flow.internal.topics.purge.interval.ms", "2000");
+        FlowRuntime runtime = FlowRuntime.create(OutboxPipeline.spec(args[2], args[3], args[4],
+                Map.of("delivery_guarantee", args[6], "max_batch_records", 200)), props);
+        runtime.start();
+        if (!runtime.awaitState(FlowRuntime.State.RUNNING, Duration.ofMinutes(2))) {
+            System.out.println("FAILED to reach RUNNING: " + runtime.state());
+            System.exit(1);
+        }
+        System.out.println("RUNNING");
+        System.out.flush();
+        Runtime.getRuntime().addShutdownHook(new Thread(runtime::close));
+        Thread.currentThread().join();
+    }
+}

@@ -1,0 +1,253 @@
+package io.flowkafka.connectors.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flowkafka.runtime.FlowRuntime;
+import io.flowkafka.runtime.StatusError;
+import io.flowkafka.testing.Await;
+import io.flowkafka.testing.ChildJvm;
+import io.flowkafka.testing.EmbeddedKafkaCluster;
+import io.flowkafka.testing.ExactlyOnceChecker;
+import io.flowkafka.testing.KafkaCluster;
+import io.flowkafka.testing.TestNames;
+import io.flowkafka.testing.WithKafka;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Random;
+import java.util.Set;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * {@code TKafkaSink} across two in-JVM clusters: the pipeline runs on the shared cluster (its
+ * source, internal topics, outbox), the sink writes to a second cluster. Reference 002: "messages
+ * are stored in output_messages and written after epoch commit in Kafka transactions together with
+ * a progress marker, and a restarted sink skips the messages the marker covers. Consumers must read
+ * with isolation.level = read_committed. If the marker is lost while messages may already be
+ * committed, the sink stops instead of writing possible duplicates. With delivery_guarantee =
+ * at_least_once, the sink writes with an idempotent producer without transactions, and a restart
+ * may write again messages that are already in Kafka."
+ */
+@WithKafka
+class TKafkaSinkIT {
+    private static final long SEED = Long.getLong("flow.it.seed", 20261201L);
+    private static EmbeddedKafkaCluster target;
+
+    @BeforeAll
+    static void startTarget() {
+        target = EmbeddedKafkaCluster.start();
+    }
+
+    @AfterAll
+    static void stopTarget() {
+        if (target != null) {
+            target.close();
+        }
+    }
+
+    @Test
+    @Timeout(600)
+    void shouldDeliverEveryMessageExactlyOnceToAnotherClusterWhenAnInstanceIsKilled(KafkaCluster cluster,
+            TestNames names) throws Exception {
+        Run run = Run.create(cluster, names, "eo", 20_000);
+        long killAt = 2_000 + new Random(SEED).nextInt(10_000);
+        try (ChildJvm a = instance(cluster, run, "a", "exactly_once");
+                ChildJvm b = instance(cluster, run, "b", "exactly_once")) {
+            Await.until(Duration.ofMinutes(3), killAt + " records in the target topic (uncommitted included)",
+                    () -> endOffsets(target, run.output()) >= killAt);
+            a.kill(); // SIGKILL, mid-delivery: its open target transaction is aborted when its partitions are taken over
+            assertThat(a.isAlive()).isFalse();
+            try (ChildJvm a2 = instance(cluster, run, "a2", "exactly_once")) {
+                ExactlyOnceChecker.Report report = ExactlyOnceChecker.check(target, run.output(), run.ids(),
+                        Duration.ofMinutes(4), r -> new String(r.key(), StandardCharsets.UTF_8));
+                assertThat(report.isExact()).as(report.toString()).isTrue();
+                assertThat(countsPerUser(target, run.output())).as("every user's counts are 1..n, each once")
+                        .allSatisfy((user, counts) -> assertThat(counts).containsExactlyInAnyOrderElementsOf(
+                                java.util.stream.LongStream.rangeClosed(1, counts.size()).boxed().toList()));
+            }
+        }
+    }
+
+    @Test
+    @Timeout(600)
+    void shouldLoseNothingAtLeastOnceWhenAnInstanceIsKilled(KafkaCluster cluster, TestNames names) throws Exception {
+        Run run = Run.create(cluster, names, "alo", 10_000);
+        long killAt = 1_000 + new Random(SEED + 1).nextInt(6_000);
+        try (ChildJvm a = instance(cluster, run, "a", "at_least_once");
+                ChildJvm b = instance(cluster, run, "b", "at_least_once")) {
+            Await.until(Duration.ofMinutes(3), killAt + " records in the target topic",
+                    () -> endOffsets(target, run.output()) >= killAt);
+            a.kill();
+            try (ChildJvm a2 = instance(cluster, run, "a2", "at_least_once")) {
+                ExactlyOnceChecker.Report report = ExactlyOnceChecker.check(target, run.output(), run.ids(),
+                        Duration.ofMinutes(4), r -> new String(r.key(), StandardCharsets.UTF_8));
+                assertThat(report.lost()).as(report.toString()).isEmpty();
+            }
+        }
+    }
+
+    @Test
+    @Timeout(300)
+    void shouldStopInsteadOfWritingDuplicatesWhenTheProgressMarkerIsLost(KafkaCluster cluster, TestNames names)
+            throws Exception {
+        Run run = Run.create(cluster, names, "lost", 200);
+        Properties props = props(cluster, run, "first");
+        try (FlowRuntime runtime = FlowRuntime.create(spec(run, "exactly_once"), props)) {
+            runtime.start();
+            Await.until(Duration.ofMinutes(2), "200 records delivered",
+                    () -> ExactlyOnceChecker.check(target, run.output(), run.ids(), Duration.ofSeconds(5),
+                            r -> new String(r.key(), StandardCharsets.UTF_8)).isExact());
+        }
+        // the marker is lost: its topic deleted on the target cluster
+        target.admin().deleteTopics(List.of(run.output() + ".flow-progress")).all().get();
+        Await.until(Duration.ofSeconds(30), "the progress topic is gone",
+                () -> {
+                    try {
+                        return !target.admin().listTopics().names().get().contains(run.output() + ".flow-progress");
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                });
+        produce(cluster, run.input(), 200, 100);
+        try (FlowRuntime runtime = FlowRuntime.create(spec(run, "exactly_once"), props(cluster, run, "second"))) {
+            runtime.start();
+            Await.until(Duration.ofMinutes(2), "the sink reports that it stopped",
+                    () -> runtime.status().stream().anyMatch(e -> e.path().equals("/sinks/out/stopped")));
+            StatusError stopped = runtime.status().stream().filter(e -> e.path().equals("/sinks/out/stopped"))
+                    .findFirst().orElseThrow();
+            assertThat(stopped.message()).contains("progress marker", "is missing", "refusing to write them again",
+                    run.output());
+            assertThat(runtime.state()).as("the pipeline itself goes on").isIn(FlowRuntime.State.RUNNING,
+                    FlowRuntime.State.STARTING);
+        }
+        ExactlyOnceChecker.Report report = ExactlyOnceChecker.check(target, run.output(), run.ids(),
+                Duration.ofSeconds(20), r -> new String(r.key(), StandardCharsets.UTF_8));
+        assertThat(report.isExact()).as("nothing written twice: " + report).isTrue();
+    }
+
+    private static io.flowkafka.spec.PipelineSpec spec(Run run, String guarantee) {
+        return OutboxPipeline.spec(run.pipeline(), run.input(), run.output(),
+                Map.of("delivery_guarantee", guarantee, "max_batch_records", 50));
+    }
+
+    private static Properties props(KafkaCluster cluster, Run run, String instance) throws Exception {
+        Properties props = cluster.clientProperties();
+        props.put("flow.sink.out.bootstrap.servers", target.bootstrapServers());
+        props.put("state.dir", Files.createTempDirectory("tks-" + instance).toString());
+        props.put("commit.interval.ms", "100");
+        return props;
+    }
+
+    private static ChildJvm instance(KafkaCluster cluster, Run run, String name, String guarantee) {
+        ChildJvm jvm = ChildJvm.builder(OutboxSinkMain.class)
+                .args(cluster.bootstrapServers(), target.bootstrapServers(), run.pipeline(), run.input(), run.output(),
+                        run.state().resolve(name).toString(), guarantee)
+                .maxHeap("384m")
+                .logFile(run.state().resolve(name + ".log"))
+                .start();
+        jvm.awaitOutputLine(l -> l.equals("RUNNING"), Duration.ofMinutes(2));
+        return jvm;
+    }
+
+    /** Topics, input (already written) and a state directory for one test. */
+    private record Run(String pipeline, String input, String output, Set<String> ids, Path state) {
+        static Run create(KafkaCluster cluster, TestNames names, String suffix, int records) throws Exception {
+            Run run = new Run(names.name(suffix), names.topic("input"), names.topic("output"), new LinkedHashSet<>(),
+                    Files.createTempDirectory("flow-tks-it"));
+            cluster.createTopic(run.input(), 4);
+            target.createTopic(run.output(), 4, Map.of());
+            for (int i = 0; i < records; i++) {
+                run.ids().add("e" + i);
+            }
+            produce(cluster, run.input(), 0, records);
+            return run;
+        }
+
+        @Override
+        public Set<String> ids() {
+            return ids;
+        }
+    }
+
+    private static void produce(KafkaCluster cluster, String topic, int from, int count) throws Exception {
+        Properties pp = cluster.clientProperties();
+        pp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        pp.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        pp.put(ProducerConfig.ACKS_CONFIG, "all");
+        // one request in flight: an idempotent producer that meets NOT_LEADER_OR_FOLLOWER on a just-created partition
+        // can otherwise retry into OUT_OF_ORDER_SEQUENCE_NUMBER for its whole delivery timeout (seen here)
+        pp.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "1");
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(pp)) {
+            List<java.util.concurrent.Future<?>> sent = new ArrayList<>();
+            for (int i = from; i < from + count; i++) {
+                String user = "u" + (i % 97);
+                sent.add(producer.send(new ProducerRecord<>(topic, user,
+                        "{\"id\":\"e" + i + "\",\"user\":\"" + user + "\"}")));
+            }
+            for (var f : sent) {
+                f.get();
+            }
+        }
+    }
+
+    private static long endOffsets(KafkaCluster cluster, String topic) {
+        try {
+            return endOffsetsOrThrow(cluster, topic);
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static long endOffsetsOrThrow(KafkaCluster cluster, String topic) throws Exception {
+        var admin = cluster.admin();
+        var parts = admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions();
+        Map<TopicPartition, OffsetSpec> request = new java.util.HashMap<>();
+        parts.forEach(p -> request.put(new TopicPartition(topic, p.partition()), OffsetSpec.latest()));
+        return admin.listOffsets(request).all().get().values().stream().mapToLong(i -> i.offset()).sum();
+    }
+
+    /** Every committed output's count, per user. */
+    private static Map<String, List<Long>> countsPerUser(KafkaCluster cluster, String topic) {
+        Properties props = cluster.clientProperties();
+        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        Map<String, List<Long>> out = new java.util.TreeMap<>();
+        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(),
+                new ByteArrayDeserializer())) {
+            List<TopicPartition> parts = consumer.partitionsFor(topic).stream()
+                    .map(p -> new TopicPartition(topic, p.partition())).toList();
+            consumer.assign(parts);
+            consumer.seekToBeginning(parts);
+            Map<TopicPartition, Long> end = consumer.endOffsets(parts);
+            long deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
+            while (parts.stream().anyMatch(p -> consumer.position(p) < end.get(p)) && System.nanoTime() < deadline) {
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
+                    var node = json.readTree(r.value());
+                    out.computeIfAbsent(node.get("user").asText(), u -> new ArrayList<>()).add(node.get("count").asLong());
+                }
+            }
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        return out;
+    }
+}
