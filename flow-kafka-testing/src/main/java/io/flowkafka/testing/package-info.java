@@ -1,6 +1,6 @@
 /**
  * flow-kafka's test kit: a pipeline test driver, Kafka clusters for tests, a JUnit 5 extension, bounded waits, an
- * exactly-once checker and a child-JVM launcher.
+ * exactly-once checker, a child-JVM launcher and a schema-registry replay server.
  *
  * <p>Entry points:
  * <ul>
@@ -15,7 +15,9 @@
  *   <li>{@link io.flowkafka.testing.ExactlyOnceChecker} finds lost and duplicated messages in
  *       an output topic;</li>
  *   <li>{@link io.flowkafka.testing.ChildJvm} runs an application in a separate JVM that a test
- *       can kill.</li>
+ *       can kill;</li>
+ *   <li>{@link io.flowkafka.testing.SchemaRegistryReplayServer} answers like a Confluent Schema
+ *       Registry on 127.0.0.1 by replaying recorded request/response exchanges.</li>
  * </ul>
  */
 @NullMarked
