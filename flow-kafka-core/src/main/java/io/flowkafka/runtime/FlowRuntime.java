@@ -88,6 +88,7 @@ public final class FlowRuntime implements AutoCloseable {
     private ScheduledExecutorService maintenance;
     private Admin admin;
     private final List<io.flowkafka.internal.outbox.OutboxService> outboxServices = new java.util.ArrayList<>();
+    private final List<io.flowkafka.internal.outbox.AtMostOnceDelivery> atMostOnceDeliveries = new java.util.ArrayList<>();
 
     private final io.flowkafka.internal.visitor.DynamicSpec dynamicSpec;
     private final io.flowkafka.internal.status.StatusBoard statusBoard = new io.flowkafka.internal.status.StatusBoard();
@@ -389,6 +390,14 @@ public final class FlowRuntime implements AutoCloseable {
             var deliverer = provider.createDeliverer(new io.flowkafka.spi.SinkContext(spec.name(), applicationId(),
                     async.computation(), async.sink(), client, sinkProps, meterRegistry));
             int maxBatch = Integer.parseInt(String.valueOf(async.sink().parameters().getOrDefault("max_batch_records", "500")));
+            if (async.queue() != null) {
+                var delivery = new io.flowkafka.internal.outbox.AtMostOnceDelivery(spec.name(), async.sink().id(),
+                        async.computation(), async.queue(), deliverer, maxBatch,
+                        io.flowkafka.spec.AtMostOnceStrategy.of(async.sink()).suspendDestructionDuration(), statusBoard);
+                atMostOnceDeliveries.add(delivery);
+                delivery.start();
+                continue;
+            }
             var service = new io.flowkafka.internal.outbox.OutboxService(spec.name(), async.sink().id(),
                     async.computation(), async.outboxTopic(), deliverer, client,
                     applicationId() + ".outbox." + async.sink().id(), maxBatch, admin, statusBoard, meterRegistry, purgeMs);
@@ -402,6 +411,10 @@ public final class FlowRuntime implements AutoCloseable {
             s.close();
         }
         outboxServices.clear();
+        for (var d : atMostOnceDeliveries) {
+            d.close();
+        }
+        atMostOnceDeliveries.clear();
     }
 
     /**

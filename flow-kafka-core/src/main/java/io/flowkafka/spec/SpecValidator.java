@@ -444,8 +444,14 @@ final class SpecValidator {
             }
             List<String> known = io.flowkafka.internal.outbox.Sinks.knownSinkClassNames();
             io.flowkafka.spi.SinkProvider provider = io.flowkafka.internal.outbox.Sinks.provider(sink.sinkClassName());
-            Object amo = sink.parameters().get("at_most_once_strategy");
-            boolean atMostOnce = amo instanceof Map<?, ?> m && Boolean.parseBoolean(String.valueOf(m.get("enabled")));
+            boolean atMostOnce = false;
+            try {
+                atMostOnce = AtMostOnceStrategy.of(sink).enabled();
+            } catch (IllegalArgumentException e) {
+                error(c.id(), field + ".at_most_once_strategy", e.getMessage(),
+                        "write it as {\"enabled\": true, \"total_queue_bytes_limit\": 104857600, "
+                                + "\"suspend_destruction_duration\": \"1m\"}");
+            }
             if (!known.contains(sink.sinkClassName())) {
                 String suggestion = closestIgnoringPrefix(sink.sinkClassName(), known);
                 error(c.id(), field + ".sink_class_name", "unknown sink_class_name '" + sink.sinkClassName()

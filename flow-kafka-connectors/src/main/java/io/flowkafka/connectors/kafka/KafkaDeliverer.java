@@ -101,7 +101,8 @@ final class KafkaDeliverer implements OutboxDeliverer {
         Map<String, Object> p = context.sink().parameters();
         this.topic = String.valueOf(p.get("topic"));
         this.progressTopic = String.valueOf(p.getOrDefault("progress_topic", topic + ".flow-progress"));
-        this.exactlyOnce = !"at_least_once".equals(String.valueOf(p.getOrDefault("delivery_guarantee", "exactly_once")));
+        this.exactlyOnce = !"at_least_once".equals(String.valueOf(p.getOrDefault("delivery_guarantee", "exactly_once")))
+                && !io.flowkafka.spec.AtMostOnceStrategy.of(context.sink()).enabled();
         Map<String, Object> client = new HashMap<>();
         if (!context.sinkProperties().containsKey("bootstrap.servers")) {
             client.putAll(context.pipelineClientProperties());

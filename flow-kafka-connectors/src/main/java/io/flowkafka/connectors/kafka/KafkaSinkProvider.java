@@ -29,6 +29,9 @@ import java.util.Set;
  *       {@code <topic>.flow-progress}, created compacted if missing);</li>
  *   <li>{@code max_batch_records} (default 500): the largest batch per target transaction.</li>
  * </ul>
+ * With {@code at_most_once_strategy.enabled} the sink skips the outbox: messages go to a bounded
+ * in-memory queue and are written with an idempotent producer without transactions; a full queue
+ * drops messages ({@code flow.sink.dropped}).
  */
 public final class KafkaSinkProvider implements SinkProvider {
     /** Flow's exactly-once (or, by parameter, at-least-once) async Kafka sink. */
@@ -76,7 +79,7 @@ public final class KafkaSinkProvider implements SinkProvider {
 
     @Override
     public boolean supportsAtMostOnce(SinkSpec sink) {
-        return false;
+        return true;
     }
 
     @Override

@@ -47,12 +47,51 @@ class TKafkaSinkTest {
     }
 
     @Test
-    void shouldRejectAtMostOnceOnATKafkaSinkAndOnTheSyncKafkaSink() {
-        assertThatThrownBy(() -> OutboxPipeline.spec("tks", "input", "output",
-                Map.of("at_most_once_strategy", Map.of("enabled", true))).validated())
+    void shouldQueueAtMostOnceMessagesOutsideTheOutboxAndCountWhatTheFullQueueDrops() {
+        // reference 002: "messages are placed in an internal queue. If the queue is full (total_queue_bytes_limit),
+        // new messages are dropped without an error."
+        PipelineSpec spec = OutboxPipeline.spec("tks", "input", "output",
+                Map.of("at_most_once_strategy", Map.of("enabled", true, "total_queue_bytes_limit", 300)));
+        try (FlowTestDriver driver = FlowTestDriver.create(spec)) {
+            for (int i = 0; i < 10; i++) {
+                driver.pipeSource("input", "u1", "{\"id\":\"e" + i + "\",\"user\":\"u1\"}");
+            }
+            assertThatThrownBy(() -> driver.readTopic("tks.outbox.out")).as("no outbox: nothing inside the transaction")
+                    .hasMessageContaining("writes no topic 'tks.outbox.out'");
+            double dropped = driver.meterRegistry().get("flow.sink.dropped").tag("sink", "out").counter().count();
+            // each message is about 80 bytes (key, JSON value, headers): the 300-byte queue (nothing delivers it on
+            // the driver) holds 3, the other 7 are dropped
+            assertThat(dropped).isEqualTo(7.0);
+            driver.reconfigure(Map.of("computations", Map.of("count", Map.of("sinks", Map.of("out",
+                    Map.of("at_most_once_strategy", Map.of("total_queue_bytes_limit", 10_000)))))));
+            driver.pipeSource("input", "u1", "{\"id\":\"e10\",\"user\":\"u1\"}");
+            assertThat(driver.meterRegistry().get("flow.sink.dropped").tag("sink", "out").counter().count())
+                    .as("the raised limit applies at once").isEqualTo(7.0);
+        }
+    }
+
+    @Test
+    void shouldRejectAtMostOnceOnTheSyncKafkaSinkAndMalformedSettings() {
+        PipelineSpec.Builder b = PipelineSpec.builder("p")
+                .stream("raw", OutboxPipeline.EVENT).stream("events", OutboxPipeline.EVENT)
+                .stream("counted", OutboxPipeline.COUNTED)
+                .computation("read", c -> c.kind(io.flowkafka.spec.ComputationKind.SOURCE)
+                        .source("raw", "KafkaSource", Map.of("topics", "in")).outputStreamIds("events"));
+        assertThatThrownBy(() -> b.computation("count", c -> c.inputStreamIds("events")
+                        .groupBy("hash", io.flowkafka.spec.ColumnType.UINT64, "farm_hash(user)")
+                        .groupBy("user", io.flowkafka.spec.ColumnType.STRING, null)
+                        .processingFunction(OutboxPipeline.Count::new).state("total", OutboxPipeline.TOTAL)
+                        .outputStreamIds("counted")
+                        .sink("sync", "KafkaSink", List.of("counted"), Map.of("topic", "t",
+                                "at_most_once_strategy", Map.of("enabled", true)))
+                        .sink("async", "TKafkaSink", List.of("counted"), Map.of("topic", "t2",
+                                "at_most_once_strategy", Map.of("enabled", true, "total_queue_bytes_limit", -5))))
+                .build().validated())
                 .isInstanceOf(InvalidSpecException.class)
-                .hasMessageContaining("sinks.out.at_most_once_strategy")
-                .hasMessageContaining("TKafkaSink 'out' does not support at_most_once_strategy");
+                .hasMessageContaining("sinks.sync.at_most_once_strategy")
+                .hasMessageContaining("KafkaSink 'sync' is synchronous")
+                .hasMessageContaining("sinks.async.at_most_once_strategy.total_queue_bytes_limit must be a positive number"
+                        + " of bytes but was -5");
     }
 
     @Test

@@ -30,7 +30,11 @@ public record CompiledPipeline(Topology topology, Map<String, Integer> internalT
         io.flowkafka.internal.watermarks.OutputLimits outputLimits, Map<String, Integer> outboxTopics,
         List<AsyncSink> asyncSinks) {
 
-    /** An async sink: its spec, the computation it belongs to and its outbox topic. */
-    public record AsyncSink(io.flowkafka.spec.SinkSpec sink, String computation, String outboxTopic) {
+    /**
+     * An async sink: its spec, the computation it belongs to and its outbox topic, or, with
+     * {@code at_most_once_strategy}, its in-memory queue instead.
+     */
+    public record AsyncSink(io.flowkafka.spec.SinkSpec sink, String computation, String outboxTopic,
+            io.flowkafka.internal.outbox.@org.jspecify.annotations.Nullable AtMostOnceQueue queue) {
     }
 }

@@ -102,6 +102,11 @@ public final class PipelineCompiler {
         Map<String, String> outboxTopics = new LinkedHashMap<>();
         Map<String, Integer> outboxPartitions = new LinkedHashMap<>();
         List<CompiledPipeline.AsyncSink> asyncSinks = new ArrayList<>();
+        Map<String, io.flowkafka.internal.outbox.AtMostOnceQueue> atMostOnceQueues = new LinkedHashMap<>();
+        ComputationPlan.VisitorRuntime visitors = options.visitors() != null ? options.visitors()
+                : new ComputationPlan.VisitorRuntime(100, 10_000, 50, new io.flowkafka.internal.visitor.DynamicSpec(spec),
+                        new io.flowkafka.internal.status.StatusBoard(),
+                        new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
 
         for (String stream : spec.streams().keySet()) {
             ComputationSpec writer = spec.writerOf(stream).orElse(null);
@@ -138,10 +143,6 @@ public final class PipelineCompiler {
             routes.forEach(r -> streamTopics.computeIfAbsent(stream, s -> new ArrayList<>()).add(r.topic()));
         }
 
-        ComputationPlan.VisitorRuntime visitors = options.visitors() != null ? options.visitors()
-                : new ComputationPlan.VisitorRuntime(100, 10_000, 50, new io.flowkafka.internal.visitor.DynamicSpec(spec),
-                        new io.flowkafka.internal.status.StatusBoard(),
-                        new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
         Topology topology = new Topology();
         for (ComputationSpec c : spec.computations().values()) {
             if (c.sourceStreams().isEmpty()) {
@@ -178,6 +179,24 @@ public final class PipelineCompiler {
                     if (!sink.inputStreamIds().contains(stream)) {
                         continue;
                     }
+                    if (io.flowkafka.internal.outbox.Sinks.isAsync(sink.sinkClassName())
+                            && io.flowkafka.spec.AtMostOnceStrategy.of(sink).enabled()) {
+                        // at most once: an in-memory queue per sink, no outbox, nothing in the transaction
+                        String name = c.id() + "/" + sink.id();
+                        io.flowkafka.internal.outbox.AtMostOnceQueue queue = atMostOnceQueues.computeIfAbsent(name, k -> {
+                            var dynamic = visitors.dynamic();
+                            var q = new io.flowkafka.internal.outbox.AtMostOnceQueue(sink.id(),
+                                    () -> dynamic.queueLimit(c.id(), sink.id()),
+                                    io.micrometer.core.instrument.Counter.builder("flow.sink.dropped")
+                                            .description("messages an at-most-once sink dropped (queue full)")
+                                            .tags("pipeline", pipeline, "sink", sink.id()).register(visitors.meters()));
+                            asyncSinks.add(new CompiledPipeline.AsyncSink(sink, c.id(), "", q));
+                            return q;
+                        });
+                        routes.add(new ComputationPlan.SinkRoute(c.id() + ".queue." + sink.id() + "." + stream, "", sink,
+                                false, queue));
+                        continue;
+                    }
                     if (io.flowkafka.internal.outbox.Sinks.isAsync(sink.sinkClassName())) {
                         String topic = outboxTopics.computeIfAbsent(c.id() + "/" + sink.id(), k -> {
                             String t = outboxTopic(topicPrefix, pipeline, sink.id());
@@ -185,16 +204,16 @@ public final class PipelineCompiler {
                         });
                         if (!outboxPartitions.containsKey(topic)) {
                             outboxPartitions.put(topic, c.desiredPartitionCount());
-                            asyncSinks.add(new CompiledPipeline.AsyncSink(sink, c.id(), topic));
+                            asyncSinks.add(new CompiledPipeline.AsyncSink(sink, c.id(), topic, null));
                         }
                         routes.add(new ComputationPlan.SinkRoute(c.id() + ".outbox." + sink.id() + "." + stream, topic, sink,
-                                true));
+                                true, null));
                         streamTopics.computeIfAbsent(stream, s -> new ArrayList<>()).add(topic);
                         continue;
                     }
                     String topic = Objects.toString(sink.parameters().get("topic"));
                     routes.add(new ComputationPlan.SinkRoute(c.id() + ".sink." + sink.id() + "." + topic, topic, sink,
-                            false));
+                            false, null));
                     sinkTopics.putIfAbsent(topic, partitionsOf(c, spec));
                     streamTopics.computeIfAbsent(stream, s -> new ArrayList<>()).add(topic);
                 }
@@ -264,6 +283,8 @@ public final class PipelineCompiler {
                     if (r instanceof ComputationPlan.InternalRoute) {
                         topology.addSink(r.sinkNode(), r.topic(), new ByteArraySerializer(), new ByteArraySerializer(),
                                 io.flowkafka.internal.watermarks.MulticastRangePartitioner.INSTANCE, processorName);
+                    } else if (((ComputationPlan.SinkRoute) r).queue() != null) {
+                        continue; // at most once: no sink node
                     } else if (((ComputationPlan.SinkRoute) r).outbox()) {
                         topology.addSink(r.sinkNode(), r.topic(), new ByteArraySerializer(), new ByteArraySerializer(),
                                 io.flowkafka.internal.outbox.OutboxPartitioner.INSTANCE, processorName);

@@ -107,7 +107,10 @@ public record ComputationPlan(String pipeline, ComputationSpec spec, Map<String,
      * for an async sink, its outbox topic, from which the sink's delivery service delivers.
      *
      * @param outbox whether {@code topic} is the sink's outbox topic
+     * @param queue the in-memory queue of an at-most-once async sink (then nothing is written to
+     *     Kafka inside the transaction and {@code topic} is only a name), or null
      */
-    public record SinkRoute(String sinkNode, String topic, SinkSpec sink, boolean outbox) implements Route {
+    public record SinkRoute(String sinkNode, String topic, SinkSpec sink, boolean outbox,
+            io.flowkafka.internal.outbox.@Nullable AtMostOnceQueue queue) implements Route {
     }
 }

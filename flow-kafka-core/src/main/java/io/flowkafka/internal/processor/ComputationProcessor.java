@@ -214,6 +214,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                 throw new FlowProcessingException(spec.id(), "write the outputs of " + what + " " + parentId, e);
             }
         } catch (FlowProcessingException e) {
+            queuedOffers.clear();
             states.abortCall();
             if (timerStore != null) {
                 timerStore.abortCall();
@@ -232,7 +233,14 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         for (int i = 0; i < forwards.size(); i++) {
             context.forward(forwards.get(i), nodes.get(i));
         }
+        if (!queuedOffers.isEmpty()) {
+            queuedOffers.forEach(Runnable::run);
+            queuedOffers.clear();
+        }
     }
+
+    /** Messages of at-most-once sinks, offered to their queues once the call succeeded. */
+    private final List<Runnable> queuedOffers = new ArrayList<>(0);
 
     // ---------------------------------------------------------------- timers
 
@@ -1040,6 +1048,13 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                     Headers headers = new RecordHeaders();
                     headers.add(FlowHeaders.META, meta);
                     out.add(new Record<>(key, value, sts / 1_000_000L, headers));
+                } else if (((ComputationPlan.SinkRoute) route).queue() != null) {
+                    // at most once: into the sink's in-memory queue now, outside the transaction (dropped when full)
+                    Record<byte[], byte[]> r = sinkRecord(sinks.get(i), payload, id, ets, sts);
+                    var queue = ((ComputationPlan.SinkRoute) route).queue();
+                    int partition = context.taskId().partition();
+                    queuedOffers.add(() -> queue.offer(partition, id, r.key(), r.value(), r.headers(), r.timestamp()));
+                    continue;
                 } else if (((ComputationPlan.SinkRoute) route).outbox()) {
                     // an async sink: the record the sink will write, plus its message metadata and the writing task's
                     // partition, into the outbox inside this transaction

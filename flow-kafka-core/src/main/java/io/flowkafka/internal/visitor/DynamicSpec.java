@@ -22,6 +22,8 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class DynamicSpec {
     private final Map<String, KeyVisitorSettings> visitors = new ConcurrentHashMap<>();
+    /** {@code at_most_once_strategy.total_queue_bytes_limit} of each at-most-once sink, by (computation, sink). */
+    private final Map<String, Long> queueLimits = new ConcurrentHashMap<>();
     private final Map<String, ComputationSpec> computations;
 
     /** The starting values from the static spec (which must be valid). */
@@ -30,6 +32,16 @@ public final class DynamicSpec {
         for (ComputationSpec c : spec.computations().values()) {
             for (KeyVisitorStreamSpec v : c.keyVisitorStreams().values()) {
                 visitors.put(key(c.id(), v.id()), v.settings());
+            }
+            for (io.flowkafka.spec.SinkSpec sink : c.sinks()) {
+                try {
+                    io.flowkafka.spec.AtMostOnceStrategy amo = io.flowkafka.spec.AtMostOnceStrategy.of(sink);
+                    if (amo.enabled()) {
+                        queueLimits.put(key(c.id(), sink.id()), amo.totalQueueBytesLimit());
+                    }
+                } catch (IllegalArgumentException e) {
+                    // the validator reports it
+                }
             }
         }
     }
@@ -47,6 +59,15 @@ public final class DynamicSpec {
         return s;
     }
 
+    /** The current {@code total_queue_bytes_limit} of an at-most-once sink. */
+    public long queueLimit(String computation, String sink) {
+        Long l = queueLimits.get(key(computation, sink));
+        if (l == null) {
+            throw new IllegalArgumentException("computation '" + computation + "' has no at-most-once sink '" + sink + "'");
+        }
+        return l;
+    }
+
     /**
      * Applies a change all at once, or nothing of it.
      *
@@ -55,6 +76,7 @@ public final class DynamicSpec {
     public synchronized void apply(Map<String, ?> change) {
         List<String> problems = new ArrayList<>();
         Map<String, KeyVisitorSettings> updates = new LinkedHashMap<>();
+        Map<String, Long> queueUpdates = new LinkedHashMap<>();
         for (Map.Entry<String, ?> top : change.entrySet()) {
             if (!top.getKey().equals("computations")) {
                 problems.add("dynamic_spec." + top.getKey() + " is not a dynamic setting; use computations.<id>."
@@ -70,8 +92,14 @@ public final class DynamicSpec {
                     continue;
                 }
                 for (Map.Entry<String, ?> fe : map(ce.getValue(), cfield, problems).entrySet()) {
+                    if (fe.getKey().equals("sinks")) {
+                        applySinks(c, cfield + ".sinks", map(fe.getValue(), cfield + ".sinks", problems), problems,
+                                queueUpdates);
+                        continue;
+                    }
                     if (!fe.getKey().equals("key_visitor_streams")) {
-                        problems.add(cfield + "." + fe.getKey() + " is not a dynamic setting; use key_visitor_streams");
+                        problems.add(cfield + "." + fe.getKey() + " is not a dynamic setting; use key_visitor_streams"
+                                + " or sinks.<sink>.at_most_once_strategy.total_queue_bytes_limit");
                         continue;
                     }
                     String vfield = cfield + ".key_visitor_streams";
@@ -97,6 +125,39 @@ public final class DynamicSpec {
             throw new IllegalArgumentException("the dynamic spec change was not applied: " + String.join("; ", problems));
         }
         visitors.putAll(updates);
+        queueLimits.putAll(queueUpdates);
+    }
+
+    private void applySinks(ComputationSpec c, String field, Map<String, ?> sinks, List<String> problems,
+            Map<String, Long> queueUpdates) {
+        for (Map.Entry<String, ?> se : sinks.entrySet()) {
+            String sfield = field + "." + se.getKey();
+            String k = key(c.id(), se.getKey());
+            if (!queueLimits.containsKey(k)) {
+                problems.add(sfield + ": computation '" + c.id() + "' has no sink '" + se.getKey()
+                        + "' with at_most_once_strategy enabled; only its total_queue_bytes_limit is dynamic");
+                continue;
+            }
+            for (Map.Entry<String, ?> fe : map(se.getValue(), sfield, problems).entrySet()) {
+                if (!fe.getKey().equals("at_most_once_strategy")) {
+                    problems.add(sfield + "." + fe.getKey() + " is not a dynamic setting; use "
+                            + "at_most_once_strategy.total_queue_bytes_limit");
+                    continue;
+                }
+                for (Map.Entry<String, ?> ae : map(fe.getValue(), sfield + ".at_most_once_strategy", problems).entrySet()) {
+                    String afield = sfield + ".at_most_once_strategy." + ae.getKey();
+                    if (!ae.getKey().equals("total_queue_bytes_limit")) {
+                        problems.add(afield + " is not dynamic; only total_queue_bytes_limit is");
+                        continue;
+                    }
+                    try {
+                        queueUpdates.put(k, io.flowkafka.spec.AtMostOnceStrategy.bytes(ae.getValue(), afield));
+                    } catch (IllegalArgumentException e) {
+                        problems.add(e.getMessage());
+                    }
+                }
+            }
+        }
     }
 
     @SuppressWarnings("unchecked")
