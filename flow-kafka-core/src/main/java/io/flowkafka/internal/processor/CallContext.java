@@ -43,7 +43,7 @@ import org.jspecify.annotations.Nullable;
  * <p>Collects the call's outputs; state writes go to {@link KeyStates}' call buffer, timers to the
  * {@link io.flowkafka.internal.timers.TimerStore}'s. Nothing is applied here: the caller applies or
  * drops everything when the call returns or throws. Two callers: {@link ComputationProcessor} in a
- * topology, and {@code DetachedCall} outside one (the unit harness, through the SPI), so both run
+ * topology, and {@link DetachedCall} outside one (the unit harness, through the SPI), so both run
  * the same rules with the same messages.
  *
  * <p>Threading: owned by the task's stream thread.
