@@ -210,7 +210,7 @@ public final class ComputationCalls {
          * The committed value of state {@code stateName} of {@code key}, as the function's accessors
          * encode it; null if absent.
          *
-         * @param key a record of {@link #keySchema()}
+         * @param key a record of {@link ComputationCalls#keySchema()}
          */
         byte @Nullable [] committedState(GenericRecord key, String stateName);
     }
@@ -307,7 +307,7 @@ public final class ComputationCalls {
          * {@code streamId} for {@code key}; without a function (a Source computation), forwards it to
          * the single output as the runtime does.
          *
-         * @param key a record of {@link #keySchema()} (normally {@link #keyOf} of the payload)
+         * @param key a record of {@link ComputationCalls#keySchema()} (normally {@link ComputationCalls#keyOf} of the payload)
          * @throws IllegalArgumentException if the stream is not an input of the computation
          */
         public Effects runMessage(@Nullable ProcessFunction function, MessageId id, String streamId,
