@@ -1,18 +1,14 @@
 package io.flowkafka.testing;
 
-import io.flowkafka.api.BatchFunction;
-import io.flowkafka.api.MessageBuilder;
 import io.flowkafka.api.MessageId;
 import io.flowkafka.api.ProcessFunction;
-import io.flowkafka.api.RowFunction;
-import io.flowkafka.spec.ColumnType;
+import io.flowkafka.api.Timer;
 import io.flowkafka.spec.ComputationSpec;
-import io.flowkafka.spec.GroupByColumn;
 import io.flowkafka.spec.KeyVisitorStreamSpec;
 import io.flowkafka.spec.PipelineSpec;
-import io.flowkafka.spec.SourceSpec;
+import io.flowkafka.spec.StateSpec;
 import io.flowkafka.spec.TimerStreamSpec;
-import io.flowkafka.spi.PipelineCodecs;
+import io.flowkafka.spi.ComputationCalls;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.time.Instant;
@@ -24,15 +20,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Properties;
 import java.util.Set;
+import java.util.function.Supplier;
 import org.apache.avro.Schema;
-import org.apache.avro.SchemaBuilder;
 import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericRecord;
-import org.apache.avro.specific.SpecificData;
-import org.apache.avro.specific.SpecificDatumReader;
-import org.apache.avro.specific.SpecificDatumWriter;
 import org.apache.avro.specific.SpecificRecord;
 import org.apache.kafka.common.serialization.Serde;
 import org.jspecify.annotations.Nullable;
@@ -86,13 +78,16 @@ import org.jspecify.annotations.Nullable;
  *       A failed timer is deleted, as the runtime deletes it. {@link Error}s (an
  *       {@code AssertionError} in the function) are rethrown, after dropping the call's
  *       effects.</li>
- *   <li><b>Same checks, same messages</b> as the runtime: writing to a stream that is not an
- *       output, an undeclared state or timer stream, a timer in a computation without timer
- *       streams, outputs from {@code onVisit} without the visitor in {@code streams_dependency},
- *       SwiftMap outputs from {@code onVisit}, the message builder's field checks.</li>
- *   <li><b>Records as the runtime sees them.</b> Input payloads and state values are encoded to
- *       Avro binary and decoded back (strings arrive as {@code Utf8}, a later change to the object
- *       passed in does not leak into the harness); keys are the runtime's key records.</li>
+ *   <li><b>The runtime's own call code</b> (through {@link ComputationCalls}): the function gets
+ *       the runtime's {@code RuntimeContext}, message builder, messages and visits, so the checks
+ *       and their messages are the runtime's: writing to a stream that is not an output, an
+ *       undeclared state or timer stream, a timer in a computation without timer streams, outputs
+ *       from {@code onVisit} without the visitor in {@code streams_dependency}, SwiftMap outputs
+ *       from {@code onVisit}, the message builder's field checks.</li>
+ *   <li><b>Records as the runtime sees them.</b> Input payloads, outputs and state values are
+ *       encoded to Avro binary with the runtime's codecs and decoded back (strings arrive as
+ *       {@code Utf8}, a later change to the object passed in does not leak into the harness); keys
+ *       are the runtime's key records.</li>
  *   <li><b>Timers.</b> A timer fires when its stream's watermark <em>exceeds</em> its trigger
  *       ({@code trigger < watermark}); per timer stream, in trigger order (so per key in trigger
  *       order). With {@code deduplicate_equal_timestamps} (the default), a key has at most one
@@ -101,8 +96,11 @@ import org.jspecify.annotations.Nullable;
  *   <li><b>Batch functions</b> get batches of one input, as the runtime calls them today.</li>
  *   <li><b>Deterministic.</b> The clock starts at {@link #DEFAULT_CLOCK_START} and moves only by
  *       {@link #setCurrentTimeNanos} or {@link #advanceTime}; input watermarks are
- *       {@link Long#MIN_VALUE} until {@link #setInputWatermark}. Message ids come from a counter:
- *       stable between runs, but not the runtime's ids.</li>
+ *       {@link Long#MIN_VALUE} until {@link #setInputWatermark}. The ids of input messages (and of
+ *       timers passed to {@link #timer}) come from a counter, as there are no source offsets;
+ *       outputs, timers added by calls and visits get the ids the runtime derives from those (an
+ *       output's from its parents and position, a visit's from its key and pass in partition
+ *       0).</li>
  * </ul>
  *
  * <p>Limitations:
@@ -134,11 +132,10 @@ public final class ComputationHarness implements AutoCloseable {
 
     private final PipelineSpec spec;
     private final ComputationSpec computation;
-    private final PipelineCodecs codecs;
+    private final ComputationCalls calls;
     private final Schema keySchema;
-    private final Map<String, Schema> outputSchemas = new LinkedHashMap<>();
     private final @Nullable ProcessFunction function;
-    private final HarnessCall call;
+    private final ComputationCalls.Call call;
     /** Committed state: key -> state name -> value bytes. */
     private final Map<GenericRecord, Map<String, byte[]>> states = new LinkedHashMap<>();
     /** Pending timers in the order added (ties of equal trigger fire in this order). */
@@ -153,30 +150,27 @@ public final class ComputationHarness implements AutoCloseable {
     private ComputationHarness(PipelineSpec spec, String computationId) {
         Objects.requireNonNull(spec, "spec");
         Objects.requireNonNull(computationId, "computationId");
-        this.codecs = PipelineCodecs.of(spec, new Properties()); // validates the spec: InvalidSpecException lists every error
-        this.spec = spec;
-        ComputationSpec c = spec.computations().get(computationId);
-        if (c == null) {
+        if (!spec.computations().containsKey(computationId)) {
+            spec.validated(); // an invalid spec reports its errors first: InvalidSpecException lists every one
             throw new IllegalArgumentException("pipeline '" + spec.name() + "' has no computation '" + computationId
                     + "'; its computations are " + spec.computations().keySet()
                     + ": pass one of them to ComputationHarness.create");
         }
-        this.computation = c;
-        this.keySchema = keySchema(c);
-        for (String out : c.outputStreamIds()) {
-            outputSchemas.put(out, codecs.schemaOf(out));
-        }
-        for (TimerStreamSpec t : c.timers()) {
+        this.calls = ComputationCalls.of(spec, computationId); // validates the spec
+        this.spec = spec;
+        this.computation = calls.computation();
+        this.keySchema = calls.keySchema();
+        for (TimerStreamSpec t : computation.timers()) {
             timerWatermarks.put(t.id(), Long.MIN_VALUE);
         }
-        for (String in : inputs(c)) {
+        for (String in : calls.inputStreamIds()) {
             inputWatermarks.put(in, Long.MIN_VALUE);
         }
         this.clockNanos = DEFAULT_CLOCK_START.getEpochSecond() * 1_000_000_000L + DEFAULT_CLOCK_START.getNano();
-        this.call = new HarnessCall(c, outputSchemas, new Host());
-        this.function = createFunction(c);
+        this.call = calls.newCall(new Host(), 0, 1);
+        this.function = calls.newFunction();
         if (function != null) {
-            function.open(call);
+            function.open(call.context());
         }
     }
 
@@ -243,21 +237,13 @@ public final class ComputationHarness implements AutoCloseable {
                     + " is not a record of stream '" + streamId + "' (schema " + schema.getFullName()
                     + "): build it with the stream's schema, or pass a Map of fields");
         }
-        GenericRecord decoded = roundTrip(schema, payload, "the payload of stream '" + streamId + "'");
-        GenericRecord key = canonicalKey(codecs.keyOf(computation.id(), streamId, decoded), "the key");
+        GenericRecord decoded = roundTrip(streamId, schema, payload, "the payload of stream '" + streamId + "'");
+        GenericRecord key = canonicalKey(calls.keyOf(streamId, decoded), "the key");
         MessageId id = nextId('m');
-        HarnessCall.InputMessage message = new HarnessCall.InputMessage(id, eventTimestampNanos, clockNanos, streamId,
-                copy(key), decoded, List.of());
-        return run(HarnessResult.InputKind.MESSAGE, streamId, key, id, eventTimestampNanos,
-                "message " + id + " of stream '" + streamId + "'", () -> {
-                    if (function == null) {
-                        forward(message);
-                    } else if (function instanceof RowFunction row) {
-                        row.onMessage(message, call, call);
-                    } else {
-                        ((BatchFunction) function).onMessages(List.of(message), call, call);
-                    }
-                }, null);
+        long systemTimestamp = clockNanos;
+        return run(HarnessResult.InputKind.MESSAGE, streamId, key, id, "message " + id + " of stream '" + streamId + "'",
+                () -> call.runMessage(function, id, streamId, copy(key), decoded, eventTimestampNanos, systemTimestamp),
+                null);
     }
 
     /**
@@ -315,18 +301,10 @@ public final class ComputationHarness implements AutoCloseable {
         checkOpen();
         checkVisitor(visitorStreamId);
         GenericRecord k = canonicalKey(key, "the visited key");
-        MessageId id = nextId('v');
-        HarnessCall.InputVisit visit = new HarnessCall.InputVisit(id, visitorStreamId, copy(k), eventTimestampNanos,
-                clockNanos, pass);
-        return run(HarnessResult.InputKind.VISIT, visitorStreamId, k, id, eventTimestampNanos,
-                "visit " + id + " (pass " + pass + ") of key-visitor stream '" + visitorStreamId + "'", () -> {
-                    if (function instanceof RowFunction row) {
-                        row.onVisit(visit, call, call);
-                    } else if (function instanceof BatchFunction batch) {
-                        batch.onVisits(List.of(visit), call, call);
-                    }
-                    call.checkVisitOutputs(visitorStreamId);
-                }, null);
+        MessageId id = calls.visitId(visitorStreamId, k, pass, 0);
+        return run(HarnessResult.InputKind.VISIT, visitorStreamId, k, id,
+                "visit " + id + " (pass " + pass + ") of key-visitor stream '" + visitorStreamId + "'",
+                () -> call.runVisit(function, id, visitorStreamId, copy(k), pass, eventTimestampNanos), null);
     }
 
     /**
@@ -433,80 +411,50 @@ public final class ComputationHarness implements AutoCloseable {
 
     private HarnessResult fire(HarnessTimer timer, @Nullable HarnessTimer firedPending) {
         return run(HarnessResult.InputKind.TIMER, timer.getStreamId(), canonicalKey(timer.getKey(), "the timer's key"),
-                timer.getMessageId(), timer.getEventTimestamp(), "timer " + timer.getMessageId() + " of stream '"
-                        + timer.getStreamId() + "' (trigger " + timer.getTriggerTimestamp() + ")", () -> {
-                    if (function instanceof RowFunction row) {
-                        row.onTimer(timer, call, call);
-                    } else if (function instanceof BatchFunction batch) {
-                        batch.onTimers(List.of(timer), call, call);
-                    }
-                }, firedPending);
+                timer.getMessageId(), "timer " + timer.getMessageId() + " of stream '" + timer.getStreamId()
+                        + "' (trigger " + timer.getTriggerTimestamp() + ")",
+                () -> call.runTimer(function, timer), firedPending);
     }
 
     // ------------------------------------------------------------------ the call
 
     /**
-     * Runs one call with all-or-nothing effects: applies the buffered state writes, timers and
-     * outputs if the function returned and the outputs encode; else drops them all.
+     * Runs one call with all-or-nothing effects: the runtime's call code returns the effects of a
+     * call that returned (outputs encoded with their streams' schemas) and none of one that threw;
+     * this applies the state writes and timers of the former.
      */
     private HarnessResult run(HarnessResult.InputKind kind, String stream, GenericRecord key, MessageId inputId,
-            long defaultEts, String what, Runnable user, @Nullable HarnessTimer firedPending) {
+            String what, Supplier<ComputationCalls.Effects> call, @Nullable HarnessTimer firedPending) {
         String input = "computation '" + computation.id() + "': " + what + " for key " + key;
-        call.begin(copy(key));
+        ComputationCalls.Effects effects;
         try {
-            Exception failure = null;
-            List<HarnessResult.Output> outputs = List.of();
-            try {
-                user.run();
-            } catch (Exception e) {
-                failure = e;
-            }
-            if (failure == null) {
-                try {
-                    outputs = outputs(inputId, defaultEts);
-                } catch (RuntimeException e) {
-                    failure = e;
-                }
-            }
-            if (failure != null) {
-                if (firedPending != null) {
-                    pending.remove(firedPending); // as the runtime's dead letter: the timer does not fire again
-                }
-                HarnessResult failed = new HarnessResult(kind, input, stream, key, inputId, List.of(), List.of(),
-                        List.of(), failure);
-                failures.add(failed);
-                return failed;
-            }
-            List<HarnessResult.StateChange> changes = commitState();
+            effects = call.get();
+        } catch (Exception e) {
             if (firedPending != null) {
-                pending.remove(firedPending);
+                pending.remove(firedPending); // as the runtime's dead letter: the timer does not fire again
             }
-            List<HarnessTimer> added = commitTimers(key);
-            return new HarnessResult(kind, input, stream, key, inputId, outputs, added, changes, null);
-        } finally {
-            call.end();
+            HarnessResult failed = new HarnessResult(kind, input, stream, key, inputId, List.of(), List.of(),
+                    List.of(), e);
+            failures.add(failed);
+            return failed;
         }
+        List<HarnessResult.StateChange> changes = commitState(effects.stateWrites());
+        if (firedPending != null) {
+            pending.remove(firedPending);
+        }
+        List<HarnessTimer> added = commitTimers(effects.timers());
+        List<HarnessResult.Output> outputs = effects.outputs().stream().map(o -> new HarnessResult.Output(
+                o.messageId(), o.streamId(), o.payload(), o.eventTimestamp(), o.systemTimestamp(), o.parentIds()))
+                .toList();
+        return new HarnessResult(kind, input, stream, key, inputId, outputs, added, changes, null);
     }
 
-    private List<HarnessResult.Output> outputs(MessageId inputId, long inputEts) {
-        List<HarnessResult.Output> out = new ArrayList<>(call.outputs.size());
-        for (HarnessCall.Output o : call.outputs) {
-            List<MessageId> parents = o.parents() == null ? List.of(inputId) : o.parents();
-            long ets = o.message().eventTimestamp != Long.MIN_VALUE ? o.message().eventTimestamp : inputEts;
-            String stream = o.message().streamId;
-            GenericRecord payload = roundTrip(outputSchemas.get(stream), o.message().payload,
-                    "output of stream '" + stream + "'");
-            out.add(new HarnessResult.Output(nextId('o'), stream, payload, ets, clockNanos, parents));
-        }
-        return out;
-    }
-
-    private List<HarnessResult.StateChange> commitState() {
+    private List<HarnessResult.StateChange> commitState(List<ComputationCalls.StateWrite> writes) {
         List<HarnessResult.StateChange> changes = new ArrayList<>();
-        for (Map.Entry<HarnessCall.Ref, HarnessCall.Write> e : call.writes.entrySet()) {
-            GenericRecord k = canonicalKey(e.getKey().key(), "the state key");
-            String name = e.getKey().state();
-            byte[] bytes = e.getValue().bytes();
+        for (ComputationCalls.StateWrite w : writes) {
+            GenericRecord k = canonicalKey(w.key(), "the state key");
+            String name = w.stateName();
+            byte[] bytes = w.bytes();
             if (bytes == null) {
                 Map<String, byte[]> rows = states.get(k);
                 if (rows != null) {
@@ -515,43 +463,34 @@ public final class ComputationHarness implements AutoCloseable {
                         states.remove(k);
                     }
                 }
-                changes.add(new HarnessResult.StateChange(name, copy(k), Optional.empty()));
             } else {
                 states.computeIfAbsent(k, x -> new LinkedHashMap<>()).put(name, bytes);
-                changes.add(new HarnessResult.StateChange(name, copy(k),
-                        Optional.of(e.getValue().decode().apply(bytes))));
             }
+            changes.add(new HarnessResult.StateChange(name, copy(k), w.value()));
         }
         return changes;
     }
 
-    /** Merges the call's timers (equal stream, key, trigger: smaller event timestamp, first on a tie), then deduplicates against the pending ones. */
-    private List<HarnessTimer> commitTimers(GenericRecord key) {
-        List<HarnessCall.AddedTimer> merged = new ArrayList<>();
-        for (HarnessCall.AddedTimer t : call.timers) {
-            boolean dedup = computation.timers().get(t.streamIndex()).deduplicateEqualTimestamps();
-            int same = -1;
-            for (int i = 0; dedup && i < merged.size(); i++) {
-                if (merged.get(i).streamIndex() == t.streamIndex() && merged.get(i).trigger() == t.trigger()) {
-                    same = i;
-                }
-            }
-            if (same < 0) {
-                merged.add(t);
-            } else if (t.event() < merged.get(same).event()) {
-                merged.set(same, t);
-            }
-        }
+    /**
+     * Adds the call's timers (already merged within the call by the runtime's timer store) to the
+     * pending ones: with {@code deduplicate_equal_timestamps}, of a pending and an added timer of
+     * equal stream, key and trigger the one with the smaller event timestamp stays (the pending one
+     * on a tie).
+     */
+    private List<HarnessTimer> commitTimers(List<Timer> timers) {
         List<HarnessTimer> added = new ArrayList<>();
-        for (HarnessCall.AddedTimer t : merged) {
-            TimerStreamSpec stream = computation.timers().get(t.streamIndex());
-            HarnessTimer timer = new HarnessTimer(nextId('t'), stream.id(), copy(key), t.trigger(), t.event(), clockNanos);
+        for (Timer t : timers) {
+            TimerStreamSpec stream = computation.timers().get(timerIndex(t.getStreamId()));
+            GenericRecord key = canonicalKey(t.getKey(), "the timer's key");
+            HarnessTimer timer = new HarnessTimer(t.getMessageId(), stream.id(), key, t.getTriggerTimestamp(),
+                    t.getEventTimestamp(), t.getSystemTimestamp());
             added.add(timer);
             if (stream.deduplicateEqualTimestamps()) {
                 HarnessTimer old = pending.stream().filter(p -> p.getStreamId().equals(stream.id())
-                        && p.getTriggerTimestamp() == t.trigger() && sameKey(p.getKey(), key)).findFirst().orElse(null);
+                        && p.getTriggerTimestamp() == t.getTriggerTimestamp() && sameKey(p.getKey(), key))
+                        .findFirst().orElse(null);
                 if (old != null) {
-                    if (old.getEventTimestamp() <= t.event()) {
+                    if (old.getEventTimestamp() <= t.getEventTimestamp()) {
                         continue; // the pending timer has the smaller event timestamp and stays
                     }
                     pending.remove(old);
@@ -560,23 +499,6 @@ public final class ComputationHarness implements AutoCloseable {
             pending.add(timer);
         }
         return added;
-    }
-
-    /** A Source computation without a function forwards its input to its first output, as the runtime does. */
-    private void forward(HarnessCall.InputMessage message) {
-        String out = computation.outputStreamIds().get(0);
-        MessageBuilder b = call.createMessageBuilder(out);
-        Schema outSchema = outputSchemas.get(out);
-        if (outSchema.equals(message.payload().getSchema())) {
-            b.setPayload(message.payload());
-        } else {
-            for (Schema.Field f : outSchema.getFields()) {
-                if (message.payload().getSchema().getField(f.name()) != null) {
-                    b.set(f.name(), message.payload().get(f.name()));
-                }
-            }
-        }
-        call.addMessage(b.build());
     }
 
     // ------------------------------------------------------------------ state
@@ -588,26 +510,21 @@ public final class ComputationHarness implements AutoCloseable {
      * @throws IllegalArgumentException if the computation declares no Avro state {@code name}
      */
     public Optional<GenericRecord> state(String name, GenericRecord key) {
-        Schema schema = HarnessCall.avroSchema(computation, name, "state(name, key, serde)");
-        byte[] v = committed(name, canonicalKey(key, "the state key"));
-        return v == null ? Optional.empty() : Optional.of(HarnessCall.Codec.generic(schema).decode(v));
+        checkAvroState(name, "read it with state(name, key, serde)");
+        GenericRecord k = canonicalKey(key, "the state key");
+        return call.inspect(k, c -> c.getState(name).get());
     }
 
     /** The value of state {@code name} of {@code key}, stored with a user serde. */
     public <T> Optional<T> state(String name, GenericRecord key, Serde<T> serde) {
-        HarnessCall.declared(computation, name);
-        byte[] v = committed(name, canonicalKey(key, "the state key"));
-        return v == null ? Optional.empty() : Optional.of(serde.deserializer().deserialize(computation.id() + ".state", v));
+        GenericRecord k = canonicalKey(key, "the state key");
+        return call.inspect(k, c -> c.getState(name, serde).get());
     }
 
     /** The value of state {@code name} of {@code key} as a generated Avro class. */
     public <T extends SpecificRecord> Optional<T> state(String name, GenericRecord key, Class<T> type) {
-        HarnessCall.declared(computation, name);
-        byte[] v = committed(name, canonicalKey(key, "the state key"));
-        Schema schema = SpecificData.get().getSchema(type);
-        return v == null ? Optional.empty()
-                : Optional.of(new HarnessCall.Codec<>(new SpecificDatumWriter<T>(schema), new SpecificDatumReader<T>(schema),
-                        schema).decode(v));
+        GenericRecord k = canonicalKey(key, "the state key");
+        return call.inspect(k, c -> c.getState(name, type).get());
     }
 
     /**
@@ -617,12 +534,24 @@ public final class ComputationHarness implements AutoCloseable {
      *     the value is not a valid record of its schema
      */
     public ComputationHarness putState(String name, GenericRecord key, GenericRecord value) {
-        Schema schema = HarnessCall.avroSchema(computation, name, "a function call");
+        checkAvroState(name, "read it with a function call");
         Objects.requireNonNull(value, "value");
         GenericRecord k = canonicalKey(key, "the state key");
-        byte[] bytes = HarnessCall.Codec.generic(schema).encode(value);
-        states.computeIfAbsent(k, x -> new LinkedHashMap<>()).put(name, bytes);
+        commitState(call.seed(k, c -> c.getState(name).set(value)));
         return this;
+    }
+
+    /**
+     * Refuses a declared state without an Avro schema, with a hint for this harness's methods (an
+     * undeclared state is refused by the runtime's accessor, with its message).
+     */
+    private void checkAvroState(String name, String hint) {
+        Objects.requireNonNull(name, "name");
+        StateSpec s = computation.states().get(name);
+        if (s != null && s.schema() == null) {
+            throw new IllegalArgumentException("state '" + name + "' of computation '" + computation.id()
+                    + "' has no Avro schema: " + hint);
+        }
     }
 
     /** The keys holding at least one state, in the order they first got one (copies). */
@@ -688,7 +617,7 @@ public final class ComputationHarness implements AutoCloseable {
      */
     public GenericRecord keyOf(String streamId, GenericRecord payload) {
         inputSchema(streamId);
-        return canonicalKey(codecs.keyOf(computation.id(), streamId, payload), "the key");
+        return canonicalKey(calls.keyOf(streamId, payload), "the key");
     }
 
     /**
@@ -746,22 +675,14 @@ public final class ComputationHarness implements AutoCloseable {
         }
     }
 
-    private static List<String> inputs(ComputationSpec c) {
-        List<String> out = new ArrayList<>(c.inputStreamIds());
-        for (SourceSpec s : c.sourceStreams()) {
-            out.add(s.streamId());
-        }
-        return out;
-    }
-
     private Schema inputSchema(String streamId) {
         Objects.requireNonNull(streamId, "streamId");
-        if (!HarnessCall.isInput(computation, streamId)) {
+        if (!calls.inputStreamIds().contains(streamId)) {
             throw new IllegalArgumentException("stream '" + streamId + "' is not an input of computation '"
-                    + computation.id() + "'; its inputs are " + inputs(computation)
+                    + computation.id() + "'; its inputs are " + calls.inputStreamIds()
                     + " (add it to input_stream_ids, or test the computation that reads it)");
         }
-        return codecs.schemaOf(streamId);
+        return calls.inputSchema(streamId);
     }
 
     private int timerIndex(String timerStreamId) {
@@ -793,60 +714,6 @@ public final class ComputationHarness implements AutoCloseable {
 
     private MessageId nextId(char kind) {
         return MessageId.of(ByteBuffer.allocate(9).put((byte) kind).putLong(++sequence).array());
-    }
-
-    private static @Nullable ProcessFunction createFunction(ComputationSpec c) {
-        if (c.functionSupplier() != null) {
-            ProcessFunction f = c.functionSupplier().get();
-            if (f == null) {
-                throw new IllegalStateException("the processing_function supplier of computation '" + c.id()
-                        + "' returned null; it must return a new instance on each call");
-            }
-            return f;
-        }
-        if (c.processingFunction() == null) {
-            if (c.sourceStreams().isEmpty()) {
-                throw new IllegalStateException("computation '" + c.id() + "' has no processing_function: "
-                        + "set one in the spec (a class name or a supplier)");
-            }
-            return null;
-        }
-        ClassLoader loader = Thread.currentThread().getContextClassLoader() != null
-                ? Thread.currentThread().getContextClassLoader() : ComputationHarness.class.getClassLoader();
-        try {
-            Class<?> type = Class.forName(c.processingFunction(), true, loader);
-            return (ProcessFunction) type.getDeclaredConstructor().newInstance();
-        } catch (ReflectiveOperationException | ClassCastException e) {
-            throw new IllegalStateException("cannot create processing_function " + c.processingFunction()
-                    + " of computation '" + c.id() + "': " + e, e);
-        }
-    }
-
-    /** The runtime's key schema of a computation: the group_by columns, the first uint64 one required. */
-    private static Schema keySchema(ComputationSpec c) {
-        String name = "Key_" + c.id().replaceAll("[^A-Za-z0-9_]", "_");
-        SchemaBuilder.FieldAssembler<Schema> fields = SchemaBuilder.record(name).namespace("io.flowkafka.key").fields();
-        List<GroupByColumn> columns = c.groupBySchema();
-        for (int i = 0; i < columns.size(); i++) {
-            GroupByColumn col = columns.get(i);
-            Schema t = switch (col.type()) {
-                case UINT64, INT64 -> Schema.create(Schema.Type.LONG);
-                case DOUBLE -> Schema.create(Schema.Type.DOUBLE);
-                case BOOLEAN -> Schema.create(Schema.Type.BOOLEAN);
-                case STRING -> {
-                    Schema s = Schema.create(Schema.Type.STRING);
-                    GenericData.setStringType(s, GenericData.StringType.String);
-                    yield s;
-                }
-            };
-            if (i == 0 && col.type() == ColumnType.UINT64) {
-                fields = fields.name(col.name()).type(t).noDefault();
-            } else {
-                fields = fields.name(col.name()).type(Schema.createUnion(Schema.create(Schema.Type.NULL), t))
-                        .withDefault(null);
-            }
-        }
-        return fields.endRecord();
     }
 
     /**
@@ -901,16 +768,14 @@ public final class ComputationHarness implements AutoCloseable {
         return GenericData.get().deepCopy(r.getSchema(), r);
     }
 
-    private static GenericRecord roundTrip(Schema schema, GenericRecord record, String what) {
-        HarnessCall.Codec<GenericRecord> codec = HarnessCall.Codec.generic(schema);
-        byte[] bytes;
+    /** A payload as the runtime delivers it: encoded with the stream's schema and decoded. */
+    private GenericRecord roundTrip(String streamId, Schema schema, GenericRecord record, String what) {
         try {
-            bytes = codec.encode(record);
+            return calls.asRead(streamId, record);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(what + " is not a valid record of schema " + schema.getFullName() + ": "
                     + e.getMessage() + " (check the types of its fields)", e);
         }
-        return codec.decode(bytes);
     }
 
     /** A record of {@code schema} from fields; numbers widened to the field type. */
@@ -929,13 +794,18 @@ public final class ComputationHarness implements AutoCloseable {
             if (r.get(f.pos()) == null && !fields.containsKey(f.name())) {
                 if (f.hasDefaultValue()) {
                     r.put(f.pos(), GenericData.get().deepCopy(f.schema(), GenericData.get().getDefaultValue(f)));
-                } else if (strict && !HarnessCall.isNullable(f.schema())) {
+                } else if (strict && !isNullable(f.schema())) {
                     throw new IllegalArgumentException(what + ": field '" + f.name()
                             + "' was not given and has no default; add it to the map");
                 }
             }
         }
         return r;
+    }
+
+    private static boolean isNullable(Schema s) {
+        return s.getType() == Schema.Type.NULL || (s.getType() == Schema.Type.UNION
+                && s.getTypes().stream().anyMatch(t -> t.getType() == Schema.Type.NULL));
     }
 
     /** Widens numbers to the (non-null branch of the) field type; strings of a String-typed field become {@code String}. */
@@ -978,16 +848,11 @@ public final class ComputationHarness implements AutoCloseable {
         return v;
     }
 
-    /** The harness's side of the call context. */
-    private final class Host implements HarnessCall.Host {
+    /** What the runtime's call context reads from the harness: committed state, watermarks, clock. */
+    private final class Host implements ComputationCalls.Host {
         @Override
-        public byte @Nullable [] committedState(HarnessCall.Ref ref) {
-            return committed(ref.state(), canonicalKey(ref.key(), "the state key"));
-        }
-
-        @Override
-        public GenericRecord canonicalKey(GenericRecord key, String what) {
-            return ComputationHarness.this.canonicalKey(key, what);
+        public byte @Nullable [] committedState(GenericRecord key, String stateName) {
+            return committed(stateName, canonicalKey(key, "the state key"));
         }
 
         @Override
@@ -1005,7 +870,7 @@ public final class ComputationHarness implements AutoCloseable {
         }
 
         @Override
-        public long nowNanos() {
+        public long currentTimeNanos() {
             return clockNanos;
         }
     }

@@ -54,10 +54,10 @@ import org.jspecify.annotations.Nullable;
  *   <li>only messages are fed (a SwiftMap has no timers and may not emit from a key visit);</li>
  *   <li>outputs are compared, not state changes: state that differs shows when it reaches an
  *       output;</li>
- *   <li>message ids are the harness's (numbered in call order, carried across the restart), not
- *       the runtime's derivation from parents and position; they differ only when the calls
- *       before numbered differently, which the check reports earlier as a missing or extra
- *       output;</li>
+ *   <li>message ids are derived as the runtime derives them, from the parents and the output's
+ *       position, where the input ids are the harness's (numbered in input order, carried across
+ *       the restart, so the same in every run); they differ only where the parents or the
+ *       positions do, which the check reports first;</li>
  *   <li>failures are compared by whether the call threw and the exception's class, not its
  *       message; an {@link Error} thrown by the function stops the check;</li>
  *   <li>input watermarks stay {@link Long#MIN_VALUE}, as in a new harness.</li>

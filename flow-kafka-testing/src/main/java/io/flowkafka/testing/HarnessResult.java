@@ -33,7 +33,8 @@ public final class HarnessResult {
     /**
      * An output message of a call.
      *
-     * @param messageId its id (deterministic within a harness, but not the runtime's id)
+     * @param messageId its id, derived from its parents and its position in the call as the runtime
+     *     derives it (from the harness's input ids, which are not the runtime's)
      * @param streamId the output stream
      * @param payload the payload as a consumer would read it (decoded from Avro: strings are
      *     {@code Utf8}; compare them with {@code toString()})

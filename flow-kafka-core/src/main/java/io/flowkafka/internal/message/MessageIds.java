@@ -91,6 +91,37 @@ public final class MessageIds {
         return v;
     }
 
+    /**
+     * The id of output number {@code position} of a call: {@link #derive} from its one parent, or
+     * {@link #deriveFromSet} from several ({@code OutputCollector.withParentIds}).
+     */
+    public static MessageId output(List<MessageId> parents, long computationTag, int position) {
+        return parents.size() == 1
+                ? derive(parents.get(0), computationTag, position)
+                : deriveFromSet(parents, computationTag, position);
+    }
+
+    /** The lineage tag of the timers a computation adds (their ids derive from the call's input). */
+    public static long timerTag(String computationId) {
+        return computationTag(computationId + "#timers");
+    }
+
+    /** The origin of the visits of one key-visitor stream in one partition. */
+    public static int visitOrigin(String computationId, String visitorStreamId, int partition) {
+        return origin(computationId + "#visit#" + visitorStreamId, partition);
+    }
+
+    /**
+     * The id of the visit of a key in a pass: the same key in the same pass always gets the same
+     * id, so a replayed visit writes the same output ids.
+     *
+     * @param visitOrigin {@link #visitOrigin} of the visitor stream and partition
+     * @param encodedKey the key as encoded in the state store
+     */
+    public static MessageId visit(int visitOrigin, long pass, byte[] encodedKey) {
+        return derive(source(visitOrigin, pass), Hashing.farmHashFingerprint64().hashBytes(encodedKey).asLong(), 0);
+    }
+
     /** An id derived from several parents (batching): the largest parent's prefix, lineage over all. */
     public static MessageId deriveFromSet(List<MessageId> parents, long computationTag, int position) {
         MessageId max = parents.get(0);

@@ -1,14 +1,20 @@
 package io.flowkafka.internal.processor;
 
+import io.flowkafka.api.BatchFunction;
 import io.flowkafka.api.Message;
 import io.flowkafka.api.MessageBuilder;
 import io.flowkafka.api.MessageId;
 import io.flowkafka.api.OutputCollector;
+import io.flowkafka.api.ProcessFunction;
+import io.flowkafka.api.RowFunction;
 import io.flowkafka.api.RuntimeContext;
 import io.flowkafka.api.StateAccessor;
+import io.flowkafka.api.Timer;
+import io.flowkafka.api.Visit;
 import io.flowkafka.internal.serde.AvroCodec;
 import io.flowkafka.internal.serde.KeyCodec;
 import io.flowkafka.internal.state.KeyStates;
+import io.flowkafka.spec.ComputationKind;
 import io.flowkafka.spec.ComputationSpec;
 import io.flowkafka.spec.StateSpec;
 import java.util.ArrayList;
@@ -30,16 +36,30 @@ import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The {@link RuntimeContext} and {@link OutputCollector} of one task, reset for every call.
+ * The {@link RuntimeContext} and {@link OutputCollector} of one task, reset for every call, and
+ * the rules of a call: which states, output streams and timer streams it may use, how inputs are
+ * handed to the function, and what a visit may emit.
  *
- * <p>Collects the call's outputs; state writes go to {@link KeyStates}' call buffer. Nothing is
- * applied here: the processor applies or drops everything when the call returns or throws.
+ * <p>Collects the call's outputs; state writes go to {@link KeyStates}' call buffer, timers to the
+ * {@link io.flowkafka.internal.timers.TimerStore}'s. Nothing is applied here: the caller applies or
+ * drops everything when the call returns or throws. Two callers: {@link ComputationProcessor} in a
+ * topology, and {@link DetachedCall} outside one (the unit harness, through the SPI), so both run
+ * the same rules with the same messages.
  *
  * <p>Threading: owned by the task's stream thread.
  */
 final class CallContext implements RuntimeContext, OutputCollector {
     /** An output with its explicit parents (null: the call's input). */
     record Output(OutputMessage message, @Nullable List<MessageId> parents) {
+        /** The output's parents: those given to {@code withParentIds}, else the call's input. */
+        List<MessageId> parentsOrInput(MessageId input) {
+            return parents == null ? List.of(input) : parents;
+        }
+
+        /** The output's event timestamp: the one the function set, else the input's. */
+        long eventTimestampOr(long inputEventTimestamp) {
+            return message.eventTimestamp != Long.MIN_VALUE ? message.eventTimestamp : inputEventTimestamp;
+        }
     }
 
     private final ComputationSpec spec;
@@ -156,6 +176,15 @@ final class CallContext implements RuntimeContext, OutputCollector {
     }
 
     private StateSpec declared(String name) {
+        return declared(spec, name);
+    }
+
+    /**
+     * The declared state {@code name} of a computation.
+     *
+     * @throws IllegalArgumentException if the computation declares no such state
+     */
+    static StateSpec declared(ComputationSpec spec, String name) {
         StateSpec s = spec.states().get(name);
         if (s == null) {
             throw new IllegalArgumentException("computation '" + spec.id() + "' declares no state '" + name
@@ -273,6 +302,78 @@ final class CallContext implements RuntimeContext, OutputCollector {
                 + "add one under 'timers' in the spec (a Transform computation)");
     }
 
+    // ---- handing inputs to the function
+
+    /**
+     * Hands a message to the function ({@code onMessage}, or {@code onMessages} with a batch of
+     * one); a Source computation without a function forwards it to its single output unchanged
+     * (fields copied by name, so the output schema may be a compatible copy of the source's).
+     */
+    void deliverMessage(@Nullable ProcessFunction function, Message message, RuntimeContext context,
+            OutputCollector output) {
+        if (function == null) {
+            String out = spec.outputStreamIds().get(0);
+            MessageBuilder b = createMessageBuilder(out);
+            Schema outSchema = outputSchemas.get(out);
+            GenericRecord payload = message.getPayload();
+            if (outSchema.equals(payload.getSchema())) {
+                b.setPayload(payload);
+            } else {
+                for (Schema.Field f : outSchema.getFields()) {
+                    if (payload.getSchema().getField(f.name()) != null) {
+                        b.set(f.name(), payload.get(f.name()));
+                    }
+                }
+            }
+            addMessage(b.build());
+        } else if (function instanceof RowFunction row) {
+            row.onMessage(message, output, context);
+        } else {
+            ((BatchFunction) function).onMessages(List.of(message), output, context);
+        }
+    }
+
+    /** Hands a timer to the function ({@code onTimer}, or {@code onTimers} with a batch of one). */
+    void deliverTimer(@Nullable ProcessFunction function, Timer timer, RuntimeContext context, OutputCollector output) {
+        if (function instanceof RowFunction row) {
+            row.onTimer(timer, output, context);
+        } else if (function instanceof BatchFunction batch) {
+            batch.onTimers(List.of(timer), output, context);
+        }
+    }
+
+    /**
+     * Hands a visit to the function ({@code onVisit}, or {@code onVisits} with a batch of one),
+     * then checks what it emitted ({@link #checkVisitOutputs}).
+     */
+    void deliverVisit(@Nullable ProcessFunction function, Visit visit, RuntimeContext context, OutputCollector output) {
+        if (function instanceof RowFunction row) {
+            row.onVisit(visit, output, context);
+        } else if (function instanceof BatchFunction batch) {
+            batch.onVisits(List.of(visit), output, context);
+        }
+        checkVisitOutputs(visit.getStreamId());
+    }
+
+    /** Outputs from onVisit need the visitor in streams_dependency; SwiftMap may not emit from a visit at all. */
+    void checkVisitOutputs(String stream) {
+        for (Output o : outputs) {
+            String out = o.message().streamId;
+            if (spec.kind() == ComputationKind.SWIFT_MAP) {
+                throw new IllegalStateException("SwiftMap computation '" + spec.id() + "' emitted to '" + out
+                        + "' from onVisit, which Flow forbids (a SwiftMap visit may only touch state); make '"
+                        + spec.id() + "' a Transform computation");
+            }
+            List<String> deps = spec.streamsDependency().get(out);
+            if (deps == null || !deps.contains(stream)) {
+                throw new IllegalStateException("computation '" + spec.id() + "' emitted to '" + out
+                        + "' from onVisit of key-visitor stream '" + stream + "', but streams_dependency." + out
+                        + " does not list '" + stream + "'; add it: \"streams_dependency\": {\"" + out + "\": [..., \""
+                        + stream + "\"]}");
+            }
+        }
+    }
+
     @Override
     public OutputCollector withParentIds(List<MessageId> parentIds) {
         List<MessageId> parents = List.copyOf(parentIds);
@@ -304,7 +405,7 @@ final class CallContext implements RuntimeContext, OutputCollector {
     }
 
     /** A state accessor over the call buffer. */
-    private final class Accessor<T> implements StateAccessor<T> {
+    final class Accessor<T> implements StateAccessor<T> {
         private final Bytes storeKey;
         private final Function<T, byte[]> encode;
         private final Function<byte[], T> decode;
@@ -313,6 +414,16 @@ final class CallContext implements RuntimeContext, OutputCollector {
             this.storeKey = storeKey;
             this.encode = encode;
             this.decode = decode;
+        }
+
+        /** The store key of the state row this accessor reads and writes. */
+        Bytes storeKey() {
+            return storeKey;
+        }
+
+        /** Decodes a value of this state as {@link #get()} does. */
+        T decode(byte[] bytes) {
+            return decode.apply(bytes);
         }
 
         @Override

@@ -1,10 +1,8 @@
 package io.flowkafka.internal.processor;
 
-import io.flowkafka.api.BatchFunction;
 import io.flowkafka.api.Message;
 import io.flowkafka.api.MessageId;
 import io.flowkafka.api.ProcessFunction;
-import io.flowkafka.api.RowFunction;
 import io.flowkafka.internal.dlq.FlowProcessingException;
 import io.flowkafka.internal.message.FlowHeaders;
 import io.flowkafka.internal.message.MessageIds;
@@ -186,7 +184,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             lastRecordWallMs = context.currentSystemTimeMs();
         }
         runCall(message.key(), encodedKey, message.messageId(), message.eventTimestamp(), "message",
-                () -> runFunction(message), null);
+                () -> call.deliverMessage(function, message, call, call), null);
         if (in.source != null) {
             maybeEmitWatermarks();
         }
@@ -263,7 +261,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                 context.getStateStore(io.flowkafka.internal.timers.TimerStore.holdsStoreName(spec.id())),
                 spec.timers().stream().map(io.flowkafka.spec.TimerStreamSpec::id).toList(), dedup);
         timerGroups = new TimerGroups(spec);
-        call.timers(timerStore, MessageIds.computationTag(spec.id() + "#timers"));
+        call.timers(timerStore, MessageIds.timerTag(spec.id()));
         timerSteps = io.micrometer.core.instrument.Timer.builder("flow.timers.punctuation")
                 .description("Duration of a timer-firing step that fired at least one timer")
                 .tags("pipeline", plan.pipeline(), "computation", spec.id(), "partition",
@@ -384,13 +382,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         FlowTimer timer = new FlowTimer(id, spec.timers().get(t.streamIndex()).id(), key, t.triggerTs(), t.eventTs(),
                 t.systemTs());
         try {
-            runCall(key, t.encodedKey(), id, t.eventTs(), "timer", () -> {
-                if (function instanceof RowFunction row) {
-                    row.onTimer(timer, call, call);
-                } else if (function instanceof BatchFunction batch) {
-                    batch.onTimers(List.of(timer), call, call);
-                }
-            }, t);
+            runCall(key, t.encodedKey(), id, t.eventTs(), "timer", () -> call.deliverTimer(function, timer, call, call), t);
         } catch (FlowProcessingException e) {
             if (!plan.deadLetters()) {
                 throw e;
@@ -551,22 +543,14 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             @Nullable Map<Bytes, byte[]> rows) {
         String stream = visitorSpecs.get(index).id();
         GenericRecord key = keyCodec.decode(encodedKey);
-        MessageId id = MessageIds.derive(MessageIds.source(visitOrigins.computeIfAbsent(stream,
-                s -> MessageIds.origin(spec.id() + "#visit#" + s, context.taskId().partition())), pass),
-                com.google.common.hash.Hashing.farmHashFingerprint64().hashBytes(encodedKey).asLong(), 0);
+        MessageId id = MessageIds.visit(visitOrigins.computeIfAbsent(stream,
+                s -> MessageIds.visitOrigin(spec.id(), s, context.taskId().partition())), pass, encodedKey);
         FlowVisit v = new FlowVisit(id, stream, key, eventTimestamp, context.currentSystemTimeMs() * 1_000_000L, pass);
         if (rows != null) {
             states.prefetch(encodedKey, rows); // the scan just read this key's rows: serve the visit's reads from them
         }
         try {
-            runCall(key, encodedKey, id, eventTimestamp, "visit", () -> {
-                if (function instanceof RowFunction row) {
-                    row.onVisit(v, call, call);
-                } else if (function instanceof BatchFunction batch) {
-                    batch.onVisits(List.of(v), call, call);
-                }
-                checkVisitOutputs(stream);
-            }, null);
+            runCall(key, encodedKey, id, eventTimestamp, "visit", () -> call.deliverVisit(function, v, call, call), null);
         } catch (FlowProcessingException e) {
             states.clearPrefetch();
             if (!plan.deadLetters()) {
@@ -580,25 +564,6 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                     Long.toString(pass).getBytes(StandardCharsets.UTF_8), extra);
         } finally {
             states.clearPrefetch();
-        }
-    }
-
-    /** Outputs from onVisit need the visitor in streams_dependency; SwiftMap may not emit from a visit at all. */
-    private void checkVisitOutputs(String stream) {
-        for (CallContext.Output o : call.outputs) {
-            String out = o.message().streamId;
-            if (spec.kind() == ComputationKind.SWIFT_MAP) {
-                throw new IllegalStateException("SwiftMap computation '" + spec.id() + "' emitted to '" + out
-                        + "' from onVisit, which Flow forbids (a SwiftMap visit may only touch state); make '"
-                        + spec.id() + "' a Transform computation");
-            }
-            List<String> deps = spec.streamsDependency().get(out);
-            if (deps == null || !deps.contains(stream)) {
-                throw new IllegalStateException("computation '" + spec.id() + "' emitted to '" + out
-                        + "' from onVisit of key-visitor stream '" + stream + "', but streams_dependency." + out
-                        + " does not list '" + stream + "'; add it: \"streams_dependency\": {\"" + out + "\": [..., \""
-                        + stream + "\"]}");
-            }
         }
     }
 
@@ -865,30 +830,6 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         return -1;
     }
 
-    private void runFunction(FlowMessage message) {
-        if (function == null) {
-            // a Source computation without a function forwards its source messages unchanged
-            // (fields copied by name, so the output schema may be a compatible copy of the source's)
-            String out = spec.outputStreamIds().get(0);
-            io.flowkafka.api.MessageBuilder b = call.createMessageBuilder(out);
-            Schema outSchema = plan.outputSchemas().get(out);
-            if (outSchema.equals(message.payload().getSchema())) {
-                b.setPayload(message.payload());
-            } else {
-                for (Schema.Field f : outSchema.getFields()) {
-                    if (message.payload().getSchema().getField(f.name()) != null) {
-                        b.set(f.name(), message.payload().get(f.name()));
-                    }
-                }
-            }
-            call.addMessage(b.build());
-        } else if (function instanceof RowFunction row) {
-            row.onMessage(message, call, call);
-        } else {
-            ((BatchFunction) function).onMessages(List.of(message), call, call);
-        }
-    }
-
     private List<Record<byte[], byte[]>> encodeOutputs(MessageId inputId, long inputEts, List<String> nodes) {
         List<CallContext.Output> outs = call.outputs;
         if (outs.isEmpty()) {
@@ -898,11 +839,9 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         long nowNanos = context.currentSystemTimeMs() * 1_000_000L;
         for (int position = 0; position < outs.size(); position++) {
             CallContext.Output o = outs.get(position);
-            List<MessageId> parents = o.parents() == null ? List.of(inputId) : o.parents();
-            MessageId id = parents.size() == 1
-                    ? MessageIds.derive(parents.get(0), computationTag, position)
-                    : MessageIds.deriveFromSet(parents, computationTag, position);
-            long ets = o.message().eventTimestamp != Long.MIN_VALUE ? o.message().eventTimestamp : inputEts;
+            List<MessageId> parents = o.parentsOrInput(inputId);
+            MessageId id = MessageIds.output(parents, computationTag, position);
+            long ets = o.eventTimestampOr(inputEts);
             OutputBinding binding = outputs.get(o.message().streamId);
             binding.encode(o.message().payload, id, ets, nowNanos, parents, records, nodes);
         }

@@ -74,6 +74,20 @@ public final class KeyStates {
         return Bytes.wrap(k);
     }
 
+    /** The state name of a store key ({@link #storeKey}'s inverse). */
+    public static String stateNameOf(Bytes storeKey) {
+        byte[] k = storeKey.get();
+        int nameLen = ((k[k.length - 2] & 0xff) << 8) | (k[k.length - 1] & 0xff);
+        return new String(k, k.length - 2 - nameLen, nameLen, StandardCharsets.UTF_8);
+    }
+
+    /** The encoded key of a store key ({@link #storeKey}'s inverse). */
+    public static byte[] encodedKeyOf(Bytes storeKey) {
+        byte[] k = storeKey.get();
+        int nameLen = ((k[k.length - 2] & 0xff) << 8) | (k[k.length - 1] & 0xff);
+        return java.util.Arrays.copyOf(k, k.length - 2 - nameLen);
+    }
+
     /** The value, seeing this call's buffered writes first; null when absent. */
     public byte @Nullable [] get(Bytes storeKey) {
         byte[] v = buffer.get(storeKey);

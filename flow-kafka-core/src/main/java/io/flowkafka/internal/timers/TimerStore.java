@@ -351,6 +351,21 @@ public final class TimerStore {
         }
     }
 
+    /**
+     * The timers the current call added, as {@link #commitCall()} would store them: after merging
+     * those of equal stream, key and trigger within the call (with deduplication), in the order
+     * first added. Deduplication against stored timers is not applied here.
+     */
+    public List<PendingTimer> bufferedAdds() {
+        List<PendingTimer> out = new ArrayList<>();
+        for (Op op : buffer.values()) {
+            if (op.add != null) {
+                out.add(op.add);
+            }
+        }
+        return out;
+    }
+
     /** Whether adds or deletes are buffered and not yet committed. */
     public boolean hasBufferedWrites() {
         return !buffer.isEmpty();
