@@ -1,0 +1,103 @@
+package io.flowkafka.connectors.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flowkafka.runtime.FlowRuntime;
+import io.flowkafka.testing.Await;
+import io.flowkafka.testing.KafkaCluster;
+import io.flowkafka.testing.TestNames;
+import io.flowkafka.testing.WithKafka;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * {@code at_most_once_strategy} on a real broker (reference 002: "messages are placed in an internal
+ * queue. If the queue is full (total_queue_bytes_limit), new messages are dropped without an error.
+ * Deduplication and delivery guarantees are absent."). The test sink blocks its deliveries until
+ * the test releases it, so the queue fills deterministically.
+ */
+@WithKafka
+class AtMostOnceSinkIT {
+    @Test
+    @Timeout(300)
+    void shouldDropOnlyPastTheQueueLimitCountTheDropsAndDeliverTheRest(KafkaCluster cluster, TestNames names)
+            throws Exception {
+        BlockingTestSink.reset();
+        String input = names.topic("input");
+        cluster.createTopic(input, 1);
+        // a queued message is 35-45 bytes (key e<i> and the JSON value {"id":..,"user":..,"count":..}): 2000 bytes
+        // hold about 50, one more is held by the blocked deliverer, the rest of the 200 must be dropped
+        var spec = io.flowkafka.spec.PipelineSpec.builder(names.name("amo"))
+                .stream("raw", OutboxPipeline.EVENT).stream("events", OutboxPipeline.EVENT)
+                .stream("counted", OutboxPipeline.COUNTED)
+                .computation("read", c -> c.kind(io.flowkafka.spec.ComputationKind.SOURCE)
+                        .source("raw", "KafkaSource", Map.of("topics", input)).outputStreamIds("events"))
+                .computation("count", c -> c.inputStreamIds("events")
+                        .groupBy("hash", io.flowkafka.spec.ColumnType.UINT64, "farm_hash(user)")
+                        .groupBy("user", io.flowkafka.spec.ColumnType.STRING, null)
+                        .state("total", OutboxPipeline.TOTAL).processingFunction(OutboxPipeline.Count::new)
+                        .outputStreamIds("counted")
+                        .sink("out", "BlockingTestSink", List.of("counted"), Map.of("key_column", "id",
+                                "max_batch_records", 1, "at_most_once_strategy",
+                                Map.of("enabled", true, "total_queue_bytes_limit", 2000,
+                                        "suspend_destruction_duration", "30s")))
+                        .desiredPartitionCount(1))
+                .build();
+        Properties props = cluster.clientProperties();
+        props.put("state.dir", Files.createTempDirectory("amo-it").toString());
+        props.put("commit.interval.ms", "100");
+        int records = 200;
+        produce(cluster, input, records);
+        try (FlowRuntime runtime = FlowRuntime.create(spec, props)) {
+            runtime.start();
+            var dropped = runtime.meterRegistry().get("flow.sink.dropped").tag("sink", "out").counter();
+            // the deliverer holds one message (blocked); the queue fills to its limit; the rest is dropped
+            Await.until(Duration.ofMinutes(2), "every input processed (queued or dropped)",
+                    () -> dropped.count() > 0 && committedOffset(runtime, cluster) >= records);
+            double droppedBeforeRelease = dropped.count();
+            assertThat(droppedBeforeRelease).as("most of 200 messages cannot fit 2000 bytes").isBetween(130.0, 170.0);
+            BlockingTestSink.release();
+            Await.until(Duration.ofMinutes(1), "the queue delivered",
+                    () -> BlockingTestSink.DELIVERED.size() + dropped.count() >= records);
+            Set<String> delivered = new HashSet<>(BlockingTestSink.DELIVERED);
+            assertThat(delivered).as("what was not dropped is delivered, each once").hasSize(BlockingTestSink.DELIVERED.size());
+            assertThat(delivered.size() + (int) dropped.count()).isEqualTo(records);
+            assertThat(delivered.size()).as("drops only past the limit: the queue was full, 2000 / 35-45 bytes + 1")
+                    .isBetween(2000 / 45, 2000 / 35 + 1);
+            assertThat(dropped.count()).as("no drop once the queue drains").isEqualTo(droppedBeforeRelease);
+        }
+    }
+
+    private static long committedOffset(FlowRuntime runtime, KafkaCluster cluster) {
+        try {
+            return cluster.admin().listConsumerGroupOffsets(runtime.applicationId()).partitionsToOffsetAndMetadata()
+                    .get().entrySet().stream().filter(e -> e.getKey().topic().endsWith(".events"))
+                    .mapToLong(e -> e.getValue().offset()).sum();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static void produce(KafkaCluster cluster, String topic, int count) throws Exception {
+        Properties pp = cluster.clientProperties();
+        pp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        pp.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        pp.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "1");
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(pp)) {
+            for (int i = 0; i < count; i++) {
+                producer.send(new ProducerRecord<>(topic, "u" + (i % 7), "{\"id\":\"e" + i + "\",\"user\":\"u" + (i % 7) + "\"}")).get();
+            }
+        }
+    }
+}
