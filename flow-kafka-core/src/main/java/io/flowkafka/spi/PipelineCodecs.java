@@ -156,19 +156,33 @@ public final class PipelineCodecs {
             throw new IllegalArgumentException("stream '" + streamId + "' of pipeline '" + spec.name()
                     + "' has no internal topic (a source stream, or a stream written only to sinks)");
         }
+        return new StreamWriter(writer.id(), taskCount(writer.id(), sourceTopicPartitions));
+    }
+
+    /**
+     * The number of tasks of a computation, as the runtime counts them for watermarks and
+     * completion: 1 on TopologyTestDriver, else its {@code desired_partition_count}, or for a
+     * Source computation the largest partition count of its source topics.
+     *
+     * @param sourceTopicPartitions the partition count of a source topic (asked only for a Source
+     *     computation when the codecs are not for TopologyTestDriver)
+     * @throws IllegalArgumentException if the computation is unknown
+     */
+    public int taskCount(String computationId, java.util.function.ToIntFunction<String> sourceTopicPartitions) {
+        ComputationSpec c = computation(computationId);
         if (singleTask) {
-            return new StreamWriter(writer.id(), 1);
+            return 1;
         }
-        if (writer.sourceStreams().isEmpty()) {
-            return new StreamWriter(writer.id(), writer.desiredPartitionCount());
+        if (c.sourceStreams().isEmpty()) {
+            return c.desiredPartitionCount();
         }
         int max = 0;
-        for (io.flowkafka.spec.SourceSpec s : writer.sourceStreams()) {
+        for (io.flowkafka.spec.SourceSpec s : c.sourceStreams()) {
             for (String topic : PipelineCompiler.topicsOf(s)) {
                 max = Math.max(max, sourceTopicPartitions.applyAsInt(topic));
             }
         }
-        return new StreamWriter(writer.id(), Math.max(1, max));
+        return Math.max(1, max);
     }
 
     /**

@@ -293,8 +293,7 @@ public final class FlowTestDriver implements AutoCloseable {
                     + "' (schema " + schema.getFullName() + " with fields " + fieldNames(schema) + ")");
         }
         long sequence = sequences.merge(streamId, 1L, Long::sum) - 1;
-        MessageId id = MessageId.of(ByteBuffer.allocate(12)
-                .putInt((spec.name() + "." + streamId).hashCode()).putLong(sequence).array());
+        MessageId id = pipedId(spec.name(), streamId, sequence);
         long nowNanos = Math.multiplyExact(wallClock.toEpochMilli(), 1_000_000L);
         List<PipelineCodecs.EncodedRecord> records = codecs.encode(streamId, payload, id, eventTimestampNanos, nowNanos);
         for (PipelineCodecs.EncodedRecord r : records) {
@@ -360,12 +359,7 @@ public final class FlowTestDriver implements AutoCloseable {
         checkOpen();
         checkWatermarkable(streamId);
         Long before = explicitWatermarks.get(streamId);
-        if (before != null && eventWatermarkNanos < before) {
-            throw new IllegalArgumentException("watermarks never go back: stream '" + streamId
-                    + "' already has the watermark " + before + " (" + instantOf(before) + "), so "
-                    + eventWatermarkNanos + " (" + instantOf(eventWatermarkNanos) + ") is rejected; pass a value >= "
-                    + before);
-        }
+        checkNotBack(streamId, before, eventWatermarkNanos);
         explicitWatermarks.put(streamId, eventWatermarkNanos);
         sendControl(streamId, eventWatermarkNanos, false);
     }
@@ -378,8 +372,7 @@ public final class FlowTestDriver implements AutoCloseable {
      */
     public void advanceWatermark(String streamId, Instant eventWatermark) {
         Objects.requireNonNull(eventWatermark, "eventWatermark");
-        advanceWatermark(streamId, Math.addExact(Math.multiplyExact(eventWatermark.getEpochSecond(), 1_000_000_000L),
-                eventWatermark.getNano()));
+        advanceWatermark(streamId, nanosOf(eventWatermark));
     }
 
     /**
@@ -413,7 +406,7 @@ public final class FlowTestDriver implements AutoCloseable {
         }
     }
 
-    private static final String SOURCE_WATERMARK_FIX = "its watermark comes from the source's watermark strategy "
+    static final String SOURCE_WATERMARK_FIX = "its watermark comes from the source's watermark strategy "
             + "and the data piped with pipeSource; end a finite source with completeSource";
 
     private void checkWatermarkable(String streamId) {
@@ -424,8 +417,19 @@ public final class FlowTestDriver implements AutoCloseable {
         }
     }
 
-    /** Checks that a test may write into the stream as its writer; returns its schema. */
+    /** The id of the {@code sequence}-th message piped into a stream (see {@link #pipe(String, GenericRecord, long)}). */
+    static MessageId pipedId(String pipeline, String streamId, long sequence) {
+        return MessageId.of(ByteBuffer.allocate(12).putInt((pipeline + "." + streamId).hashCode()).putLong(sequence)
+                .array());
+    }
+
     private Schema checkPipeable(String streamId, String sourceFix, String noReaderConsequence) {
+        return checkPipeable(spec, codecs, streamId, sourceFix, noReaderConsequence);
+    }
+
+    /** Checks that a test may write into the stream as its writer; returns its schema. */
+    static Schema checkPipeable(PipelineSpec spec, PipelineCodecs codecs, String streamId, String sourceFix,
+            String noReaderConsequence) {
         Schema schema = codecs.schemaOf(streamId);
         spec.writerOf(streamId).ifPresent(writer -> writer.sourceStreams().stream()
                 .filter(s -> s.streamId().equals(streamId)).findFirst().ifPresent(s -> {
@@ -437,6 +441,20 @@ public final class FlowTestDriver implements AutoCloseable {
                     + "' is read by no computation, so " + noReaderConsequence);
         }
         return schema;
+    }
+
+    /** Rejects an explicit watermark below the last one set for the stream. */
+    static void checkNotBack(String streamId, @Nullable Long before, long eventWatermarkNanos) {
+        if (before != null && eventWatermarkNanos < before) {
+            throw new IllegalArgumentException("watermarks never go back: stream '" + streamId
+                    + "' already has the watermark " + before + " (" + instantOf(before) + "), so "
+                    + eventWatermarkNanos + " (" + instantOf(eventWatermarkNanos) + ") is rejected; pass a value >= "
+                    + before);
+        }
+    }
+
+    static long nanosOf(Instant instant) {
+        return Math.addExact(Math.multiplyExact(instant.getEpochSecond(), 1_000_000_000L), instant.getNano());
     }
 
     private static String instantOf(long nanos) {
@@ -848,7 +866,11 @@ public final class FlowTestDriver implements AutoCloseable {
     // ---------------------------------------------------------------- helpers
 
     private GenericRecord record(String streamId, Map<String, ?> fields) {
-        Schema schema = codecs.schemaOf(streamId);
+        return record(codecs.schemaOf(streamId), streamId, fields);
+    }
+
+    /** A payload of the stream's schema from fields, as {@link #pipe(String, Map, long)} builds it. */
+    static GenericRecord record(Schema schema, String streamId, Map<String, ?> fields) {
         for (String name : fields.keySet()) {
             if (schema.getField(name) == null) {
                 throw new IllegalArgumentException("stream '" + streamId + "' has no field '" + name + "'; its fields are "

@@ -86,11 +86,17 @@ class DriverWatermarkTest {
     }
 
     static PipelineSpec spec() {
-        return PipelineSpec.builder("wm")
+        return spec("wm", "in", true);
+    }
+
+    /** The pipeline with its name, source topic and whether the source is finite. */
+    static PipelineSpec spec(String name, String sourceTopic, boolean finite) {
+        return PipelineSpec.builder(name)
                 .stream("raw", EVENT).stream("events", EVENT).stream("out", REPORT).stream("watched", REPORT)
                 .stream("tallies", REPORT)
                 .computation("read", c -> c.kind(ComputationKind.SOURCE)
-                        .source("raw", "KafkaSource", Map.of("topics", "in", "finite", true)).outputStreamIds("events"))
+                        .source("raw", "KafkaSource", Map.of("topics", sourceTopic, "finite", finite))
+                        .outputStreamIds("events"))
                 .computation("delay", c -> c.inputStreamIds("events")
                         .groupBy("hash", ColumnType.UINT64, "farm_hash(key)").groupBy("key", ColumnType.STRING, null)
                         .timer("wait", Map.of("time_type", "event_time"))
