@@ -18,7 +18,6 @@ import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -61,8 +60,8 @@ import org.jspecify.annotations.Nullable;
  * runtime multicasts them, to every partition, once per task of the writer computation.
  *
  * <p>Reads: {@code read_committed} consumers without a group, assigned every partition from the
- * beginning: one per stream topic (kept, so reads consume), and a fresh one per state lookup over
- * the state store's changelog up to its last stable offset.
+ * beginning: one per stream topic (kept, so reads consume), and one per state store changelog,
+ * read up to its last stable offset at each state lookup into a map of the last value per key.
  *
  * <p>Threading: single-threaded, like the other levels; the runtime's threads are its own.
  */
@@ -81,6 +80,8 @@ final class BrokerPipeline implements PipelineUnderTest {
     private final Map<String, Integer> partitionCounts = new HashMap<>();
     private final Map<String, KafkaConsumer<byte[], byte[]>> consumers = new HashMap<>();
     private final Map<String, List<GenericRecord>> unread = new HashMap<>();
+    /** Per changelog topic read so far: store key -> last value. */
+    private final Map<String, Map<Bytes, byte[]>> changelogs = new HashMap<>();
     private final Map<String, Long> sequences = new HashMap<>();
     private final Map<String, Long> explicit = new HashMap<>();
     private final Map<String, Long> followed = new HashMap<>();
@@ -381,20 +382,20 @@ final class BrokerPipeline implements PipelineUnderTest {
                 FlowTestDriver.record(codecs.schemaOf(inputStreamId), inputStreamId, payloadFields));
         byte[] storeKey = codecs.stateStoreKey(computationId, key, stateName).get();
         String topic = codecs.stateChangelogTopic(runtime.applicationId(), computationId);
-        byte[] value = null;
-        try (KafkaConsumer<byte[], byte[]> consumer = newConsumer(topic)) {
-            Map<TopicPartition, Long> end = consumer.endOffsets(consumer.assignment());
-            byte[][] last = {null};
-            Await.until(bound, "read the changelog " + topic + " up to its last stable offsets " + end, () -> {
-                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(50))) {
-                    if (Arrays.equals(r.key(), storeKey)) {
-                        last[0] = r.value();
-                    }
+        KafkaConsumer<byte[], byte[]> consumer = consumer(topic);
+        Map<Bytes, byte[]> values = changelogs.computeIfAbsent(topic, t -> new HashMap<>());
+        Map<TopicPartition, Long> end = consumer.endOffsets(consumer.assignment());
+        Await.until(bound, "read the changelog " + topic + " up to its last stable offsets " + end, () -> {
+            for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(50))) {
+                if (r.value() == null) {
+                    values.remove(Bytes.wrap(r.key()));
+                } else {
+                    values.put(Bytes.wrap(r.key()), r.value());
                 }
-                return end.entrySet().stream().allMatch(e -> consumer.position(e.getKey()) >= e.getValue());
-            });
-            value = last[0];
-        }
+            }
+            return end.entrySet().stream().allMatch(e -> consumer.position(e.getKey()) >= e.getValue());
+        });
+        byte[] value = values.get(Bytes.wrap(storeKey));
         return codecs.decodeState(computationId, stateName, value);
     }
 

@@ -45,7 +45,10 @@ public enum FlowTestLevel {
      * source topics empty, with {@link #BROKER_SOURCE_TOPIC_PARTITIONS} partitions. Running
      * only the computations downstream of the piped streams was the other choice; it would need a
      * second way of deploying a pipeline that the runtime does not have, and would test something
-     * else than what runs in production.
+     * else than what runs in production. One consequence: a <em>finite</em> Source computation
+     * whose source topic is empty completes at once on the broker (on the driver only at
+     * {@link FlowTestDriver#completeSource}), and completes the streams it writes; give specs
+     * for this level non-finite sources, or fill them.
      *
      * <p>Topic names: internal topics and the {@code application.id} get a prefix unique in this
      * JVM ({@code flow.topic.prefix}, {@code flow.application.id.prefix}) unless the properties set

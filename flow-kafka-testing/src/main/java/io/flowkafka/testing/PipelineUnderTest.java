@@ -22,16 +22,24 @@ import org.jspecify.annotations.Nullable;
  *
  * <pre>{@code
  * @FlowTestLevels
- * void shouldJoinClicksAndTimeOutTheRest(FlowTestLevel level, TestNames names) {
- *     PipelineSpec spec = WaitClickJoin.spec(names.name("wcj"), names.topic("impressions"),
- *             names.topic("clicks"), names.topic("results"), 2, false);
+ * void shouldJoinClicksWithinThirtyMinutesAndTimeOutTheRest(FlowTestLevel level, TestNames names) {
+ *     PipelineSpec spec = WaitClickJoin.spec(names.name("wcj"), names.topic("impressions"), names.topic("clicks"),
+ *             names.topic("results"), 2, false);
  *     try (PipelineUnderTest join = level.open(spec, "join")) {
- *         join.pipe("impressions", Map.of("impression_id", "i1", "user", "u1", "ts", 0L), 0L);
- *         join.pipe("clicks", Map.of("impression_id", "i1", "ts", MIN), MIN * MS);
- *         assertThat(join.awaitPayloads("results", 1)).singleElement()
- *                 .satisfies(r -> assertThat(r.get("result")).hasToString("joined"));
- *         join.advanceWatermark(30 * MIN * MS + 1);   // every input of "join"
+ *         join.pipe("impressions", impression("i1", 0), 0L);
+ *         join.pipe("impressions", impression("i2", 0), 0L);
+ *         join.pipe("clicks", click("i1", 10 * MIN), 10 * MIN * MS);
  *         ...
+ *         assertThat(byImpression(join.awaitPayloads("results", 2)))
+ *                 .containsExactly(Map.entry("i1", "joined"), Map.entry("i3", "joined"));
+ *
+ *         join.advanceWatermark(30 * MIN * MS + 1);                          // both inputs, past i1's and i2's wait
+ *         assertThat(byImpression(join.awaitPayloads("results", 1))).containsExactly(Map.entry("i2", "no_click"));
+ *         assertThat(join.stateForPayload("join", "join", "impressions", impression("i2", 0))).isEmpty();
+ *         ...
+ *         join.completeStream("impressions");
+ *         join.completeStream("clicks");                                     // +infinity: every wait is over
+ *         join.awaitCompleted("join");
  *     }
  * }
  * }</pre>
