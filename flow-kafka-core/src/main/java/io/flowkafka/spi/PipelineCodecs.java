@@ -34,14 +34,19 @@ import org.jspecify.annotations.Nullable;
 public final class PipelineCodecs {
     private final PipelineSpec spec;
     private final CompiledPipeline compiled;
+    private final boolean singleTask;
 
     private PipelineCodecs(PipelineSpec spec, Properties props) {
         this.spec = spec.validated();
         FlowConfig config = new FlowConfig(props);
         this.compiled = PipelineCompiler.compile(this.spec, config.getString(FlowConfig.TOPIC_PREFIX_CONFIG), false);
+        this.singleTask = config.getBoolean(FlowConfig.TOPOLOGY_TEST_DRIVER_CONFIG);
     }
 
-    /** Codecs of a valid spec deployed with {@code props} (only {@code flow.topic.prefix} matters). */
+    /**
+     * Codecs of a valid spec deployed with {@code props} (only {@code flow.topic.prefix} and
+     * {@code flow.topology.test.driver} matter).
+     */
     public static PipelineCodecs of(PipelineSpec spec, Properties props) {
         return new PipelineCodecs(spec, props);
     }
@@ -98,6 +103,178 @@ public final class PipelineCodecs {
                     + "into their source topics " + compiled.sourceTopics());
         }
         return out;
+    }
+
+    /**
+     * The internal topic's partition that a data record from {@link #encode} goes to: the runtime's
+     * range partitioning of the key hash over the topic's partition count
+     * ({@link #internalTopics()}), so a record produced there is read by the task owning its key.
+     *
+     * @throws IllegalArgumentException if the record's topic is not an internal topic of the pipeline
+     */
+    public int partitionOf(EncodedRecord record) {
+        Integer n = compiled.internalTopics().get(record.topic());
+        if (n == null) {
+            throw new IllegalArgumentException("topic '" + record.topic() + "' is not an internal topic of pipeline '"
+                    + spec.name() + "'; its internal topics are " + compiled.internalTopics().keySet());
+        }
+        return io.flowkafka.internal.partition.RangePartitioner.partition(
+                io.flowkafka.internal.partition.RangePartitioner.hashOf(record.key()), n);
+    }
+
+    /**
+     * The computation writing a stream and the number of its tasks, which is the number of
+     * producers whose control records a reader of the stream waits for.
+     *
+     * @param computation the writer's id
+     * @param partitions its task count: 1 on TopologyTestDriver, else its
+     *     {@code desired_partition_count}, or for a Source computation the largest partition count
+     *     of its source topics (what {@code FlowRuntime} learns when it starts)
+     */
+    public record StreamWriter(String computation, int partitions) {
+        public StreamWriter {
+            java.util.Objects.requireNonNull(computation, "computation");
+            if (partitions < 1) {
+                throw new IllegalArgumentException("partitions must be >= 1 but was " + partitions);
+            }
+        }
+    }
+
+    /**
+     * The writer of an internal stream and its task count, see {@link StreamWriter}.
+     *
+     * @param sourceTopicPartitions the partition count of a source topic (asked only when the
+     *     writer is a Source computation and the codecs are not for TopologyTestDriver)
+     * @throws IllegalArgumentException if the stream is unknown, is a source stream, or has no writer
+     */
+    public StreamWriter writerOf(String streamId, java.util.function.ToIntFunction<String> sourceTopicPartitions) {
+        java.util.Objects.requireNonNull(sourceTopicPartitions, "sourceTopicPartitions");
+        schemaOf(streamId);
+        ComputationSpec writer = spec.writerOf(streamId).orElseThrow(() -> new IllegalArgumentException("stream '"
+                + streamId + "' of pipeline '" + spec.name() + "' is written by no computation"));
+        if (internalTopicsOf(streamId).isEmpty()) {
+            throw new IllegalArgumentException("stream '" + streamId + "' of pipeline '" + spec.name()
+                    + "' has no internal topic (a source stream, or a stream written only to sinks)");
+        }
+        return new StreamWriter(writer.id(), taskCount(writer.id(), sourceTopicPartitions));
+    }
+
+    /**
+     * The number of tasks of a computation, as the runtime counts them for watermarks and
+     * completion: 1 on TopologyTestDriver, else its {@code desired_partition_count}, or for a
+     * Source computation the largest partition count of its source topics.
+     *
+     * @param sourceTopicPartitions the partition count of a source topic (asked only for a Source
+     *     computation when the codecs are not for TopologyTestDriver)
+     * @throws IllegalArgumentException if the computation is unknown
+     */
+    public int taskCount(String computationId, java.util.function.ToIntFunction<String> sourceTopicPartitions) {
+        ComputationSpec c = computation(computationId);
+        if (singleTask) {
+            return 1;
+        }
+        if (c.sourceStreams().isEmpty()) {
+            return c.desiredPartitionCount();
+        }
+        int max = 0;
+        for (io.flowkafka.spec.SourceSpec s : c.sourceStreams()) {
+            for (String topic : PipelineCompiler.topicsOf(s)) {
+                max = Math.max(max, sourceTopicPartitions.applyAsInt(topic));
+            }
+        }
+        return Math.max(1, max);
+    }
+
+    /**
+     * Encodes a control record (watermarks and completion) of producer
+     * ({@code writer of streamId}, {@code producerPartition}) for each internal topic carrying the
+     * stream, exactly as the writer's task sends it: same Avro value, key and {@code flow.control}
+     * header. The runtime multicasts a control record to every partition of a topic; so must the
+     * caller, for each partition {@code 0 .. internalTopics().get(topic) - 1}. A reader keeps, per
+     * producer, the largest watermarks and the OR of {@code completed} it heard, so a control
+     * record never moves a watermark back.
+     *
+     * @param producerPartition the producer's task (partition), {@code 0 <= p <}
+     *     {@link #writerOf}{@code .partitions()}
+     * @param eventWatermarkNanos the event watermark; ignored (+infinity) when {@code completed}
+     * @param systemWatermarkNanos the system watermark; ignored (+infinity) when {@code completed}
+     * @param completed whether the producer will send no more messages of the stream
+     * @param timestampMs the Kafka record timestamp (the runtime uses its wall clock)
+     * @throws IllegalArgumentException as {@link #writerOf}, or if {@code producerPartition} is negative
+     */
+    public List<EncodedRecord> encodeControl(String streamId, int producerPartition, long eventWatermarkNanos,
+            long systemWatermarkNanos, boolean completed, long timestampMs) {
+        if (producerPartition < 0) {
+            throw new IllegalArgumentException("producerPartition must be >= 0 but was " + producerPartition);
+        }
+        ComputationSpec writer = spec.writerOf(streamId).orElseThrow(() -> new IllegalArgumentException("stream '"
+                + streamId + "' of pipeline '" + spec.name() + "' is written by no computation"));
+        List<String> topics = internalTopicsOf(streamId);
+        if (topics.isEmpty()) {
+            throw new IllegalArgumentException("stream '" + streamId + "' of pipeline '" + spec.name()
+                    + "' has no internal topic (a source stream, or a stream written only to sinks)");
+        }
+        io.flowkafka.avro.ControlRecord r = io.flowkafka.avro.ControlRecord.newBuilder()
+                .setComputation(writer.id()).setPartition(producerPartition)
+                .setEventWatermark(completed ? Long.MAX_VALUE : eventWatermarkNanos)
+                .setSystemWatermark(completed ? Long.MAX_VALUE : systemWatermarkNanos)
+                .setCompleted(completed).setIdle(false).setMaxIdleProducers(0).setSequence(0L).build();
+        byte[] value = new io.flowkafka.internal.watermarks.ControlRecords().encode(r);
+        List<EncodedRecord> out = new java.util.ArrayList<>(topics.size());
+        for (String topic : topics) {
+            org.apache.kafka.common.header.internals.RecordHeaders h =
+                    new org.apache.kafka.common.header.internals.RecordHeaders();
+            h.add(FlowHeaders.CONTROL, new byte[] {1});
+            out.add(new EncodedRecord(topic, new byte[8], value.clone(), h, timestampMs));
+        }
+        return out;
+    }
+
+    /** Whether a record of an internal topic is a control record (header {@code flow.control}), not a message. */
+    public boolean isControl(Headers headers) {
+        return FlowHeaders.isControl(headers);
+    }
+
+    /**
+     * Decodes the value of a record that a {@code KafkaSink} wrote for {@code streamId} to its
+     * topic, in the sink's {@code format} ({@code json}, the default, or {@code avro}).
+     *
+     * @throws IllegalArgumentException if no sink writes the stream to {@code topic}, the sink
+     *     writes only a {@code payload_column} (not a whole record), or the value does not decode
+     */
+    public GenericRecord decodeSinkValue(String streamId, String topic, byte[] value) {
+        java.util.Objects.requireNonNull(value, "value");
+        Schema schema = schemaOf(streamId);
+        ComputationSpec writer = spec.writerOf(streamId).orElse(null);
+        io.flowkafka.spec.SinkSpec sink = writer == null ? null : writer.sinks().stream()
+                .filter(s -> s.inputStreamIds().contains(streamId)
+                        && topic.equals(String.valueOf(s.parameters().get("topic"))))
+                .findFirst().orElse(null);
+        if (sink == null) {
+            throw new IllegalArgumentException("no sink of pipeline '" + spec.name() + "' writes stream '" + streamId
+                    + "' to topic '" + topic + "'; the stream's topics are " + topicsOf(streamId));
+        }
+        if (sink.parameters().containsKey("payload_column")) {
+            throw new IllegalArgumentException("sink '" + sink.id() + "' writes only column '"
+                    + sink.parameters().get("payload_column") + "' of stream '" + streamId
+                    + "', which cannot be decoded back into a record: read the topic's raw values");
+        }
+        return "avro".equals(String.valueOf(sink.parameters().getOrDefault("format", "json")))
+                ? new AvroCodec(schema).decode(value)
+                : io.flowkafka.internal.serde.JsonRecords.fromJson(value, schema);
+    }
+
+    /**
+     * The changelog topic of a computation's state store under Kafka Streams
+     * {@code application.id} {@code applicationId}: where a committed state value of
+     * {@link #stateStoreKey} can be read back, latest record per key (a null value: cleared).
+     */
+    public String stateChangelogTopic(String applicationId, String computationId) {
+        return applicationId + "-" + stateStoreName(computationId) + "-changelog";
+    }
+
+    private List<String> internalTopicsOf(String streamId) {
+        return topicsOf(streamId).stream().filter(compiled.internalTopics()::containsKey).toList();
     }
 
     /**

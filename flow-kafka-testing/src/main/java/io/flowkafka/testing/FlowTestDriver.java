@@ -84,11 +84,20 @@ import org.jspecify.annotations.Nullable;
  *   <li><b>Synchronous.</b> Every {@code pipe...} call returns after the record and everything it
  *       caused downstream (through every internal topic) was processed and committed; the driver
  *       starts no thread.</li>
+ *   <li><b>Watermarks.</b> Source computations derive theirs from the data piped with
+ *       {@link #pipeSource} (their watermark strategy) and {@link #completeSource}. A message
+ *       {@link #pipe piped} into an internal stream carries none: the stream's watermark moves
+ *       only by {@link #advanceWatermark(String, long)} and {@link #completeStream}, which send
+ *       the control records the stream's writer would send; or, with
+ *       {@value #PIPE_WATERMARKS_CONFIG}{@code =}{@value #PIPE_WATERMARKS_FOLLOW}, with each pipe,
+ *       to the largest event timestamp piped into the stream so far. A timer fires when its
+ *       watermark <em>exceeds</em> its trigger, as in Flow and in {@link ComputationHarness}.</li>
  *   <li><b>Consuming reads.</b> {@code read...} methods return what was written since the last
  *       read of the same topic, and forget it.</li>
  *   <li><b>Properties.</b> Those of {@link FlowRuntime#create}; the driver defaults
  *       {@code flow.state.stores} to {@code memory}, and {@code state.dir} to a temporary
- *       directory that {@link #close()} deletes.</li>
+ *       directory that {@link #close()} deletes; plus the driver's own
+ *       {@value #WALL_CLOCK_START_CONFIG} and {@value #PIPE_WATERMARKS_CONFIG}.</li>
  * </ul>
  *
  * <p>Limitations (those of {@link TopologyTestDriver}):
@@ -114,6 +123,21 @@ public final class FlowTestDriver implements AutoCloseable {
     /** The initial wall-clock time unless {@value #WALL_CLOCK_START_CONFIG} says otherwise. */
     public static final Instant DEFAULT_WALL_CLOCK_START = Instant.parse("2026-01-01T00:00:00Z");
 
+    /**
+     * Driver property: how the watermarks of internal streams that a test {@link #pipe pipes} into
+     * move. Not passed on to the pipeline.
+     */
+    public static final String PIPE_WATERMARKS_CONFIG = "flow.testing.pipe.watermarks";
+    public static final String PIPE_WATERMARKS_DOC = "How the watermark of an internal stream that a test pipes "
+            + "messages into moves: 'explicit' (the default): only by advanceWatermark and completeStream; 'follow': "
+            + "each pipe also advances the stream's event watermark to the largest event timestamp piped into it so "
+            + "far, as if its writer had no out-of-order messages.";
+    /** {@value #PIPE_WATERMARKS_CONFIG} value: watermarks move only by {@link #advanceWatermark} and {@link #completeStream}. */
+    public static final String PIPE_WATERMARKS_EXPLICIT = "explicit";
+    /** {@value #PIPE_WATERMARKS_CONFIG} value: a pipe also advances the stream's watermark to its largest event timestamp so far. */
+    public static final String PIPE_WATERMARKS_FOLLOW = "follow";
+    public static final String PIPE_WATERMARKS_DEFAULT = PIPE_WATERMARKS_EXPLICIT;
+
     /** Header marking control records (watermarks, completion) on internal topics; they are not messages. */
     private static final String CONTROL_HEADER = "flow.control";
 
@@ -127,6 +151,11 @@ public final class FlowTestDriver implements AutoCloseable {
     private final Map<String, Long> sequences = new HashMap<>();
     private final Map<String, TestInputTopic<byte[], byte[]>> inputTopics = new HashMap<>();
     private final Map<String, TestOutputTopic<byte[], byte[]>> outputTopics = new HashMap<>();
+    private final boolean followWatermarks;
+    /** Per stream: the last watermark set by advanceWatermark, and by the data in follow mode. */
+    private final Map<String, Long> explicitWatermarks = new HashMap<>();
+    private final Map<String, Long> followedWatermarks = new HashMap<>();
+    private final Set<String> completedStreams = new java.util.TreeSet<>();
     private Instant wallClock;
     private boolean closed;
 
@@ -135,6 +164,7 @@ public final class FlowTestDriver implements AutoCloseable {
         p.putAll(props);
         Object start = p.remove(WALL_CLOCK_START_CONFIG);
         this.wallClock = start == null ? DEFAULT_WALL_CLOCK_START : parseInstant(start);
+        this.followWatermarks = parsePipeWatermarks(p.remove(PIPE_WATERMARKS_CONFIG));
         p.putIfAbsent(FlowConfig.STATE_STORES_CONFIG, "memory");
         p.put(FlowConfig.TOPOLOGY_TEST_DRIVER_CONFIG, "true");
         p.putIfAbsent(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "flow-test-driver:9092");
@@ -252,29 +282,30 @@ public final class FlowTestDriver implements AutoCloseable {
         Objects.requireNonNull(streamId, "streamId");
         Objects.requireNonNull(payload, "payload");
         checkOpen();
-        Schema schema = codecs.schemaOf(streamId);
-        spec.writerOf(streamId).ifPresent(writer -> writer.sourceStreams().stream()
-                .filter(s -> s.streamId().equals(streamId)).findFirst().ifPresent(s -> {
-                    throw new IllegalArgumentException("stream '" + streamId + "' is a source stream of computation '"
-                            + writer.id() + "': pipe its records into the source topics " + codecs.sourceTopics()
-                            + " with pipeSource");
-                }));
-        if (spec.readersOf(streamId).isEmpty()) {
-            throw new IllegalArgumentException("stream '" + streamId + "' of pipeline '" + spec.name()
-                    + "' is read by no computation, so there is nothing to pipe it into");
+        Schema schema = checkPipeable(streamId, "pipe its records into its source topics with pipeSource",
+                "there is nothing to pipe it into");
+        if (completedStreams.contains(streamId)) {
+            throw new IllegalStateException("stream '" + streamId + "' was completed with completeStream: its writer "
+                    + "sends no more messages, so none can be piped into it");
         }
         if (!GenericData.get().validate(schema, payload)) {
             throw new IllegalArgumentException("payload " + payload + " is not a valid record of stream '" + streamId
                     + "' (schema " + schema.getFullName() + " with fields " + fieldNames(schema) + ")");
         }
         long sequence = sequences.merge(streamId, 1L, Long::sum) - 1;
-        MessageId id = MessageId.of(ByteBuffer.allocate(12)
-                .putInt((spec.name() + "." + streamId).hashCode()).putLong(sequence).array());
+        MessageId id = pipedId(spec.name(), streamId, sequence);
         long nowNanos = Math.multiplyExact(wallClock.toEpochMilli(), 1_000_000L);
         List<PipelineCodecs.EncodedRecord> records = codecs.encode(streamId, payload, id, eventTimestampNanos, nowNanos);
         for (PipelineCodecs.EncodedRecord r : records) {
             inputTopic(r.topic()).pipeInput(new TestRecord<>(r.key(), r.value(), r.headers(),
                     Instant.ofEpochMilli(r.timestampMs())));
+        }
+        if (followWatermarks) {
+            Long before = followedWatermarks.get(streamId);
+            if (before == null || eventTimestampNanos > before) {
+                followedWatermarks.put(streamId, eventTimestampNanos);
+                sendControl(streamId, eventTimestampNanos, false);
+            }
         }
         return id;
     }
@@ -291,6 +322,144 @@ public final class FlowTestDriver implements AutoCloseable {
         Objects.requireNonNull(streamId, "streamId");
         Objects.requireNonNull(fields, "fields");
         return pipe(streamId, record(streamId, fields), eventTimestampNanos);
+    }
+
+    /**
+     * Advances the event watermark of an internal stream, as if its writer had sent it: a control
+     * record of the writer computation's task (on the driver each computation has one) goes into
+     * every internal topic carrying the stream, with this event watermark and the wall clock as
+     * system watermark. Everything it causes runs before the call returns: the readers of the
+     * stream take the new input watermark (what {@link io.flowkafka.api.RuntimeContext#getInputWatermark}
+     * returns) and fire every event-time timer whose trigger the timer stream's watermark now
+     * <em>exceeds</em> ({@code trigger < watermark}; a watermark equal to a trigger does not fire
+     * it), and the messages those timers send are processed downstream.
+     *
+     * <p>Semantics are the runtime's. A reader's watermark of a stream is the minimum over the
+     * stream's producers, and a timer stream's watermark the minimum over the streams it waits on
+     * (by default every input of the computation): a computation reading two streams fires its
+     * timers once both advanced. Per producer a reader keeps the largest watermark it heard, so an
+     * explicit watermark below what the writer itself already sent (a Source computation's
+     * watermark from its data) changes nothing. What a reader then sends on (its own output
+     * watermark, its completion) follows the runtime's pacing: at once if it sent nothing for
+     * {@code flow.watermark.interval.ms} of wall-clock time, else at its next watermark step: advance
+     * the wall clock by that interval (200 ms by default) to see it reach computations further
+     * downstream.
+     *
+     * @param streamId an internal stream that some computation reads
+     * @param eventWatermarkNanos the new event watermark, nanoseconds since the epoch
+     * @throws IllegalArgumentException if the stream is unknown, is a source stream, is read by no
+     *     computation, or {@code eventWatermarkNanos} is below a watermark this driver already set
+     *     for the stream with this method (watermarks never go back)
+     * @throws IllegalStateException if the stream was completed ({@link #completeStream})
+     * @throws org.apache.kafka.streams.errors.StreamsException if a fired timer fails and dead
+     *     letters are disabled
+     */
+    public void advanceWatermark(String streamId, long eventWatermarkNanos) {
+        Objects.requireNonNull(streamId, "streamId");
+        checkOpen();
+        checkWatermarkable(streamId);
+        Long before = explicitWatermarks.get(streamId);
+        checkNotBack(streamId, before, eventWatermarkNanos);
+        explicitWatermarks.put(streamId, eventWatermarkNanos);
+        sendControl(streamId, eventWatermarkNanos, false);
+    }
+
+    /**
+     * Advances the event watermark of an internal stream to an instant; see
+     * {@link #advanceWatermark(String, long)}.
+     *
+     * @throws ArithmeticException if the instant does not fit in nanoseconds since the epoch
+     */
+    public void advanceWatermark(String streamId, Instant eventWatermark) {
+        Objects.requireNonNull(eventWatermark, "eventWatermark");
+        advanceWatermark(streamId, nanosOf(eventWatermark));
+    }
+
+    /**
+     * Completes an internal stream, as its writer does when it will send no more messages: a
+     * control record of the writer's task with {@code completed} and both watermarks at +infinity.
+     * The stream's readers fire every event- and system-time timer (their watermark of the stream
+     * is now +infinity) and, once all their inputs completed and their timers fired, complete:
+     * they report it (see {@link #completedComputations()}) and pass completion on downstream, at
+     * the pacing described in {@link #advanceWatermark(String, long)}. Piping into the stream
+     * afterwards is rejected. Idempotent.
+     *
+     * @throws IllegalArgumentException if the stream is unknown, is a source stream (use
+     *     {@link #completeSource}), or is read by no computation
+     */
+    public void completeStream(String streamId) {
+        Objects.requireNonNull(streamId, "streamId");
+        checkOpen();
+        checkPipeable(streamId, SOURCE_WATERMARK_FIX, "no watermark of it is read");
+        if (completedStreams.add(streamId)) {
+            sendControl(streamId, Long.MAX_VALUE, true);
+        }
+    }
+
+    /** Pipes the writer's control record into every internal topic of the stream (one partition each on the driver). */
+    private void sendControl(String streamId, long eventWatermarkNanos, boolean completed) {
+        long nowNanos = Math.multiplyExact(wallClock.toEpochMilli(), 1_000_000L);
+        for (PipelineCodecs.EncodedRecord r : codecs.encodeControl(streamId, 0, eventWatermarkNanos, nowNanos, completed,
+                wallClock.toEpochMilli())) {
+            inputTopic(r.topic()).pipeInput(new TestRecord<>(r.key(), r.value(), r.headers(),
+                    Instant.ofEpochMilli(r.timestampMs())));
+        }
+    }
+
+    static final String SOURCE_WATERMARK_FIX = "its watermark comes from the source's watermark strategy "
+            + "and the data piped with pipeSource; end a finite source with completeSource";
+
+    private void checkWatermarkable(String streamId) {
+        checkPipeable(streamId, SOURCE_WATERMARK_FIX, "no watermark of it is read");
+        if (completedStreams.contains(streamId)) {
+            throw new IllegalStateException("stream '" + streamId + "' was completed with completeStream: its "
+                    + "watermark is +infinity and cannot move");
+        }
+    }
+
+    /** The id of the {@code sequence}-th message piped into a stream (see {@link #pipe(String, GenericRecord, long)}). */
+    static MessageId pipedId(String pipeline, String streamId, long sequence) {
+        return MessageId.of(ByteBuffer.allocate(12).putInt((pipeline + "." + streamId).hashCode()).putLong(sequence)
+                .array());
+    }
+
+    private Schema checkPipeable(String streamId, String sourceFix, String noReaderConsequence) {
+        return checkPipeable(spec, codecs, streamId, sourceFix, noReaderConsequence);
+    }
+
+    /** Checks that a test may write into the stream as its writer; returns its schema. */
+    static Schema checkPipeable(PipelineSpec spec, PipelineCodecs codecs, String streamId, String sourceFix,
+            String noReaderConsequence) {
+        Schema schema = codecs.schemaOf(streamId);
+        spec.writerOf(streamId).ifPresent(writer -> writer.sourceStreams().stream()
+                .filter(s -> s.streamId().equals(streamId)).findFirst().ifPresent(s -> {
+                    throw new IllegalArgumentException("stream '" + streamId + "' is a source stream of computation '"
+                            + writer.id() + "': " + sourceFix + " (its source topics: " + codecs.sourceTopics() + ")");
+                }));
+        if (spec.readersOf(streamId).isEmpty()) {
+            throw new IllegalArgumentException("stream '" + streamId + "' of pipeline '" + spec.name()
+                    + "' is read by no computation, so " + noReaderConsequence);
+        }
+        return schema;
+    }
+
+    /** Rejects an explicit watermark below the last one set for the stream. */
+    static void checkNotBack(String streamId, @Nullable Long before, long eventWatermarkNanos) {
+        if (before != null && eventWatermarkNanos < before) {
+            throw new IllegalArgumentException("watermarks never go back: stream '" + streamId
+                    + "' already has the watermark " + before + " (" + instantOf(before) + "), so "
+                    + eventWatermarkNanos + " (" + instantOf(eventWatermarkNanos) + ") is rejected; pass a value >= "
+                    + before);
+        }
+    }
+
+    static long nanosOf(Instant instant) {
+        return Math.addExact(Math.multiplyExact(instant.getEpochSecond(), 1_000_000_000L), instant.getNano());
+    }
+
+    private static String instantOf(long nanos) {
+        return Instant.ofEpochSecond(Math.floorDiv(nanos, 1_000_000_000L), Math.floorMod(nanos, 1_000_000_000L))
+                .toString();
     }
 
     /**
@@ -697,7 +866,11 @@ public final class FlowTestDriver implements AutoCloseable {
     // ---------------------------------------------------------------- helpers
 
     private GenericRecord record(String streamId, Map<String, ?> fields) {
-        Schema schema = codecs.schemaOf(streamId);
+        return record(codecs.schemaOf(streamId), streamId, fields);
+    }
+
+    /** A payload of the stream's schema from fields, as {@link #pipe(String, Map, long)} builds it. */
+    static GenericRecord record(Schema schema, String streamId, Map<String, ?> fields) {
         for (String name : fields.keySet()) {
             if (schema.getField(name) == null) {
                 throw new IllegalArgumentException("stream '" + streamId + "' has no field '" + name + "'; its fields are "
@@ -750,6 +923,18 @@ public final class FlowTestDriver implements AutoCloseable {
         if (closed) {
             throw new IllegalStateException("the FlowTestDriver of pipeline '" + spec.name() + "' is closed");
         }
+    }
+
+    private static boolean parsePipeWatermarks(@Nullable Object value) {
+        String v = value == null ? PIPE_WATERMARKS_DEFAULT : value.toString().trim();
+        if (v.equals(PIPE_WATERMARKS_EXPLICIT)) {
+            return false;
+        }
+        if (v.equals(PIPE_WATERMARKS_FOLLOW)) {
+            return true;
+        }
+        throw new IllegalArgumentException(PIPE_WATERMARKS_CONFIG + " must be '" + PIPE_WATERMARKS_EXPLICIT + "' or '"
+                + PIPE_WATERMARKS_FOLLOW + "' but was '" + value + "'");
     }
 
     private static Instant parseInstant(Object value) {
