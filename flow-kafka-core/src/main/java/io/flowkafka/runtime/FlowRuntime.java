@@ -89,6 +89,7 @@ public final class FlowRuntime implements AutoCloseable {
     private Admin admin;
     private final List<io.flowkafka.internal.outbox.OutboxService> outboxServices = new java.util.ArrayList<>();
     private final List<io.flowkafka.internal.outbox.AtMostOnceDelivery> atMostOnceDeliveries = new java.util.ArrayList<>();
+    private final List<io.flowkafka.spi.SyncSinkWriter> syncWriters = new java.util.ArrayList<>();
 
     private final io.flowkafka.internal.visitor.DynamicSpec dynamicSpec;
     private final io.flowkafka.internal.status.StatusBoard statusBoard = new io.flowkafka.internal.status.StatusBoard();
@@ -351,6 +352,7 @@ public final class FlowRuntime implements AutoCloseable {
         });
         ks.setStateListener((newState, oldState) -> onStreamsState(newState));
         streams = ks;
+        installSyncWriters();
         ks.start();
         long purgeMs = config.getLong(FlowConfig.PURGE_INTERVAL_MS_CONFIG);
         maintenance = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -366,29 +368,57 @@ public final class FlowRuntime implements AutoCloseable {
         startOutboxServices(purgeMs);
     }
 
-    /** Starts one delivery service per async sink (see {@link io.flowkafka.spi.OutboxDeliverer}). */
-    private void startOutboxServices(long purgeMs) {
-        if (compiled.asyncSinks().isEmpty()) {
-            return;
-        }
+    /** The pipeline cluster's client properties (bootstrap servers, security). */
+    private Map<String, Object> clientProperties() {
         Map<String, Object> client = new java.util.HashMap<>();
         streamsProps.forEach((k, v) -> {
             if (AdminClientConfig.configNames().contains(k.toString())) {
                 client.put(k.toString(), v);
             }
         });
+        return client;
+    }
+
+    private io.flowkafka.spi.SinkContext sinkContext(io.flowkafka.internal.compiler.CompiledPipeline.AsyncSink async,
+            Map<String, Object> client) {
+        String prefix = FlowConfig.SINK_PREFIX + async.sink().id() + ".";
+        Map<String, Object> sinkProps = new java.util.HashMap<>();
+        userProps.forEach((k, v) -> {
+            if (k.toString().startsWith(prefix)) {
+                sinkProps.put(k.toString().substring(prefix.length()), v);
+            }
+        });
+        return new io.flowkafka.spi.SinkContext(spec.name(), applicationId(), async.computation(), async.sink(), client,
+                sinkProps, meterRegistry);
+    }
+
+    /** Installs the writers of synchronous external sinks; before processing starts. */
+    private void installSyncWriters() {
+        Map<String, Object> client = clientProperties();
         for (var async : compiled.asyncSinks()) {
-            String prefix = FlowConfig.SINK_PREFIX + async.sink().id() + ".";
-            Map<String, Object> sinkProps = new java.util.HashMap<>();
-            userProps.forEach((k, v) -> {
-                if (k.toString().startsWith(prefix)) {
-                    sinkProps.put(k.toString().substring(prefix.length()), v);
-                }
-            });
+            if (async.writer() != null) {
+                var provider = java.util.Objects.requireNonNull(
+                        io.flowkafka.internal.outbox.Sinks.provider(async.sink().sinkClassName()));
+                var writer = provider.createWriter(sinkContext(async, client));
+                syncWriters.add(writer);
+                async.writer().set(writer);
+            }
+        }
+    }
+
+    /** Starts one delivery service per async sink (see {@link io.flowkafka.spi.OutboxDeliverer}). */
+    private void startOutboxServices(long purgeMs) {
+        if (compiled.asyncSinks().isEmpty()) {
+            return;
+        }
+        Map<String, Object> client = clientProperties();
+        for (var async : compiled.asyncSinks()) {
+            if (async.writer() != null) {
+                continue; // synchronous: its writer was installed before processing started
+            }
             var provider = java.util.Objects.requireNonNull(
                     io.flowkafka.internal.outbox.Sinks.provider(async.sink().sinkClassName()));
-            var deliverer = provider.createDeliverer(new io.flowkafka.spi.SinkContext(spec.name(), applicationId(),
-                    async.computation(), async.sink(), client, sinkProps, meterRegistry));
+            var deliverer = provider.createDeliverer(sinkContext(async, client));
             int maxBatch = Integer.parseInt(String.valueOf(async.sink().parameters().getOrDefault("max_batch_records", "500")));
             if (async.queue() != null) {
                 var delivery = new io.flowkafka.internal.outbox.AtMostOnceDelivery(spec.name(), async.sink().id(),
@@ -415,6 +445,14 @@ public final class FlowRuntime implements AutoCloseable {
             d.close();
         }
         atMostOnceDeliveries.clear();
+        for (var w : syncWriters) {
+            try {
+                w.close();
+            } catch (RuntimeException e) {
+                LOG.warn("pipeline '{}': closing a sink writer failed: {}", spec.name(), e.toString());
+            }
+        }
+        syncWriters.clear();
     }
 
     /**

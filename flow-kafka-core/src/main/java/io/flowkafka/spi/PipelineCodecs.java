@@ -39,8 +39,11 @@ public final class PipelineCodecs {
     private PipelineCodecs(PipelineSpec spec, Properties props) {
         this.spec = spec.validated();
         FlowConfig config = new FlowConfig(props);
-        this.compiled = PipelineCompiler.compile(this.spec, config.getString(FlowConfig.TOPIC_PREFIX_CONFIG), false);
         this.singleTask = config.getBoolean(FlowConfig.TOPOLOGY_TEST_DRIVER_CONFIG);
+        io.flowkafka.internal.compiler.CompileOptions d = io.flowkafka.internal.compiler.CompileOptions.defaults();
+        this.compiled = PipelineCompiler.compile(this.spec, new io.flowkafka.internal.compiler.CompileOptions(
+                config.getString(FlowConfig.TOPIC_PREFIX_CONFIG), false, singleTask, d.watermarks(), d.timers(),
+                d.outputLimits(), d.deadLetters(), d.visitors()));
     }
 
     /**

@@ -5,7 +5,8 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * A family of async sinks ({@code sink_class_name}s) delivered through the transactional outbox;
+ * A family of external sinks ({@code sink_class_name}s): async ones delivered through the
+ * transactional outbox, or {@link #synchronous} ones written by a {@link SyncSinkWriter};
  * found with {@link java.util.ServiceLoader} (register the implementation in
  * {@code META-INF/services/io.flowkafka.spi.SinkProvider}). {@code flow-kafka-connectors} provides
  * {@code TKafkaSink}; the spec validator and the runtime look providers up by class name.
@@ -27,6 +28,20 @@ public interface SinkProvider {
 
     /** A deliverer of the sink in one runtime instance, created when the runtime starts. */
     OutboxDeliverer createDeliverer(SinkContext context);
+
+    /**
+     * Whether the sink is synchronous: written from the process-function calls by a
+     * {@link SyncSinkWriter}, every epoch waiting for its acknowledgements, instead of through the
+     * outbox. False by default.
+     */
+    default boolean synchronous(SinkSpec sink) {
+        return false;
+    }
+
+    /** The writer of a {@link #synchronous} sink in one runtime instance, created when the runtime starts. */
+    default SyncSinkWriter createWriter(SinkContext context) {
+        throw new UnsupportedOperationException(getClass().getName() + " has no synchronous sinks");
+    }
 
     /** A problem with a sink's spec. */
     record Problem(String field, String message, String fix) {

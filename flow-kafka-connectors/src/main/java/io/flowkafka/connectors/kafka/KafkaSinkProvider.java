@@ -36,10 +36,25 @@ import java.util.Set;
 public final class KafkaSinkProvider implements SinkProvider {
     /** Flow's exactly-once (or, by parameter, at-least-once) async Kafka sink. */
     public static final String T_KAFKA_SINK = "TKafkaSink";
+    /**
+     * Flow's synchronous at-least-once Kafka sink: records sent from the calls to a topic on any
+     * cluster, each epoch waiting for their acknowledgements (see {@link KafkaSyncWriter}).
+     */
+    public static final String T_AT_LEAST_ONCE_KAFKA_SINK = "TAtLeastOnceKafkaSink";
 
     @Override
     public Set<String> sinkClassNames() {
-        return Set.of(T_KAFKA_SINK);
+        return Set.of(T_KAFKA_SINK, T_AT_LEAST_ONCE_KAFKA_SINK);
+    }
+
+    @Override
+    public boolean synchronous(SinkSpec sink) {
+        return T_AT_LEAST_ONCE_KAFKA_SINK.equals(sink.sinkClassName());
+    }
+
+    @Override
+    public io.flowkafka.spi.SyncSinkWriter createWriter(SinkContext context) {
+        return new KafkaSyncWriter(context);
     }
 
     @Override
@@ -52,7 +67,15 @@ public final class KafkaSinkProvider implements SinkProvider {
                     "set sinks." + sink.id() + ".parameters.topic to the name of the Kafka topic to write"));
         }
         Object guarantee = sink.parameters().getOrDefault("delivery_guarantee", "exactly_once");
-        if (!List.of("exactly_once", "at_least_once").contains(String.valueOf(guarantee))) {
+        if (synchronous(sink)) {
+            for (String p : List.of("delivery_guarantee", "progress_topic", "max_batch_records")) {
+                if (sink.parameters().containsKey(p)) {
+                    problems.add(new Problem("parameters." + p, T_AT_LEAST_ONCE_KAFKA_SINK + " '" + sink.id()
+                            + "' writes synchronously at least once and has no " + p,
+                            "remove " + p + ", or use TKafkaSink for exactly-once delivery through the outbox"));
+                }
+            }
+        } else if (!List.of("exactly_once", "at_least_once").contains(String.valueOf(guarantee))) {
             problems.add(new Problem("parameters.delivery_guarantee", "unknown delivery_guarantee '" + guarantee + "'",
                     "set delivery_guarantee to exactly_once (default) or at_least_once"));
         }
@@ -79,7 +102,7 @@ public final class KafkaSinkProvider implements SinkProvider {
 
     @Override
     public boolean supportsAtMostOnce(SinkSpec sink) {
-        return true;
+        return !synchronous(sink);
     }
 
     @Override

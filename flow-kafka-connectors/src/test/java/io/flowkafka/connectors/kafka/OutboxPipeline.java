@@ -32,6 +32,11 @@ final class OutboxPipeline {
     }
 
     static PipelineSpec spec(String name, String input, String output, Map<String, Object> sinkParameters) {
+        return spec(name, input, output, "TKafkaSink", sinkParameters);
+    }
+
+    static PipelineSpec spec(String name, String input, String output, String sinkClass,
+            Map<String, Object> sinkParameters) {
         Map<String, Object> params = new HashMap<>(Map.of("topic", output, "key_column", "id",
                 "message_id_header", "flow-message-id", "timestamp", "system"));
         params.putAll(sinkParameters);
@@ -47,7 +52,7 @@ final class OutboxPipeline {
                         .state("total", TOTAL)
                         .processingFunction(Count::new)
                         .outputStreamIds("counted")
-                        .sink("out", "TKafkaSink", List.of("counted"), params)
+                        .sink("out", sinkClass, List.of("counted"), params)
                         .desiredPartitionCount(4))
                 .build();
     }

@@ -7,7 +7,7 @@ import java.util.Properties;
 
 /**
  * Runs one instance of {@link OutboxPipeline} in a child JVM until stopped or killed.
- * Args: bootstrap targetBootstrap pipeline input output stateDir deliveryGuarantee.
+ * Args: bootstrap targetBootstrap pipeline input output stateDir (exactly_once | at_least_once | sync).
  */
 public final class OutboxSinkMain {
     private OutboxSinkMain() {
@@ -20,8 +20,11 @@ public final class OutboxSinkMain {
         props.put("state.dir", args[5]);
         props.put("commit.interval.ms", "100");
         props.put("flow.internal.topics.purge.interval.ms", "2000");
-        FlowRuntime runtime = FlowRuntime.create(OutboxPipeline.spec(args[2], args[3], args[4],
-                Map.of("delivery_guarantee", args[6], "max_batch_records", 200)), props);
+        // args[6]: exactly_once or at_least_once (TKafkaSink through the outbox), or sync (TAtLeastOnceKafkaSink)
+        FlowRuntime runtime = FlowRuntime.create("sync".equals(args[6])
+                ? OutboxPipeline.spec(args[2], args[3], args[4], "TAtLeastOnceKafkaSink", Map.of())
+                : OutboxPipeline.spec(args[2], args[3], args[4], Map.of("delivery_guarantee", args[6],
+                        "max_batch_records", 200)), props);
         runtime.start();
         if (!runtime.awaitState(FlowRuntime.State.RUNNING, Duration.ofMinutes(2))) {
             System.out.println("FAILED to reach RUNNING: " + runtime.state());

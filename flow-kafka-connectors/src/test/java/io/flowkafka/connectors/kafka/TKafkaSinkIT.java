@@ -106,6 +106,26 @@ class TKafkaSinkIT {
     }
 
     @Test
+    @Timeout(600)
+    void shouldLoseNothingWithTheSynchronousAtLeastOnceSinkWhenAnInstanceIsKilled(KafkaCluster cluster,
+            TestNames names) throws Exception {
+        // reference 002, TAtLeastOnceKafkaSink: "each epoch waits for Kafka to acknowledge its records. If the epoch
+        // does not commit after a successful write, the same records are written again on restart."
+        Run run = Run.create(cluster, names, "sync", 10_000);
+        long killAt = 1_000 + new Random(SEED + 2).nextInt(6_000);
+        try (ChildJvm a = instance(cluster, run, "a", "sync"); ChildJvm b = instance(cluster, run, "b", "sync")) {
+            Await.until(Duration.ofMinutes(3), killAt + " records in the target topic",
+                    () -> endOffsets(target, run.output()) >= killAt);
+            a.kill();
+            try (ChildJvm a2 = instance(cluster, run, "a2", "sync")) {
+                ExactlyOnceChecker.Report report = ExactlyOnceChecker.check(target, run.output(), run.ids(),
+                        Duration.ofMinutes(4), r -> new String(r.key(), StandardCharsets.UTF_8));
+                assertThat(report.lost()).as(report.toString()).isEmpty();
+            }
+        }
+    }
+
+    @Test
     @Timeout(300)
     void shouldStopInsteadOfWritingDuplicatesWhenTheProgressMarkerIsLost(KafkaCluster cluster, TestNames names)
             throws Exception {

@@ -35,6 +35,20 @@ class TKafkaSinkTest {
     }
 
     @Test
+    void shouldWriteTheSynchronousAtLeastOnceSinkToItsTopicOnTheDriver() {
+        // on the test driver a TAtLeastOnceKafkaSink is written like the sync KafkaSink (no external producer)
+        PipelineSpec spec = OutboxPipeline.spec("tks", "input", "output", "TAtLeastOnceKafkaSink", Map.of());
+        try (FlowTestDriver driver = FlowTestDriver.create(spec)) {
+            driver.pipeSource("input", "u1", "{\"id\":\"e1\",\"user\":\"u1\"}");
+            assertThat(driver.readSinkJson("output")).containsExactly("{\"id\":\"e1\",\"user\":\"u1\",\"count\":1}");
+        }
+        assertThatThrownBy(() -> OutboxPipeline.spec("tks", "input", "output", "TAtLeastOnceKafkaSink",
+                Map.of("delivery_guarantee", "exactly_once")).validated())
+                .hasMessageContaining("TAtLeastOnceKafkaSink 'out' writes synchronously at least once and has no "
+                        + "delivery_guarantee");
+    }
+
+    @Test
     void shouldRejectBadParametersBeforeStart() {
         assertThatThrownBy(() -> OutboxPipeline.spec("tks", "input", "output",
                 Map.of("delivery_guarantee", "maybe", "max_batch_records", 0)).validated())

@@ -31,10 +31,12 @@ public record CompiledPipeline(Topology topology, Map<String, Integer> internalT
         List<AsyncSink> asyncSinks) {
 
     /**
-     * An async sink: its spec, the computation it belongs to and its outbox topic, or, with
-     * {@code at_most_once_strategy}, its in-memory queue instead.
+     * An external sink: its spec, the computation it belongs to and its outbox topic, or, with
+     * {@code at_most_once_strategy}, its in-memory queue instead, or, for a synchronous sink, its
+     * writer slot.
      */
     public record AsyncSink(io.flowkafka.spec.SinkSpec sink, String computation, String outboxTopic,
-            io.flowkafka.internal.outbox.@org.jspecify.annotations.Nullable AtMostOnceQueue queue) {
+            io.flowkafka.internal.outbox.@org.jspecify.annotations.Nullable AtMostOnceQueue queue,
+            io.flowkafka.internal.outbox.@org.jspecify.annotations.Nullable SyncSinkSlot writer) {
     }
 }

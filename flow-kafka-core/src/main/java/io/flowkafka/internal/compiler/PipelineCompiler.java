@@ -103,6 +103,7 @@ public final class PipelineCompiler {
         Map<String, Integer> outboxPartitions = new LinkedHashMap<>();
         List<CompiledPipeline.AsyncSink> asyncSinks = new ArrayList<>();
         Map<String, io.flowkafka.internal.outbox.AtMostOnceQueue> atMostOnceQueues = new LinkedHashMap<>();
+        Map<String, io.flowkafka.internal.outbox.SyncSinkSlot> syncSlots = new LinkedHashMap<>();
         ComputationPlan.VisitorRuntime visitors = options.visitors() != null ? options.visitors()
                 : new ComputationPlan.VisitorRuntime(100, 10_000, 50, new io.flowkafka.internal.visitor.DynamicSpec(spec),
                         new io.flowkafka.internal.status.StatusBoard(),
@@ -179,6 +180,27 @@ public final class PipelineCompiler {
                     if (!sink.inputStreamIds().contains(stream)) {
                         continue;
                     }
+                    io.flowkafka.spi.SinkProvider provider = io.flowkafka.internal.outbox.Sinks.provider(sink.sinkClassName());
+                    if (provider != null && provider.synchronous(sink) && !singleTask) {
+                        // a synchronous external sink: records sent after each call by the runtime's writer, the epoch
+                        // waiting for their acknowledgements (on the test driver: written to its topic like KafkaSink)
+                        String name = c.id() + "/" + sink.id();
+                        io.flowkafka.internal.outbox.SyncSinkSlot slot = syncSlots.computeIfAbsent(name, k -> {
+                            var sl = new io.flowkafka.internal.outbox.SyncSinkSlot(sink.id());
+                            asyncSinks.add(new CompiledPipeline.AsyncSink(sink, c.id(), "", null, sl));
+                            return sl;
+                        });
+                        routes.add(new ComputationPlan.SinkRoute(c.id() + ".write." + sink.id() + "." + stream,
+                                Objects.toString(sink.parameters().get("topic")), sink, false, null, slot));
+                        continue;
+                    }
+                    if (provider != null && provider.synchronous(sink)) {
+                        String topic = Objects.toString(sink.parameters().get("topic"));
+                        routes.add(ComputationPlan.SinkRoute.sync(c.id() + ".sink." + sink.id() + "." + topic, topic, sink));
+                        sinkTopics.putIfAbsent(topic, partitionsOf(c, spec));
+                        streamTopics.computeIfAbsent(stream, s -> new ArrayList<>()).add(topic);
+                        continue;
+                    }
                     if (io.flowkafka.internal.outbox.Sinks.isAsync(sink.sinkClassName())
                             && io.flowkafka.spec.AtMostOnceStrategy.of(sink).enabled()) {
                         // at most once: an in-memory queue per sink, no outbox, nothing in the transaction
@@ -190,11 +212,11 @@ public final class PipelineCompiler {
                                     io.micrometer.core.instrument.Counter.builder("flow.sink.dropped")
                                             .description("messages an at-most-once sink dropped (queue full)")
                                             .tags("pipeline", pipeline, "sink", sink.id()).register(visitors.meters()));
-                            asyncSinks.add(new CompiledPipeline.AsyncSink(sink, c.id(), "", q));
+                            asyncSinks.add(new CompiledPipeline.AsyncSink(sink, c.id(), "", q, null));
                             return q;
                         });
                         routes.add(new ComputationPlan.SinkRoute(c.id() + ".queue." + sink.id() + "." + stream, "", sink,
-                                false, queue));
+                                false, queue, null));
                         continue;
                     }
                     if (io.flowkafka.internal.outbox.Sinks.isAsync(sink.sinkClassName())) {
@@ -204,16 +226,15 @@ public final class PipelineCompiler {
                         });
                         if (!outboxPartitions.containsKey(topic)) {
                             outboxPartitions.put(topic, c.desiredPartitionCount());
-                            asyncSinks.add(new CompiledPipeline.AsyncSink(sink, c.id(), topic, null));
+                            asyncSinks.add(new CompiledPipeline.AsyncSink(sink, c.id(), topic, null, null));
                         }
                         routes.add(new ComputationPlan.SinkRoute(c.id() + ".outbox." + sink.id() + "." + stream, topic, sink,
-                                true, null));
+                                true, null, null));
                         streamTopics.computeIfAbsent(stream, s -> new ArrayList<>()).add(topic);
                         continue;
                     }
                     String topic = Objects.toString(sink.parameters().get("topic"));
-                    routes.add(new ComputationPlan.SinkRoute(c.id() + ".sink." + sink.id() + "." + topic, topic, sink,
-                            false, null));
+                    routes.add(ComputationPlan.SinkRoute.sync(c.id() + ".sink." + sink.id() + "." + topic, topic, sink));
                     sinkTopics.putIfAbsent(topic, partitionsOf(c, spec));
                     streamTopics.computeIfAbsent(stream, s -> new ArrayList<>()).add(topic);
                 }
@@ -269,6 +290,15 @@ public final class PipelineCompiler {
                 topology.addStateStore(io.flowkafka.internal.visitor.KeyVisitor.storeBuilder(c.id(), persistentStores),
                         processorName);
             }
+            List<io.flowkafka.internal.outbox.SyncSinkSlot> slots = new ArrayList<>();
+            outputs.values().forEach(rs -> rs.forEach(r -> {
+                if (r instanceof ComputationPlan.SinkRoute sr && sr.writer() != null && !slots.contains(sr.writer())) {
+                    slots.add(sr.writer());
+                }
+            }));
+            if (!slots.isEmpty()) {
+                topology.addStateStore(io.flowkafka.internal.outbox.EpochBarrierStore.builder(c.id(), slots), processorName);
+            }
             if (!c.timers().isEmpty()) {
                 for (var b : io.flowkafka.internal.timers.TimerStore.storeBuilders(c.id(), persistentStores)) {
                     topology.addStateStore(b, processorName);
@@ -283,8 +313,9 @@ public final class PipelineCompiler {
                     if (r instanceof ComputationPlan.InternalRoute) {
                         topology.addSink(r.sinkNode(), r.topic(), new ByteArraySerializer(), new ByteArraySerializer(),
                                 io.flowkafka.internal.watermarks.MulticastRangePartitioner.INSTANCE, processorName);
-                    } else if (((ComputationPlan.SinkRoute) r).queue() != null) {
-                        continue; // at most once: no sink node
+                    } else if (((ComputationPlan.SinkRoute) r).queue() != null
+                            || ((ComputationPlan.SinkRoute) r).writer() != null) {
+                        continue; // at most once, or a synchronous external sink: no sink node
                     } else if (((ComputationPlan.SinkRoute) r).outbox()) {
                         topology.addSink(r.sinkNode(), r.topic(), new ByteArraySerializer(), new ByteArraySerializer(),
                                 io.flowkafka.internal.outbox.OutboxPartitioner.INSTANCE, processorName);

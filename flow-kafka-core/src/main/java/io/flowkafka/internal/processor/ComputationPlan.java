@@ -109,8 +109,15 @@ public record ComputationPlan(String pipeline, ComputationSpec spec, Map<String,
      * @param outbox whether {@code topic} is the sink's outbox topic
      * @param queue the in-memory queue of an at-most-once async sink (then nothing is written to
      *     Kafka inside the transaction and {@code topic} is only a name), or null
+     * @param writer the writer slot of a synchronous external sink (records sent after each call,
+     *     acknowledged before each commit), or null
      */
     public record SinkRoute(String sinkNode, String topic, SinkSpec sink, boolean outbox,
-            io.flowkafka.internal.outbox.@Nullable AtMostOnceQueue queue) implements Route {
+            io.flowkafka.internal.outbox.@Nullable AtMostOnceQueue queue,
+            io.flowkafka.internal.outbox.@Nullable SyncSinkSlot writer) implements Route {
+        /** A sync {@code KafkaSink} to a topic of the pipeline's cluster. */
+        public static SinkRoute sync(String sinkNode, String topic, SinkSpec sink) {
+            return new SinkRoute(sinkNode, topic, sink, false, null, null);
+        }
     }
 }

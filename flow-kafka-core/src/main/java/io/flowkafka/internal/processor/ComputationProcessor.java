@@ -987,6 +987,14 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                     Headers headers = new RecordHeaders();
                     headers.add(FlowHeaders.META, meta);
                     out.add(new Record<>(key, value, sts / 1_000_000L, headers));
+                } else if (((ComputationPlan.SinkRoute) route).writer() != null) {
+                    // a synchronous external sink: sent once the call succeeded, acknowledged before the epoch commits
+                    Record<byte[], byte[]> r = sinkRecord(sinks.get(i), payload, id, ets, sts);
+                    var writer = ((ComputationPlan.SinkRoute) route).writer();
+                    int partition = context.taskId().partition();
+                    queuedOffers.add(() -> writer.write(partition, new io.flowkafka.spi.OutboxRecord(-1, id, r.key(),
+                            r.value(), r.headers(), r.timestamp())));
+                    continue;
                 } else if (((ComputationPlan.SinkRoute) route).queue() != null) {
                     // at most once: into the sink's in-memory queue now, outside the transaction (dropped when full)
                     Record<byte[], byte[]> r = sinkRecord(sinks.get(i), payload, id, ets, sts);

@@ -1,0 +1,80 @@
+package io.flowkafka.connectors.kafka;
+
+import io.flowkafka.spi.OutboxDeliveryException;
+import io.flowkafka.spi.OutboxRecord;
+import io.flowkafka.spi.SinkContext;
+import io.flowkafka.spi.SyncSinkWriter;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+/**
+ * Writes a {@code TAtLeastOnceKafkaSink}: one idempotent producer (acks=all, no transactions) per
+ * runtime instance on the target cluster, shared by the tasks. A send failure is remembered per
+ * task and fails that task's next epoch commit ({@link #flush}), which then replays and sends again:
+ * at least once, never lost. Thread-safe.
+ */
+final class KafkaSyncWriter implements SyncSinkWriter {
+    private final String topic;
+    private final String name;
+    private final KafkaProducer<byte[], byte[]> producer;
+    private final Map<Integer, AtomicReference<Exception>> failures = new ConcurrentHashMap<>();
+
+    KafkaSyncWriter(SinkContext context) {
+        this.topic = String.valueOf(context.sink().parameters().get("topic"));
+        this.name = "sink '" + context.sink().id() + "' (TAtLeastOnceKafkaSink to topic " + topic + ")";
+        Map<String, Object> props = new HashMap<>();
+        if (!context.sinkProperties().containsKey("bootstrap.servers")) {
+            props.putAll(context.pipelineClientProperties());
+        }
+        props.putAll(context.sinkProperties());
+        props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        props.put(ProducerConfig.ACKS_CONFIG, "all");
+        props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        props.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, context.applicationId() + ".sink." + context.sink().id());
+        this.producer = new KafkaProducer<>(props);
+    }
+
+    @Override
+    public void write(int partition, OutboxRecord record) {
+        AtomicReference<Exception> failure = failures.computeIfAbsent(partition, p -> new AtomicReference<>());
+        try {
+            producer.send(new ProducerRecord<>(topic, null, record.timestampMs(), record.key(), record.value(),
+                    record.headers()), (md, e) -> {
+                        if (e != null) {
+                            failure.compareAndSet(null, e);
+                        }
+                    });
+        } catch (KafkaException e) {
+            failure.compareAndSet(null, e);
+        }
+    }
+
+    @Override
+    public void flush(int partition) throws OutboxDeliveryException {
+        try {
+            producer.flush();
+        } catch (KafkaException e) {
+            throw new OutboxDeliveryException(name + ": waiting for acknowledgements failed: " + e, e);
+        }
+        AtomicReference<Exception> failure = failures.get(partition);
+        Exception e = failure == null ? null : failure.getAndSet(null);
+        if (e != null) {
+            throw new OutboxDeliveryException(name + ": a record of task partition " + partition
+                    + " was not acknowledged: " + e, e);
+        }
+    }
+
+    @Override
+    public void close() {
+        producer.close(Duration.ofSeconds(10));
+    }
+}

@@ -1,0 +1,124 @@
+package io.flowkafka.internal.outbox;
+
+import io.flowkafka.spi.OutboxDeliveryException;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.streams.errors.StreamsException;
+import org.apache.kafka.streams.processor.StateStore;
+import org.apache.kafka.streams.processor.StateStoreContext;
+import org.apache.kafka.streams.state.StoreBuilder;
+
+/**
+ * Makes a task's epoch wait for its synchronous sinks: Kafka Streams commits (flushes) every state
+ * store of a task before it commits the task's transaction, so this store, holding no data, waits
+ * there for the acknowledgements of the records the task sent to its {@link SyncSinkSlot sinks}. A
+ * failed acknowledgement fails the commit: the transaction aborts and the task replays from its last
+ * commit, sending the records again (at least once, never lost).
+ */
+public final class EpochBarrierStore implements StateStore {
+    private final String name;
+    private final List<SyncSinkSlot> slots;
+    private int partition = -1;
+    private boolean open;
+
+    private EpochBarrierStore(String name, List<SyncSinkSlot> slots) {
+        this.name = name;
+        this.slots = List.copyOf(slots);
+    }
+
+    /** The store's name for a computation. */
+    public static String storeName(String computation) {
+        return computation + ".sink-acks";
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public void init(StateStoreContext context, StateStore root) {
+        this.partition = context.taskId().partition();
+        context.register(root, (key, value) -> { });
+        open = true;
+    }
+
+    @Override
+    public void flush() {
+        for (SyncSinkSlot slot : slots) {
+            try {
+                slot.flush(partition);
+            } catch (OutboxDeliveryException e) {
+                throw new StreamsException("sink '" + slot.sink() + "' of task partition " + partition + ": " + e.getMessage()
+                        + "; the epoch is aborted and replayed", e);
+            }
+        }
+    }
+
+    @Override
+    public void commit(Map<TopicPartition, Long> changelogOffsets) {
+        flush();
+    }
+
+    @Override
+    public void close() {
+        open = false;
+    }
+
+    @Override
+    public boolean persistent() {
+        return false;
+    }
+
+    @Override
+    public boolean isOpen() {
+        return open;
+    }
+
+    /** A builder of a computation's barrier over its synchronous sinks. */
+    public static StoreBuilder<EpochBarrierStore> builder(String computation, List<SyncSinkSlot> slots) {
+        String name = storeName(computation);
+        return new StoreBuilder<>() {
+            @Override
+            public StoreBuilder<EpochBarrierStore> withCachingEnabled() {
+                return this;
+            }
+
+            @Override
+            public StoreBuilder<EpochBarrierStore> withCachingDisabled() {
+                return this;
+            }
+
+            @Override
+            public StoreBuilder<EpochBarrierStore> withLoggingEnabled(Map<String, String> config) {
+                return this;
+            }
+
+            @Override
+            public StoreBuilder<EpochBarrierStore> withLoggingDisabled() {
+                return this;
+            }
+
+            @Override
+            public EpochBarrierStore build() {
+                return new EpochBarrierStore(name, slots);
+            }
+
+            @Override
+            public Map<String, String> logConfig() {
+                return Map.of();
+            }
+
+            @Override
+            public boolean loggingEnabled() {
+                return false;
+            }
+
+            @Override
+            public String name() {
+                return name;
+            }
+        };
+    }
+}

@@ -1,0 +1,52 @@
+package io.flowkafka.internal.outbox;
+
+import io.flowkafka.spi.OutboxDeliveryException;
+import io.flowkafka.spi.OutboxRecord;
+import io.flowkafka.spi.SyncSinkWriter;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Where a synchronous external sink's {@link SyncSinkWriter} is found by the tasks: compiled into
+ * the topology empty, filled by the runtime when it starts (before processing begins), emptied when
+ * it stops. Thread-safe.
+ */
+public final class SyncSinkSlot {
+    private final String sink;
+    private volatile @Nullable SyncSinkWriter writer;
+
+    public SyncSinkSlot(String sink) {
+        this.sink = sink;
+    }
+
+    /** The sink id. */
+    public String sink() {
+        return sink;
+    }
+
+    /** Installs (or, with null, removes) the writer. */
+    public void set(@Nullable SyncSinkWriter writer) {
+        this.writer = writer;
+    }
+
+    /** Sends a record of task {@code partition}. */
+    public void write(int partition, OutboxRecord record) {
+        writer().write(partition, record);
+    }
+
+    /** Waits for the acknowledgements of task {@code partition}'s records. */
+    public void flush(int partition) throws OutboxDeliveryException {
+        SyncSinkWriter w = writer;
+        if (w != null) {
+            w.flush(partition);
+        }
+    }
+
+    private SyncSinkWriter writer() {
+        SyncSinkWriter w = writer;
+        if (w == null) {
+            throw new IllegalStateException("sink '" + sink + "' has no writer: the topology runs outside FlowRuntime "
+                    + "(run it with FlowRuntime.start(), or use the sync KafkaSink)");
+        }
+        return w;
+    }
+}

@@ -1,0 +1,28 @@
+package io.flowkafka.spi;
+
+/**
+ * Writes a synchronous external sink (Flow's {@code TAtLeastOnceKafkaSink}): each record is sent
+ * when the process-function call that produced it returned, outside the epoch transaction, and
+ * every epoch waits for the target's acknowledgements before it commits (reference 002: "each epoch
+ * waits for Kafka to acknowledge its records. If the epoch does not commit after a successful write,
+ * the same records are written again on restart"). At least once: a crash between the
+ * acknowledgement and the commit writes the records again after the replay; nothing is lost.
+ *
+ * <p>One writer per sink per runtime instance, shared by the stream threads: thread-safe.
+ */
+public interface SyncSinkWriter extends AutoCloseable {
+    /** Sends a record for the task {@code partition}; returns at once. */
+    void write(int partition, OutboxRecord record);
+
+    /**
+     * Waits until every record sent for the task {@code partition} so far is acknowledged; called
+     * before the task's epoch commits.
+     *
+     * @throws OutboxDeliveryException if one of them failed: the epoch must not commit (it is
+     *     aborted and replayed, writing the records again)
+     */
+    void flush(int partition) throws OutboxDeliveryException;
+
+    @Override
+    void close();
+}
