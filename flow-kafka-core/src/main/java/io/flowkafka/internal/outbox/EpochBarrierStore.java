@@ -10,13 +10,20 @@ import org.apache.kafka.streams.processor.StateStoreContext;
 import org.apache.kafka.streams.state.StoreBuilder;
 
 /**
- * Makes a task's epoch wait for its synchronous sinks: Kafka Streams commits (flushes) every state
- * store of a task before it commits the task's transaction, so this store, holding no data, waits
- * there for the acknowledgements of the records the task sent to its {@link SyncSinkSlot sinks}. A
- * failed acknowledgement fails the commit: the transaction aborts and the task replays from its last
- * commit, sending the records again (at least once, never lost).
+ * Makes a task's epoch wait for its synchronous sinks. Before Kafka Streams commits a task's
+ * transaction it flushes the task's record caches ({@code StreamTask.prepareCommit} ->
+ * {@code ProcessorStateManager.flushCache()}, which calls {@code flushCache()} of every store that is a
+ * {@code CachedStateStore}); so this store, holding no data, presents itself as a cached store and
+ * waits in {@link #flushCache()} for the acknowledgements of the records the task sent to its
+ * {@link SyncSinkSlot sinks}. A failed acknowledgement fails the commit: the transaction aborts and
+ * the task replays from its last commit, sending the records again (at least once, never lost).
+ *
+ * <p>{@code StateStore.commit} is no hook: Kafka Streams 4.4 calls it from the checkpoint after the
+ * transaction committed. {@code CachedStateStore} is a Kafka Streams internal interface; the broker
+ * test {@code SyncSinkBarrierIT} fails if a Kafka Streams upgrade stops calling it before the commit.
  */
-public final class EpochBarrierStore implements StateStore {
+public final class EpochBarrierStore implements StateStore,
+        org.apache.kafka.streams.state.internals.CachedStateStore<Object, Object> {
     private final String name;
     private final List<SyncSinkSlot> slots;
     private int partition = -1;
@@ -45,7 +52,7 @@ public final class EpochBarrierStore implements StateStore {
     }
 
     @Override
-    public void flush() {
+    public void flushCache() {
         for (SyncSinkSlot slot : slots) {
             try {
                 slot.flush(partition);
@@ -58,7 +65,17 @@ public final class EpochBarrierStore implements StateStore {
 
     @Override
     public void commit(Map<TopicPartition, Long> changelogOffsets) {
-        flush();
+        // after the transaction: nothing to wait for here (see the class comment)
+    }
+
+    @Override
+    public boolean setFlushListener(org.apache.kafka.streams.state.internals.CacheFlushListener<Object, Object> listener,
+            boolean sendOldValues) {
+        return false;
+    }
+
+    @Override
+    public void clearCache() {
     }
 
     @Override

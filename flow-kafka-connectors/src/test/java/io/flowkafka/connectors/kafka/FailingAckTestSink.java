@@ -1,0 +1,79 @@
+package io.flowkafka.connectors.kafka;
+
+import io.flowkafka.spec.SinkSpec;
+import io.flowkafka.spi.OutboxDeliverer;
+import io.flowkafka.spi.OutboxDeliveryException;
+import io.flowkafka.spi.OutboxRecord;
+import io.flowkafka.spi.SinkContext;
+import io.flowkafka.spi.SinkProvider;
+import io.flowkafka.spi.SyncSinkWriter;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A test-only synchronous sink ({@code FailingAckTestSink}): records every write, counts the
+ * epoch barriers ({@link SyncSinkWriter#flush}) and fails the first barrier that follows a write, as
+ * a lost acknowledgement would.
+ */
+public final class FailingAckTestSink implements SinkProvider {
+    static final ConcurrentLinkedQueue<String> WRITTEN = new ConcurrentLinkedQueue<>();
+    static final AtomicInteger FLUSHES = new AtomicInteger();
+    static final AtomicBoolean FAILED = new AtomicBoolean();
+
+    static void reset() {
+        WRITTEN.clear();
+        FLUSHES.set(0);
+        FAILED.set(false);
+    }
+
+    @Override
+    public Set<String> sinkClassNames() {
+        return Set.of("FailingAckTestSink");
+    }
+
+    @Override
+    public List<Problem> validate(SinkSpec sink) {
+        return List.of();
+    }
+
+    @Override
+    public boolean supportsAtMostOnce(SinkSpec sink) {
+        return false;
+    }
+
+    @Override
+    public boolean synchronous(SinkSpec sink) {
+        return true;
+    }
+
+    @Override
+    public OutboxDeliverer createDeliverer(SinkContext context) {
+        throw new UnsupportedOperationException("synchronous");
+    }
+
+    @Override
+    public SyncSinkWriter createWriter(SinkContext context) {
+        return new SyncSinkWriter() {
+            @Override
+            public void write(int partition, OutboxRecord record) {
+                WRITTEN.add(new String(record.key(), StandardCharsets.UTF_8));
+            }
+
+            @Override
+            public void flush(int partition) throws OutboxDeliveryException {
+                FLUSHES.incrementAndGet();
+                if (!WRITTEN.isEmpty() && FAILED.compareAndSet(false, true)) {
+                    throw OutboxDeliveryException.retryable("injected: an acknowledgement was lost");
+                }
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+    }
+}
