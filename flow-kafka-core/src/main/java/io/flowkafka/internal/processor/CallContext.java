@@ -95,6 +95,7 @@ final class CallContext implements RuntimeContext, OutputCollector {
         this.parentId = parentId;
         this.timersAdded = 0;
         this.active = true;
+        this.batchIds = null;
         outputs.clear();
     }
 

@@ -1085,6 +1085,10 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                 }
             }
         }
+        if (batch != null && !batch.isEmpty()) {
+            event = Math.min(event, batch.minEventTimestamp()); // a batch may write to any output
+            completed = false;
+        }
         if (completed) {
             return new long[] {Long.MAX_VALUE, Long.MAX_VALUE, 1};
         }
