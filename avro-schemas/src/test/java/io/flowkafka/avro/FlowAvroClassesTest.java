@@ -40,6 +40,10 @@ class FlowAvroClassesTest {
         assertThat(roundTrip(envelope)).isEqualTo(envelope);
         SinkProgress progress = SinkProgress.newBuilder().setSink("k").setOutboxPartition(0).setNextOffset(42).build();
         assertThat(roundTrip(progress)).isEqualTo(progress);
+        BatchedInput batched = BatchedInput.newBuilder().setTopic("p.events").setPartition(1).setOffset(7)
+                .setTimestamp(11).setKey(ByteBuffer.wrap(new byte[] {1})).setValue(ByteBuffer.wrap(new byte[] {2}))
+                .setMeta(ByteBuffer.wrap(new byte[] {3})).build();
+        assertThat(roundTrip(batched)).isEqualTo(batched);
     }
 
     @SuppressWarnings("unchecked")

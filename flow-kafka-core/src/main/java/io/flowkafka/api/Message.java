@@ -31,6 +31,9 @@ public interface Message {
     /** The payload, a record of the stream's schema. */
     GenericRecord getPayload();
 
-    /** Ids of the messages, timers or visits this message was derived from; empty for source messages. */
+    /**
+     * Ids of the messages, timers or visits this message was derived from; empty for source
+     * messages. Several for an output of a batching SwiftMap computation, sorted.
+     */
     List<MessageId> getParentIds();
 }

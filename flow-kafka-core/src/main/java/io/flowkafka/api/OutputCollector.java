@@ -33,7 +33,18 @@ public interface OutputCollector {
 
     /**
      * A collector whose outputs have the given parents instead of the current message (Flow's
-     * {@code setParentIds}); the parents must be inputs of the current call.
+     * {@code setParentIds}); the parents must be inputs of the current call. Parents are a set:
+     * their order and repeats do not matter, and an output with several parents gets an id derived
+     * from that set.
+     *
+     * <p>In a SwiftMap computation, each output has exactly one parent, the message being processed,
+     * unless {@link io.flowkafka.spec.ComputationSpec#ALLOW_BATCHING_PARAMETER
+     * allow_batching_with_relaxed_guarantees} is on; then the parents may be any non-empty subset of
+     * the batch passed to {@link BatchFunction#onMessages}.
+     *
+     * @throws IllegalArgumentException if {@code parentIds} is empty, or, in a SwiftMap computation,
+     *     names a message that is not an input of the current call, or several messages without
+     *     {@code allow_batching_with_relaxed_guarantees}
      */
     OutputCollector withParentIds(List<MessageId> parentIds);
 }

@@ -45,11 +45,21 @@ import org.jspecify.annotations.Nullable;
  * <p>Properties: the {@code flow.*} keys of {@link FlowConfig}; everything else passes through to
  * Kafka Streams unchanged (security settings included). flow-kafka sets, unless given:
  * {@code application.id} (prefix + pipeline name), {@code processing.guarantee=exactly_once_v2},
- * its dead-letter processing-exception handler, and byte-array default serdes.
+ * its dead-letter processing-exception handler, and byte-array default serdes. Every computation
+ * runs on {@code exactly_once_v2}, whatever its {@code processing_mode}: another
+ * {@code processing.guarantee} is rejected. The gauge {@value #GUARANTEE_METRIC} and a log line at
+ * {@link #start()} say what each computation runs with.
  *
  * <p>Thread-safe: lifecycle methods may be called from any thread.
  */
 public final class FlowRuntime implements AutoCloseable {
+    /**
+     * Name of the gauge (value 1, one per computation) whose tags say what a computation runs with:
+     * {@code pipeline}, {@code computation}, {@code kind}, {@code processing_mode},
+     * {@code processing_guarantee} (always {@code exactly_once_v2}) and {@code relaxed_batching}.
+     */
+    public static final String GUARANTEE_METRIC = "flow.computation.guarantee";
+
     private static final Logger LOG = LoggerFactory.getLogger(FlowRuntime.class);
 
     static {
@@ -119,13 +129,73 @@ public final class FlowRuntime implements AutoCloseable {
                         config.getInt(FlowConfig.VISITOR_MAX_ROWS_CONFIG),
                         config.getLong(FlowConfig.VISITOR_MAX_MS_CONFIG), dynamicSpec, statusBoard, meterRegistry)));
         this.streamsProps = streamsProperties(this.spec, userProps, compiled.deadLetterTopic(), config);
+        Object guarantee = streamsProps.get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG);
+        if (!StreamsConfig.EXACTLY_ONCE_V2.equals(String.valueOf(guarantee).trim())) {
+            throw new org.apache.kafka.common.config.ConfigException(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, guarantee,
+                    "flow-kafka runs every computation on " + StreamsConfig.EXACTLY_ONCE_V2 + ", whatever its "
+                            + "processing_mode: Kafka Streams' at_least_once would let state writes run ahead of "
+                            + "committed offsets. Remove processing.guarantee from the properties, and choose "
+                            + "processing_mode per Transform computation in the spec");
+        }
+        registerGuaranteeGauges();
+    }
+
+    /**
+     * One gauge {@code flow.computation.guarantee} (value 1) per computation, tagged with what the
+     * computation runs with: its {@code processing_mode}, Kafka Streams' {@code processing.guarantee}
+     * and whether SwiftMap batching with relaxed guarantees is on.
+     */
+    private void registerGuaranteeGauges() {
+        for (io.flowkafka.spec.ComputationSpec c : spec.computations().values()) {
+            io.micrometer.core.instrument.Gauge.builder(GUARANTEE_METRIC, () -> 1.0)
+                    .description("What a computation runs with (tags); processing_mode at_least_once_consistent runs "
+                            + "on exactly_once_v2 like exactly_once")
+                    .tags("pipeline", spec.name(), "computation", c.id(), "kind", c.kind().shortName(),
+                            "processing_mode", c.processingMode().specName(),
+                            "processing_guarantee", StreamsConfig.EXACTLY_ONCE_V2,
+                            "relaxed_batching", Boolean.toString(c.kind() == io.flowkafka.spec.ComputationKind.SWIFT_MAP
+                                    && c.allowBatchingWithRelaxedGuarantees()))
+                    .register(meterRegistry);
+        }
+    }
+
+    /**
+     * One line saying what each computation of {@code spec} runs with, as {@link #start()} logs it:
+     * the Kafka Streams guarantee, the computations by {@code processing_mode}, and the SwiftMap
+     * computations that batch with relaxed guarantees.
+     */
+    static String guaranteeSummary(PipelineSpec spec) {
+        Map<String, List<String>> byMode = new java.util.LinkedHashMap<>();
+        List<String> batching = new java.util.ArrayList<>();
+        for (io.flowkafka.spec.ComputationSpec c : spec.computations().values()) {
+            byMode.computeIfAbsent(c.processingMode().specName(), k -> new java.util.ArrayList<>()).add(c.id());
+            if (c.kind() == io.flowkafka.spec.ComputationKind.SWIFT_MAP && c.allowBatchingWithRelaxedGuarantees()) {
+                batching.add(c.id() + " (max_batch_size " + c.maxBatchSize() + ", max_batch_delay "
+                        + c.maxBatchDelay().toMillis() + "ms)");
+            }
+        }
+        StringBuilder b = new StringBuilder("pipeline '").append(spec.name())
+                .append("' runs every computation on Kafka Streams ").append(StreamsConfig.EXACTLY_ONCE_V2)
+                .append("; processing_mode ");
+        b.append(byMode.entrySet().stream().map(e -> e.getKey() + ": " + e.getValue())
+                .collect(java.util.stream.Collectors.joining(", ")));
+        if (byMode.containsKey(io.flowkafka.spec.ProcessingMode.AT_LEAST_ONCE_CONSISTENT.specName())) {
+            b.append(" (at_least_once_consistent behaves as exactly_once here: on Kafka the input dedup it would skip "
+                    + "is the transactional offset commit, which costs nothing extra)");
+        }
+        if (!batching.isEmpty()) {
+            b.append("; SwiftMap batching with relaxed guarantees (outputs with several parents, ids from the parent "
+                    + "set, no id order per key downstream): ").append(batching);
+        }
+        return b.toString();
     }
 
     /**
      * Validates and compiles the spec; starts nothing.
      *
      * @throws io.flowkafka.spec.InvalidSpecException listing every spec error
-     * @throws org.apache.kafka.common.config.ConfigException for a bad {@code flow.*} property
+     * @throws org.apache.kafka.common.config.ConfigException for a bad {@code flow.*} property, or a
+     *     {@code processing.guarantee} other than {@code exactly_once_v2}
      */
     public static FlowRuntime create(PipelineSpec spec, Properties props) {
         Objects.requireNonNull(spec, "spec");
@@ -138,7 +208,8 @@ public final class FlowRuntime implements AutoCloseable {
      * {@code meters}; starts nothing.
      *
      * @throws io.flowkafka.spec.InvalidSpecException listing every spec error
-     * @throws org.apache.kafka.common.config.ConfigException for a bad {@code flow.*} property
+     * @throws org.apache.kafka.common.config.ConfigException for a bad {@code flow.*} property, or a
+     *     {@code processing.guarantee} other than {@code exactly_once_v2}
      */
     public static FlowRuntime create(PipelineSpec spec, Properties props, io.micrometer.core.instrument.MeterRegistry meters) {
         Objects.requireNonNull(spec, "spec");
@@ -319,6 +390,7 @@ public final class FlowRuntime implements AutoCloseable {
         if (!state.compareAndSet(State.CREATED, State.STARTING)) {
             throw new IllegalStateException("pipeline '" + spec.name() + "' was already started (state " + state.get() + ")");
         }
+        LOG.info(guaranteeSummary(spec));
         Properties adminProps = new Properties();
         streamsProps.forEach((k, v) -> {
             String key = k.toString();

@@ -30,8 +30,12 @@ import org.jspecify.annotations.Nullable;
  * @param keyVisitorStreams {@code key_visitor_streams}
  * @param streamsDependency {@code streams_dependency}: output or timer stream id to the streams
  *     it depends on
- * @param processingMode {@code processing_mode}
- * @param parameters {@code parameters}, passed to the process function
+ * @param processingMode {@code processing_mode}: {@code exactly_once} (default) or
+ *     {@code at_least_once_consistent}, accepted on Transform computations only; both run on Kafka
+ *     Streams' {@code exactly_once_v2} (see {@link ProcessingMode})
+ * @param parameters {@code parameters}, passed to the process function; the runtime itself reads
+ *     {@value #ALLOW_BATCHING_PARAMETER}, {@value #MAX_BATCH_SIZE_PARAMETER} and
+ *     {@value #MAX_BATCH_DELAY_PARAMETER} of SwiftMap computations
  * @param desiredPartitionCount {@code desired_partition_count}; the partition count of the
  *     computation's input topics
  * @param watermarkStrategy {@code watermark_strategy} of a source computation
@@ -58,6 +62,71 @@ public record ComputationSpec(
     /** Default {@code desired_partition_count}. */
     public static final int DEFAULT_PARTITION_COUNT = 4;
 
+    /**
+     * SwiftMap parameter {@value}: {@code true} lets a {@link io.flowkafka.api.BatchFunction} get
+     * batches of several input messages and emit messages with several parents (Flow's
+     * {@code allow_batching_with_relaxed_guarantees}, set in the computation's {@code parameters}
+     * block; default {@code false}). Accepted only on SwiftMap computations whose function is a
+     * {@code BatchFunction}.
+     *
+     * <p>With the flag on:
+     * <ul>
+     *   <li>inputs are buffered per task in a changelogged store and handed to
+     *       {@code onMessages} as one batch when {@value #MAX_BATCH_SIZE_PARAMETER} messages are
+     *       buffered, when the oldest has waited {@value #MAX_BATCH_DELAY_PARAMETER} (wall clock),
+     *       or when every input stream has completed; the buffer commits with the input offsets,
+     *       so no input is lost or processed twice by a restart;</li>
+     *   <li>an output's default parent is the whole batch; {@code withParentIds} narrows it to any
+     *       non-empty subset of the batch's messages;</li>
+     *   <li>an output's message id is derived from the <em>set</em> of its parent ids and its
+     *       position among the call's outputs with that same set: the same set gives the same id
+     *       in any order and on any replay, a different set gives a different id;</li>
+     *   <li>an output's default event timestamp is the largest of its parents'; the task's output
+     *       watermark is held at the oldest buffered message.</li>
+     * </ul>
+     *
+     * <p>What downstream computations must accept (Flow's "relaxed guarantees"):
+     * <ol>
+     *   <li>at-least-once per parent: "on restart, the batch boundaries might differ [...] if a
+     *       parent ends up in a batch with a different composition, that batch's MessageId is
+     *       different — downstream computations must be ready to see each parent's content more
+     *       than once". On Kafka an aborted attempt's outputs are never read (read_committed), so
+     *       flow-kafka does not produce such repeats today, but a pipeline must not rely on that;</li>
+     *   <li>no message-id order within a key: "the MessageId order within a single key isn't
+     *       preserved on the downstream computations' side". A batch's output sorts by its largest
+     *       parent, so outputs of consecutive batches need not sort in the order they were
+     *       written;</li>
+     *   <li>batch composition is not part of the contract: a batch cut by size is reproduced by a
+     *       replay of a single input stream, but a cut by {@value #MAX_BATCH_DELAY_PARAMETER}, or
+     *       the interleaving of several input streams, may differ on a replay.</li>
+     * </ol>
+     */
+    public static final String ALLOW_BATCHING_PARAMETER = "allow_batching_with_relaxed_guarantees";
+
+    /**
+     * SwiftMap parameter {@value}: the most input messages one batch holds when
+     * {@value #ALLOW_BATCHING_PARAMETER} is on; a batch is cut as soon as this many are buffered.
+     * An integer in [1, {@value #MAX_BATCH_SIZE_LIMIT}]; default {@value #DEFAULT_MAX_BATCH_SIZE}.
+     */
+    public static final String MAX_BATCH_SIZE_PARAMETER = "max_batch_size";
+
+    /** Default of {@value #MAX_BATCH_SIZE_PARAMETER}. */
+    public static final int DEFAULT_MAX_BATCH_SIZE = 1000;
+
+    /** Largest accepted {@value #MAX_BATCH_SIZE_PARAMETER}: a batch is held on the heap and in one call. */
+    public static final int MAX_BATCH_SIZE_LIMIT = 100_000;
+
+    /**
+     * SwiftMap parameter {@value}: how long (wall clock) the oldest buffered message may wait before
+     * its batch is cut, when {@value #ALLOW_BATCHING_PARAMETER} is on; a duration like
+     * {@code "100ms"} or milliseconds, at least 1 ms; default 100 ms. Cuts made by this rule
+     * depend on timing, so a replay may cut elsewhere.
+     */
+    public static final String MAX_BATCH_DELAY_PARAMETER = "max_batch_delay";
+
+    /** Default of {@value #MAX_BATCH_DELAY_PARAMETER}. */
+    public static final java.time.Duration DEFAULT_MAX_BATCH_DELAY = java.time.Duration.ofMillis(100);
+
     public ComputationSpec {
         Objects.requireNonNull(id, "id");
         Objects.requireNonNull(kind, "kind");
@@ -73,6 +142,73 @@ public record ComputationSpec(
         keyVisitorStreams = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(keyVisitorStreams));
         streamsDependency = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(streamsDependency));
         parameters = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(parameters));
+    }
+
+    /**
+     * Whether {@value #ALLOW_BATCHING_PARAMETER} is on: the parameter is {@code true} (a boolean,
+     * or the string {@code "true"} or YSON's {@code "%true"}).
+     *
+     * @throws IllegalArgumentException if the parameter is set to anything but a boolean
+     */
+    public boolean allowBatchingWithRelaxedGuarantees() {
+        Object v = parameters.get(ALLOW_BATCHING_PARAMETER);
+        if (v == null || v instanceof Boolean) {
+            return Boolean.TRUE.equals(v);
+        }
+        String text = v.toString().trim();
+        if (text.equals("true") || text.equals("%true")) {
+            return true;
+        }
+        if (text.equals("false") || text.equals("%false")) {
+            return false;
+        }
+        throw new IllegalArgumentException("parameters." + ALLOW_BATCHING_PARAMETER + " must be true or false but was '"
+                + v + "'");
+    }
+
+    /**
+     * {@value #MAX_BATCH_SIZE_PARAMETER}, or its default.
+     *
+     * @throws IllegalArgumentException if it is not an integer in [1, {@value #MAX_BATCH_SIZE_LIMIT}]
+     */
+    public int maxBatchSize() {
+        Object v = parameters.get(MAX_BATCH_SIZE_PARAMETER);
+        if (v == null) {
+            return DEFAULT_MAX_BATCH_SIZE;
+        }
+        long n;
+        if (v instanceof Integer || v instanceof Long || v instanceof Short) {
+            n = ((Number) v).longValue();
+        } else {
+            try {
+                n = Long.parseLong(v.toString().trim());
+            } catch (NumberFormatException e) {
+                n = Long.MIN_VALUE;
+            }
+        }
+        if (n < 1 || n > MAX_BATCH_SIZE_LIMIT) {
+            throw new IllegalArgumentException("parameters." + MAX_BATCH_SIZE_PARAMETER + " must be an integer in [1, "
+                    + MAX_BATCH_SIZE_LIMIT + "] but was '" + v + "'");
+        }
+        return (int) n;
+    }
+
+    /**
+     * {@value #MAX_BATCH_DELAY_PARAMETER}, or its default.
+     *
+     * @throws IllegalArgumentException if it is not a duration of at least 1 ms
+     */
+    public java.time.Duration maxBatchDelay() {
+        Object v = parameters.get(MAX_BATCH_DELAY_PARAMETER);
+        if (v == null) {
+            return DEFAULT_MAX_BATCH_DELAY;
+        }
+        java.time.Duration d = Durations.parse(v, "parameters." + MAX_BATCH_DELAY_PARAMETER);
+        if (d.toMillis() < 1) {
+            throw new IllegalArgumentException("parameters." + MAX_BATCH_DELAY_PARAMETER + " must be at least 1ms but was '"
+                    + v + "'");
+        }
+        return d;
     }
 
     /** A builder for a computation with the given id. */
@@ -187,6 +323,43 @@ public record ComputationSpec(
 
         public Builder processingMode(ProcessingMode mode) {
             this.mode = Objects.requireNonNull(mode, "mode");
+            return this;
+        }
+
+        /**
+         * Sets {@value ComputationSpec#ALLOW_BATCHING_PARAMETER} in {@code parameters}: SwiftMap
+         * batching, with the relaxed guarantees described there.
+         */
+        public Builder allowBatchingWithRelaxedGuarantees(boolean allow) {
+            parameters.put(ALLOW_BATCHING_PARAMETER, allow);
+            return this;
+        }
+
+        /**
+         * Sets {@value ComputationSpec#MAX_BATCH_SIZE_PARAMETER} in {@code parameters}.
+         *
+         * @throws IllegalArgumentException if {@code size} is not in [1, {@value ComputationSpec#MAX_BATCH_SIZE_LIMIT}]
+         */
+        public Builder maxBatchSize(int size) {
+            if (size < 1 || size > MAX_BATCH_SIZE_LIMIT) {
+                throw new IllegalArgumentException(MAX_BATCH_SIZE_PARAMETER + " must be in [1, " + MAX_BATCH_SIZE_LIMIT
+                        + "] but was " + size);
+            }
+            parameters.put(MAX_BATCH_SIZE_PARAMETER, size);
+            return this;
+        }
+
+        /**
+         * Sets {@value ComputationSpec#MAX_BATCH_DELAY_PARAMETER} in {@code parameters}.
+         *
+         * @throws IllegalArgumentException if {@code delay} is shorter than 1 ms
+         */
+        public Builder maxBatchDelay(java.time.Duration delay) {
+            Objects.requireNonNull(delay, "delay");
+            if (delay.toMillis() < 1) {
+                throw new IllegalArgumentException(MAX_BATCH_DELAY_PARAMETER + " must be at least 1ms but was " + delay);
+            }
+            parameters.put(MAX_BATCH_DELAY_PARAMETER, delay.toMillis());
             return this;
         }
 

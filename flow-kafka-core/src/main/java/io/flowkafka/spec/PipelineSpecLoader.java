@@ -176,6 +176,11 @@ public final class PipelineSpecLoader {
                 throw new InvalidSpecException("<unnamed>", errors);
             }
             unknownFields(root, null, "", TOP_FIELDS, List.of());
+            if (root.has("processing_mode")) {
+                error(null, "processing_mode", "processing_mode is set per computation, not for the whole pipeline",
+                        "move it into each Transform computation that should use it: \"computations\": {\"<id>\": "
+                                + "{\"processing_mode\": " + root.get("processing_mode") + ", ...}}");
+            }
             String name = string(root.get("name"), null, "name");
             if (name == null && !root.has("name")) {
                 error(null, "name", "the pipeline spec has no name", "add \"name\": \"<pipeline>\"; it becomes the "
@@ -229,6 +234,14 @@ public final class PipelineSpecLoader {
                 return null;
             }
             unknownFields(node, id, "", COMPUTATION_FIELDS, UNSUPPORTED_COMPUTATION_FIELDS);
+            for (String parameter : List.of(ComputationSpec.ALLOW_BATCHING_PARAMETER,
+                    ComputationSpec.MAX_BATCH_SIZE_PARAMETER, ComputationSpec.MAX_BATCH_DELAY_PARAMETER)) {
+                if (node.has(parameter)) {
+                    error(id, parameter, parameter + " is a parameter: Flow reads it from the computation's "
+                            + "parameters block, and beside it it would be ignored", "move it into parameters: "
+                            + "\"parameters\": {\"" + parameter + "\": " + node.get(parameter) + "}");
+                }
+            }
             ComputationSpec.Builder b = ComputationSpec.builder(id);
 
             String kind = string(node.get("computation_class_name"), id, "computation_class_name");

@@ -164,9 +164,119 @@ final class SpecValidator {
         checkDependencies(c, outputs, sources, timers);
         checkKeyVisitors(c);
         checkTimers(c);
+        checkProcessingMode(c);
+        checkBatching(c);
         if (c.desiredPartitionCount() < 1) {
             error(id, "desired_partition_count", "desired_partition_count must be >= 1 but was "
                     + c.desiredPartitionCount(), "set desired_partition_count to a positive number of partitions");
+        }
+    }
+
+    /**
+     * Flow: "You set the processing_mode parameter at the TTransformComputation level in the spec";
+     * what it relaxes is the input dedup of internal streams by message id, which only a Transform
+     * computation has (sources dedup by offsets, a SwiftMap materializes nothing).
+     */
+    private void checkProcessingMode(ComputationSpec c) {
+        String id = c.id();
+        ComputationKind kind = c.kind();
+        if (c.processingMode() == ProcessingMode.AT_LEAST_ONCE_CONSISTENT && kind != ComputationKind.TRANSFORM) {
+            String why = kind == ComputationKind.SWIFT_MAP
+                    ? "a SwiftMap computation materializes nothing, so it has no input dedup to turn off"
+                    : "a " + kind.shortName() + " computation reads a source, which is deduplicated by committed "
+                            + "offsets at no extra cost";
+            error(id, "processing_mode", "processing_mode at_least_once_consistent is set on " + kind.shortName()
+                    + " computation '" + id + "', but it applies only to Transform computations (Flow sets it at the "
+                    + "TTransformComputation level): " + why, kind == ComputationKind.SWIFT_MAP
+                    ? "remove processing_mode from '" + id + "'; to trade guarantees for batching in a SwiftMap, set "
+                            + "parameters." + ComputationSpec.ALLOW_BATCHING_PARAMETER + ": true instead"
+                    : "remove processing_mode from '" + id + "', or set it on the Transform computations that read "
+                            + "its output");
+        }
+        Object misplaced = c.parameters().get("processing_mode");
+        if (misplaced != null) {
+            error(id, "parameters.processing_mode", "processing_mode is a field of the computation, not a parameter: "
+                    + "inside parameters it reaches only the process function and changes no guarantee",
+                    "move it out of parameters, beside them: \"processing_mode\": \"" + misplaced + "\"");
+        }
+    }
+
+    /**
+     * Flow: "You set the allow_batching_with_relaxed_guarantees parameter in the parameters block of
+     * a TSwiftMapComputation computation. The default value is %false."
+     */
+    private void checkBatching(ComputationSpec c) {
+        String id = c.id();
+        Map<String, Object> p = c.parameters();
+        String allowField = "parameters." + ComputationSpec.ALLOW_BATCHING_PARAMETER;
+        if (c.kind() != ComputationKind.SWIFT_MAP) {
+            // max_batch_size and max_batch_delay are the function's own parameters outside a SwiftMap
+            if (p.containsKey(ComputationSpec.ALLOW_BATCHING_PARAMETER)) {
+                error(id, allowField, ComputationSpec.ALLOW_BATCHING_PARAMETER + " applies only to SwiftMap "
+                        + "computations (Flow: TSwiftMapComputation), but '" + id + "' is a " + c.kind().shortName()
+                        + " computation", "remove it from the parameters of '" + id + "'; to batch, let a SwiftMap "
+                        + "computation with this parameter do the batching, e.g. one reading the same input streams");
+            }
+            return;
+        }
+        boolean allow;
+        try {
+            allow = c.allowBatchingWithRelaxedGuarantees();
+        } catch (IllegalArgumentException e) {
+            error(id, allowField, e.getMessage(), "set it to true, or to false (the default) or remove it");
+            return;
+        }
+        boolean tuned = false;
+        try {
+            c.maxBatchSize();
+            tuned |= p.containsKey(ComputationSpec.MAX_BATCH_SIZE_PARAMETER);
+        } catch (IllegalArgumentException e) {
+            error(id, "parameters." + ComputationSpec.MAX_BATCH_SIZE_PARAMETER, e.getMessage(), "set it to the most "
+                    + "messages a batch may hold, e.g. " + ComputationSpec.DEFAULT_MAX_BATCH_SIZE);
+        }
+        try {
+            c.maxBatchDelay();
+            tuned |= p.containsKey(ComputationSpec.MAX_BATCH_DELAY_PARAMETER);
+        } catch (IllegalArgumentException e) {
+            error(id, "parameters." + ComputationSpec.MAX_BATCH_DELAY_PARAMETER, e.getMessage(), "set it to how long "
+                    + "the oldest buffered message may wait, e.g. \"100ms\"");
+        }
+        if (!allow) {
+            if (tuned) {
+                warning(id, "parameters", "max_batch_size and max_batch_delay have no effect on SwiftMap '" + id
+                        + "' unless " + ComputationSpec.ALLOW_BATCHING_PARAMETER + " is true",
+                        "set " + allowField + ": true, or remove them");
+            }
+            return;
+        }
+        String notBatch = batchFunctionProblem(c);
+        if (notBatch != null) {
+            error(id, allowField, "SwiftMap '" + id + "' batches its inputs, but its processing_function " + notBatch
+                    + ", which is called with one message at a time", "implement io.flowkafka.api.BatchFunction "
+                    + "(onMessages gets the batch), or remove " + ComputationSpec.ALLOW_BATCHING_PARAMETER);
+        }
+    }
+
+    /** Why the computation's function is not a BatchFunction, or null if it is (or cannot be told). */
+    private static @Nullable String batchFunctionProblem(ComputationSpec c) {
+        if (c.functionSupplier() != null) {
+            Object f;
+            try {
+                f = c.functionSupplier().get(); // like Kafka's ApiUtils.checkSupplier: the instance is dropped
+            } catch (RuntimeException e) {
+                return null; // the task reports it when it creates the function
+            }
+            return f == null || f instanceof BatchFunction ? null : "is a " + f.getClass().getName() + " (a RowFunction)";
+        }
+        if (c.processingFunction() == null) {
+            return null;
+        }
+        try {
+            Class<?> cls = Class.forName(c.processingFunction(), false, classLoader());
+            return BatchFunction.class.isAssignableFrom(cls) || !RowFunction.class.isAssignableFrom(cls) ? null
+                    : "'" + c.processingFunction() + "' is a RowFunction";
+        } catch (ClassNotFoundException | LinkageError e) {
+            return null; // reported by checkProcessingFunction
         }
     }
 

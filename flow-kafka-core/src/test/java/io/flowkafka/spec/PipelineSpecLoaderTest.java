@@ -246,6 +246,44 @@ class PipelineSpecLoaderTest {
                 .contains("parameters must be an object but is an array");
     }
 
+    @Test
+    void shouldReadBatchingParametersFromTheParametersBlock() {
+        PipelineSpec spec = PipelineSpecLoader.fromJson(computation("\"computation_class_name\": \"SwiftMap\","
+                + " \"parameters\": {\"allow_batching_with_relaxed_guarantees\": true, \"max_batch_size\": 20,"
+                + " \"max_batch_delay\": \"50ms\"}"));
+        ComputationSpec c = spec.computations().get("c");
+        assertThat(c.allowBatchingWithRelaxedGuarantees()).isTrue();
+        assertThat(c.maxBatchSize()).isEqualTo(20);
+        assertThat(c.maxBatchDelay()).isEqualTo(java.time.Duration.ofMillis(50));
+        assertThat(spec.warnings()).isEmpty();
+    }
+
+    @Test
+    void shouldRejectBatchingParametersBesideTheParametersBlock() {
+        InvalidSpecException e = catchThrowableOfType(InvalidSpecException.class, () -> PipelineSpecLoader.fromJson(
+                computation("\"computation_class_name\": \"SwiftMap\", \"allow_batching_with_relaxed_guarantees\": true,"
+                        + " \"max_batch_size\": 20")));
+        assertThat(e.problems()).extracting(p -> p.computation() + " " + p.field())
+                .containsExactly("c allow_batching_with_relaxed_guarantees", "c max_batch_size");
+        assertThat(e.problems().get(0).message()).contains("allow_batching_with_relaxed_guarantees is a parameter");
+        assertThat(e.problems().get(0).fix())
+                .isEqualTo("move it into parameters: \"parameters\": {\"allow_batching_with_relaxed_guarantees\": true}");
+    }
+
+    @Test
+    void shouldRejectProcessingModeForTheWholePipeline() {
+        String json = computation("\"processing_mode\": \"exactly_once\"").replaceFirst("\\{\"name\": \"p\",",
+                "{\"name\": \"p\", \"processing_mode\": \"at_least_once_consistent\",");
+        InvalidSpecException e = catchThrowableOfType(InvalidSpecException.class, () -> PipelineSpecLoader.fromJson(json));
+        assertThat(e.problems()).singleElement().satisfies(p -> {
+            assertThat(p.computation()).isNull();
+            assertThat(p.field()).isEqualTo("processing_mode");
+            assertThat(p.message()).contains("processing_mode is set per computation, not for the whole pipeline");
+            assertThat(p.fix()).contains("move it into each Transform computation")
+                    .contains("\"processing_mode\": \"at_least_once_consistent\"");
+        });
+    }
+
     /** A pipeline with one Transform computation {@code c} reading {@code e}, plus {@code extra} fields. */
     private static String computation(String extra) {
         return "{\"name\": \"p\", \"streams\": {\"e\": {\"schema\": " + EVENT_SCHEMA + "}},"

@@ -607,4 +607,157 @@ class SpecValidatorTest {
         assertThat(errors(spec)).anySatisfy(p -> assertProblem(p, "swift", "timers",
                 "timers only in Transform computations: SwiftMap computation 'swift'", "Transform"));
     }
+
+    // ---- processing_mode (reference 002: "You set the processing_mode parameter at the TTransformComputation level") ----
+
+    /** A valid BatchFunction. */
+    public static final class Batcher implements io.flowkafka.api.BatchFunction {
+        @Override
+        public void onMessages(List<Message> messages, OutputCollector output, RuntimeContext context) {
+        }
+    }
+
+    private static ComputationSpec.Builder swift() {
+        return transform("fast").kind(ComputationKind.SWIFT_MAP).processingFunction(Batcher::new)
+                .inputStreamIds("events").outputStreamIds("fast");
+    }
+
+    @Test
+    void shouldAcceptAtLeastOnceConsistentOnTransform() {
+        assertThat(spec(read(), count().processingMode(ProcessingMode.AT_LEAST_ONCE_CONSISTENT)).validate()).isEmpty();
+    }
+
+    @Test
+    void shouldRejectAtLeastOnceConsistentOnSwiftMap() {
+        PipelineSpec spec = spec(streams().stream("fast", COUNT), read(), count(),
+                swift().processingMode(ProcessingMode.AT_LEAST_ONCE_CONSISTENT));
+        SpecProblem p = assertSingleError(spec, "fast", "processing_mode",
+                "processing_mode at_least_once_consistent is set on SwiftMap computation 'fast', but it applies only "
+                        + "to Transform computations (Flow sets it at the TTransformComputation level)",
+                "remove processing_mode from 'fast'");
+        assertThat(p.message()).contains("materializes nothing");
+        assertThat(p.fix()).contains("parameters.allow_batching_with_relaxed_guarantees: true");
+    }
+
+    @Test
+    void shouldRejectAtLeastOnceConsistentOnSourceComputations() {
+        PipelineSpec spec = spec(read().processingMode(ProcessingMode.AT_LEAST_ONCE_CONSISTENT), count());
+        SpecProblem p = assertSingleError(spec, "read", "processing_mode", "set on Source computation 'read'",
+                "or set it on the Transform computations that read its output");
+        assertThat(p.message()).contains("deduplicated by committed offsets");
+
+        PipelineSpec ordered = spec(read().kind(ComputationKind.TRANSFORM_ORDERED_SOURCE)
+                .processingMode(ProcessingMode.AT_LEAST_ONCE_CONSISTENT), count());
+        assertThat(findError(ordered, "processing_mode").message())
+                .contains("set on TransformOrderedSource computation 'read'");
+    }
+
+    @Test
+    void shouldRejectProcessingModeInsideParameters() {
+        PipelineSpec spec = spec(read(), count().parameter("processing_mode", "at_least_once_consistent"));
+        assertSingleError(spec, "count", "parameters.processing_mode",
+                "processing_mode is a field of the computation, not a parameter",
+                "move it out of parameters, beside them: \"processing_mode\": \"at_least_once_consistent\"");
+    }
+
+    // ---- SwiftMap batching (reference 002: "in the parameters block of a TSwiftMapComputation computation") ----
+
+    @Test
+    void shouldAcceptBatchingSwiftMapWithBatchFunction() {
+        PipelineSpec spec = spec(streams().stream("fast", COUNT), read(), count(),
+                swift().allowBatchingWithRelaxedGuarantees(true).maxBatchSize(50)
+                        .maxBatchDelay(java.time.Duration.ofMillis(20)));
+        assertThat(spec.validate()).isEmpty();
+        ComputationSpec fast = spec.computations().get("fast");
+        assertThat(fast.allowBatchingWithRelaxedGuarantees()).isTrue();
+        assertThat(fast.maxBatchSize()).isEqualTo(50);
+        assertThat(fast.maxBatchDelay()).isEqualTo(java.time.Duration.ofMillis(20));
+        assertThat(spec.computations().get("count").allowBatchingWithRelaxedGuarantees()).as("default").isFalse();
+        assertThat(spec.computations().get("count").maxBatchSize()).isEqualTo(ComputationSpec.DEFAULT_MAX_BATCH_SIZE);
+    }
+
+    @Test
+    void shouldAcceptFlowSpellingsOfTheBatchingFlag() {
+        for (Object v : List.of(true, "true", "%true", false, "%false")) {
+            PipelineSpec spec = spec(streams().stream("fast", COUNT), read(), count(),
+                    swift().parameter(ComputationSpec.ALLOW_BATCHING_PARAMETER, v));
+            assertThat(errors(spec)).as("value %s", v).isEmpty();
+            assertThat(spec.computations().get("fast").allowBatchingWithRelaxedGuarantees())
+                    .isEqualTo(v.toString().endsWith("true"));
+        }
+    }
+
+    @Test
+    void shouldRejectBatchingFlagOnTransform() {
+        PipelineSpec spec = spec(read(), count().allowBatchingWithRelaxedGuarantees(true));
+        assertSingleError(spec, "count", "parameters.allow_batching_with_relaxed_guarantees",
+                "allow_batching_with_relaxed_guarantees applies only to SwiftMap computations (Flow: "
+                        + "TSwiftMapComputation), but 'count' is a Transform computation",
+                "remove it from the parameters of 'count'");
+    }
+
+    @Test
+    void shouldRejectBatchingFlagOnSourceComputation() {
+        PipelineSpec spec = spec(read().parameter(ComputationSpec.ALLOW_BATCHING_PARAMETER, false), count());
+        assertSingleError(spec, "read", "parameters.allow_batching_with_relaxed_guarantees",
+                "but 'read' is a Source computation", "let a SwiftMap computation with this parameter do the batching");
+    }
+
+    @Test
+    void shouldLeaveBatchSizeParametersOfOtherKindsToTheirFunctions() {
+        PipelineSpec spec = spec(read(), count().parameter("max_batch_size", "whatever"));
+        assertThat(spec.validate()).isEmpty();
+    }
+
+    @Test
+    void shouldRejectBatchingFlagThatIsNotABoolean() {
+        PipelineSpec spec = spec(streams().stream("fast", COUNT), read(), count(),
+                swift().parameter(ComputationSpec.ALLOW_BATCHING_PARAMETER, "yes"));
+        assertSingleError(spec, "fast", "parameters.allow_batching_with_relaxed_guarantees",
+                "must be true or false but was 'yes'", "set it to true");
+    }
+
+    @Test
+    void shouldRejectBadBatchBounds() {
+        PipelineSpec spec = spec(streams().stream("fast", COUNT), read(), count(),
+                swift().allowBatchingWithRelaxedGuarantees(true).parameter("max_batch_size", 0)
+                        .parameter("max_batch_delay", "soon"));
+        assertProblem(findError(spec, "parameters.max_batch_size"), "fast", "parameters.max_batch_size",
+                "parameters.max_batch_size must be an integer in [1, 100000] but was '0'", "e.g. 1000");
+        assertProblem(findError(spec, "parameters.max_batch_delay"), "fast", "parameters.max_batch_delay",
+                "parameters.max_batch_delay must be a duration", "e.g. \"100ms\"");
+        assertThat(errors(spec)).hasSize(2);
+        assertThatThrownBy(() -> ComputationSpec.builder("x").maxBatchSize(100_001))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("max_batch_size must be in [1, 100000]");
+        assertThatThrownBy(() -> ComputationSpec.builder("x").maxBatchDelay(java.time.Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least 1ms");
+    }
+
+    @Test
+    void shouldRejectBatchingWithRowFunction() {
+        PipelineSpec byClass = spec(streams().stream("fast", COUNT), read(), count(),
+                ComputationSpec.builder("fast").kind(ComputationKind.SWIFT_MAP)
+                        .processingFunction(Counter.class.getName()).groupBy("hash", ColumnType.UINT64, "farm_hash(user)")
+                        .inputStreamIds("events").outputStreamIds("fast").allowBatchingWithRelaxedGuarantees(true));
+        assertSingleError(byClass, "fast", "parameters.allow_batching_with_relaxed_guarantees",
+                "SwiftMap 'fast' batches its inputs, but its processing_function '" + Counter.class.getName()
+                        + "' is a RowFunction", "implement io.flowkafka.api.BatchFunction");
+
+        PipelineSpec bySupplier = spec(streams().stream("fast", COUNT), read(), count(),
+                transform("fast").kind(ComputationKind.SWIFT_MAP).inputStreamIds("events").outputStreamIds("fast")
+                        .allowBatchingWithRelaxedGuarantees(true));
+        assertSingleError(bySupplier, "fast", "parameters.allow_batching_with_relaxed_guarantees",
+                "is a " + Counter.class.getName() + " (a RowFunction)", "or remove allow_batching_with_relaxed_guarantees");
+    }
+
+    @Test
+    void shouldWarnAboutBatchBoundsWithoutTheFlag() {
+        PipelineSpec spec = spec(streams().stream("fast", COUNT), read(), count(), swift().maxBatchSize(10));
+        assertThat(errors(spec)).isEmpty();
+        assertThat(spec.validate()).singleElement().satisfies(p -> {
+            assertThat(p.severity()).isEqualTo(SpecProblem.Severity.WARNING);
+            assertProblem(p, "fast", "parameters", "have no effect on SwiftMap 'fast' unless "
+                    + "allow_batching_with_relaxed_guarantees is true", "set parameters.allow_batching_with_relaxed_guarantees: true");
+        });
+    }
 }

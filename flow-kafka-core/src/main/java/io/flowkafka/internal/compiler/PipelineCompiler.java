@@ -304,7 +304,12 @@ public final class PipelineCompiler {
                     topology.addStateStore(b, processorName);
                 }
             }
-            if (!c.timers().isEmpty() || !c.keyVisitorStreams().isEmpty()) {
+            boolean batching = c.kind() == io.flowkafka.spec.ComputationKind.SWIFT_MAP
+                    && c.allowBatchingWithRelaxedGuarantees();
+            if (batching) {
+                topology.addStateStore(io.flowkafka.internal.processor.BatchBuffer.storeBuilder(c.id()), processorName);
+            }
+            if (!c.timers().isEmpty() || !c.keyVisitorStreams().isEmpty() || batching) {
                 topology.addSink(c.id() + ".sink.dlq", deadLetterTopic(topicPrefix, pipeline), new ByteArraySerializer(),
                         new ByteArraySerializer(), processorName);
             }

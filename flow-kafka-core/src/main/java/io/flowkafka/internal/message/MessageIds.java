@@ -122,17 +122,33 @@ public final class MessageIds {
         return derive(source(visitOrigin, pass), Hashing.farmHashFingerprint64().hashBytes(encodedKey).asLong(), 0);
     }
 
-    /** An id derived from several parents (batching): the largest parent's prefix, lineage over all. */
+    /**
+     * The id of output number {@code position} among the outputs of one call that share the parent
+     * set {@code parents} (SwiftMap batching).
+     *
+     * <p>A function of the <em>set</em>: the order of {@code parents} and repeated ids do not
+     * matter, any other set gives another id (up to a 64-bit fingerprint collision). Layout as a
+     * derived id, {@code origin(4) | offset(8) | lineage(8) | position(4)}, where origin and offset
+     * are those of the set's largest id (so the output sorts beside its newest parent) and the
+     * lineage folds the fingerprints of all parent ids, in sorted order, into the computation tag. A
+     * set of one parent gives {@link #derive}'s id, so an output with one parent has the same id
+     * whether or not it was computed in a batch.
+     *
+     * @throws IllegalArgumentException if {@code parents} is empty
+     */
     public static MessageId deriveFromSet(List<MessageId> parents, long computationTag, int position) {
-        MessageId max = parents.get(0);
-        long lineage = computationTag;
-        for (MessageId m : parents.stream().sorted().toList()) {
-            lineage = mix(lineage, Hashing.farmHashFingerprint64().hashBytes(m.toBytes()).asLong());
-            if (m.compareTo(max) > 0) {
-                max = m;
-            }
+        if (parents.isEmpty()) {
+            throw new IllegalArgumentException("a message id needs at least one parent id");
         }
-        byte[] p = max.toBytes();
+        List<MessageId> set = parents.stream().sorted().distinct().toList();
+        if (set.size() == 1) {
+            return derive(set.get(0), computationTag, position);
+        }
+        long lineage = computationTag;
+        for (MessageId m : set) {
+            lineage = mix(lineage, Hashing.farmHashFingerprint64().hashBytes(m.toBytes()).asLong());
+        }
+        byte[] p = set.get(set.size() - 1).toBytes();
         return MessageId.of(ByteBuffer.allocate(DERIVED_ID_SIZE)
                 .putInt(prefixInt(p)).putLong(prefixLong(p)).putLong(lineage).putInt(position).array());
     }

@@ -82,6 +82,11 @@ final class CallContext implements RuntimeContext, OutputCollector {
     private int timersAdded;
     private io.flowkafka.internal.timers.@Nullable TimerStore timers;
     private long timerTag;
+    /** In a batched call (SwiftMap batching): the batch's message ids, sorted and distinct; else null. */
+    private @Nullable List<MessageId> batchIds;
+    /** In a batched call: the event timestamp of each message of the batch. */
+    private final Map<MessageId, Long> batchEventTimestamps = new HashMap<>();
+    private long batchMaxEventTimestamp;
 
     CallContext(ComputationSpec spec, KeyStates states, KeyCodec keyCodec, Map<String, Schema> outputSchemas,
             LongSupplier clockNanos, int partition, int partitionCount,
@@ -110,7 +115,48 @@ final class CallContext implements RuntimeContext, OutputCollector {
         this.parentId = parentId;
         this.timersAdded = 0;
         this.active = true;
+        this.batchIds = null;
         outputs.clear();
+    }
+
+    /**
+     * Starts a batched call of a SwiftMap with {@code allow_batching_with_relaxed_guarantees}: there
+     * is no current key, and outputs may have any non-empty subset of the batch as parents.
+     */
+    void beginBatch(List<FlowMessage> messages) {
+        this.key = null;
+        this.encodedKey = null;
+        this.parentId = null;
+        this.timersAdded = 0;
+        this.active = true;
+        outputs.clear();
+        batchEventTimestamps.clear();
+        long max = Long.MIN_VALUE;
+        List<MessageId> ids = new ArrayList<>(messages.size());
+        for (FlowMessage m : messages) {
+            ids.add(m.messageId());
+            batchEventTimestamps.merge(m.messageId(), m.eventTimestamp(), Math::max);
+            max = Math.max(max, m.eventTimestamp());
+        }
+        this.batchIds = ids.stream().sorted().distinct().toList();
+        this.batchMaxEventTimestamp = max;
+    }
+
+    /** The ids of the current batch, sorted and distinct: the default parents of its outputs. */
+    List<MessageId> batchIds() {
+        return Objects.requireNonNull(batchIds, "not a batched call");
+    }
+
+    /** The largest event timestamp among {@code parents}, all messages of the current batch. */
+    long batchEventTimestamp(List<MessageId> parents) {
+        if (parents == batchIds) {
+            return batchMaxEventTimestamp;
+        }
+        long max = Long.MIN_VALUE;
+        for (MessageId p : parents) {
+            max = Math.max(max, batchEventTimestamps.get(p));
+        }
+        return max;
     }
 
     void end() {
@@ -118,6 +164,20 @@ final class CallContext implements RuntimeContext, OutputCollector {
         key = null;
         encodedKey = null;
         outputs.clear();
+        if (batchIds != null) {
+            batchIds = null;
+            batchEventTimestamps.clear();
+        }
+    }
+
+    /** The current key's encoding; a batched call has none. */
+    private byte[] currentEncodedKey() {
+        if (batchIds != null) {
+            throw new IllegalStateException("a batched call of SwiftMap computation '" + spec.id() + "' spans several "
+                    + "messages and keys, so it has no current key: use getState(name, message.getKey()) and "
+                    + "message.getKey() for each message of the batch");
+        }
+        return Objects.requireNonNull(encodedKey);
     }
 
     private void checkActive() {
@@ -142,7 +202,7 @@ final class CallContext implements RuntimeContext, OutputCollector {
     @Override
     public StateAccessor<GenericRecord> getState(String name) {
         checkActive();
-        return avroState(name, Objects.requireNonNull(encodedKey));
+        return avroState(name, currentEncodedKey());
     }
 
     @Override
@@ -158,7 +218,7 @@ final class CallContext implements RuntimeContext, OutputCollector {
         Schema schema = SpecificData.get().getSchema(type);
         SpecificDatumWriter<T> writer = new SpecificDatumWriter<>(schema);
         SpecificDatumReader<T> reader = new SpecificDatumReader<>(schema);
-        return new Accessor<>(KeyStates.storeKey(Objects.requireNonNull(encodedKey), nameBytes(name)),
+        return new Accessor<>(KeyStates.storeKey(currentEncodedKey(), nameBytes(name)),
                 v -> SpecificCodec.encode(writer, v), b -> SpecificCodec.decode(reader, b));
     }
 
@@ -167,7 +227,7 @@ final class CallContext implements RuntimeContext, OutputCollector {
         checkActive();
         declared(name);
         String topic = spec.id() + ".state";
-        return new Accessor<>(KeyStates.storeKey(Objects.requireNonNull(encodedKey), nameBytes(name)),
+        return new Accessor<>(KeyStates.storeKey(currentEncodedKey(), nameBytes(name)),
                 v -> serde.serializer().serialize(topic, v), b -> serde.deserializer().deserialize(topic, b));
     }
 
@@ -206,6 +266,7 @@ final class CallContext implements RuntimeContext, OutputCollector {
     @Override
     public GenericRecord getKey() {
         checkActive();
+        currentEncodedKey();
         return Objects.requireNonNull(key);
     }
 
@@ -376,10 +437,11 @@ final class CallContext implements RuntimeContext, OutputCollector {
 
     @Override
     public OutputCollector withParentIds(List<MessageId> parentIds) {
-        List<MessageId> parents = List.copyOf(parentIds);
-        if (parents.isEmpty()) {
+        List<MessageId> given = List.copyOf(parentIds);
+        if (given.isEmpty()) {
             throw new IllegalArgumentException("withParentIds needs at least one parent id");
         }
+        List<MessageId> parents = spec.kind() == io.flowkafka.spec.ComputationKind.SWIFT_MAP ? swiftParents(given) : given;
         CallContext self = this;
         return new OutputCollector() {
             @Override
@@ -402,6 +464,35 @@ final class CallContext implements RuntimeContext, OutputCollector {
                 return self.withParentIds(ids);
             }
         };
+    }
+
+    /**
+     * The parents of a SwiftMap output, as a sorted set: Flow gives each output of a SwiftMap exactly
+     * one parent, the input, unless {@code allow_batching_with_relaxed_guarantees} is on; then any
+     * non-empty subset of the batch.
+     */
+    private List<MessageId> swiftParents(List<MessageId> given) {
+        checkActive();
+        List<MessageId> set = given.stream().sorted().distinct().toList();
+        List<MessageId> batch = batchIds;
+        if (batch == null) {
+            if (set.size() != 1 || !set.get(0).equals(parentId)) {
+                throw new IllegalArgumentException("SwiftMap computation '" + spec.id() + "' gave an output the parents "
+                        + set + ", but each output of a SwiftMap has exactly one parent, the message being processed ("
+                        + parentId + "), unless parameters." + ComputationSpec.ALLOW_BATCHING_PARAMETER + " is true: "
+                        + "drop withParentIds, or set " + ComputationSpec.ALLOW_BATCHING_PARAMETER + ": true in the "
+                        + "parameters of '" + spec.id() + "' and accept its relaxed guarantees");
+            }
+            return set;
+        }
+        for (MessageId p : set) {
+            if (java.util.Collections.binarySearch(batch, p) < 0) {
+                throw new IllegalArgumentException("parent " + p + " is not a message of the batch being processed by "
+                        + "SwiftMap computation '" + spec.id() + "': the parents of an output must be messages passed "
+                        + "to this onMessages call");
+            }
+        }
+        return set.size() == batch.size() ? batch : set;
     }
 
     /** A state accessor over the call buffer. */

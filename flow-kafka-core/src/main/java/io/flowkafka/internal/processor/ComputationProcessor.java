@@ -1,5 +1,6 @@
 package io.flowkafka.internal.processor;
 
+import io.flowkafka.api.BatchFunction;
 import io.flowkafka.api.Message;
 import io.flowkafka.api.MessageId;
 import io.flowkafka.api.ProcessFunction;
@@ -94,6 +95,13 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
     /** Finite source partitions of this task and their bounds (from the changelogged store). */
     private final Map<org.apache.kafka.common.TopicPartition, Long> finiteBounds = new HashMap<>();
     private final java.util.Set<org.apache.kafka.common.TopicPartition> finiteDone = new java.util.HashSet<>();
+    /** The input buffer of a SwiftMap with allow_batching_with_relaxed_guarantees; null otherwise. */
+    private @Nullable BatchBuffer batch;
+    private int maxBatchSize;
+    private long maxBatchDelayMs;
+    private io.micrometer.core.instrument.DistributionSummary batchSizes;
+    /** Batches cut, by rule: size, delay, completion. */
+    private io.micrometer.core.instrument.Counter[] batchCuts;
 
     public ComputationProcessor(ComputationPlan plan) {
         this.plan = plan;
@@ -145,6 +153,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         initTimers();
         initVisitors();
         this.function = FunctionFactory.create(spec);
+        initBatching();
         if (function != null) {
             function.open(call);
         }
@@ -166,6 +175,9 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         if (in.source == null && FlowHeaders.isControl(record.headers())) {
             if (watermarks.onControl(in.streamId, controlCodec.decode(record.value()))) {
                 fireTimers();
+                if (batch != null && !batch.isEmpty() && inputsCompleted()) {
+                    flushBatch(CUT_COMPLETION);
+                }
                 maybeEmitWatermarks();
             }
             return;
@@ -177,6 +189,10 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             encodedKey = in.source == null ? record.key() : keyCodec.encode(message.key());
         } catch (RuntimeException e) {
             throw new FlowProcessingException(spec.id(), "decode the record of topic " + md.topic(), e);
+        }
+        if (batch != null) {
+            bufferForBatch(record, md, message);
+            return;
         }
         if (in.source != null) {
             sourceMaxEventTs = Math.max(sourceMaxEventTs, message.eventTimestamp());
@@ -401,8 +417,14 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
 
     /** Sends the input of a failed timer or visit call to the dead-letter topic, with the reason in headers. */
     private void deadLetter(FlowProcessingException e, String what, byte[] key, byte[] value, Map<String, String> extra) {
+        deadLetter(e, what, key, value, extra, Map.of());
+    }
+
+    private void deadLetter(FlowProcessingException e, String what, byte @Nullable [] key, byte @Nullable [] value,
+            Map<String, String> extra, Map<String, byte[]> original) {
         Throwable cause = e.getCause() == null ? e : e.getCause();
         RecordHeaders h = new RecordHeaders();
+        original.forEach(h::add);
         h.add("flow.dlq.error.class", cause.getClass().getName().getBytes(StandardCharsets.UTF_8));
         h.add("flow.dlq.error.message", String.valueOf(cause.getMessage()).getBytes(StandardCharsets.UTF_8));
         h.add("flow.dlq.computation", spec.id().getBytes(StandardCharsets.UTF_8));
@@ -567,6 +589,233 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         }
     }
 
+    // ---------------------------------------------------------------- SwiftMap batching
+
+    private static final int CUT_SIZE = 0;
+    private static final int CUT_DELAY = 1;
+    private static final int CUT_COMPLETION = 2;
+
+    /**
+     * Sets up SwiftMap batching ({@code allow_batching_with_relaxed_guarantees}): the buffer
+     * restored from its store, the delay punctuator and the metrics. See {@link BatchBuffer} for
+     * the cut rules.
+     */
+    private void initBatching() {
+        if (spec.kind() != ComputationKind.SWIFT_MAP || !spec.allowBatchingWithRelaxedGuarantees()) {
+            return;
+        }
+        if (!(function instanceof BatchFunction)) {
+            throw new IllegalStateException("SwiftMap computation '" + spec.id() + "' has "
+                    + ComputationSpec.ALLOW_BATCHING_PARAMETER + " on, but its processing_function is "
+                    + (function == null ? "missing" : "a " + function.getClass().getName())
+                    + ": implement io.flowkafka.api.BatchFunction, or remove the parameter");
+        }
+        maxBatchSize = spec.maxBatchSize();
+        maxBatchDelayMs = spec.maxBatchDelay().toMillis();
+        batch = new BatchBuffer(context.getStateStore(BatchBuffer.storeName(spec.id())));
+        batch.restore(this::decodeBuffered, context.currentSystemTimeMs());
+        io.micrometer.core.instrument.Tags tags = io.micrometer.core.instrument.Tags.of("pipeline", plan.pipeline(),
+                "computation", spec.id(), "partition", Integer.toString(context.taskId().partition()));
+        batchSizes = io.micrometer.core.instrument.DistributionSummary.builder("flow.batching.batch_size")
+                .description("Input messages per batch of a SwiftMap with allow_batching_with_relaxed_guarantees")
+                .tags(tags).register(plan.visitors().meters());
+        meters.add(batchSizes);
+        String[] rules = {"size", "delay", "completion"};
+        batchCuts = new io.micrometer.core.instrument.Counter[rules.length];
+        for (int i = 0; i < rules.length; i++) {
+            batchCuts[i] = io.micrometer.core.instrument.Counter.builder("flow.batching.batches")
+                    .description("Batches cut, by rule: size (max_batch_size, reproduced by a replay of one input "
+                            + "stream), delay (max_batch_delay, timing-dependent), completion (inputs completed)")
+                    .tags(tags).tag("cut", rules[i]).register(plan.visitors().meters());
+            meters.add(batchCuts[i]);
+        }
+        context.schedule(java.time.Duration.ofMillis(Math.max(1, Math.min(maxBatchDelayMs, 1000) / 2)),
+                org.apache.kafka.streams.processor.PunctuationType.WALL_CLOCK_TIME, now -> {
+                    if (!batch.isEmpty() && now - batch.firstBufferedWallMs() >= maxBatchDelayMs) {
+                        flushBatch(CUT_DELAY);
+                        maybeEmitWatermarks();
+                    }
+                });
+    }
+
+    /** Decodes a record restored from the batch store, as {@link #process} decoded it when it was read. */
+    private FlowMessage decodeBuffered(io.flowkafka.avro.BatchedInput r) {
+        InputBinding in = inputs.get(r.getTopic());
+        if (in == null) {
+            throw new IllegalStateException("computation '" + spec.id() + "' no longer reads topic " + r.getTopic());
+        }
+        RecordHeaders headers = new RecordHeaders();
+        if (r.getMeta() != null) {
+            headers.add(FlowHeaders.META, bytes(r.getMeta()));
+        }
+        Record<byte[], byte[]> record = new Record<>(r.getKey() == null ? null : bytes(r.getKey()),
+                r.getValue() == null ? null : bytes(r.getValue()), r.getTimestamp(), headers);
+        String topic = r.getTopic();
+        int partition = r.getPartition();
+        long offset = r.getOffset();
+        return in.decode(record, new RecordMetadata() {
+            @Override
+            public String topic() {
+                return topic;
+            }
+
+            @Override
+            public int partition() {
+                return partition;
+            }
+
+            @Override
+            public long offset() {
+                return offset;
+            }
+        });
+    }
+
+    private static byte[] bytes(java.nio.ByteBuffer b) {
+        byte[] a = new byte[b.remaining()];
+        b.duplicate().get(a);
+        return a;
+    }
+
+    /** Buffers a decoded input (and its record, for dead letters); cuts the batch when it is full. */
+    private void bufferForBatch(Record<byte[], byte[]> record, RecordMetadata md, FlowMessage message) {
+        org.apache.kafka.common.header.Header meta = record.headers().lastHeader(FlowHeaders.META);
+        io.flowkafka.avro.BatchedInput r = io.flowkafka.avro.BatchedInput.newBuilder().setTopic(md.topic())
+                .setPartition(md.partition()).setOffset(md.offset()).setTimestamp(record.timestamp())
+                .setKey(record.key() == null ? null : java.nio.ByteBuffer.wrap(record.key()))
+                .setValue(record.value() == null ? null : java.nio.ByteBuffer.wrap(record.value()))
+                .setMeta(meta == null || meta.value() == null ? null : java.nio.ByteBuffer.wrap(meta.value()))
+                .build();
+        batch.add(message, r, context.currentSystemTimeMs());
+        if (batch.size() >= maxBatchSize) {
+            flushBatch(CUT_SIZE);
+        }
+    }
+
+    /** Whether every input stream of the computation has completed. */
+    private boolean inputsCompleted() {
+        for (String s : watermarks.streams()) {
+            if (!watermarks.completed(s)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Cuts the buffered inputs into one batch and runs it. If the batch's call fails, each message
+     * is run again as a batch of one, so only the messages that fail on their own go to the
+     * dead-letter topic, as without batching.
+     */
+    private void flushBatch(int cut) {
+        List<BatchBuffer.Entry> entries = batch.drain();
+        batchSizes.record(entries.size());
+        batchCuts[cut].increment();
+        List<FlowMessage> messages = new ArrayList<>(entries.size());
+        List<BatchBuffer.Entry> decoded = new ArrayList<>(entries.size());
+        for (BatchBuffer.Entry e : entries) {
+            if (e.message() == null) {
+                deadLetterBuffered(e, new FlowProcessingException(spec.id(), "decode the record of topic "
+                        + e.record().getTopic(), java.util.Objects.requireNonNull(e.decodeError())));
+            } else {
+                messages.add(e.message());
+                decoded.add(e);
+            }
+        }
+        if (messages.isEmpty()) {
+            return;
+        }
+        try {
+            runBatch(messages);
+        } catch (FlowProcessingException e) {
+            if (!plan.deadLetters()) {
+                throw e;
+            }
+            if (messages.size() == 1) {
+                deadLetterBuffered(decoded.get(0), e);
+                return;
+            }
+            for (BatchBuffer.Entry one : decoded) {
+                try {
+                    runBatch(List.of(one.message()));
+                } catch (FlowProcessingException alone) {
+                    deadLetterBuffered(one, alone);
+                }
+            }
+        }
+    }
+
+    /** Runs one batched call with all-or-nothing effects, like {@link #runCall}. */
+    private void runBatch(List<FlowMessage> messages) {
+        call.beginBatch(messages);
+        String what = messages.size() == 1 ? "message " + messages.get(0).messageId()
+                : "batch of " + messages.size() + " messages " + messages.get(0).messageId() + ".."
+                        + messages.get(messages.size() - 1).messageId();
+        List<Record<byte[], byte[]>> forwards;
+        List<String> nodes = new ArrayList<>();
+        try {
+            try {
+                ((BatchFunction) function).onMessages(java.util.Collections.unmodifiableList(messages), call, call);
+            } catch (Exception e) {
+                throw new FlowProcessingException(spec.id(), "process " + what, e);
+            }
+            try {
+                forwards = encodeBatchOutputs(nodes);
+            } catch (RuntimeException e) {
+                throw new FlowProcessingException(spec.id(), "write the outputs of " + what, e);
+            }
+        } catch (FlowProcessingException e) {
+            states.abortCall();
+            call.end();
+            throw e;
+        }
+        states.commitCall();
+        call.end();
+        for (int i = 0; i < forwards.size(); i++) {
+            context.forward(forwards.get(i), nodes.get(i));
+        }
+    }
+
+    /**
+     * Encodes the outputs of a batched call. An output's parents are the whole batch unless it
+     * named a subset; its id derives from that set and its position among the call's outputs with
+     * the same set ({@link MessageIds#deriveFromSet}), so it does not depend on the order of the
+     * batch or on outputs for other sets; its default event timestamp is its parents' largest.
+     */
+    private List<Record<byte[], byte[]>> encodeBatchOutputs(List<String> nodes) {
+        List<CallContext.Output> outs = call.outputs;
+        if (outs.isEmpty()) {
+            return List.of();
+        }
+        List<MessageId> all = call.batchIds();
+        Map<List<MessageId>, int[]> positions = new HashMap<>();
+        List<Record<byte[], byte[]>> records = new ArrayList<>(outs.size());
+        long nowNanos = context.currentSystemTimeMs() * 1_000_000L;
+        for (CallContext.Output o : outs) {
+            List<MessageId> parents = o.parents() == null ? all : o.parents();
+            int position = positions.computeIfAbsent(parents, k -> new int[1])[0]++;
+            MessageId id = MessageIds.deriveFromSet(parents, computationTag, position);
+            long ets = o.message().eventTimestamp != Long.MIN_VALUE ? o.message().eventTimestamp
+                    : call.batchEventTimestamp(parents);
+            outputs.get(o.message().streamId).encode(o.message().payload, id, ets, nowNanos, parents, records, nodes);
+        }
+        return records;
+    }
+
+    /** Sends a buffered input whose call failed to the dead-letter topic, with the headers of the dead-letter handler. */
+    private void deadLetterBuffered(BatchBuffer.Entry e, FlowProcessingException failure) {
+        io.flowkafka.avro.BatchedInput r = e.record();
+        Map<String, String> extra = new java.util.LinkedHashMap<>();
+        extra.put("flow.dlq.topic", r.getTopic());
+        extra.put("flow.dlq.partition", Integer.toString(r.getPartition()));
+        extra.put("flow.dlq.offset", Long.toString(r.getOffset()));
+        extra.put("flow.dlq.task", context.taskId().toString());
+        Map<String, byte[]> original = r.getMeta() == null ? Map.of() : Map.of(FlowHeaders.META, bytes(r.getMeta()));
+        deadLetter(failure, "message at " + r.getTopic() + "-" + r.getPartition() + "@" + r.getOffset(),
+                r.getKey() == null ? null : bytes(r.getKey()), r.getValue() == null ? null : bytes(r.getValue()),
+                extra, original);
+    }
+
     // ---------------------------------------------------------------- finite sources
 
     private void initFiniteSources() {
@@ -714,6 +963,10 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                 event = Math.min(event, timerStore.minPendingEventTimestamp()); // the watermark hold
                 completed &= !holdingTimersPending();
             }
+            if (batch != null) {
+                event = Math.min(event, batch.minEventTimestamp()); // buffered inputs hold it too
+                completed &= batch.isEmpty();
+            }
         }
         if (completed) {
             event = Long.MAX_VALUE;
@@ -805,6 +1058,10 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                     completed = false;
                 }
             }
+        }
+        if (batch != null && !batch.isEmpty()) {
+            event = Math.min(event, batch.minEventTimestamp()); // a batch may write to any output
+            completed = false;
         }
         if (completed) {
             return new long[] {Long.MAX_VALUE, Long.MAX_VALUE, 1};

@@ -122,6 +122,44 @@ class MessageIdsTest {
         assertThat(expected.size()).isEqualTo(MessageIds.DERIVED_ID_SIZE);
     }
 
+    /**
+     * Flow: "The combined message gets a MessageId derived deterministically from the set of its
+     * parents' MessageIds": a set, so repeats do not count, and a set of one is an ordinary child.
+     */
+    @Test
+    void shouldDeriveFromSetIgnoringRepeatsAndTreatASetOfOneAsOneParent() {
+        MessageId a = MessageIds.source(ORIGIN, 1L);
+        MessageId b = MessageIds.source(ORIGIN, 7L);
+        assertThat(MessageIds.deriveFromSet(List.of(a, b, a, b, b), COUNT, 3))
+                .isEqualTo(MessageIds.deriveFromSet(List.of(b, a), COUNT, 3));
+        assertThat(MessageIds.deriveFromSet(List.of(a, a), COUNT, 2)).as("a set of one")
+                .isEqualTo(MessageIds.derive(a, COUNT, 2));
+        assertThat(MessageIds.deriveFromSet(List.of(a, b), COUNT, 0)).as("not the id of either parent's child")
+                .isNotEqualTo(MessageIds.derive(a, COUNT, 0)).isNotEqualTo(MessageIds.derive(b, COUNT, 0));
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> MessageIds.deriveFromSet(List.of(), COUNT, 0))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least one parent");
+    }
+
+    @Test
+    void shouldGiveDistinctIdsToOverlappingSets() {
+        List<MessageId> inputs = new ArrayList<>();
+        for (long offset = 0; offset < 6; offset++) {
+            inputs.add(MessageIds.source(ORIGIN, offset));
+        }
+        java.util.Set<MessageId> ids = new java.util.HashSet<>();
+        // every non-empty subset of six inputs, positions 0 and 1: all ids differ
+        for (int mask = 1; mask < 64; mask++) {
+            List<MessageId> set = new ArrayList<>();
+            for (int i = 0; i < 6; i++) {
+                if ((mask & (1 << i)) != 0) {
+                    set.add(inputs.get(i));
+                }
+            }
+            assertThat(ids.add(MessageIds.deriveFromSet(set, COUNT, 0))).as("set %s", set).isTrue();
+            assertThat(ids.add(MessageIds.deriveFromSet(set, COUNT, 1))).as("set %s, position 1", set).isTrue();
+        }
+    }
+
     @Test
     void shouldPlaceSetDerivedIdAtItsLargestParent() {
         MessageId early = MessageIds.source(ORIGIN, 10L);
