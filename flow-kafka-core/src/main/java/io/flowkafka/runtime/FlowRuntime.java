@@ -564,16 +564,13 @@ public final class FlowRuntime implements AutoCloseable {
         return awaitState(State.COMPLETED, timeout);
     }
 
-    private static boolean causedByInput(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof io.flowkafka.internal.dlq.FlowProcessingException) {
-                return true;
-            }
-            if (t.getCause() == t) {
-                break;
-            }
-        }
-        return false;
+    /**
+     * Whether a stream thread died of one input's failure (with dead letters disabled) rather than
+     * of the machinery or of a retriable outage ({@link io.flowkafka.internal.dlq.Failures}), which
+     * always gets the thread replaced.
+     */
+    static boolean causedByInput(Throwable e) {
+        return io.flowkafka.internal.dlq.Failures.causedByInput(e);
     }
 
     private void onStreamsState(KafkaStreams.State s) {

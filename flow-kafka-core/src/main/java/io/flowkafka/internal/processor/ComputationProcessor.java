@@ -401,6 +401,9 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
 
     /** Sends the input of a failed timer or visit call to the dead-letter topic, with the reason in headers. */
     private void deadLetter(FlowProcessingException e, String what, byte[] key, byte[] value, Map<String, String> extra) {
+        if (io.flowkafka.internal.dlq.Failures.retriable(e)) {
+            throw e; // an outage, not a bad input: fail the task and retry from the last commit (Failures)
+        }
         Throwable cause = e.getCause() == null ? e : e.getCause();
         RecordHeaders h = new RecordHeaders();
         h.add("flow.dlq.error.class", cause.getClass().getName().getBytes(StandardCharsets.UTF_8));
