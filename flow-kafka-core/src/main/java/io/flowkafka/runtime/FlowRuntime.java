@@ -117,13 +117,48 @@ public final class FlowRuntime implements AutoCloseable {
                         config.getInt(FlowConfig.VISITOR_MAX_ROWS_CONFIG),
                         config.getLong(FlowConfig.VISITOR_MAX_MS_CONFIG), dynamicSpec, statusBoard, meterRegistry)));
         this.streamsProps = streamsProperties(this.spec, userProps, compiled.deadLetterTopic(), config);
+        checkValueSerdes();
+    }
+
+    /**
+     * Instantiates and configures every {@code value_serde} once, so that a serde that rejects its
+     * configuration fails here, naming the source or sink, rather than failing every task at init.
+     */
+    private void checkValueSerdes() {
+        Map<String, Object> deployment = new java.util.HashMap<>();
+        userProps.forEach((k, v) -> deployment.put(k.toString(), v));
+        for (var c : spec.computations().values()) {
+            List<Map.Entry<String, Map<String, Object>>> users = new java.util.ArrayList<>();
+            c.sourceStreams().forEach(s -> users.add(Map.entry("source '" + s.streamId() + "'", s.parameters())));
+            c.sinks().forEach(s -> users.add(Map.entry("sink '" + s.id() + "'", s.parameters())));
+            for (var u : users) {
+                Object serdeClass = u.getValue().get("value_serde");
+                if (serdeClass == null) {
+                    continue;
+                }
+                String owner = "computation '" + c.id() + "', " + u.getKey();
+                try {
+                    io.flowkafka.internal.serde.PluggableSerdes.create(serdeClass.toString(),
+                            io.flowkafka.internal.serde.PluggableSerdes.configs(u.getValue().get("serde_config"),
+                                    deployment), false, owner).close();
+                } catch (IllegalArgumentException e) {
+                    throw e;
+                } catch (RuntimeException e) {
+                    throw new org.apache.kafka.common.config.ConfigException(owner + ": value_serde " + serdeClass
+                            + " rejected its configuration (serde_config over the flow.serde.* properties): "
+                            + e.getMessage());
+                }
+            }
+        }
     }
 
     /**
      * Validates and compiles the spec; starts nothing.
      *
      * @throws io.flowkafka.spec.InvalidSpecException listing every spec error
-     * @throws org.apache.kafka.common.config.ConfigException for a bad {@code flow.*} property
+     * @throws org.apache.kafka.common.config.ConfigException for a bad {@code flow.*} property, or a
+     *     {@code value_serde} that rejects its configuration ({@code serde_config} over
+     *     {@code flow.serde.*})
      */
     public static FlowRuntime create(PipelineSpec spec, Properties props) {
         Objects.requireNonNull(spec, "spec");
