@@ -471,14 +471,23 @@ public final class FlowRuntime implements AutoCloseable {
             var described = a.describeTopics(all).allTopicNames().get(60, TimeUnit.SECONDS);
             compiled.sourceTopicsByComputation().forEach((computation, topics) -> compiled.partitionCounts().put(
                     computation, topics.stream().mapToInt(t -> described.get(t).partitions().size()).max().orElse(1)));
-            // finite sources: bounded by the last stable offsets seen now
+            // use_consumer_group_offset: start where another consumer group left off, once
+            io.flowkafka.internal.source.GroupOffsetSeeder.seed(a, spec, applicationId(),
+                    "streams".equalsIgnoreCase(String.valueOf(streamsProps.get(StreamsConfig.GROUP_PROTOCOL_CONFIG))),
+                    described);
+            // finite sources: bounded by the last stable offsets seen now (partitions a partition_filter excludes
+            // are done without reading)
             Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.admin.OffsetSpec> request =
                     new java.util.HashMap<>();
             for (var c : spec.computations().values()) {
                 for (var source : c.sourceStreams()) {
-                    if (Boolean.parseBoolean(String.valueOf(source.parameters().getOrDefault("finite", "false")))) {
+                    if (io.flowkafka.internal.source.KafkaSourceParameters.finite(source)) {
+                        var filter = io.flowkafka.internal.source.KafkaSourceParameters.partitionFilter(source);
                         for (String topic : PipelineCompiler.topicsOf(source)) {
                             for (var p : described.get(topic).partitions()) {
+                                if (filter != null && !filter.accepts(p.partition())) {
+                                    continue;
+                                }
                                 request.put(new org.apache.kafka.common.TopicPartition(topic, p.partition()),
                                         org.apache.kafka.clients.admin.OffsetSpec.latest());
                             }
