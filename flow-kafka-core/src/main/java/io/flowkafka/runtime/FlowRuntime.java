@@ -346,7 +346,8 @@ public final class FlowRuntime implements AutoCloseable {
      * {@link #awaitState} to wait for {@link State#RUNNING}.
      *
      * @throws IllegalStateException if already started
-     * @throws FlowException if topics are missing or cannot be created
+     * @throws FlowException if topics are missing or cannot be created, or the consumer group
+     *     cannot be seeded from a source's {@code group_id}
      */
     public synchronized void start() {
         if (!state.compareAndSet(State.CREATED, State.STARTING)) {
@@ -440,11 +441,14 @@ public final class FlowRuntime implements AutoCloseable {
     }
 
     /**
-     * Creates (or checks) the pipeline's topics and learns its source topics' partition counts,
-     * without starting anything. {@link #start()} does this itself; call it when you run
-     * {@link #topology()} in your own {@link KafkaStreams}.
+     * Creates (or checks) the pipeline's topics, learns its source topics' partition counts and
+     * end offsets (finite sources), and seeds its consumer group from the {@code group_id} of
+     * sources with {@code use_consumer_group_offset}, without starting anything. {@link #start()}
+     * does this itself; call it when you run {@link #topology()} in your own {@link KafkaStreams},
+     * before that starts.
      *
-     * @throws FlowException if topics are missing or cannot be created
+     * @throws FlowException if topics are missing or cannot be created, or the consumer group
+     *     cannot be seeded
      */
     public void prepareTopics() {
         Properties adminProps = new Properties();
