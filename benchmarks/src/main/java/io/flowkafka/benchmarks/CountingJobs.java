@@ -47,6 +47,9 @@ import org.apache.kafka.streams.state.Stores;
  *   <li>{@link Job#PLAIN_REPARTITION}: the same processor behind a repartition topic keyed by the
  *       {@code key} field of the payload, as Kafka Streams needs when the input is not keyed by
  *       the counting key: source -> selectKey(parse JSON) -> repartition -> count -> sink.</li>
+ *   <li>{@link Job#FLOW_OUTBOX}: the same pipeline with the async {@code TKafkaSink} (same cluster): the
+ *       counts go through the transactional outbox {@code <pipeline>.outbox.out} and the outbox
+ *       service's exactly-once delivery (Kafka transactions with a progress marker).</li>
  *   <li>{@link Job#FLOW}: the flow-kafka pipeline: a Source computation (KafkaSource, json) ->
  *       internal topic -> a Transform grouped by {@code farm_hash(key), key} with state ->
  *       KafkaSink (json). The hop through the internal topic is the Flow model's: source
@@ -59,7 +62,7 @@ final class CountingJobs {
 
     /** The jobs. */
     enum Job {
-        PLAIN("plain"), PLAIN_REPARTITION("plain-repartition"), FLOW("flow");
+        PLAIN("plain"), PLAIN_REPARTITION("plain-repartition"), FLOW("flow"), FLOW_OUTBOX("flow-outbox");
 
         final String label;
 
@@ -73,7 +76,7 @@ final class CountingJobs {
                     return j;
                 }
             }
-            throw new IllegalArgumentException("unknown job '" + s + "': use plain, plain-repartition or flow");
+            throw new IllegalArgumentException("unknown job '" + s + "': use plain, plain-repartition, flow or flow-outbox");
         }
     }
 
@@ -97,7 +100,8 @@ final class CountingJobs {
         return switch (job) {
             case PLAIN -> startStreams(plainTopology(input, output), appId, common);
             case PLAIN_REPARTITION -> startStreams(repartitionTopology(input, output, partitions), appId, common);
-            case FLOW -> startFlow(appId, input, output, partitions, common);
+            case FLOW -> startFlow(appId, input, output, partitions, common, "KafkaSink");
+            case FLOW_OUTBOX -> startFlow(appId, input, output, partitions, common, "TKafkaSink");
         };
     }
 
@@ -208,6 +212,15 @@ final class CountingJobs {
 
     /** The counting pipeline: read (Source, json) -> records -> count (Transform, state) -> KafkaSink (json). */
     static PipelineSpec flowSpec(String name, String input, String output, int partitions) {
+        return flowSpec(name, input, output, partitions, "KafkaSink");
+    }
+
+    /**
+     * The counting pipeline with the given sink class: {@code KafkaSink} (inside the epoch
+     * transaction) or {@code TKafkaSink} (through the transactional outbox, delivered exactly once
+     * by the outbox service to the same cluster).
+     */
+    static PipelineSpec flowSpec(String name, String input, String output, int partitions, String sinkClass) {
         return PipelineSpec.builder(name)
                 .stream("input", RECORD_SCHEMA)
                 .stream("records", RECORD_SCHEMA)
@@ -221,7 +234,7 @@ final class CountingJobs {
                         .state("count", STATE_SCHEMA)
                         .processingFunction(FlowCounter::new)
                         .outputStreamIds("counts")
-                        .sink("out", "KafkaSink", List.of("counts"),
+                        .sink("out", sinkClass, List.of("counts"),
                                 Map.of("topic", output, "format", "json", "key_column", "key"))
                         .desiredPartitionCount(partitions))
                 .build();
@@ -254,10 +267,11 @@ final class CountingJobs {
 
     private static final List<String> START_NOTES = new java.util.ArrayList<>();
 
-    private static Running startFlow(String name, String input, String output, int partitions, Properties common) {
+    private static Running startFlow(String name, String input, String output, int partitions, Properties common,
+            String sinkClass) {
         FlowRuntime runtime = null;
         for (int attempt = 1; runtime == null; attempt++) {
-            FlowRuntime r = FlowRuntime.create(flowSpec(name, input, output, partitions), common);
+            FlowRuntime r = FlowRuntime.create(flowSpec(name, input, output, partitions, sinkClass), common);
             try {
                 r.start();
                 runtime = r;

@@ -98,6 +98,21 @@ final class ResultsFile {
 
     static List<String> newRows(Report r, String date) {
         List<String> rows = new ArrayList<>();
+        if (r.has(Job.FLOW_OUTBOX) && r.has(Job.PLAIN) && !r.throughputs.isEmpty()) {
+            double o = r.medianRate(Job.FLOW_OUTBOX);
+            double b = r.medianRate(Job.PLAIN);
+            rows.add(String.format(Locale.ROOT, "| sink paths, counting throughput, %s backlog, %s: outbox path "
+                            + "(TKafkaSink, exactly-once delivery) vs plain Processor API app (EOS sink) | %,.0f records/s | "
+                            + "%,.0f records/s | %.2fx (no target) | %s | %s |", compact(r.o.records), tag(r), o, b, o / b,
+                    date, command(r)));
+            if (r.has(Job.FLOW)) {
+                double f = r.medianRate(Job.FLOW);
+                rows.add(String.format(Locale.ROOT, "| sink paths, counting throughput, %s backlog, %s: sync path "
+                                + "(KafkaSink in the epoch transaction) vs plain Processor API app (EOS sink) | %,.0f records/s | "
+                                + "%,.0f records/s | %.2fx (no target) | %s | %s |", compact(r.o.records), tag(r), f, b,
+                        f / b, date, command(r)));
+            }
+        }
         if (!r.has(Job.FLOW)) {
             return rows;
         }

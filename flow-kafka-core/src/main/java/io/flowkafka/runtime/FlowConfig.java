@@ -25,6 +25,14 @@ public final class FlowConfig extends AbstractConfig {
      * cluster. Without them a sink uses the pipeline's own cluster.
      */
     public static final String SINK_PREFIX = "flow.sink.";
+
+    /**
+     * Prefix of the settings every pluggable serde receives (a source's or sink's
+     * {@code value_serde}), prefix stripped: {@code flow.serde.schema.registry.url=http://registry:8081}
+     * configures {@code schema.registry.url}. A source's or sink's own {@code serde_config} entries
+     * override them.
+     */
+    public static final String SERDE_PREFIX = "flow.serde.";
     public static final String APPLICATION_ID_PREFIX_DOC = "Prefix of the Kafka Streams application.id; the "
             + "application.id is this prefix followed by the pipeline name. Instances with the same application.id "
             + "share the pipeline's partitions.";

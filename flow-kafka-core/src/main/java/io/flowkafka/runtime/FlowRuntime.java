@@ -138,6 +138,7 @@ public final class FlowRuntime implements AutoCloseable {
                             + "processing_mode per Transform computation in the spec");
         }
         registerGuaranteeGauges();
+        checkValueSerdes();
     }
 
     /**
@@ -191,11 +192,45 @@ public final class FlowRuntime implements AutoCloseable {
     }
 
     /**
+     * Instantiates and configures every {@code value_serde} once, so that a serde that rejects its
+     * configuration fails here, naming the source or sink, rather than failing every task at init.
+     */
+    private void checkValueSerdes() {
+        Map<String, Object> deployment = new java.util.HashMap<>();
+        userProps.forEach((k, v) -> deployment.put(k.toString(), v));
+        for (var c : spec.computations().values()) {
+            List<Map.Entry<String, Map<String, Object>>> users = new java.util.ArrayList<>();
+            c.sourceStreams().forEach(s -> users.add(Map.entry("source '" + s.streamId() + "'", s.parameters())));
+            c.sinks().forEach(s -> users.add(Map.entry("sink '" + s.id() + "'", s.parameters())));
+            for (var u : users) {
+                Object serdeClass = u.getValue().get("value_serde");
+                if (serdeClass == null) {
+                    continue;
+                }
+                String owner = "computation '" + c.id() + "', " + u.getKey();
+                try {
+                    io.flowkafka.internal.serde.PluggableSerdes.create(serdeClass.toString(),
+                            io.flowkafka.internal.serde.PluggableSerdes.configs(u.getValue().get("serde_config"),
+                                    deployment), false, owner).close();
+                } catch (IllegalArgumentException e) {
+                    throw e;
+                } catch (RuntimeException e) {
+                    throw new org.apache.kafka.common.config.ConfigException(owner + ": value_serde " + serdeClass
+                            + " rejected its configuration (serde_config over the flow.serde.* properties): "
+                            + e.getMessage());
+                }
+            }
+        }
+    }
+
+    /**
      * Validates and compiles the spec; starts nothing.
      *
      * @throws io.flowkafka.spec.InvalidSpecException listing every spec error
      * @throws org.apache.kafka.common.config.ConfigException for a bad {@code flow.*} property, or a
-     *     {@code processing.guarantee} other than {@code exactly_once_v2}
+     *     {@code processing.guarantee} other than {@code exactly_once_v2}, or a
+     *     {@code value_serde} that rejects its configuration ({@code serde_config} over
+     *     {@code flow.serde.*})
      */
     public static FlowRuntime create(PipelineSpec spec, Properties props) {
         Objects.requireNonNull(spec, "spec");
@@ -384,7 +419,8 @@ public final class FlowRuntime implements AutoCloseable {
      * {@link #awaitState} to wait for {@link State#RUNNING}.
      *
      * @throws IllegalStateException if already started
-     * @throws FlowException if topics are missing or cannot be created
+     * @throws FlowException if topics are missing or cannot be created, or the consumer group
+     *     cannot be seeded from a source's {@code group_id}
      */
     public synchronized void start() {
         if (!state.compareAndSet(State.CREATED, State.STARTING)) {
@@ -528,11 +564,14 @@ public final class FlowRuntime implements AutoCloseable {
     }
 
     /**
-     * Creates (or checks) the pipeline's topics and learns its source topics' partition counts,
-     * without starting anything. {@link #start()} does this itself; call it when you run
-     * {@link #topology()} in your own {@link KafkaStreams}.
+     * Creates (or checks) the pipeline's topics, learns its source topics' partition counts and
+     * end offsets (finite sources), and seeds its consumer group from the {@code group_id} of
+     * sources with {@code use_consumer_group_offset}, without starting anything. {@link #start()}
+     * does this itself; call it when you run {@link #topology()} in your own {@link KafkaStreams},
+     * before that starts.
      *
-     * @throws FlowException if topics are missing or cannot be created
+     * @throws FlowException if topics are missing or cannot be created, or the consumer group
+     *     cannot be seeded
      */
     public void prepareTopics() {
         Properties adminProps = new Properties();
@@ -559,14 +598,23 @@ public final class FlowRuntime implements AutoCloseable {
             var described = a.describeTopics(all).allTopicNames().get(60, TimeUnit.SECONDS);
             compiled.sourceTopicsByComputation().forEach((computation, topics) -> compiled.partitionCounts().put(
                     computation, topics.stream().mapToInt(t -> described.get(t).partitions().size()).max().orElse(1)));
-            // finite sources: bounded by the last stable offsets seen now
+            // use_consumer_group_offset: start where another consumer group left off, once
+            io.flowkafka.internal.source.GroupOffsetSeeder.seed(a, spec, applicationId(),
+                    "streams".equalsIgnoreCase(String.valueOf(streamsProps.get(StreamsConfig.GROUP_PROTOCOL_CONFIG))),
+                    described);
+            // finite sources: bounded by the last stable offsets seen now (partitions a partition_filter excludes
+            // are done without reading)
             Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.admin.OffsetSpec> request =
                     new java.util.HashMap<>();
             for (var c : spec.computations().values()) {
                 for (var source : c.sourceStreams()) {
-                    if (Boolean.parseBoolean(String.valueOf(source.parameters().getOrDefault("finite", "false")))) {
+                    if (io.flowkafka.internal.source.KafkaSourceParameters.finite(source)) {
+                        var filter = io.flowkafka.internal.source.KafkaSourceParameters.partitionFilter(source);
                         for (String topic : PipelineCompiler.topicsOf(source)) {
                             for (var p : described.get(topic).partitions()) {
+                                if (filter != null && !filter.accepts(p.partition())) {
+                                    continue;
+                                }
                                 request.put(new org.apache.kafka.common.TopicPartition(topic, p.partition()),
                                         org.apache.kafka.clients.admin.OffsetSpec.latest());
                             }
@@ -687,16 +735,13 @@ public final class FlowRuntime implements AutoCloseable {
         return awaitState(State.COMPLETED, timeout);
     }
 
-    private static boolean causedByInput(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof io.flowkafka.internal.dlq.FlowProcessingException) {
-                return true;
-            }
-            if (t.getCause() == t) {
-                break;
-            }
-        }
-        return false;
+    /**
+     * Whether a stream thread died of one input's failure (with dead letters disabled) rather than
+     * of the machinery or of a retriable outage ({@link io.flowkafka.internal.dlq.Failures}), which
+     * always gets the thread replaced.
+     */
+    static boolean causedByInput(Throwable e) {
+        return io.flowkafka.internal.dlq.Failures.causedByInput(e);
     }
 
     private void onStreamsState(KafkaStreams.State s) {

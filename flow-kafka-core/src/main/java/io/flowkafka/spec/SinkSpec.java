@@ -12,7 +12,10 @@ import java.util.Objects;
  * @param inputStreamIds the streams it writes out; outputs of the same computation
  * @param parameters sink parameters; for {@code KafkaSink}: {@code topic}, {@code format}
  *     ({@code json} default, or {@code avro}), {@code key_column} (optional),
- *     {@code payload_column} (optional), {@code message_id_header} (optional)
+ *     {@code payload_column} (optional), {@code message_id_header} (optional), or instead of
+ *     {@code format} and {@code payload_column} {@code value_serde} (a {@code Serde<GenericRecord>}
+ *     class, configured by {@code serde_config} and the deployment properties
+ *     {@code flow.serde.*}); async sinks ({@code TKafkaSink}) encode records the same way
  */
 public record SinkSpec(String id, String sinkClassName, List<String> inputStreamIds, Map<String, Object> parameters) {
     public SinkSpec {

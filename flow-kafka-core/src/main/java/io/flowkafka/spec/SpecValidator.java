@@ -3,6 +3,7 @@ package io.flowkafka.spec;
 import io.flowkafka.api.BatchFunction;
 import io.flowkafka.api.RowFunction;
 import io.flowkafka.internal.key.KeyExpression;
+import io.flowkafka.internal.source.KafkaSourceParameters;
 import java.lang.reflect.Modifier;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -518,6 +519,20 @@ final class SpecValidator {
                             + (topics == null ? "has no 'topics' parameter" : "has an invalid 'topics' parameter " + topics),
                             "set parameters.topics to a non-empty list of topic names (or a comma-separated string)");
                 }
+                StreamSpec stream = spec.streams().get(s.streamId());
+                for (KafkaSourceParameters.Problem p : KafkaSourceParameters.validate(s,
+                        stream == null ? null : stream.schema())) {
+                    problem(p.error(), c.id(), field + "." + p.field(), p.message(), p.fix());
+                }
+                List<String> known = KafkaSourceParameters.KNOWN.stream().sorted().toList();
+                for (String name : s.parameters().keySet()) {
+                    if (!KafkaSourceParameters.KNOWN.contains(name)) {
+                        String suggestion = closest(name, known);
+                        warning(c.id(), field + ".parameters." + name, "unknown KafkaSource parameter '" + name
+                                + "' is ignored", (suggestion == null ? "" : "did you mean '" + suggestion + "'? ")
+                                + "use one of " + known);
+                    }
+                }
             }
         }
     }
@@ -589,6 +604,27 @@ final class SpecValidator {
                     error(c.id(), field + ".at_most_once_strategy", "KafkaSink '" + sink.id() + "' is synchronous "
                             + "(written inside the epoch transaction) and has no at_most_once_strategy",
                             "remove at_most_once_strategy, or use an async sink such as TKafkaSink");
+                }
+            }
+            if (known.contains(sink.sinkClassName())) {
+                // the record a sink writes (sync, or async through the outbox) is encoded by core from these parameters
+                checkSinkEncoding(c.id(), field, sink);
+            }
+        }
+    }
+
+    private void checkSinkEncoding(String computation, String field, SinkSpec sink) {
+        Map<String, Object> p = sink.parameters();
+        for (KafkaSourceParameters.Problem problem : KafkaSourceParameters.serdeProblems(p, "sink '" + sink.id() + "'")) {
+            problem(problem.error(), computation, field + "." + problem.field(), problem.message(), problem.fix());
+        }
+        Object serde = p.get("value_serde");
+        if (serde != null) {
+            for (String other : List.of("format", "payload_column")) {
+                if (p.containsKey(other)) {
+                    error(computation, field + ".parameters." + other, other + " and value_serde are both set, but "
+                            + "they are alternatives ways to write the record value",
+                            "remove " + other + " to write values with value_serde " + serde + ", or remove value_serde");
                 }
             }
         }
@@ -789,6 +825,14 @@ final class SpecValidator {
         String suggestion = closest(stream, candidates);
         error(computation, field, "unknown stream '" + stream + "'",
                 suggestion != null ? "did you mean '" + suggestion + "'? otherwise " + otherwise : otherwise);
+    }
+
+    private void problem(boolean isError, @Nullable String computation, String field, String message, String fix) {
+        if (isError) {
+            error(computation, field, message, fix);
+        } else {
+            warning(computation, field, message, fix);
+        }
     }
 
     private void warning(@Nullable String computation, String field, String message, String fix) {

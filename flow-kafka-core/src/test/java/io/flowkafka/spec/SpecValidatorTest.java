@@ -441,6 +441,131 @@ class SpecValidatorTest {
                 "KafkaSource of stream 'events' has no 'topics' parameter", "set parameters.topics");
     }
 
+    // ---- KafkaSource parameters ----
+
+    /** A Serde<GenericRecord> that a value_serde may name. */
+    public static final class RecordSerde implements org.apache.kafka.common.serialization.Serde<
+            org.apache.avro.generic.GenericRecord> {
+        @Override
+        public org.apache.kafka.common.serialization.Serializer<org.apache.avro.generic.GenericRecord> serializer() {
+            return (topic, data) -> new byte[0];
+        }
+
+        @Override
+        public org.apache.kafka.common.serialization.Deserializer<org.apache.avro.generic.GenericRecord> deserializer() {
+            return (topic, data) -> null;
+        }
+    }
+
+    private static PipelineSpec withSource(Map<String, Object> parameters) {
+        return spec(ComputationSpec.builder("read").kind(ComputationKind.SOURCE)
+                .source("events", "KafkaSource", parameters).outputStreamIds("events"), count());
+    }
+
+    private static List<SpecProblem> warnings(PipelineSpec spec) {
+        return spec.validate().stream().filter(p -> p.severity() == SpecProblem.Severity.WARNING).toList();
+    }
+
+    @Test
+    void shouldAcceptEveryKafkaSourceParameter() {
+        PipelineSpec spec = withSource(Map.ofEntries(Map.entry("topics", List.of("a", "b")),
+                Map.entry("value_serde", RecordSerde.class.getName()),
+                Map.entry("serde_config", Map.of("schema.registry.url", "mock://x")), Map.entry("key_column", "user"),
+                Map.entry("event_timestamp_column", "n"), Map.entry("event_timestamp_unit", "us"),
+                Map.entry("starting_position", "latest"), Map.entry("finite", true), Map.entry("group_id", "legacy"),
+                Map.entry("use_consumer_group_offset", "true"), Map.entry("partition_filter", List.of(0L, "2-3"))));
+
+        assertThat(spec.validate()).isEmpty();
+    }
+
+    @Test
+    void shouldRejectABadPartitionFilter() {
+        assertSingleError(withSource(Map.of("topics", "t", "partition_filter", List.of(1L, "5-2"))), "read",
+                "source_streams.events.parameters.partition_filter", "range \"5-2\" ends before it starts",
+                "e.g. [0, 1, \"4-7\"]");
+    }
+
+    @Test
+    void shouldRejectUseConsumerGroupOffsetWithoutGroupId() {
+        assertSingleError(withSource(Map.of("topics", "t", "use_consumer_group_offset", true)), "read",
+                "source_streams.events.parameters.use_consumer_group_offset", "no group_id names the group",
+                "set group_id");
+    }
+
+    @Test
+    void shouldWarnThatGroupIdAloneIsIgnored() {
+        PipelineSpec spec = withSource(Map.of("topics", "t", "group_id", "legacy"));
+
+        assertThat(errors(spec)).isEmpty();
+        assertThat(warnings(spec)).singleElement().satisfies(w -> assertProblem(w, "read",
+                "source_streams.events.parameters.group_id", "group_id 'legacy' is ignored: Kafka Streams reads with "
+                        + "one consumer group per pipeline", "set use_consumer_group_offset: true"));
+    }
+
+    @Test
+    void shouldWarnAboutAnUnknownSourceParameterWithASuggestion() {
+        PipelineSpec spec = withSource(Map.of("topics", "t", "partiton_filter", List.of(0L)));
+
+        assertThat(errors(spec)).isEmpty();
+        assertThat(warnings(spec)).singleElement().satisfies(w -> assertProblem(w, "read",
+                "source_streams.events.parameters.partiton_filter", "unknown KafkaSource parameter 'partiton_filter' "
+                        + "is ignored", "did you mean 'partition_filter'?"));
+    }
+
+    @Test
+    void shouldRejectBadValuesOfKnownSourceParameters() {
+        PipelineSpec spec = withSource(Map.of("topics", "t", "format", "protobuf", "finite", "yes",
+                "starting_position", "newest", "key_column", "usr"));
+
+        assertThat(errors(spec)).hasSize(4);
+        assertProblem(findError(spec, "source_streams.events.parameters.format"), "read",
+                "source_streams.events.parameters.format", "unknown format 'protobuf'", "one of [json, avro]");
+        assertProblem(findError(spec, "source_streams.events.parameters.finite"), "read",
+                "source_streams.events.parameters.finite", "finite must be true or false but was 'yes'", "true or false");
+        assertProblem(findError(spec, "source_streams.events.parameters.starting_position"), "read",
+                "source_streams.events.parameters.starting_position", "unknown starting_position 'newest'", "earliest");
+        assertProblem(findError(spec, "source_streams.events.parameters.key_column"), "read",
+                "source_streams.events.parameters.key_column", "key_column 'usr' is not a field of stream 'events'",
+                "[user, n]");
+    }
+
+    @Test
+    void shouldRejectAValueSerdeThatIsNotARecordSerde() {
+        assertSingleError(withSource(Map.of("topics", "t", "value_serde",
+                        org.apache.kafka.common.serialization.Serdes.StringSerde.class.getName())), "read",
+                "source_streams.events.parameters.value_serde", "is a Serde<java.lang.String>, not a "
+                        + "Serde<GenericRecord>", "ConfluentAvroSerde");
+        assertSingleError(withSource(Map.of("topics", "t", "value_serde", "com.example.Missing")), "read",
+                "source_streams.events.parameters.value_serde", "value_serde class 'com.example.Missing' of source "
+                        + "'events' cannot be loaded", "add io.flowkafka:flow-kafka-connectors to the class path");
+    }
+
+    @Test
+    void shouldRejectFormatTogetherWithValueSerde() {
+        assertSingleError(withSource(Map.of("topics", "t", "format", "avro", "value_serde",
+                        RecordSerde.class.getName())), "read", "source_streams.events.parameters.format",
+                "format and value_serde are both set", "remove format");
+    }
+
+    @Test
+    void shouldRejectPayloadColumnTogetherWithValueSerdeOnASink() {
+        PipelineSpec spec = spec(read(), count().sink("serde", "KafkaSink", List.of("counts"), Map.of("topic", "c",
+                "payload_column", "user", "value_serde", RecordSerde.class.getName())));
+
+        assertSingleError(spec, "count", "sinks.serde.parameters.payload_column", "payload_column and value_serde are "
+                + "both set", "remove payload_column");
+    }
+
+    @Test
+    void shouldWarnAboutSerdeConfigWithoutValueSerde() {
+        PipelineSpec spec = spec(read(), count().sink("cfg", "KafkaSink", List.of("counts"), Map.of("topic", "c",
+                "serde_config", Map.of("schema.registry.url", "mock://x"))));
+
+        assertThat(errors(spec)).isEmpty();
+        assertThat(warnings(spec)).singleElement().satisfies(w -> assertProblem(w, "count",
+                "sinks.cfg.parameters.serde_config", "serde_config is ignored without value_serde", "set value_serde"));
+    }
+
     @Test
     void shouldRejectKafkaSinkWithoutTopic() {
         PipelineSpec spec = spec(read(), count().sink("noTopic", "KafkaSink", List.of("counts"), Map.of()));

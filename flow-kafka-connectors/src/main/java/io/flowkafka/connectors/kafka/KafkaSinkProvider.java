@@ -20,7 +20,10 @@ import java.util.Set;
  *   <li>{@code topic} (required): the target topic;</li>
  *   <li>{@code format} ({@code json} default, or {@code avro}), {@code key_column},
  *       {@code payload_column}, {@code message_id_header}, {@code timestamp}
- *       ({@code event} or {@code system});</li>
+ *       ({@code event} or {@code system}); or, instead of {@code format} and
+ *       {@code payload_column}, {@code value_serde} (a {@code Serde<GenericRecord>} class such as
+ *       {@code io.flowkafka.connectors.registry.ConfluentAvroSerde}, told the target topic) with
+ *       {@code serde_config} (checked by core's spec validator);</li>
  *   <li>{@code delivery_guarantee}: {@code exactly_once} (default: Kafka transactions on the target
  *       with a progress marker in the same transaction; consumers must read
  *       {@code read_committed}) or {@code at_least_once} (an idempotent producer without

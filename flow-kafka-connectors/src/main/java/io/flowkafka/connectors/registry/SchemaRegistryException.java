@@ -10,7 +10,9 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>{@link #retriable()} tells a registry that may answer later (no answer, a timeout, 408, 429
  * or a 5xx status) from an answer that will not change (404 not found, 409 incompatible, 422
- * invalid schema, 401/403).
+ * invalid schema, 401/403). A retriable one has a {@link SchemaRegistryUnavailableException} (a
+ * Kafka {@code RetriableException}) as its cause, the contract by which flow-kafka's runtime tells
+ * an outage from a bad record.
  */
 public class SchemaRegistryException extends FlowException {
     private static final long serialVersionUID = 1L;
@@ -44,11 +46,12 @@ public class SchemaRegistryException extends FlowException {
      * @param subject the subject of the request; null when it had none
      * @param status the HTTP status, or {@link #NO_RESPONSE}
      * @param errorCode the registry's {@code error_code}, or {@link #NO_ERROR_CODE}
-     * @param cause the I/O failure, if any
+     * @param cause the I/O failure, if any; a retriable exception (see {@link #retriable()}) gets a
+     *     {@link SchemaRegistryUnavailableException} wrapping it as its cause instead
      */
     public SchemaRegistryException(String message, String registry, @Nullable String subject, int status,
             int errorCode, @Nullable Throwable cause) {
-        super(message, cause);
+        super(message, retriable(status) ? new SchemaRegistryUnavailableException(message, cause) : cause);
         this.registry = Objects.requireNonNull(registry, "registry");
         this.subject = subject;
         this.status = status;
@@ -75,8 +78,17 @@ public class SchemaRegistryException extends FlowException {
         return errorCode;
     }
 
-    /** Whether the same request may succeed later: no answer, a timeout, 408, 429 or 5xx. */
+    /**
+     * Whether the same request may succeed later: no answer, a timeout, 408, 429 or 5xx. A
+     * retriable exception's cause is a {@link SchemaRegistryUnavailableException} (a Kafka
+     * {@code RetriableException}) wrapping the I/O failure, if any: flow-kafka's runtime then
+     * retries the record instead of dead-lettering it.
+     */
     public boolean retriable() {
+        return retriable(status);
+    }
+
+    private static boolean retriable(int status) {
         return status == NO_RESPONSE || status == 408 || status == 429 || status >= 500;
     }
 }

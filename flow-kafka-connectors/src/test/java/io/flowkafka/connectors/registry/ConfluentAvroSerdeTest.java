@@ -282,6 +282,8 @@ class ConfluentAvroSerdeTest {
         Serializer<GenericRecord> serializer = new ConfluentAvroSerializer(down);
         Deserializer<GenericRecord> deserializer = new ConfluentAvroDeserializer(down, null);
 
+        assertThat(outage).as("what the runtime looks for in the cause chain of an outage")
+                .hasCauseInstanceOf(org.apache.kafka.common.errors.RetriableException.class);
         assertThatThrownBy(() -> serializer.serialize("orders", order(ORDER_V1, 1, "a"))).isSameAs(outage);
         assertThatThrownBy(() -> deserializer.deserialize("orders", new byte[] {0, 0, 0, 0, 1, 2})).isSameAs(outage);
     }

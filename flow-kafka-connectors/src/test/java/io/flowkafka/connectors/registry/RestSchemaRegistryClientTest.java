@@ -140,6 +140,7 @@ class RestSchemaRegistryClientTest {
                     assertThat(e.subject()).isEqualTo("missing");
                     assertThat(e.registry()).isEqualTo(server.url());
                     assertThat(e.retriable()).isFalse();
+                    assertThat(e).as("a definite answer is no outage").hasNoCause();
                 })
                 .hasMessageContaining("GET " + server.url() + "/subjects/missing/versions/latest")
                 .hasMessageContaining("subject 'missing'")
@@ -181,7 +182,9 @@ class RestSchemaRegistryClientTest {
 
         assertThatThrownBy(() -> client.latest("busy"))
                 .isInstanceOfSatisfying(SchemaRegistryException.class, e -> assertThat(e.retriable()).isTrue())
-                .hasMessageContaining("HTTP 500, error_code 50001: Error in the backend datastore");
+                .hasMessageContaining("HTTP 500, error_code 50001: Error in the backend datastore")
+                .cause().isInstanceOf(org.apache.kafka.common.errors.RetriableException.class)
+                .hasMessageContaining("HTTP 500");
     }
 
     @Test
@@ -231,6 +234,10 @@ class RestSchemaRegistryClientTest {
                 .isInstanceOfSatisfying(SchemaRegistryException.class, e -> {
                     assertThat(e.retriable()).isTrue();
                     assertThat(e.status()).isEqualTo(SchemaRegistryException.NO_RESPONSE);
+                    assertThat(e.getCause()).as("the runtime's contract: a RetriableException in the chain, then the "
+                            + "I/O failure").isInstanceOf(SchemaRegistryUnavailableException.class)
+                            .isInstanceOf(org.apache.kafka.common.errors.RetriableException.class)
+                            .hasCauseInstanceOf(java.io.IOException.class);
                 })
                 .hasMessageContaining("GET http://127.0.0.1:" + port + "/subjects/orders-value/versions/latest "
                         + "(subject 'orders-value') failed: the registry could not be reached");

@@ -338,20 +338,7 @@ public final class PipelineCompiler {
 
     /** The source topics of a KafkaSource: {@code topics} as a list or a comma-separated string. */
     public static List<String> topicsOf(SourceSpec source) {
-        Object t = source.parameters().get("topics");
-        if (t == null) {
-            t = source.parameters().get("topic");
-        }
-        if (t instanceof List<?> l) {
-            return l.stream().map(Object::toString).toList();
-        }
-        List<String> out = new ArrayList<>();
-        for (String s : String.valueOf(t).split(",")) {
-            if (!s.isBlank()) {
-                out.add(s.trim());
-            }
-        }
-        return out;
+        return io.flowkafka.internal.source.KafkaSourceParameters.topics(source);
     }
 
     private static int partitionsOf(ComputationSpec c, PipelineSpec spec) {

@@ -16,7 +16,9 @@ import org.slf4j.LoggerFactory;
  * flow-kafka's processing-exception handler (Kafka Streams' KIP-1033/KIP-1034 dead-letter
  * support): sends the failed input's original key and value bytes to {@code <pipeline>.dlq} with
  * headers naming the error and where the record came from, and lets processing go on; or fails
- * the task when dead letters are disabled.
+ * the task when dead letters are disabled. A retriable failure ({@link Failures#retriable}: a
+ * {@code RetriableException} in the cause chain, e.g. a schema registry outage) is never a dead
+ * letter: it fails the task, which is retried from the last commit.
  *
  * <p>Headers added: {@code flow.dlq.error.class}, {@code flow.dlq.error.message},
  * {@code flow.dlq.computation}, {@code flow.dlq.stage}, {@code flow.dlq.topic},
@@ -55,6 +57,14 @@ public final class DeadLetterHandler implements ProcessingExceptionHandler {
             // its lost outputs: fail instead, so Kafka Streams aborts the transaction and the thread is replaced.
             LOG.warn("computation node '{}' hit a runtime failure at {}-{}@{}: {}; failing the task so its "
                     + "transaction aborts and it restarts from the last commit", context.processorNodeId(),
+                    context.topic(), context.partition(), context.offset(), exception.toString());
+            return Response.fail();
+        }
+        if (Failures.retriable(exception)) {
+            // an outage (a schema registry that cannot answer, a timeout), not a bad input: dead-lettering would lose
+            // a good record; fail, so the transaction aborts and the record is retried after the task is restored
+            LOG.warn("computation node '{}' hit a retriable failure at {}-{}@{}: {}; failing the task so it retries "
+                    + "from the last commit instead of dead-lettering the record", context.processorNodeId(),
                     context.topic(), context.partition(), context.offset(), exception.toString());
             return Response.fail();
         }

@@ -102,6 +102,9 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
     private io.micrometer.core.instrument.DistributionSummary batchSizes;
     /** Batches cut, by rule: size, delay, completion. */
     private io.micrometer.core.instrument.Counter[] batchCuts;
+    /** This task's source partitions, and those a partition_filter excludes (they count as done). */
+    private final List<org.apache.kafka.common.TopicPartition> sourcePartitions = new ArrayList<>();
+    private final java.util.Set<org.apache.kafka.common.TopicPartition> filteredPartitions = new java.util.HashSet<>();
 
     public ComputationProcessor(ComputationPlan plan) {
         this.plan = plan;
@@ -168,6 +171,9 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         }
         if (in == null) {
             throw new IllegalStateException("computation '" + spec.id() + "' got a record of unexpected topic " + md.topic());
+        }
+        if (in.partitionFilter != null && !in.partitionFilter.accepts(md.partition())) {
+            return; // partition_filter: consumed (its offset commits) but skipped, no output, no dead letter
         }
         if (in.source != null && !finiteBounds.isEmpty() && beyondFiniteRange(md)) {
             return;
@@ -422,6 +428,9 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
 
     private void deadLetter(FlowProcessingException e, String what, byte @Nullable [] key, byte @Nullable [] value,
             Map<String, String> extra, Map<String, byte[]> original) {
+        if (io.flowkafka.internal.dlq.Failures.retriable(e)) {
+            throw e; // an outage, not a bad input: fail the task and retry from the last commit (Failures)
+        }
         Throwable cause = e.getCause() == null ? e : e.getCause();
         RecordHeaders h = new RecordHeaders();
         original.forEach(h::add);
@@ -821,11 +830,20 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
     private void initFiniteSources() {
         int p = context.taskId().partition();
         for (SourceSpec source : spec.sourceStreams()) {
-            if (!Boolean.parseBoolean(String.valueOf(source.parameters().getOrDefault("finite", "false")))) {
-                continue;
-            }
+            io.flowkafka.internal.source.PartitionFilter filter =
+                    io.flowkafka.internal.source.KafkaSourceParameters.partitionFilter(source);
+            boolean finite = io.flowkafka.internal.source.KafkaSourceParameters.finite(source);
             for (String topic : io.flowkafka.internal.compiler.PipelineCompiler.topicsOf(source)) {
                 org.apache.kafka.common.TopicPartition tp = new org.apache.kafka.common.TopicPartition(topic, p);
+                sourcePartitions.add(tp);
+                if (filter != null && !filter.accepts(p)) {
+                    // a filtered partition is never processed: like a finished finite one, it holds nothing back
+                    filteredPartitions.add(tp);
+                    continue;
+                }
+                if (!finite) {
+                    continue;
+                }
                 String key = "bound|" + topic + "|" + p;
                 Long bound = watermarks.getLong(key);
                 if (bound == null) {
@@ -870,11 +888,21 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         }
     }
 
+    /**
+     * Whether every source partition of this task is done: read up to its finite bound, or
+     * excluded by a partition_filter. A partition of an infinite source is never done.
+     */
     private boolean finiteSourcesDone() {
-        if (finiteBounds.isEmpty()) {
+        if (sourcePartitions.isEmpty()) {
             return false;
         }
-        for (org.apache.kafka.common.TopicPartition tp : finiteBounds.keySet()) {
+        for (org.apache.kafka.common.TopicPartition tp : sourcePartitions) {
+            if (filteredPartitions.contains(tp)) {
+                continue;
+            }
+            if (!finiteBounds.containsKey(tp)) {
+                return false;
+            }
             if (!finiteDone.contains(tp)) {
                 if (plan.finiteSources().isDone(tp)) {
                     markFiniteDone(tp);
@@ -1117,6 +1145,12 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         if (function != null) {
             function.close();
         }
+        inputs.values().forEach(InputBinding::close);
+        outputs.values().forEach(o -> o.sinks.forEach(sb -> {
+            if (sb != null) {
+                sb.close();
+            }
+        }));
     }
 
     /** Decodes records of one input topic. */
@@ -1129,6 +1163,11 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         final @Nullable String keyColumn;
         final @Nullable String timestampColumn;
         final long timestampUnitNanos;
+        final io.flowkafka.internal.source.@Nullable PartitionFilter partitionFilter;
+        /** The source's value_serde and the converter of its records to the stream's schema, or null. */
+        final org.apache.kafka.common.serialization.@Nullable Serde<Object> valueSerde;
+        final @Nullable String valueSerdeClass;
+        final io.flowkafka.internal.serde.@Nullable RecordConverter converter;
         int origin;
         int originPartition = -1;
 
@@ -1139,6 +1178,20 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             this.payloadCodec = new AvroCodec(schema);
             if (source != null) {
                 Map<String, Object> p = source.parameters();
+                this.partitionFilter = io.flowkafka.internal.source.KafkaSourceParameters.partitionFilter(source);
+                Object serdeClass = p.get("value_serde");
+                if (serdeClass != null) {
+                    this.valueSerde = io.flowkafka.internal.serde.PluggableSerdes.create(serdeClass.toString(),
+                            io.flowkafka.internal.serde.PluggableSerdes.configs(p.get("serde_config"),
+                                    context.appConfigs()), false,
+                            "computation '" + spec.id() + "', source '" + streamId + "'");
+                    this.valueSerdeClass = serdeClass.toString();
+                    this.converter = new io.flowkafka.internal.serde.RecordConverter(schema, "stream '" + streamId + "'");
+                } else {
+                    this.valueSerde = null;
+                    this.valueSerdeClass = null;
+                    this.converter = null;
+                }
                 this.json = !"avro".equals(String.valueOf(p.getOrDefault("format", "json")));
                 this.keyColumn = p.containsKey("key_column") ? String.valueOf(p.get("key_column")) : null;
                 String strategyColumn = spec.watermarkStrategy().timestampColumn();
@@ -1150,6 +1203,16 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                 this.keyColumn = null;
                 this.timestampColumn = null;
                 this.timestampUnitNanos = 1;
+                this.partitionFilter = null;
+                this.valueSerde = null;
+                this.valueSerdeClass = null;
+                this.converter = null;
+            }
+        }
+
+        void close() {
+            if (valueSerde != null) {
+                valueSerde.close();
             }
         }
 
@@ -1163,9 +1226,21 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             }
             if (record.value() == null) {
                 throw new IllegalArgumentException("record value is null (a tombstone); source '" + streamId
-                        + "' expects a " + (json ? "JSON object" : "Avro record"));
+                        + "' expects a " + (valueSerde != null ? "record of value_serde " + valueSerdeClass
+                                : json ? "JSON object" : "Avro record"));
             }
-            GenericRecord payload = json ? JsonRecords.fromJson(record.value(), schema) : payloadCodec.decode(record.value());
+            GenericRecord payload;
+            if (valueSerde != null) {
+                Object read = valueSerde.deserializer().deserialize(md.topic(), record.headers(), record.value());
+                if (!(read instanceof GenericRecord r)) {
+                    throw new IllegalArgumentException("value_serde " + valueSerdeClass + " of source '"
+                            + streamId + "' read " + (read == null ? "null" : "a " + read.getClass().getName())
+                            + ", not a GenericRecord");
+                }
+                payload = converter.convert(r);
+            } else {
+                payload = json ? JsonRecords.fromJson(record.value(), schema) : payloadCodec.decode(record.value());
+            }
             if (keyColumn != null) {
                 if (record.key() == null) {
                     throw new IllegalArgumentException("record key is null, but source '" + streamId
@@ -1224,7 +1299,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                 } else {
                     keyCodecs.add(null);
                     extractors.add(null);
-                    sinks.add(SinkBinding.of(((ComputationPlan.SinkRoute) r).sink()));
+                    sinks.add(SinkBinding.of(((ComputationPlan.SinkRoute) r).sink(), context.appConfigs(), spec.id()));
                 }
             }
         }
@@ -1281,8 +1356,19 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         }
 
         private Record<byte[], byte[]> sinkRecord(SinkBinding sink, GenericRecord payload, MessageId id, long ets, long sts) {
+            Headers headers = null;
+            if (sink.idHeader != null) {
+                headers = new RecordHeaders();
+                headers.add(sink.idHeader, id.toString().getBytes(StandardCharsets.UTF_8));
+            }
             byte[] value;
-            if (sink.payloadColumn != null) {
+            if (sink.valueSerde != null) {
+                // a pluggable serde may add headers (e.g. a schema id): give it the record's headers
+                if (headers == null) {
+                    headers = new RecordHeaders();
+                }
+                value = sink.valueSerde.serializer().serialize(sink.topic, headers, payload);
+            } else if (sink.payloadColumn != null) {
                 value = bytesOf(payload.get(sink.payloadColumn), "payload_column", sink.payloadColumn);
             } else if (sink.avro) {
                 value = codec.encode(payload);
@@ -1290,11 +1376,6 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                 value = JsonRecords.toJson(payload);
             }
             byte[] key = sink.keyColumn == null ? null : bytesOf(payload.get(sink.keyColumn), "key_column", sink.keyColumn);
-            Headers headers = null;
-            if (sink.idHeader != null) {
-                headers = new RecordHeaders();
-                headers.add(sink.idHeader, id.toString().getBytes(StandardCharsets.UTF_8));
-            }
             long ts = (sink.systemTime ? sts : ets) / 1_000_000L;
             return headers == null ? new Record<>(key, value, ts) : new Record<>(key, value, ts, headers);
         }
@@ -1326,16 +1407,32 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         return h;
     }
 
-    /** A Kafka sink's parameters, read once. */
+    /**
+     * A Kafka sink's parameters, read once, and its value_serde (configured from
+     * {@code serde_config} over the deployment's {@code flow.serde.*}), if any; {@code topic} is the
+     * target topic the serde is told about (for TKafkaSink too, whose records go through the outbox).
+     */
     private record SinkBinding(@Nullable String payloadColumn, boolean avro, @Nullable String keyColumn,
-            @Nullable String idHeader, boolean systemTime) {
-        static SinkBinding of(SinkSpec sink) {
+            @Nullable String idHeader, boolean systemTime, String topic,
+            org.apache.kafka.common.serialization.@Nullable Serde<Object> valueSerde) {
+        static SinkBinding of(SinkSpec sink, Map<String, Object> deployment, String computation) {
             Map<String, Object> p = sink.parameters();
+            Object serdeClass = p.get("value_serde");
             return new SinkBinding(p.containsKey("payload_column") ? p.get("payload_column").toString() : null,
                     "avro".equals(String.valueOf(p.getOrDefault("format", "json"))),
                     p.containsKey("key_column") ? p.get("key_column").toString() : null,
                     p.containsKey("message_id_header") ? p.get("message_id_header").toString() : null,
-                    "system".equals(String.valueOf(p.getOrDefault("timestamp", "event"))));
+                    "system".equals(String.valueOf(p.getOrDefault("timestamp", "event"))),
+                    String.valueOf(p.get("topic")),
+                    serdeClass == null ? null : io.flowkafka.internal.serde.PluggableSerdes.create(serdeClass.toString(),
+                            io.flowkafka.internal.serde.PluggableSerdes.configs(p.get("serde_config"), deployment), false,
+                            "computation '" + computation + "', sink '" + sink.id() + "'"));
+        }
+
+        void close() {
+            if (valueSerde != null) {
+                valueSerde.close();
+            }
         }
     }
 
