@@ -34,8 +34,8 @@ import org.junit.jupiter.api.Timeout;
 /**
  * The wait-click join on a real broker over 4 partitions with two instances as child JVMs; one is
  * killed with SIGKILL at a seeded point while results (joins from messages, timeouts from timers)
- * are being written, and restarted. Every impression must get exactly one result, the one the
- * reference expects.
+ * are being written, or halts itself inside a timer-firing punctuation at a seeded timer, and is
+ * restarted. Every impression must get exactly one result, the one the reference expects.
  */
 @WithKafka
 class WaitClickJoinIT {
@@ -97,6 +97,63 @@ class WaitClickJoinIT {
             ExactlyOnceChecker.Report report = ExactlyOnceChecker.check(cluster, results,
                     data.impressions().keySet(), Duration.ofMinutes(2), r -> new String(r.key(), StandardCharsets.UTF_8));
             assertThat(report.isExact()).as(report.toString()).isTrue();
+        }
+    }
+
+    /**
+     * Instance a halts inside {@code onTimer} in the middle of a timer-firing punctuation step: at
+     * the first timer at or after a seeded one that has a seeded number of timers of its step fired
+     * before it, results among them forwarded to the producer and on the broker, uncommitted (see
+     * {@link HaltingWaitClickJoin}). b keeps running and takes a's tasks over; a restarted a2 joins.
+     * The halted step's timers must fire again, and their results from the open transaction must
+     * never be read read_committed: every impression gets exactly one result, the reference's.
+     */
+    @Test
+    @Timeout(300)
+    void shouldGiveEveryImpressionExactlyOneResultWhenAnInstanceDiesMidPunctuation(KafkaCluster cluster,
+            TestNames names) throws Exception {
+        long started = System.nanoTime();
+        Setup t = Setup.create(cluster, names, "wcjp");
+        Random random = new Random(SEED * 31 + 7);
+        long haltAtTimer = 200 + random.nextInt(2_000);
+        int haltInStep = 10 + random.nextInt(50);
+        Map<String, String> failFast = Map.of("session.timeout.ms", "6000");
+        Map<String, String> halting = new HashMap<>(failFast);
+        halting.put("halt.at.timer", Long.toString(haltAtTimer));
+        halting.put("halt.in.step", Integer.toString(haltInStep));
+        try (ChildJvm a = instance(cluster, t, "a", halting); ChildJvm b = instance(cluster, t, "b", failFast)) {
+            Await.until(Duration.ofMinutes(2), "instance a halts inside a timer-firing punctuation at or after timer "
+                    + haltAtTimer + ", timer " + haltInStep + " of its step", () -> !a.isAlive());
+            long halted = System.nanoTime();
+            String haltLog = Files.readString(a.logFile());
+            assertThat(a.exitCode()).as("a's exit status (%s)", a.logFile()).hasValue(HaltingWaitClickJoin.HALT_STATUS);
+            String haltLine = haltLog.lines().filter(l -> l.startsWith(HaltingWaitClickJoin.HALT_LINE)).findFirst()
+                    .orElseThrow(() -> new AssertionError("a died without halting inside a punctuation; "
+                            + a.logFile()));
+            List<String> stepResults = haltLog.lines().filter(l -> l.startsWith(HaltingWaitClickJoin.STEP_RESULTS_LINE))
+                    .findFirst().map(l -> l.substring(HaltingWaitClickJoin.STEP_RESULTS_LINE.length()))
+                    .filter(l -> !l.isEmpty()).map(l -> List.of(l.split(","))).orElse(List.of());
+            assertThat(stepResults).as("results of the halted step on the broker, uncommitted: " + haltLine)
+                    .isNotEmpty();
+            assertThat(b.isAlive()).as("b keeps running").isTrue();
+            try (ChildJvm a2 = instance(cluster, t, "a2", failFast)) {
+                ExactlyOnceChecker.Report report = ExactlyOnceChecker.check(cluster, t.results(),
+                        t.data().impressions().keySet(), Duration.ofMinutes(3),
+                        r -> new String(r.key(), StandardCharsets.UTF_8));
+                if (!report.isExact()) {
+                    diagnose(cluster, t.pipeline(), report);
+                }
+                assertThat(report.isExact()).as(report.toString()).isTrue();
+                assertThat(readResults(cluster, t.results())).isEqualTo(t.data().expectedResults());
+                Map<String, Integer> uncommitted = countReadUncommitted(cluster, t.results());
+                assertThat(stepResults).as("results of the halted step read read_uncommitted: the aborted copy and "
+                        + "(at least) the committed one").allMatch(id -> uncommitted.getOrDefault(id, 0) >= 2);
+                System.out.printf("WaitClickJoinIT mid-punctuation: seed %d, halt at timer >= %d, >= %d of its step; "
+                        + "%s; %d results of the step aborted and written again; %d records read_uncommitted for %d "
+                        + "impressions; halt after %.1f s, exact after %.1f s more%n", SEED, haltAtTimer, haltInStep,
+                        haltLine, stepResults.size(), uncommitted.values().stream().mapToInt(i -> i).sum(), IMPRESSIONS,
+                        (halted - started) / 1e9, (System.nanoTime() - halted) / 1e9);
+            }
         }
     }
 
@@ -176,10 +233,51 @@ class WaitClickJoinIT {
 
     private static ChildJvm instance(KafkaCluster cluster, String pipeline, String impressions, String clicks,
             String results, Path stateDir) {
-        ChildJvm jvm = ChildJvm.builder(WaitClickMain.class).maxHeap("384m").systemProperty("purge.ms", "0").systemProperty("cache.bytes", System.getProperty("cache.bytes", "10485760"))
-                .args(cluster.bootstrapServers(), pipeline, impressions, clicks, results, stateDir.toString()).start();
+        return instance(cluster, pipeline, impressions, clicks, results, stateDir, Map.of());
+    }
+
+    private static ChildJvm instance(KafkaCluster cluster, Setup t, String name, Map<String, String> properties) {
+        return instance(cluster, t.pipeline(), t.impressions(), t.clicks(), t.results(), t.state().resolve(name),
+                properties);
+    }
+
+    private static ChildJvm instance(KafkaCluster cluster, String pipeline, String impressions, String clicks,
+            String results, Path stateDir, Map<String, String> properties) {
+        ChildJvm.Builder builder = ChildJvm.builder(WaitClickMain.class).maxHeap("384m").systemProperty("purge.ms", "0")
+                .systemProperty("cache.bytes", System.getProperty("cache.bytes", "10485760"));
+        properties.forEach(builder::systemProperty);
+        ChildJvm jvm = builder.args(cluster.bootstrapServers(), pipeline, impressions, clicks, results,
+                stateDir.toString()).start();
         jvm.awaitOutputLine(l -> l.contains("RUNNING"), Duration.ofMinutes(2));
         return jvm;
+    }
+
+    /** Every record of {@code topic} up to its end, aborted ones included, counted by key. */
+    private static Map<String, Integer> countReadUncommitted(KafkaCluster cluster, String topic) throws Exception {
+        Map<TopicPartition, OffsetSpec> req = new HashMap<>();
+        for (var p : cluster.admin().describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions()) {
+            req.put(new TopicPartition(topic, p.partition()), OffsetSpec.latest());
+        }
+        Map<TopicPartition, Long> ends = new HashMap<>();
+        cluster.admin().listOffsets(req).all().get().forEach((tp, info) -> ends.put(tp, info.offset()));
+        Properties p = cluster.clientProperties();
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_uncommitted");
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        Map<String, Integer> counts = new HashMap<>();
+        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p, new ByteArrayDeserializer(),
+                new ByteArrayDeserializer())) {
+            c.assign(ends.keySet());
+            c.seekToBeginning(ends.keySet());
+            Await.until(Duration.ofMinutes(1), "read " + topic + " read_uncommitted up to " + ends, () -> {
+                for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
+                    if (r.offset() < ends.get(new TopicPartition(r.topic(), r.partition()))) {
+                        counts.merge(new String(r.key(), StandardCharsets.UTF_8), 1, Integer::sum);
+                    }
+                }
+                return ends.entrySet().stream().allMatch(e -> c.position(e.getKey()) >= e.getValue());
+            });
+        }
+        return counts;
     }
 
     private static long endOffsets(KafkaCluster cluster, String topic) {
