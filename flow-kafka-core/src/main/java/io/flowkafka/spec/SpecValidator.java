@@ -44,6 +44,8 @@ final class SpecValidator {
     /** stream id -> (writer computation id -> the field it is written by). */
     private final Map<String, Map<String, String>> writers = new LinkedHashMap<>();
     private final Set<String> readStreams = new HashSet<>();
+    /** External sinks (those of a SinkProvider) by id: the computation that first declared each. */
+    private final Map<String, String> externalSinks = new LinkedHashMap<>();
     private final Set<String> knownStreams = new LinkedHashSet<>();
 
     private SpecValidator(PipelineSpec spec) {
@@ -585,6 +587,12 @@ final class SpecValidator {
                         + (known.contains("TKafkaSink") ? "" : " (async sinks such as TKafkaSink come with "
                                 + "io.flowkafka:flow-kafka-connectors: add it to the class path)"));
             } else if (provider != null) {
+                String first = externalSinks.putIfAbsent(sink.id(), c.id());
+                if (first != null && !first.equals(c.id())) {
+                    error(c.id(), field, "sink id '" + sink.id() + "' is also used by computation '" + first
+                            + "'; an external sink's id names its delivery group, transactional ids and progress markers,"
+                            + " so it must be unique in the pipeline", "rename one of the two sinks");
+                }
                 for (io.flowkafka.spi.SinkProvider.Problem p : provider.validate(sink)) {
                     error(c.id(), field + "." + p.field(), p.message(), p.fix());
                 }

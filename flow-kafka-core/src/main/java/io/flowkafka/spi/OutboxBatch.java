@@ -15,7 +15,8 @@ import java.util.Objects;
  * {@link #dedupToken()}: a target that deduplicates by the token sees a retried batch as a repeat.
  *
  * @param sink the sink id
- * @param partition the outbox partition (= the partition of the computation that wrote it)
+ * @param partition the outbox partition (= the partition of the computation that wrote it); -1
+ *     for a batch of an {@code at_most_once_strategy} queue, which may mix several tasks' messages
  * @param records the records, in log order, not empty
  * @param nextOffset the outbox offset after the batch: where delivery resumes once the batch is
  *     delivered (it may be past the last record's offset + 1 when a transaction marker follows)

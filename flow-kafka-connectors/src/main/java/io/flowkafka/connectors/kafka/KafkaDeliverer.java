@@ -123,6 +123,12 @@ final class KafkaDeliverer implements OutboxDeliverer {
         ensureProgressTopic();
         openProducer(partition);
         Long next = readMarker(partition);
+        if (next != null && committedOffset.isPresent() && next < committedOffset.getAsLong()) {
+            release(partition);
+            throw OutboxDeliveryException.retryable(sinkName() + ": the progress marker of outbox partition " + partition
+                    + " says " + next + " but delivery had reached " + committedOffset.getAsLong()
+                    + "; the progress topic " + progressTopic + " is not caught up yet, retrying");
+        }
         if (next == null) {
             if (committedOffset.isPresent() && committedOffset.getAsLong() > 0) {
                 release(partition);
@@ -175,10 +181,16 @@ final class KafkaDeliverer implements OutboxDeliverer {
                     encodeMarker(p, batch.nextOffset(), batch.dedupToken().toBytes())));
             producer.commitTransaction();
             markerNext.put(p, batch.nextOffset());
-        } catch (KafkaException e) {
+        } catch (RuntimeException e) {
             dropProducer(p, true);
-            throw new OutboxDeliveryException(sinkName() + ": writing outbox offsets " + batch.firstOffset() + ".."
-                    + (batch.nextOffset() - 1) + " failed: " + e, e);
+            String what = sinkName() + ": writing outbox offsets " + batch.firstOffset() + ".." + (batch.nextOffset() - 1)
+                    + " (message ids " + batch.records().get(0).messageId() + ".." + batch.dedupToken() + ")";
+            Throwable bad = nonRetriable(e);
+            if (bad != null) {
+                throw OutboxDeliveryException.fatal(what + " failed and retrying cannot help: " + bad
+                        + " (fix the target topic, the ACLs or the record, then restart the pipeline)");
+            }
+            throw new OutboxDeliveryException(what + " failed: " + e, e);
         }
     }
 
@@ -247,14 +259,42 @@ final class KafkaDeliverer implements OutboxDeliverer {
         if (producer == null) {
             return;
         }
-        if (abort) {
+        try {
+            if (abort) {
+                try {
+                    producer.abortTransaction();
+                } catch (RuntimeException e) {
+                    // e.g. after a commit that timed out; the next producer's initTransactions settles the outcome
+                    LOG.debug("{}: abort after a failure failed too (the next producer fences it): {}", sinkName(),
+                            e.toString());
+                }
+            }
+        } finally {
             try {
-                producer.abortTransaction();
-            } catch (KafkaException e) {
-                LOG.debug("{}: abort after a failure failed too (the next producer fences it): {}", sinkName(), e.toString());
+                producer.close(abort ? Duration.ZERO : Duration.ofSeconds(10));
+            } catch (RuntimeException e) {
+                LOG.debug("{}: closing a producer failed: {}", sinkName(), e.toString());
             }
         }
-        producer.close(abort ? Duration.ZERO : Duration.ofSeconds(10));
+    }
+
+    /**
+     * The cause that no retry can fix (a record the target rejects, missing authorization), or null
+     * for failures worth retrying (timeouts, leader changes, fencing after a rebalance).
+     */
+    static @Nullable Throwable nonRetriable(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof org.apache.kafka.common.errors.RecordTooLargeException
+                    || t instanceof org.apache.kafka.common.errors.InvalidTimestampException
+                    || t instanceof org.apache.kafka.common.InvalidRecordException
+                    || t instanceof org.apache.kafka.common.errors.AuthorizationException) {
+                return t;
+            }
+            if (t.getCause() == t) {
+                break;
+            }
+        }
+        return null;
     }
 
     private Map<String, Object> producerProps() {
@@ -313,16 +353,27 @@ final class KafkaDeliverer implements OutboxDeliverer {
         props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         props.remove(ConsumerConfig.GROUP_ID_CONFIG);
+        Map<String, Object> uncommitted = new HashMap<>(props);
+        uncommitted.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_uncommitted");
+        long end;
+        try (KafkaConsumer<byte[], byte[]> probe = new KafkaConsumer<>(uncommitted)) {
+            // the high watermark, not the last stable offset: markers committed after a transaction that another
+            // (dead) instance left open sit above the LSO, and a read that stopped there would resume from a stale
+            // marker; so wait until the open transactions are settled (aborted by their timeout at the latest)
+            end = probe.endOffsets(List.of(tp), TIMEOUT).get(tp);
+        } catch (KafkaException e) {
+            throw new OutboxDeliveryException(sinkName() + ": reading progress topic " + progressTopic + " failed: " + e, e);
+        }
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props)) {
             consumer.assign(List.of(tp));
             consumer.seekToBeginning(List.of(tp));
-            long end = consumer.endOffsets(List.of(tp), TIMEOUT).get(tp);
             Long next = null;
             long deadline = System.nanoTime() + TIMEOUT.toNanos();
             while (consumer.position(tp, TIMEOUT) < end) {
                 if (System.nanoTime() > deadline) {
                     throw OutboxDeliveryException.retryable(sinkName() + ": reading progress topic " + progressTopic
-                            + " timed out");
+                            + " up to offset " + end + " timed out (a transaction left open by a stopped instance "
+                            + "holds it back until the transaction times out)");
                 }
                 for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
                     if (java.util.Arrays.equals(r.key(), key)) {

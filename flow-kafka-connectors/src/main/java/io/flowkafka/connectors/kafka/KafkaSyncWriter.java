@@ -40,6 +40,13 @@ final class KafkaSyncWriter implements SyncSinkWriter {
         props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         props.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, context.applicationId() + ".sink." + context.sink().id());
+        // the epoch waits for the acknowledgements inside Kafka Streams' transaction (transaction.timeout.ms 10 s by
+        // default): give up on a record well before that, so a slow target aborts the epoch cleanly instead of
+        // getting the stream thread fenced; set them under flow.sink.<id>.* to change
+        props.putIfAbsent(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 3000);
+        props.putIfAbsent(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 6000);
+        props.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, 0);
+        props.putIfAbsent(ProducerConfig.MAX_BLOCK_MS_CONFIG, 6000);
         this.producer = new KafkaProducer<>(props);
     }
 
@@ -53,7 +60,7 @@ final class KafkaSyncWriter implements SyncSinkWriter {
                             failure.compareAndSet(null, e);
                         }
                     });
-        } catch (KafkaException e) {
+        } catch (RuntimeException e) {
             failure.compareAndSet(null, e);
         }
     }

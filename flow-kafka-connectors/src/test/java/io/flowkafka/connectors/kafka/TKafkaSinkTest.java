@@ -7,6 +7,7 @@ import io.flowkafka.spec.InvalidSpecException;
 import io.flowkafka.spec.PipelineSpec;
 import io.flowkafka.testing.FlowTestDriver;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.common.header.Header;
@@ -70,6 +71,9 @@ class TKafkaSinkTest {
             for (int i = 0; i < 10; i++) {
                 driver.pipeSource("input", "u1", "{\"id\":\"e" + i + "\",\"user\":\"u1\"}");
             }
+            // a message enters the queue once its epoch committed (a replayed epoch must not queue it twice); the
+            // driver commits after each record, so the last one waits for the next commit (a watermark heartbeat)
+            driver.advanceWallClockTime(Duration.ofSeconds(3));
             assertThatThrownBy(() -> driver.readTopic("tks.outbox.out")).as("no outbox: nothing inside the transaction")
                     .hasMessageContaining("writes no topic 'tks.outbox.out'");
             double dropped = driver.meterRegistry().get("flow.sink.dropped").tag("sink", "out").counter().count();
@@ -79,6 +83,9 @@ class TKafkaSinkTest {
             driver.reconfigure(Map.of("computations", Map.of("count", Map.of("sinks", Map.of("out",
                     Map.of("at_most_once_strategy", Map.of("total_queue_bytes_limit", 10_000)))))));
             driver.pipeSource("input", "u1", "{\"id\":\"e10\",\"user\":\"u1\"}");
+            driver.advanceWallClockTime(Duration.ofSeconds(3));
+            assertThat(driver.meterRegistry().get("flow.sink.queue_messages").tag("sink", "out").gauge().value())
+                    .as("3 held before, 1 more now").isEqualTo(4.0);
             assertThat(driver.meterRegistry().get("flow.sink.dropped").tag("sink", "out").counter().count())
                     .as("the raised limit applies at once").isEqualTo(7.0);
         }
@@ -106,6 +113,32 @@ class TKafkaSinkTest {
                 .hasMessageContaining("KafkaSink 'sync' is synchronous")
                 .hasMessageContaining("sinks.async.at_most_once_strategy.total_queue_bytes_limit must be a positive number"
                         + " of bytes but was -5");
+    }
+
+    @Test
+    void shouldRejectTheSameExternalSinkIdInTwoComputations() {
+        PipelineSpec spec = PipelineSpec.builder("p")
+                .stream("raw", OutboxPipeline.EVENT).stream("events", OutboxPipeline.EVENT)
+                .stream("counted", OutboxPipeline.COUNTED).stream("counted2", OutboxPipeline.COUNTED)
+                .computation("read", c -> c.kind(io.flowkafka.spec.ComputationKind.SOURCE)
+                        .source("raw", "KafkaSource", Map.of("topics", "in")).outputStreamIds("events"))
+                .computation("count", c -> c.inputStreamIds("events")
+                        .groupBy("hash", io.flowkafka.spec.ColumnType.UINT64, "farm_hash(user)")
+                        .groupBy("user", io.flowkafka.spec.ColumnType.STRING, null)
+                        .processingFunction(OutboxPipeline.Count::new).state("total", OutboxPipeline.TOTAL)
+                        .outputStreamIds("counted")
+                        .sink("out", "TKafkaSink", List.of("counted"), Map.of("topic", "t1")))
+                .computation("count2", c -> c.inputStreamIds("events")
+                        .groupBy("hash", io.flowkafka.spec.ColumnType.UINT64, "farm_hash(user)")
+                        .groupBy("user", io.flowkafka.spec.ColumnType.STRING, null)
+                        .processingFunction(OutboxPipeline.Count::new).state("total", OutboxPipeline.TOTAL)
+                        .outputStreamIds("counted2")
+                        .sink("out", "TKafkaSink", List.of("counted2"), Map.of("topic", "t2")))
+                .build();
+        assertThatThrownBy(spec::validated).isInstanceOf(InvalidSpecException.class)
+                .hasMessageContaining("count2")
+                .hasMessageContaining("sink id 'out' is also used by computation 'count'")
+                .hasMessageContaining("rename one of the two sinks");
     }
 
     @Test

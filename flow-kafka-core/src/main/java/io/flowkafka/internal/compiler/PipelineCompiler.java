@@ -212,6 +212,12 @@ public final class PipelineCompiler {
                                     io.micrometer.core.instrument.Counter.builder("flow.sink.dropped")
                                             .description("messages an at-most-once sink dropped (queue full)")
                                             .tags("pipeline", pipeline, "sink", sink.id()).register(visitors.meters()));
+                            io.micrometer.core.instrument.Gauge.builder("flow.sink.queue_messages", q, qq -> qq.size())
+                                    .description("messages in an at-most-once sink's queue")
+                                    .tags("pipeline", pipeline, "sink", sink.id()).register(visitors.meters());
+                            io.micrometer.core.instrument.Gauge.builder("flow.sink.queue_bytes", q, qq -> qq.bytes())
+                                    .description("bytes in an at-most-once sink's queue")
+                                    .tags("pipeline", pipeline, "sink", sink.id()).register(visitors.meters());
                             asyncSinks.add(new CompiledPipeline.AsyncSink(sink, c.id(), "", q, null));
                             return q;
                         });
@@ -296,7 +302,7 @@ public final class PipelineCompiler {
                     slots.add(sr.writer());
                 }
             }));
-            if (!slots.isEmpty()) {
+            if (plan.hasEpochBarrier()) {
                 topology.addStateStore(io.flowkafka.internal.outbox.EpochBarrierStore.builder(c.id(), slots), processorName);
             }
             if (!c.timers().isEmpty()) {

@@ -23,6 +23,8 @@ import org.slf4j.LoggerFactory;
  * counted.
  */
 public final class AtMostOnceDelivery implements AutoCloseable {
+    /** The partition of an at-most-once batch: it may mix several tasks' messages. */
+    public static final int AT_MOST_ONCE_PARTITION = -1;
     private static final Logger LOG = LoggerFactory.getLogger(AtMostOnceDelivery.class);
 
     private final String sink;
@@ -86,6 +88,7 @@ public final class AtMostOnceDelivery implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {
+            queue.countDropped(batch.size());
             int left = queue.clear() + batch.size();
             if (left > 0) {
                 LOG.warn("sink '{}' (at most once): dropped {} undelivered message(s) after suspend_destruction_duration {}",
@@ -95,9 +98,11 @@ public final class AtMostOnceDelivery implements AutoCloseable {
     }
 
     private void deliver(List<AtMostOnceQueue.Entry> entries) throws OutboxDeliveryException {
-        int partition = entries.get(0).partition();
-        if (opened.add(partition)) {
+        // one batch may hold several tasks' messages: an at-most-once deliverer has no per-partition progress
+        int partition = AT_MOST_ONCE_PARTITION;
+        if (!opened.contains(partition)) {
             deliverer.open(partition, OptionalLong.empty());
+            opened.add(partition);
         }
         List<OutboxRecord> records = new ArrayList<>(entries.size());
         for (AtMostOnceQueue.Entry e : entries) {

@@ -80,8 +80,8 @@ public final class AtMostOnceQueue {
     }
 
     /**
-     * Takes up to {@code max} messages of one partition from the head (the first message's
-     * partition), waiting up to {@code waitMs} for the first one.
+     * Takes up to {@code max} messages from the head, in order, whatever task wrote them, waiting
+     * up to {@code waitMs} for the first one.
      */
     public synchronized List<Entry> poll(int max, long waitMs) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
@@ -93,8 +93,7 @@ public final class AtMostOnceQueue {
             TimeUnit.NANOSECONDS.timedWait(this, left);
         }
         List<Entry> out = new ArrayList<>(Math.min(max, queue.size()));
-        int partition = queue.peek().partition();
-        while (out.size() < max && !queue.isEmpty() && queue.peek().partition() == partition) {
+        while (out.size() < max && !queue.isEmpty()) {
             Entry e = queue.poll();
             bytes -= e.bytes();
             out.add(e);
@@ -109,6 +108,11 @@ public final class AtMostOnceQueue {
         queue.clear();
         bytes = 0;
         return n;
+    }
+
+    /** Counts messages dropped outside the queue (a batch in hand when the sink was destroyed). */
+    public void countDropped(int n) {
+        dropped.increment(n);
     }
 
     /** The bytes queued now. */

@@ -10,7 +10,8 @@ import org.apache.kafka.streams.processor.StateStoreContext;
 import org.apache.kafka.streams.state.StoreBuilder;
 
 /**
- * Makes a task's epoch wait for its synchronous sinks. Before Kafka Streams commits a task's
+ * Makes a task's epoch wait for its synchronous sinks, and releases its at-most-once messages once
+ * their epoch committed (the processor's hook runs at the next epoch's pre-commit). Before Kafka Streams commits a task's
  * transaction it flushes the task's record caches ({@code StreamTask.prepareCommit} ->
  * {@code ProcessorStateManager.flushCache()}, which calls {@code flushCache()} of every store that is a
  * {@code CachedStateStore}); so this store, holding no data, presents itself as a cached store and
@@ -28,6 +29,12 @@ public final class EpochBarrierStore implements StateStore,
     private final List<SyncSinkSlot> slots;
     private int partition = -1;
     private boolean open;
+    private Runnable beforeCommit = () -> { };
+
+    /** Sets what the task's processor runs before each commit, before the sinks are waited for. */
+    public void beforeCommit(Runnable hook) {
+        this.beforeCommit = hook;
+    }
 
     private EpochBarrierStore(String name, List<SyncSinkSlot> slots) {
         this.name = name;
@@ -53,6 +60,7 @@ public final class EpochBarrierStore implements StateStore,
 
     @Override
     public void flushCache() {
+        beforeCommit.run();
         for (SyncSinkSlot slot : slots) {
             try {
                 slot.flush(partition);

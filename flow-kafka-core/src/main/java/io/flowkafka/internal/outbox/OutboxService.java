@@ -56,6 +56,8 @@ public final class OutboxService implements AutoCloseable {
     /** Header of outbox records: the writing task's partition (4 bytes), read by {@link OutboxPartitioner}. */
     public static final String PARTITION_HEADER = "flow.outbox.partition";
     private static final long MAX_BACKOFF_MS = 30_000;
+    /** How long one loop iteration may deliver before it polls again (the consumer must stay in its group). */
+    private static final long DELIVERY_BUDGET_NANOS = TimeUnit.SECONDS.toNanos(5);
 
     private final String sink;
     private final String computation;
@@ -161,11 +163,16 @@ public final class OutboxService implements AutoCloseable {
                 }
                 // records polled before a partition was opened (and seeked) are dropped: they come again from the
                 // position open chose
+                // at most one open per iteration: an open may take long (a transactional producer, a marker read),
+                // and the consumer must keep polling to stay in its group
                 Set<Integer> openedNow = new HashSet<>();
                 for (TopicPartition tp : c.assignment()) {
                     int p = tp.partition();
-                    if (!opened.contains(p) && openPartition(c, tp)) {
-                        openedNow.add(p);
+                    if (!opened.contains(p) && !waiting(p)) {
+                        if (openPartition(c, tp)) {
+                            openedNow.add(p);
+                        }
+                        break;
                     }
                 }
                 for (TopicPartition tp : records.partitions()) {
@@ -173,12 +180,22 @@ public final class OutboxService implements AutoCloseable {
                         batcher.add(tp.partition(), records.records(tp));
                     }
                 }
+                long budgetEnd = System.nanoTime() + DELIVERY_BUDGET_NANOS;
                 for (TopicPartition tp : c.assignment()) {
-                    if (fatal != null || !running) {
+                    if (fatal != null || !running || System.nanoTime() > budgetEnd) {
                         break;
                     }
                     if (opened.contains(tp.partition())) {
-                        deliverReady(c, tp);
+                        try {
+                            deliverReady(c, tp, budgetEnd);
+                        } catch (WakeupException e) {
+                            throw e;
+                        } catch (RuntimeException e) {
+                            // a commit or position call failed (a rebalance, a broker hiccup): reopen the partition
+                            // later from its committed progress instead of stopping the sink
+                            releasePartition(tp.partition());
+                            failed(c, tp, "committing its delivery progress", new OutboxDeliveryException(e.toString(), e));
+                        }
                     }
                 }
                 maybePurge();
@@ -195,10 +212,15 @@ public final class OutboxService implements AutoCloseable {
         }
     }
 
+    /** Whether a partition waits for its retry backoff. */
+    private boolean waiting(int p) {
+        Long at = retryAt.get(p);
+        return at != null && System.currentTimeMillis() < at;
+    }
+
     private boolean openPartition(KafkaConsumer<byte[], byte[]> c, TopicPartition tp) {
         int p = tp.partition();
-        Long at = retryAt.get(p);
-        if (at != null && System.currentTimeMillis() < at) {
+        if (waiting(p)) {
             return false;
         }
         OffsetAndMetadata committed = c.committed(Set.of(tp)).get(tp);
@@ -206,6 +228,21 @@ public final class OutboxService implements AutoCloseable {
         try {
             OptionalLong resume = deliverer.open(p, committedOffset);
             long offset = resume.isPresent() ? resume.getAsLong() : committedOffset.orElse(-1);
+            long end = c.endOffsets(Set.of(tp)).get(tp);
+            long begin = c.beginningOffsets(Set.of(tp)).get(tp);
+            if (offset > end) {
+                deliverer.release(p);
+                throw OutboxDeliveryException.fatal("the sink's progress on outbox partition " + p + " is offset " + offset
+                        + ", past the end of the outbox (" + end + "): the outbox topic " + topic + " was recreated or "
+                        + "emptied, so its records cannot be matched with what was delivered; restore it, or reset the "
+                        + "sink's progress (its progress marker or delivery group) on purpose");
+            }
+            if (offset >= 0 && offset < begin) {
+                deliverer.release(p);
+                throw OutboxDeliveryException.fatal("outbox partition " + p + " of " + topic + " starts at offset " + begin
+                        + " but the sink's progress is " + offset + ": undelivered records were deleted (retention or "
+                        + "deleteRecords outside flow-kafka); they are lost to this sink");
+            }
             if (offset >= 0) {
                 c.seek(tp, offset);
             } else {
@@ -224,15 +261,14 @@ public final class OutboxService implements AutoCloseable {
         }
     }
 
-    private void deliverReady(KafkaConsumer<byte[], byte[]> c, TopicPartition tp) {
+    private void deliverReady(KafkaConsumer<byte[], byte[]> c, TopicPartition tp, long budgetEnd) {
         int p = tp.partition();
-        Long at = retryAt.get(p);
-        if (at != null && System.currentTimeMillis() < at) {
+        if (waiting(p)) {
             return;
         }
         long position = c.position(tp);
         OutboxBatcher.Cut<ConsumerRecord<byte[], byte[]>> cut;
-        while (running && fatal == null && (cut = batcher.peek(p, position)) != null) {
+        while (running && fatal == null && System.nanoTime() < budgetEnd && (cut = batcher.peek(p, position)) != null) {
             OutboxBatch batch = toBatch(p, cut);
             try {
                 deliverer.deliver(batch);
@@ -336,11 +372,9 @@ public final class OutboxService implements AutoCloseable {
     /** Stops delivering (the batch in hand finishes), releases the partitions and closes the deliverer. */
     @Override
     public void close() {
+        // no wakeup(): it would interrupt the commit of a batch just delivered (and an at-least-once sink would
+        // deliver it again); the loop polls for at most 100 ms and checks running between batches
         running = false;
-        KafkaConsumer<byte[], byte[]> c = consumer;
-        if (c != null) {
-            c.wakeup();
-        }
         try {
             if (thread.isAlive() && !done.await(30, TimeUnit.SECONDS)) {
                 LOG.warn("sink '{}': the delivery thread did not stop within 30 s", sink);

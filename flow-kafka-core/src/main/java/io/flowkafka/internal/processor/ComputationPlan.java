@@ -38,6 +38,21 @@ public record ComputationPlan(String pipeline, ComputationSpec spec, Map<String,
         WatermarkSettings watermarks, io.flowkafka.internal.watermarks.FiniteSources finiteSources,
         String statusNode, TimerSettings timers, io.flowkafka.internal.watermarks.OutputLimits outputLimits,
         boolean deadLetters, String deadLetterNode, VisitorRuntime visitors, @Nullable String controlTopic) {
+    /**
+     * Whether the computation's task has an {@code EpochBarrierStore}: it writes a synchronous
+     * external sink or an at-most-once sink.
+     */
+    public boolean hasEpochBarrier() {
+        for (List<Route> rs : outputs().values()) {
+            for (Route r : rs) {
+                if (r instanceof SinkRoute sr && (sr.writer() != null || sr.queue() != null)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
 
     /**
      * What key visitors share with the runtime.

@@ -114,6 +114,13 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
     @Override
     public void init(ProcessorContext<byte[], byte[]> context) {
         this.context = context;
+        epochOffers = new ArrayList<>(0);
+        committedOffers = new ArrayList<>(0);
+        if (plan.hasEpochBarrier()) {
+            io.flowkafka.internal.outbox.EpochBarrierStore barrier = context.getStateStore(
+                    io.flowkafka.internal.outbox.EpochBarrierStore.storeName(spec.id()));
+            barrier.beforeCommit(this::beforeCommit);
+        }
         KeyValueStore<Bytes, byte[]> store = spec.states().isEmpty() ? null
                 : context.getStateStore(KeyStates.storeName(spec.id()));
         this.states = new KeyStates(store);
@@ -220,6 +227,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
     private void runCall(GenericRecord key, byte[] encodedKey, MessageId parentId, long defaultEts, String what,
             Runnable user, io.flowkafka.internal.timers.@Nullable PendingTimer firedTimer) {
         call.begin(key, encodedKey, parentId);
+        queuedOffers.clear(); // leftovers of a call whose forward threw belong to no call
         List<Record<byte[], byte[]>> forwards;
         List<String> nodes = new ArrayList<>(2);
         try {
@@ -259,8 +267,25 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         }
     }
 
-    /** Messages of at-most-once sinks, offered to their queues once the call succeeded. */
+    /** Effects on external sinks of the current call, run once the call succeeded. */
     private final List<Runnable> queuedOffers = new ArrayList<>(0);
+    /**
+     * Messages of at-most-once sinks from calls of the current epoch, and from the epoch before it:
+     * a message enters its queue only once its epoch committed (an aborted epoch is replayed and
+     * would queue it twice). The pre-commit hook of epoch N releases epoch N-1's messages (N-1
+     * committed, or the task would have been closed, dropping both lists) and holds epoch N's.
+     */
+    private List<Runnable> epochOffers = new ArrayList<>(0);
+    private List<Runnable> committedOffers = new ArrayList<>(0);
+
+    /** Runs before each commit of this task (see {@link io.flowkafka.internal.outbox.EpochBarrierStore}). */
+    private void beforeCommit() {
+        if (!committedOffers.isEmpty()) {
+            committedOffers.forEach(Runnable::run);
+        }
+        committedOffers = epochOffers;
+        epochOffers = new ArrayList<>(0);
+    }
 
     // ---------------------------------------------------------------- timers
 
@@ -1332,7 +1357,8 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                     Record<byte[], byte[]> r = sinkRecord(sinks.get(i), payload, id, ets, sts);
                     var queue = ((ComputationPlan.SinkRoute) route).queue();
                     int partition = context.taskId().partition();
-                    queuedOffers.add(() -> queue.offer(partition, id, r.key(), r.value(), r.headers(), r.timestamp()));
+                    queuedOffers.add(() -> epochOffers.add(
+                            () -> queue.offer(partition, id, r.key(), r.value(), r.headers(), r.timestamp())));
                     continue;
                 } else if (((ComputationPlan.SinkRoute) route).outbox()) {
                     // an async sink: the record the sink will write, plus its message metadata and the writing task's
