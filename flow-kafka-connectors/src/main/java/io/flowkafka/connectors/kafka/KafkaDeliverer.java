@@ -135,7 +135,9 @@ final class KafkaDeliverer implements OutboxDeliverer {
                 throw OutboxDeliveryException.fatal(sinkName() + ": the progress marker of outbox partition " + partition
                         + " is missing from topic " + progressTopic + " on the target cluster, but delivery had reached "
                         + "outbox offset " + committedOffset.getAsLong() + ", so messages may already be in " + topic
-                        + "; refusing to write them again. If the target topic was emptied on purpose, reset the "
+                        + "; refusing to write them again. (A sink switched from delivery_guarantee at_least_once to "
+                        + "exactly_once has no marker yet either: its at-least-once progress is in the delivery group.) "
+                        + "If the target topic was emptied on purpose, or the switch is intended, reset the "
                         + "consumer group " + context.applicationId() + ".outbox." + context.sink().id()
                         + " to the offset to resume from (or delete it to deliver everything the outbox still holds)");
             }
@@ -321,7 +323,11 @@ final class KafkaDeliverer implements OutboxDeliverer {
             if (!names.contains(progressTopic)) {
                 try {
                     admin.createTopics(List.of(new NewTopic(progressTopic, Optional.of(1), Optional.empty())
-                            .configs(Map.of("cleanup.policy", "compact")))).all().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+                            // compacted with short segments: a takeover reads the marker partition from its start,
+                            // so the active segment must not grow for days before compaction can shrink it
+                            .configs(Map.of("cleanup.policy", "compact", "segment.ms", "600000",
+                                    "min.cleanable.dirty.ratio", "0.1")))).all()
+                            .get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
                 } catch (ExecutionException e) {
                     if (!(e.getCause() instanceof TopicExistsException)) {
                         throw e;

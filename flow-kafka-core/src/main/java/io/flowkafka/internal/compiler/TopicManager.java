@@ -97,6 +97,14 @@ public final class TopicManager {
             }
         }
         Map<String, TopicDescription> descriptions = describeWithRetry(owned.keySet());
+        for (Map.Entry<String, Integer> e : compiled.outboxTopics().entrySet()) {
+            int actual = descriptions.get(e.getKey()).partitions().size();
+            if (actual != e.getValue()) {
+                problems.add("outbox topic " + e.getKey() + " has " + actual + " partitions but its computation has "
+                        + e.getValue() + " (desired_partition_count); an outbox partition holds one task's messages in "
+                        + "order: restore the count or deploy under a new pipeline name");
+            }
+        }
         for (Map.Entry<String, Integer> e : compiled.internalTopics().entrySet()) {
             int actual = descriptions.get(e.getKey()).partitions().size();
             if (actual != e.getValue()) {
