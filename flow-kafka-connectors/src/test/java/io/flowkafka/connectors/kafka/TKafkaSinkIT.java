@@ -164,6 +164,28 @@ class TKafkaSinkIT {
         assertThat(report.isExact()).as("nothing written twice: " + report).isTrue();
     }
 
+    @Test
+    @Timeout(300)
+    void shouldDeliverAtMostOnceToAnotherClusterWithoutDuplicatesOrDropsUnderItsLimit(KafkaCluster cluster,
+            TestNames names) throws Exception {
+        // reference 002: at_most_once_strategy "messages are placed in an internal queue. If the queue is full
+        // (total_queue_bytes_limit), new messages are dropped"; below the limit nothing is dropped, and a message is
+        // never written twice
+        Run run = Run.create(cluster, names, "amo", 2_000);
+        Properties props = props(cluster, run, "amo");
+        try (FlowRuntime runtime = FlowRuntime.create(OutboxPipeline.spec(run.pipeline(), run.input(), run.output(),
+                Map.of("at_most_once_strategy", Map.of("enabled", true, "total_queue_bytes_limit", 64 * 1024 * 1024))),
+                props)) {
+            runtime.start();
+            ExactlyOnceChecker.Report report = ExactlyOnceChecker.check(target, run.output(), run.ids(),
+                    Duration.ofMinutes(2), r -> new String(r.key(), StandardCharsets.UTF_8));
+            assertThat(report.isExact()).as(report.toString()).isTrue();
+            assertThat(runtime.meterRegistry().get("flow.sink.dropped").tag("sink", "out").counter().count()).isZero();
+            assertThat(cluster.admin().listTopics().names().get()).as("no outbox topic: nothing in the transaction")
+                    .doesNotContain(run.pipeline() + ".outbox.out");
+        }
+    }
+
     private static io.flowkafka.spec.PipelineSpec spec(Run run, String guarantee) {
         return OutboxPipeline.spec(run.pipeline(), run.input(), run.output(),
                 Map.of("delivery_guarantee", guarantee, "max_batch_records", 50));
