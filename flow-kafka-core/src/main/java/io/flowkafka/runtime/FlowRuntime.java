@@ -445,6 +445,14 @@ public final class FlowRuntime implements AutoCloseable {
         KafkaStreams ks = new KafkaStreams(compiled.topology(), streamsProps);
         boolean replace = "replace".equals(config.getString(FlowConfig.STREAM_THREAD_FAILURE_CONFIG));
         ks.setUncaughtExceptionHandler(e -> {
+            var fatalSink = io.flowkafka.internal.outbox.FatalSinkException.in(e);
+            if (fatalSink != null) {
+                // replaying would fail the same way forever: stop with the reason rather than loop
+                LOG.error("pipeline '{}' stops: {}", spec.name(), fatalSink.getMessage());
+                statusBoard.report("*", -1, "/sinks/" + fatalSink.sink() + "/stopped", fatalSink.getMessage(),
+                        java.time.Instant.now());
+                return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+            }
             boolean inputFailure = causedByInput(e);
             if (!inputFailure) {
                 // a failure of the machinery (a send error, a broker problem): the transaction was aborted, a new

@@ -75,6 +75,12 @@ final class KafkaSyncWriter implements SyncSinkWriter {
         AtomicReference<Exception> failure = failures.get(partition);
         Exception e = failure == null ? null : failure.getAndSet(null);
         if (e != null) {
+            Throwable bad = KafkaDeliverer.nonRetriable(e);
+            if (bad != null) {
+                throw OutboxDeliveryException.fatal(name + ": the target rejected a record of task partition " + partition
+                        + " for good (" + bad + "); replaying cannot help, so the pipeline stops: fix the target topic,"
+                        + " its ACLs or the record (e.g. max.message.bytes), then restart");
+            }
             throw new OutboxDeliveryException(name + ": a record of task partition " + partition
                     + " was not acknowledged: " + e, e);
         }

@@ -23,11 +23,14 @@ public final class FailingAckTestSink implements SinkProvider {
     static final ConcurrentLinkedQueue<String> WRITTEN = new ConcurrentLinkedQueue<>();
     static final AtomicInteger FLUSHES = new AtomicInteger();
     static final AtomicBoolean FAILED = new AtomicBoolean();
+    /** Whether the failure is one no retry can fix (a record the target rejects for good). */
+    static volatile boolean fatal;
 
-    static void reset() {
+    static void reset(boolean fatalFailure) {
         WRITTEN.clear();
         FLUSHES.set(0);
         FAILED.set(false);
+        fatal = fatalFailure;
     }
 
     @Override
@@ -66,6 +69,10 @@ public final class FailingAckTestSink implements SinkProvider {
             @Override
             public void flush(int partition) throws OutboxDeliveryException {
                 FLUSHES.incrementAndGet();
+                if (fatal && !WRITTEN.isEmpty()) {
+                    FAILED.set(true);
+                    throw OutboxDeliveryException.fatal("injected: the target rejected a record for good");
+                }
                 if (!WRITTEN.isEmpty() && FAILED.compareAndSet(false, true)) {
                     throw OutboxDeliveryException.retryable("injected: an acknowledgement was lost");
                 }

@@ -33,7 +33,7 @@ class SyncSinkBarrierIT {
     @Timeout(300)
     void shouldReplayAnEpochWhoseAcknowledgementsFailedAndLoseNothing(KafkaCluster cluster, TestNames names)
             throws Exception {
-        FailingAckTestSink.reset();
+        FailingAckTestSink.reset(false);
         String input = names.topic("input");
         cluster.createTopic(input, 2);
         int records = 300;
@@ -63,6 +63,34 @@ class SyncSinkBarrierIT {
             assertThat(FailingAckTestSink.WRITTEN.size()).as("the failed epoch's records were written again")
                     .isGreaterThan(records);
             assertThat(FailingAckTestSink.FLUSHES.get()).as("commits waited for the sink").isGreaterThan(1);
+        }
+    }
+
+    @Test
+    @Timeout(300)
+    void shouldStopWithTheReasonWhenTheTargetRejectsARecordForGood(KafkaCluster cluster, TestNames names)
+            throws Exception {
+        // a replay would fail the same way forever: the pipeline stops with a sentence instead of looping
+        FailingAckTestSink.reset(true);
+        String input = names.topic("input");
+        cluster.createTopic(input, 1);
+        Properties pp = cluster.clientProperties();
+        pp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        pp.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(pp)) {
+            producer.send(new ProducerRecord<>(input, "u1", "{\"id\":\"e1\",\"user\":\"u1\"}")).get();
+        }
+        Properties props = cluster.clientProperties();
+        props.put("state.dir", Files.createTempDirectory("sync-fatal").toString());
+        try (FlowRuntime runtime = FlowRuntime.create(OutboxPipeline.spec(names.name("sf"), input, "unused",
+                "FailingAckTestSink", Map.of()), props)) {
+            runtime.start();
+            assertThat(runtime.awaitState(FlowRuntime.State.FAILED, Duration.ofMinutes(2))).as(runtime.state().toString())
+                    .isTrue();
+            assertThat(runtime.status()).anySatisfy(e -> {
+                assertThat(e.path()).isEqualTo("/sinks/out/stopped");
+                assertThat(e.message()).contains("injected: the target rejected a record for good");
+            });
         }
     }
 }

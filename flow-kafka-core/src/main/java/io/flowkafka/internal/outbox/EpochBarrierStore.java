@@ -65,6 +65,10 @@ public final class EpochBarrierStore implements StateStore,
             try {
                 slot.flush(partition);
             } catch (OutboxDeliveryException e) {
+                if (e.fatal()) {
+                    throw new FatalSinkException(slot.sink(), "sink '" + slot.sink() + "' of task partition " + partition
+                            + ": " + e.getMessage(), e);
+                }
                 throw new StreamsException("sink '" + slot.sink() + "' of task partition " + partition + ": " + e.getMessage()
                         + "; the epoch is aborted and replayed", e);
             }
