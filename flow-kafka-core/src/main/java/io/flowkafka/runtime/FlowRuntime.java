@@ -803,7 +803,14 @@ public final class FlowRuntime implements AutoCloseable {
         }
         state.set(State.STOPPING);
         boolean done = ks.close(new KafkaStreams.CloseOptions().timeout(timeout));
-        closeOutboxServices();
+        if (done) {
+            closeOutboxServices();
+        } else {
+            // stream threads may still run and write to synchronous sinks: leave the writers and services open
+            // (daemon threads) rather than fail records of calls whose state already committed
+            LOG.warn("pipeline '{}': Kafka Streams did not close within {}; its sink writers and outbox services are "
+                    + "left running", spec.name(), timeout);
+        }
         shutdownMaintenance();
         state.set(done ? State.STOPPED : State.FAILED);
         return done;

@@ -11,11 +11,8 @@ import io.flowkafka.spi.PipelineCodecs;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -480,26 +477,7 @@ final class BrokerPipeline implements PipelineUnderTest {
     }
 
     private void deleteStateDir() {
-        if (stateDir == null || !Files.exists(stateDir)) {
-            return;
-        }
-        try {
-            Files.walkFileTree(stateDir, new SimpleFileVisitor<>() {
-                @Override
-                public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-                    Files.deleteIfExists(file);
-                    return FileVisitResult.CONTINUE;
-                }
-
-                @Override
-                public FileVisitResult postVisitDirectory(Path dir, @Nullable IOException exc) throws IOException {
-                    Files.deleteIfExists(dir);
-                    return FileVisitResult.CONTINUE;
-                }
-            });
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot delete the BROKER level's state.dir " + stateDir, e);
-        }
+        TempDirs.deleteRecursively(stateDir, "the BROKER level's state.dir");
     }
 
     @Override

@@ -12,11 +12,8 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
@@ -955,25 +952,6 @@ public final class FlowTestDriver implements AutoCloseable {
     }
 
     private void deleteOwnedStateDir() {
-        if (ownedStateDir == null || !Files.exists(ownedStateDir)) {
-            return;
-        }
-        try {
-            Files.walkFileTree(ownedStateDir, new SimpleFileVisitor<>() {
-                @Override
-                public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-                    Files.deleteIfExists(file);
-                    return FileVisitResult.CONTINUE;
-                }
-
-                @Override
-                public FileVisitResult postVisitDirectory(Path dir, @Nullable IOException exc) throws IOException {
-                    Files.deleteIfExists(dir);
-                    return FileVisitResult.CONTINUE;
-                }
-            });
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot delete FlowTestDriver's state.dir " + ownedStateDir, e);
-        }
+        TempDirs.deleteRecursively(ownedStateDir, "FlowTestDriver's state.dir");
     }
 }

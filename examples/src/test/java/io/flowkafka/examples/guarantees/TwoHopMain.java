@@ -1,7 +1,6 @@
 package io.flowkafka.examples.guarantees;
 
 import io.flowkafka.runtime.FlowRuntime;
-import java.time.Duration;
 import java.util.Properties;
 
 /**
@@ -25,14 +24,6 @@ public final class TwoHopMain {
             props.put("flow.stream.thread.failure", "replace");
         }
         FlowRuntime runtime = FlowRuntime.create(TwoHopPipeline.spec(args[1], args[2], args[3]), props);
-        runtime.start();
-        if (!runtime.awaitState(FlowRuntime.State.RUNNING, Duration.ofMinutes(2))) {
-            System.out.println("FAILED to reach RUNNING: " + runtime.state());
-            System.exit(1);
-        }
-        System.out.println("RUNNING");
-        System.out.flush();
-        Runtime.getRuntime().addShutdownHook(new Thread(runtime::close));
-        Thread.currentThread().join();
+        io.flowkafka.testing.PipelineMain.runUntilStopped(runtime);
     }
 }

@@ -1,7 +1,6 @@
 package io.flowkafka.examples.guarantees;
 
 import io.flowkafka.runtime.FlowRuntime;
-import java.time.Duration;
 import java.util.Properties;
 
 /**
@@ -24,14 +23,6 @@ public final class VisitMain {
             VisitPipeline.haltAtVisit = Long.parseLong(args[6]);
         }
         FlowRuntime runtime = FlowRuntime.create(VisitPipeline.spec(args[1], args[2], args[3], args[5]), props);
-        runtime.start();
-        if (!runtime.awaitState(FlowRuntime.State.RUNNING, Duration.ofMinutes(2))) {
-            System.out.println("FAILED to reach RUNNING: " + runtime.state());
-            System.exit(1);
-        }
-        System.out.println("RUNNING");
-        System.out.flush();
-        Runtime.getRuntime().addShutdownHook(new Thread(runtime::close));
-        Thread.currentThread().join();
+        io.flowkafka.testing.PipelineMain.runUntilStopped(runtime);
     }
 }

@@ -4,7 +4,6 @@ import io.flowkafka.runtime.FlowRuntime;
 import io.flowkafka.spec.PipelineSpec;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.time.Duration;
 import java.util.Properties;
 
 /**
@@ -46,14 +45,6 @@ public final class WaitClickMain {
             spec = HaltingWaitClickJoin.halting(spec);
         }
         FlowRuntime runtime = FlowRuntime.create(spec, props, meters);
-        runtime.start();
-        if (!runtime.awaitState(FlowRuntime.State.RUNNING, Duration.ofMinutes(2))) {
-            System.out.println("FAILED to reach RUNNING: " + runtime.state());
-            System.exit(1);
-        }
-        System.out.println("RUNNING");
-        System.out.flush();
-        Runtime.getRuntime().addShutdownHook(new Thread(runtime::close));
-        Thread.currentThread().join();
+        io.flowkafka.testing.PipelineMain.runUntilStopped(runtime);
     }
 }

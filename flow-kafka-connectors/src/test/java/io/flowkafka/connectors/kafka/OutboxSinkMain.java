@@ -1,7 +1,6 @@
 package io.flowkafka.connectors.kafka;
 
 import io.flowkafka.runtime.FlowRuntime;
-import java.time.Duration;
 import java.util.Map;
 import java.util.Properties;
 
@@ -25,14 +24,6 @@ public final class OutboxSinkMain {
                 ? OutboxPipeline.spec(args[2], args[3], args[4], "TAtLeastOnceKafkaSink", Map.of())
                 : OutboxPipeline.spec(args[2], args[3], args[4], Map.of("delivery_guarantee", args[6],
                         "max_batch_records", 200)), props);
-        runtime.start();
-        if (!runtime.awaitState(FlowRuntime.State.RUNNING, Duration.ofMinutes(2))) {
-            System.out.println("FAILED to reach RUNNING: " + runtime.state());
-            System.exit(1);
-        }
-        System.out.println("RUNNING");
-        System.out.flush();
-        Runtime.getRuntime().addShutdownHook(new Thread(runtime::close));
-        Thread.currentThread().join();
+        io.flowkafka.testing.PipelineMain.runUntilStopped(runtime);
     }
 }
