@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ "${SKIP_BUILD:-}" != "1" ]]; then
-  mvn -B -q ${MAVEN_ARGS:-} install -DskipTests -pl flow-kafka-core,flow-kafka-testing,flow-kafka-connectors -am
+  mvn -B -q ${MAVEN_ARGS:-} install -DskipTests -pl flow-kafka-core,flow-kafka-testing,flow-kafka-connectors,examples -am
   mvn -B -q ${MAVEN_ARGS:-} package -DskipTests -pl benchmarks
   # a private copy of the runtime jars: other builds may re-install flow-kafka-core into ~/.m2 mid-run
   rm -rf benchmarks/target/lib

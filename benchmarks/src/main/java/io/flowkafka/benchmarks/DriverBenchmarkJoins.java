@@ -3,14 +3,6 @@ package io.flowkafka.benchmarks;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.flowkafka.api.Message;
-import io.flowkafka.api.OutputCollector;
-import io.flowkafka.api.RowFunction;
-import io.flowkafka.api.RuntimeContext;
-import io.flowkafka.api.StateAccessor;
-import io.flowkafka.api.Timer;
-import io.flowkafka.spec.ColumnType;
-import io.flowkafka.spec.ComputationKind;
 import io.flowkafka.spec.PipelineSpec;
 import io.flowkafka.spec.WatermarkStrategy;
 import java.io.IOException;
@@ -20,11 +12,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import org.apache.avro.Schema;
-import org.apache.avro.SchemaBuilder;
-import org.apache.avro.generic.GenericRecord;
-import org.apache.avro.generic.GenericRecordBuilder;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.Serdes;
@@ -40,16 +27,16 @@ import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.Stores;
 
 /**
- * The two jobs of {@link DriverBenchmark}: the wait-click join as a flow-kafka pipeline (a copy of
- * {@code io.flowkafka.examples.waitclick.WaitClickJoin}: the benchmarks module does not depend on
- * {@code examples}) and the same join as a hand-written Kafka Streams Processor API processor.
+ * The two jobs of {@link DriverBenchmark}: the wait-click join as the example's flow-kafka pipeline
+ * ({@code io.flowkafka.examples.waitclick.WaitClickJoin}) and the same join as a hand-written Kafka
+ * Streams Processor API processor.
  */
 final class DriverBenchmarkJoins {
     static final String IMPRESSIONS = "impressions";
     static final String CLICKS = "clicks";
     static final String RESULTS = "results";
     /** How long an impression waits for its click, in event time. */
-    static final Duration WAIT = Duration.ofMinutes(30);
+    static final Duration WAIT = io.flowkafka.examples.waitclick.WaitClickJoin.WAIT;
     /** Flow's default out-of-orderness bound of a source's event watermark. */
     static final long OUT_OF_ORDERNESS_MS = WatermarkStrategy.DEFAULT.outOfOrdernessBound().toMillis();
 
@@ -58,110 +45,14 @@ final class DriverBenchmarkJoins {
 
     /** A click counts when it comes within the wait after the impression. */
     static boolean clickCounts(long impressionTs, long clickTs) {
-        return clickTs >= impressionTs && clickTs - impressionTs <= WAIT.toMillis();
+        return io.flowkafka.examples.waitclick.WaitClickJoin.clickCounts(impressionTs, clickTs);
     }
 
-    // ------------------------------------------------------------------ flow-kafka: WaitClickJoin's spec and function
+    // ------------------------------------------------------------------ flow-kafka: the example itself
 
-    static final Schema IMPRESSION = SchemaBuilder.record("Impression").namespace("io.flowkafka.examples")
-            .fields().requiredString("impression_id").requiredString("user").requiredLong("ts").endRecord();
-    static final Schema CLICK = SchemaBuilder.record("Click").namespace("io.flowkafka.examples")
-            .fields().requiredString("impression_id").requiredLong("ts").endRecord();
-    static final Schema RESULT = SchemaBuilder.record("JoinResult").namespace("io.flowkafka.examples")
-            .fields().requiredString("impression_id").requiredString("user").requiredString("result")
-            .requiredLong("impression_ts").optionalLong("click_ts").endRecord();
-    static final Schema JOIN_STATE = SchemaBuilder.record("JoinState").namespace("io.flowkafka.examples")
-            .fields().optionalString("user").optionalLong("impression_ts").optionalLong("click_ts")
-            .name("joined").type().booleanType().booleanDefault(false).endRecord();
-
-    /** {@code WaitClickJoin.spec(name, "impressions", "clicks", "results", partitions, false)}. */
+    /** The example's pipeline, {@code WaitClickJoin.spec(name, impressions, clicks, results, partitions, false)}. */
     static PipelineSpec flowSpec(String name, int partitions) {
-        WatermarkStrategy byTs = WatermarkStrategy.DEFAULT.withTimestampColumn("ts");
-        return PipelineSpec.builder(name)
-                .stream("raw_impressions", IMPRESSION).stream("impressions", IMPRESSION)
-                .stream("raw_clicks", CLICK).stream("clicks", CLICK)
-                .stream("results", RESULT)
-                .computation("read_impressions", c -> c.kind(ComputationKind.SOURCE).watermarkStrategy(byTs)
-                        .source("raw_impressions", "KafkaSource", Map.of("topics", IMPRESSIONS, "finite", false))
-                        .outputStreamIds("impressions"))
-                .computation("read_clicks", c -> c.kind(ComputationKind.SOURCE).watermarkStrategy(byTs)
-                        .source("raw_clicks", "KafkaSource", Map.of("topics", CLICKS, "finite", false))
-                        .outputStreamIds("clicks"))
-                .computation("join", c -> c.inputStreamIds("impressions", "clicks")
-                        .groupBy("hash", ColumnType.UINT64, "farm_hash(impression_id)")
-                        .groupBy("impression_id", ColumnType.STRING, null)
-                        .state("join", JOIN_STATE)
-                        .timer("timeout", Map.of("time_type", "event_time"))
-                        .processingFunction(FlowJoin::new)
-                        .outputStreamIds("results")
-                        .sink("results_topic", "KafkaSink", List.of("results"),
-                                Map.of("topic", RESULTS, "key_column", "impression_id", "timestamp", "system"))
-                        .desiredPartitionCount(partitions))
-                .build();
-    }
-
-    /** {@code WaitClickJoin}'s function, line by line. */
-    static final class FlowJoin implements RowFunction {
-        private static final long MS = 1_000_000L;
-
-        @Override
-        public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
-            StateAccessor<GenericRecord> state = context.getState("join");
-            GenericRecord s = state.get().orElseGet(() -> new GenericRecordBuilder(JOIN_STATE).build());
-            String id = message.getPayload().get("impression_id").toString();
-            long ts = (Long) message.getPayload().get("ts");
-            if (message.getStreamId().equals("impressions")) {
-                if (s.get("impression_ts") != null) {
-                    return; // a duplicate impression: the first one already waits
-                }
-                s.put("user", message.getPayload().get("user").toString());
-                s.put("impression_ts", ts);
-                Long click = (Long) s.get("click_ts");
-                if (click != null && clickCounts(ts, click)) { // the click was processed first
-                    output.addMessage(result(context, id, s, "joined"));
-                    s.put("joined", true);
-                }
-                output.addTimer(ts * MS + WAIT.toNanos(), ts * MS);
-            } else if (s.get("impression_ts") != null) {
-                if (!(Boolean) s.get("joined") && clickCounts((Long) s.get("impression_ts"), ts)) {
-                    s.put("click_ts", ts);
-                    output.addMessage(result(context, id, s, "joined"));
-                    s.put("joined", true);
-                }
-            } else if (s.get("click_ts") == null) {
-                s.put("click_ts", ts); // a click ahead of its impression: wait for it, then forget it
-                output.addTimer(ts * MS + WAIT.toNanos(), ts * MS);
-            }
-            state.set(s);
-        }
-
-        @Override
-        public void onTimer(Timer timer, OutputCollector output, RuntimeContext context) {
-            StateAccessor<GenericRecord> state = context.getState("join");
-            GenericRecord s = state.get().orElse(null);
-            if (s == null) {
-                return;
-            }
-            Long impressionTs = (Long) s.get("impression_ts");
-            if (impressionTs == null) {
-                state.clear(); // an orphan click's wait is over
-            } else if (timer.getTriggerTimestamp() == impressionTs * MS + WAIT.toNanos()) {
-                if (!(Boolean) s.get("joined")) {
-                    output.addMessage(result(context, timer.getKey().get("impression_id").toString(), s, "no_click"));
-                }
-                state.clear();
-            }
-        }
-
-        private static Message result(RuntimeContext context, String id, GenericRecord s, String result) {
-            return context.createMessageBuilder("results")
-                    .set("impression_id", id)
-                    .set("user", s.get("user").toString())
-                    .set("result", result)
-                    .set("impression_ts", s.get("impression_ts"))
-                    .set("click_ts", "joined".equals(result) ? s.get("click_ts") : null)
-                    .build();
-        }
+        return io.flowkafka.examples.waitclick.WaitClickJoin.spec(name, IMPRESSIONS, CLICKS, RESULTS, partitions, false);
     }
 
     // ------------------------------------------------------------------ plain Kafka Streams: a hand-written processor

@@ -337,45 +337,11 @@ public final class PipelineCodecs {
         for (int i = 0; i < n; i++) {
             String stream = c.timers().get(i).id();
             for (io.flowkafka.internal.timers.PendingTimer t : store.due(i, Long.MAX_VALUE, Integer.MAX_VALUE)) {
-                out.add(new PendingTimerView(MessageId.of(t.messageId()), stream, kc.decode(t.encodedKey()),
-                        t.triggerTs(), t.eventTs(), t.systemTs()));
+                out.add(new io.flowkafka.internal.processor.FlowTimer(MessageId.of(t.messageId()), stream,
+                        kc.decode(t.encodedKey()), t.triggerTs(), t.eventTs(), t.systemTs()));
             }
         }
         return out;
-    }
-
-    /** A pending timer as a {@link io.flowkafka.api.Timer}. */
-    private record PendingTimerView(MessageId messageId, String streamId, GenericRecord key, long triggerTimestamp,
-            long eventTimestamp, long systemTimestamp) implements io.flowkafka.api.Timer {
-        @Override
-        public MessageId getMessageId() {
-            return messageId;
-        }
-
-        @Override
-        public String getStreamId() {
-            return streamId;
-        }
-
-        @Override
-        public GenericRecord getKey() {
-            return key;
-        }
-
-        @Override
-        public long getTriggerTimestamp() {
-            return triggerTimestamp;
-        }
-
-        @Override
-        public long getEventTimestamp() {
-            return eventTimestamp;
-        }
-
-        @Override
-        public long getSystemTimestamp() {
-            return systemTimestamp;
-        }
     }
 
     /** The name of a computation's key-visitor coverage store ({@code key_visitor_states}). */

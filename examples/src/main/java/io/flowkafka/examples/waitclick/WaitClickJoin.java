@@ -138,7 +138,7 @@ public final class WaitClickJoin implements RowFunction {
     }
 
     /** A click counts when it comes within the wait after the impression. */
-    static boolean clickCounts(long impressionTs, long clickTs) {
+    public static boolean clickCounts(long impressionTs, long clickTs) {
         return clickTs >= impressionTs && clickTs - impressionTs <= WAIT.toMillis();
     }
     // end::function[]

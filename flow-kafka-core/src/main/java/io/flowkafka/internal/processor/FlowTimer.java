@@ -4,8 +4,8 @@ import io.flowkafka.api.MessageId;
 import io.flowkafka.api.Timer;
 import org.apache.avro.generic.GenericRecord;
 
-/** The immutable {@link Timer} handed to user code. */
-record FlowTimer(MessageId messageId, String streamId, GenericRecord key, long triggerTimestamp, long eventTimestamp,
+/** The immutable {@link Timer} handed to user code (and shown by {@code PipelineCodecs.pendingTimers}). */
+public record FlowTimer(MessageId messageId, String streamId, GenericRecord key, long triggerTimestamp, long eventTimestamp,
         long systemTimestamp) implements Timer {
     @Override
     public MessageId getMessageId() {
