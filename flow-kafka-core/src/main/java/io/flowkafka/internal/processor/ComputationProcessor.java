@@ -227,7 +227,8 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
     private void runCall(GenericRecord key, byte[] encodedKey, MessageId parentId, long defaultEts, String what,
             Runnable user, io.flowkafka.internal.timers.@Nullable PendingTimer firedTimer) {
         call.begin(key, encodedKey, parentId);
-        queuedOffers.clear(); // leftovers of a call whose forward threw belong to no call
+        callSinkWrites.clear(); // leftovers of a call whose forward threw belong to no call
+        callQueueOffers.clear();
         List<Record<byte[], byte[]>> forwards;
         List<String> nodes = new ArrayList<>(2);
         try {
@@ -242,7 +243,8 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                 throw new FlowProcessingException(spec.id(), "write the outputs of " + what + " " + parentId, e);
             }
         } catch (FlowProcessingException e) {
-            queuedOffers.clear();
+            callSinkWrites.clear();
+            callQueueOffers.clear();
             states.abortCall();
             if (timerStore != null) {
                 timerStore.abortCall();
@@ -261,14 +263,20 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         for (int i = 0; i < forwards.size(); i++) {
             context.forward(forwards.get(i), nodes.get(i));
         }
-        if (!queuedOffers.isEmpty()) {
-            queuedOffers.forEach(Runnable::run);
-            queuedOffers.clear();
+        if (!callSinkWrites.isEmpty()) {
+            callSinkWrites.forEach(Runnable::run);
+            callSinkWrites.clear();
+        }
+        if (!callQueueOffers.isEmpty()) {
+            epochOffers.addAll(callQueueOffers);
+            callQueueOffers.clear();
         }
     }
 
-    /** Effects on external sinks of the current call, run once the call succeeded. */
-    private final List<Runnable> queuedOffers = new ArrayList<>(0);
+    /** Writes of the current call to synchronous external sinks, run once the call succeeded. */
+    private final List<Runnable> callSinkWrites = new ArrayList<>(0);
+    /** Messages of the current call to at-most-once sinks, held with the epoch once the call succeeded. */
+    private final List<Runnable> callQueueOffers = new ArrayList<>(0);
     /**
      * Messages of at-most-once sinks from calls of the current epoch, and from the epoch before it:
      * a message enters its queue only once its epoch committed (an aborted epoch is replayed and
@@ -1344,23 +1352,26 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                     Headers headers = new RecordHeaders();
                     headers.add(FlowHeaders.META, meta);
                     out.add(new Record<>(key, value, sts / 1_000_000L, headers));
-                } else if (((ComputationPlan.SinkRoute) route).writer() != null) {
+                    nodes.add(route.sinkNode());
+                    continue;
+                }
+                ComputationPlan.SinkRoute sinkRoute = (ComputationPlan.SinkRoute) route;
+                if (sinkRoute.writer() != null) {
                     // a synchronous external sink: sent once the call succeeded, acknowledged before the epoch commits
                     Record<byte[], byte[]> r = sinkRecord(sinks.get(i), payload, id, ets, sts);
-                    var writer = ((ComputationPlan.SinkRoute) route).writer();
+                    var writer = sinkRoute.writer();
                     int partition = context.taskId().partition();
-                    queuedOffers.add(() -> writer.write(partition, new io.flowkafka.spi.OutboxRecord(-1, id, r.key(),
+                    callSinkWrites.add(() -> writer.write(partition, new io.flowkafka.spi.OutboxRecord(-1, id, r.key(),
                             r.value(), r.headers(), r.timestamp())));
                     continue;
-                } else if (((ComputationPlan.SinkRoute) route).queue() != null) {
-                    // at most once: into the sink's in-memory queue now, outside the transaction (dropped when full)
+                } else if (sinkRoute.queue() != null) {
+                    // at most once: into the sink's in-memory queue once the call's epoch committed (dropped when full)
                     Record<byte[], byte[]> r = sinkRecord(sinks.get(i), payload, id, ets, sts);
-                    var queue = ((ComputationPlan.SinkRoute) route).queue();
+                    var queue = sinkRoute.queue();
                     int partition = context.taskId().partition();
-                    queuedOffers.add(() -> epochOffers.add(
-                            () -> queue.offer(partition, id, r.key(), r.value(), r.headers(), r.timestamp())));
+                    callQueueOffers.add(() -> queue.offer(partition, id, r.key(), r.value(), r.headers(), r.timestamp()));
                     continue;
-                } else if (((ComputationPlan.SinkRoute) route).outbox()) {
+                } else if (sinkRoute.outbox()) {
                     // an async sink: the record the sink will write, plus its message metadata and the writing task's
                     // partition, into the outbox inside this transaction
                     Record<byte[], byte[]> r = sinkRecord(sinks.get(i), payload, id, ets, sts);
