@@ -12,7 +12,6 @@ import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
-import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -120,7 +119,7 @@ public final class CountingBenchmark {
                   --threads N             num.stream.threads of every job (1)
                   --commit-interval-ms N  commit.interval.ms of every job (100, the EOS default)
                   --cache-max-bytes N     statestore.cache.max.bytes of every job (Kafka Streams' default, 10 MiB)
-                  --jobs a,b              of plain, plain-repartition, flow, flow-outbox (default: the first three)
+                  --jobs a,b              of plain, plain-repartition, flow, flow-outbox, flow-keyed (default: the first three)
                   --modes a,b             of throughput, latency (both)
                   --rate N                paced records/s for latency (20000)
                   --latency-warmup-s N    paced warm-up, not measured (5)
@@ -625,15 +624,17 @@ public final class CountingBenchmark {
                         medianRate(job), medianSteady(job), medianFirst(job), medianStreamCpuUs(job),
                         medianJvmCpuUs(job), medianP50(job), medianP99(job), medianP999(job)));
             }
-            Map<Job, String> vs = new EnumMap<>(Job.class);
-            for (Job base : List.of(Job.PLAIN, Job.PLAIN_REPARTITION)) {
-                if (has(base) && has(Job.FLOW)) {
-                    vs.put(base, String.format(Locale.ROOT, "flow / %s: throughput %.2fx (target >= 0.9), p99 %.2fx "
-                                    + "(target <= 1.2)", base.label, medianRate(Job.FLOW) / medianRate(base),
-                            medianP99(Job.FLOW) / medianP99(base)));
+            List<String> vs = new java.util.ArrayList<>();
+            for (Job flow : List.of(Job.FLOW, Job.FLOW_KEYED)) {
+                for (Job base : List.of(Job.PLAIN, Job.PLAIN_REPARTITION)) {
+                    if (has(base) && has(flow)) {
+                        vs.add(String.format(Locale.ROOT, "%s / %s: throughput %.2fx (target >= 0.9), p99 %.2fx "
+                                        + "(target <= 1.2)", flow.label, base.label, medianRate(flow) / medianRate(base),
+                                medianP99(flow) / medianP99(base)));
+                    }
                 }
             }
-            vs.values().forEach(v -> b.append(v).append('\n'));
+            vs.forEach(v -> b.append(v).append('\n'));
             b.append(String.format(Locale.ROOT, "load average before %s, after %s; CPU used by other processes "
                     + "during runs: median %.2f, max %.2f cores; %d problem(s); %.1f min%n", loadBefore, loadAfter,
                     otherCoresMedian(), otherCoresMax(), problems(), minutes));

@@ -50,6 +50,10 @@ import org.apache.kafka.streams.state.Stores;
  *   <li>{@link Job#FLOW_OUTBOX}: the same pipeline with the async {@code TKafkaSink} (same cluster): the
  *       counts go through the transactional outbox {@code <pipeline>.outbox.out} and the outbox
  *       service's exactly-once delivery (Kafka transactions with a progress marker).</li>
+ *   <li>{@link Job#FLOW_KEYED}: the same count as a flow-kafka Transform reading the input topic
+ *       directly as a key-partitioned source ({@code key_partitioned: true}; the topic is keyed by
+ *       the counting key, as the plain app assumes): source -> count -> KafkaSink in one
+ *       sub-topology, like the plain app.</li>
  *   <li>{@link Job#FLOW}: the flow-kafka pipeline: a Source computation (KafkaSource, json) ->
  *       internal topic -> a Transform grouped by {@code farm_hash(key), key} with state ->
  *       KafkaSink (json). The hop through the internal topic is the Flow model's: source
@@ -62,7 +66,8 @@ final class CountingJobs {
 
     /** The jobs. */
     enum Job {
-        PLAIN("plain"), PLAIN_REPARTITION("plain-repartition"), FLOW("flow"), FLOW_OUTBOX("flow-outbox");
+        PLAIN("plain"), PLAIN_REPARTITION("plain-repartition"), FLOW("flow"), FLOW_OUTBOX("flow-outbox"),
+        FLOW_KEYED("flow-keyed");
 
         final String label;
 
@@ -76,7 +81,8 @@ final class CountingJobs {
                     return j;
                 }
             }
-            throw new IllegalArgumentException("unknown job '" + s + "': use plain, plain-repartition, flow or flow-outbox");
+            throw new IllegalArgumentException("unknown job '" + s + "': use plain, plain-repartition, flow, flow-outbox "
+                    + "or flow-keyed");
         }
     }
 
@@ -100,8 +106,9 @@ final class CountingJobs {
         return switch (job) {
             case PLAIN -> startStreams(plainTopology(input, output), appId, common);
             case PLAIN_REPARTITION -> startStreams(repartitionTopology(input, output, partitions), appId, common);
-            case FLOW -> startFlow(appId, input, output, partitions, common, "KafkaSink");
-            case FLOW_OUTBOX -> startFlow(appId, input, output, partitions, common, "TKafkaSink");
+            case FLOW -> startFlow(flowSpec(appId, input, output, partitions, "KafkaSink"), common);
+            case FLOW_OUTBOX -> startFlow(flowSpec(appId, input, output, partitions, "TKafkaSink"), common);
+            case FLOW_KEYED -> startFlow(keyedFlowSpec(appId, input, output), common);
         };
     }
 
@@ -240,6 +247,26 @@ final class CountingJobs {
                 .build();
     }
 
+    /**
+     * The counting pipeline in one step: count (Transform, state) reads the input topic, keyed by
+     * the counting key, as a key-partitioned source -> KafkaSink (json).
+     */
+    static PipelineSpec keyedFlowSpec(String name, String input, String output) {
+        return PipelineSpec.builder(name)
+                .stream("input", RECORD_SCHEMA)
+                .stream("counts", COUNT_SCHEMA)
+                .computation("count", c -> c
+                        .source("input", "KafkaSource", Map.of("topics", input, "format", "json", "key_partitioned", true))
+                        .groupBy("hash", ColumnType.UINT64, "farm_hash(key)")
+                        .groupBy("key", ColumnType.STRING, null)
+                        .state("count", STATE_SCHEMA)
+                        .processingFunction(FlowCounter::new)
+                        .outputStreamIds("counts")
+                        .sink("out", "KafkaSink", List.of("counts"),
+                                Map.of("topic", output, "format", "json", "key_column", "key")))
+                .build();
+    }
+
     /** Counts per key in state and emits the running count for every message. */
     public static final class FlowCounter implements RowFunction {
         @Override
@@ -267,11 +294,10 @@ final class CountingJobs {
 
     private static final List<String> START_NOTES = new java.util.ArrayList<>();
 
-    private static Running startFlow(String name, String input, String output, int partitions, Properties common,
-            String sinkClass) {
+    private static Running startFlow(PipelineSpec spec, Properties common) {
         FlowRuntime runtime = null;
         for (int attempt = 1; runtime == null; attempt++) {
-            FlowRuntime r = FlowRuntime.create(flowSpec(name, input, output, partitions, sinkClass), common);
+            FlowRuntime r = FlowRuntime.create(spec, common);
             try {
                 r.start();
                 runtime = r;

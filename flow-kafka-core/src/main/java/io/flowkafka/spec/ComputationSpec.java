@@ -211,6 +211,17 @@ public record ComputationSpec(
         return d;
     }
 
+    /**
+     * Whether this is a Transform computation reading a key-partitioned source directly (a
+     * flow-kafka extension): a KafkaSource whose topic holds every record of one group-by key in
+     * one partition ({@code key_partitioned: true}), read by the keyed computation itself instead
+     * of a Source computation and an internal stream. Each source partition is one task; state,
+     * timers and outputs are those of the group-by key computed from the source record.
+     */
+    public boolean readsKeyedSource() {
+        return kind == ComputationKind.TRANSFORM && !sourceStreams.isEmpty();
+    }
+
     /** A builder for a computation with the given id. */
     public static Builder builder(String id) {
         return new Builder(id);

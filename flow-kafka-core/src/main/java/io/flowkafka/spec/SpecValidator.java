@@ -359,6 +359,8 @@ final class SpecValidator {
         } else if (hasInputs && hasSources) {
             error(id, "source_streams", "computation '" + id + "' has both input_stream_ids and source_streams",
                     "move the sources to a Source computation and add its output to the input_stream_ids of '" + id + "'");
+        } else if (c.readsKeyedSource()) {
+            checkKeyedSource(c);
         } else if (!hasInputs && !hasSources && c.keyVisitorStreams().isEmpty()) {
             neitherInputsNorSources(id);
         }
@@ -370,6 +372,46 @@ final class SpecValidator {
             error(id, "timers", "timers only in Transform computations: " + kindName + " computation '" + id
                     + "' declares timers " + c.timers().stream().map(TimerStreamSpec::id).toList(),
                     "remove the timers, or make '" + id + "' a Transform computation");
+        }
+    }
+
+    /**
+     * A Transform reading a source directly (flow-kafka's keyed source): one KafkaSource of one
+     * topic, declared {@code key_partitioned}; no key visitors (they need the range-partitioned
+     * layout of internal streams).
+     */
+    private void checkKeyedSource(ComputationSpec c) {
+        String id = c.id();
+        if (c.sourceStreams().size() != 1) {
+            error(id, "source_streams", "a Transform computation reads at most one source directly, but '" + id
+                    + "' has " + c.sourceStreams().size(), "read the other sources in Source computations and their "
+                    + "outputs in a Transform computation, or merge the topics into one source");
+            return;
+        }
+        SourceSpec source = c.sourceStreams().get(0);
+        String field = "source_streams." + source.streamId() + ".parameters";
+        if (!"KafkaSource".equals(source.sourceClassName())) {
+            return; // reported by checkSources
+        }
+        if (!KafkaSourceParameters.keyPartitioned(source)) {
+            error(id, field + ".key_partitioned", "Transform computation '" + id + "' reads source '"
+                    + source.streamId() + "' directly, which needs a topic partitioned by the group-by key (every "
+                    + "record of one key in one partition): state, timers and outputs of a key live in one task",
+                    "if the producers partition the topic by this key (e.g. the record key is the key column), set "
+                            + field + ".key_partitioned: true; otherwise make '" + id + "' a Source computation "
+                            + "and read its output stream in a Transform computation (records are then re-partitioned "
+                            + "by key through an internal stream)");
+        }
+        if (KafkaSourceParameters.topics(source).size() > 1) {
+            error(id, field + ".topics", "a key-partitioned source read by a Transform computation has one topic, but "
+                    + "source '" + source.streamId() + "' of '" + id + "' has " + KafkaSourceParameters.topics(source),
+                    "list one topic, or read the topics in a Source computation");
+        }
+        if (!c.keyVisitorStreams().isEmpty()) {
+            error(id, "key_visitor_streams", "key_visitor_streams need a computation reading internal streams "
+                    + "(range-partitioned by key hash), but '" + id + "' reads source '" + source.streamId()
+                    + "' directly", "read the source in a Source computation and visit keys in a Transform "
+                    + "computation reading its output, or remove key_visitor_streams");
         }
     }
 
@@ -390,9 +432,17 @@ final class SpecValidator {
             }
             return;
         }
-        boolean hasInputs = !c.inputStreamIds().isEmpty();
+        // the streams the key is computed from: the inputs, or the sources a Transform reads directly
+        Set<String> keyed = new LinkedHashSet<>(c.inputStreamIds());
+        if (c.readsKeyedSource()) {
+            c.sourceStreams().forEach(s -> keyed.add(s.streamId()));
+        }
+        boolean hasInputs = !keyed.isEmpty();
         if (hasInputs && columns.isEmpty()) {
-            error(id, "group_by_schema", "a computation with inputs needs group_by_schema",
+            error(id, "group_by_schema", c.readsKeyedSource()
+                    ? "a Transform computation reading a source directly needs group_by_schema (the key of its state, "
+                            + "timers and task)"
+                    : "a computation with inputs needs group_by_schema",
                     "add a first uint64 column, e.g. {\"name\": \"hash\", \"type\": \"uint64\", "
                             + "\"expression\": \"farm_hash(<key field>)\"}, followed by the key columns");
             return;
@@ -416,7 +466,7 @@ final class SpecValidator {
             GroupByColumn col = columns.get(i);
             String field = "group_by_schema[" + i + "]";
             String expression = col.expression() == null ? col.name() : col.expression();
-            for (String in : new LinkedHashSet<>(c.inputStreamIds())) {
+            for (String in : keyed) {
                 StreamSpec stream = spec.streams().get(in);
                 if (stream == null || stream.schema() == null || stream.schema().getType() != Schema.Type.RECORD) {
                     continue; // reported elsewhere
@@ -525,6 +575,13 @@ final class SpecValidator {
                 for (KafkaSourceParameters.Problem p : KafkaSourceParameters.validate(s,
                         stream == null ? null : stream.schema())) {
                     problem(p.error(), c.id(), field + "." + p.field(), p.message(), p.fix());
+                }
+                if (KafkaSourceParameters.keyPartitioned(s) && !c.readsKeyedSource()) {
+                    error(c.id(), field + ".parameters.key_partitioned", "key_partitioned is set on a source of "
+                            + c.kind().shortName() + " computation '" + c.id() + "', but only a Transform computation "
+                            + "reads a source by key (a " + c.kind().shortName() + " computation is keyed by source "
+                            + "partition)", "make '" + c.id() + "' a Transform computation with a group_by_schema to "
+                            + "read the topic by key in one step, or remove key_partitioned");
                 }
                 List<String> known = KafkaSourceParameters.KNOWN.stream().sorted().toList();
                 for (String name : s.parameters().keySet()) {
@@ -661,11 +718,13 @@ final class SpecValidator {
             try {
                 java.util.Map<String, java.time.Duration> watched = t.watchedStreams();
                 if (watched != null) {
+                    List<String> watchable = new ArrayList<>(c.inputStreamIds());
+                    c.sourceStreams().forEach(src -> watchable.add(src.streamId()));
                     for (var e : watched.entrySet()) {
-                        if (!c.inputStreamIds().contains(e.getKey())) {
+                        if (!watchable.contains(e.getKey())) {
                             error(c.id(), field + ".streams", "timer stream '" + t.id() + "' waits on stream '"
                                     + e.getKey() + "', which is not an input of '" + c.id() + "'",
-                                    "list only input streams " + c.inputStreamIds());
+                                    "list only input streams " + watchable);
                         }
                         if (e.getValue().isNegative()) {
                             error(c.id(), field + ".streams_with_delays." + e.getKey(), "a delay must be >= 0 but was "

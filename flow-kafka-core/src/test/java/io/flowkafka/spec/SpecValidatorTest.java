@@ -885,4 +885,66 @@ class SpecValidatorTest {
                     + "allow_batching_with_relaxed_guarantees is true", "set parameters.allow_batching_with_relaxed_guarantees: true");
         });
     }
+
+    // ---- keyed sources: a Transform reading a key-partitioned source directly (flow-kafka extension) ----
+
+    private static ComputationSpec.Builder keyedCount(Map<String, Object> sourceParameters) {
+        return ComputationSpec.builder("count").processingFunction(Counter::new).outputStreamIds("counts")
+                .source("events", "KafkaSource", sourceParameters)
+                .groupBy("hash", ColumnType.UINT64, "farm_hash(user)").groupBy("user", ColumnType.STRING, null)
+                .state("total", TOTAL);
+    }
+
+    @Test
+    void shouldAcceptATransformReadingAKeyPartitionedSource() {
+        assertThat(errors(spec(keyedCount(Map.of("topics", "user-events", "key_partitioned", true))))).isEmpty();
+    }
+
+    @Test
+    void shouldRejectATransformReadingASourceNotDeclaredKeyPartitioned() {
+        assertSingleError(spec(keyedCount(Map.of("topics", "user-events"))), "count",
+                "source_streams.events.parameters.key_partitioned",
+                "Transform computation 'count' reads source 'events' directly, which needs a topic partitioned by the "
+                        + "group-by key", "set source_streams.events.parameters.key_partitioned: true; otherwise make "
+                        + "'count' a Source computation");
+    }
+
+    @Test
+    void shouldRejectKeyPartitionedOnASourceComputation() {
+        assertSingleError(spec(ComputationSpec.builder("read").kind(ComputationKind.SOURCE)
+                        .source("events", "KafkaSource", Map.of("topics", "user-events", "key_partitioned", true))
+                        .outputStreamIds("events"), count()), "read", "source_streams.events.parameters.key_partitioned",
+                "only a Transform computation reads a source by key", "or remove key_partitioned");
+    }
+
+    @Test
+    void shouldRejectAKeyedSourceWithoutGroupBy() {
+        assertSingleError(spec(ComputationSpec.builder("count").processingFunction(Counter::new).outputStreamIds("counts")
+                        .source("events", "KafkaSource", Map.of("topics", "user-events", "key_partitioned", true))),
+                "count", "group_by_schema", "a Transform computation reading a source directly needs group_by_schema",
+                "add a first uint64 column");
+    }
+
+    @Test
+    void shouldRejectAKeyedSourceOfTwoTopics() {
+        assertSingleError(spec(keyedCount(Map.of("topics", List.of("a", "b"), "key_partitioned", true))), "count",
+                "source_streams.events.parameters.topics", "a key-partitioned source read by a Transform computation "
+                        + "has one topic", "list one topic");
+    }
+
+    @Test
+    void shouldRejectAKeyedSourceKeyItsRecordsCannotCompute() {
+        assertSingleError(spec(keyedCount(Map.of("topics", "user-events", "key_partitioned", true))
+                        .groupBy("region", ColumnType.STRING, null)), "count", "group_by_schema[2]",
+                "column 'region' cannot be computed from input stream 'events'", "add them to the schema of 'events'");
+    }
+
+    @Test
+    void shouldRejectKeyVisitorsOnAKeyedSource() {
+        List<SpecProblem> errors = errors(spec(keyedCount(Map.of("topics", "user-events", "key_partitioned", true))
+                .keyVisitorStream("scan", Map.of())));
+        assertThat(errors).anySatisfy(p -> assertProblem(p, "count", "key_visitor_streams",
+                "key_visitor_streams need a computation reading internal streams", "visit keys in a Transform "
+                        + "computation reading its output"));
+    }
 }

@@ -61,6 +61,28 @@ class ExactlyOnceCrashIT {
         }
     }
 
+    /**
+     * The same kill on the keyed-source shape: the count computation reads the user-keyed input topic
+     * directly (key_partitioned), its state and the source offsets commit in one transaction.
+     */
+    @Test
+    @Timeout(600)
+    void shouldDeliverEveryOutputExactlyOnceWhenAnInstanceReadingAKeyedSourceIsKilled(KafkaCluster cluster,
+            TestNames names) throws Exception {
+        Run run = new Run(cluster, names);
+        run.keyedSource = true;
+        long killAt = 20_000 + new Random(SEED + 2).nextInt(50_000);
+        try (ChildJvm a = run.instance("a", null); ChildJvm b = run.instance("b", null)) {
+            run.produceInput();
+            Await.until(Duration.ofMinutes(3), "the sink holds " + killAt + " outputs", () -> run.outputCount() >= killAt);
+            a.kill();
+            assertThat(a.isAlive()).isFalse();
+            try (ChildJvm a2 = run.instance("a2", null)) {
+                run.awaitAllOutputsAndCheck();
+            }
+        }
+    }
+
     @Test
     @Timeout(600)
     void shouldDeliverEveryOutputExactlyOnceWhenAStreamThreadDiesOfAnException(KafkaCluster cluster, TestNames names)
@@ -85,6 +107,7 @@ class ExactlyOnceCrashIT {
         final Path stateRoot;
         final Map<String, String> userOf = new HashMap<>();
         final Map<String, Integer> perUser = new HashMap<>();
+        boolean keyedSource;
 
         Run(KafkaCluster cluster, TestNames names) throws Exception {
             this.cluster = cluster;
@@ -97,7 +120,8 @@ class ExactlyOnceCrashIT {
 
         ChildJvm instance(String id, String throwOnceAt) throws Exception {
             ChildJvm.Builder b = ChildJvm.builder(TwoHopMain.class).maxHeap("384m")
-                    .args(cluster.bootstrapServers(), pipeline, input, output, stateRoot.resolve(id).toString());
+                    .args(cluster.bootstrapServers(), pipeline, input, output, stateRoot.resolve(id).toString())
+                    .systemProperty("flow.it.keyedSource", Boolean.toString(keyedSource));
             if (throwOnceAt != null) {
                 b.arg(throwOnceAt);
             }

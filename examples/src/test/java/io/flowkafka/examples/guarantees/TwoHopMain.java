@@ -5,7 +5,8 @@ import java.util.Properties;
 
 /**
  * Runs one instance of {@link TwoHopPipeline} in a child JVM until it is stopped (SIGTERM: graceful close) or killed.
- * Args: bootstrap pipeline input output stateDir [throwOnceAt].
+ * Args: bootstrap pipeline input output stateDir [throwOnceAt]; system property {@code flow.it.keyedSource=true}
+ * selects the keyed-source shape of the pipeline.
  */
 public final class TwoHopMain {
     private TwoHopMain() {
@@ -23,7 +24,8 @@ public final class TwoHopMain {
             props.put("flow.dead.letter.enabled", "false");
             props.put("flow.stream.thread.failure", "replace");
         }
-        FlowRuntime runtime = FlowRuntime.create(TwoHopPipeline.spec(args[1], args[2], args[3]), props);
+        FlowRuntime runtime = FlowRuntime.create(TwoHopPipeline.spec(args[1], args[2], args[3],
+                Boolean.getBoolean("flow.it.keyedSource")), props);
         io.flowkafka.testing.PipelineMain.runUntilStopped(runtime);
     }
 }

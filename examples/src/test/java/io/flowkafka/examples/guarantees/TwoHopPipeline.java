@@ -17,7 +17,8 @@ import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericRecord;
 
 /**
- * The pipeline of the exactly-once ITs: source -> count (per-user state) -> tag (per-id key) -> sink.
+ * The pipeline of the exactly-once ITs: source -> count (per-user state) -> tag (per-id key) -> sink;
+ * or, with a keyed source, count reading the user-keyed input topic directly -> tag -> sink.
  * Every input {@code id} yields exactly one output keyed by that id, carrying the user's running
  * count; so the outputs of a user must hold each count 1..n exactly once.
  */
@@ -36,19 +37,36 @@ final class TwoHopPipeline {
     }
 
     static PipelineSpec spec(String name, String input, String output) {
-        return PipelineSpec.builder(name)
+        return spec(name, input, output, false);
+    }
+
+    /**
+     * @param keyedSource the count computation reads the input topic (keyed by user) directly as a
+     *     key-partitioned source, instead of through a Source computation and an internal stream
+     */
+    static PipelineSpec spec(String name, String input, String output, boolean keyedSource) {
+        PipelineSpec.Builder b = PipelineSpec.builder(name)
                 .stream("raw", EVENT)
-                .stream("events", EVENT)
                 .stream("counted", COUNTED)
-                .stream("results", COUNTED)
-                .computation("read", c -> c.kind(ComputationKind.SOURCE)
-                        .source("raw", "KafkaSource", Map.of("topics", input))
-                        .outputStreamIds("events"))
-                .computation("count", c -> c.inputStreamIds("events")
-                        .groupBy("hash", ColumnType.UINT64, "farm_hash(user)").groupBy("user", ColumnType.STRING, null)
-                        .state("total", TOTAL)
-                        .processingFunction(Count::new)
-                        .outputStreamIds("counted"))
+                .stream("results", COUNTED);
+        if (keyedSource) {
+            b.computation("count", c -> c.source("raw", "KafkaSource", Map.of("topics", input, "key_partitioned", true))
+                    .groupBy("hash", ColumnType.UINT64, "farm_hash(user)").groupBy("user", ColumnType.STRING, null)
+                    .state("total", TOTAL)
+                    .processingFunction(Count::new)
+                    .outputStreamIds("counted"));
+        } else {
+            b.stream("events", EVENT)
+                    .computation("read", c -> c.kind(ComputationKind.SOURCE)
+                            .source("raw", "KafkaSource", Map.of("topics", input))
+                            .outputStreamIds("events"))
+                    .computation("count", c -> c.inputStreamIds("events")
+                            .groupBy("hash", ColumnType.UINT64, "farm_hash(user)").groupBy("user", ColumnType.STRING, null)
+                            .state("total", TOTAL)
+                            .processingFunction(Count::new)
+                            .outputStreamIds("counted"));
+        }
+        return b
                 .computation("tag", c -> c.inputStreamIds("counted")
                         .groupBy("hash", ColumnType.UINT64, "farm_hash(id)").groupBy("id", ColumnType.STRING, null)
                         .processingFunction(Tag::new)

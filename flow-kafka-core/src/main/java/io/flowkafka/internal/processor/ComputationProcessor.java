@@ -66,6 +66,8 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
     private final ControlRecords controlCodec = new ControlRecords();
     private final List<String> controlNodes = new ArrayList<>();
     private boolean sourceComputation;
+    /** The source event watermark at which timers last fired from the record path (keyed sources). */
+    private long lastSourceFireWatermark = Long.MIN_VALUE;
     private int maxIdleProducers;
     private long sourceMaxEventTs = Long.MIN_VALUE;
     private long sourceLastSystemTs = Long.MIN_VALUE;
@@ -215,6 +217,11 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         runCall(message.key(), encodedKey, message.messageId(), message.eventTimestamp(), "message",
                 () -> call.deliverMessage(function, message, call, call), null);
         if (in.source != null) {
+            if (timerStore != null && sourceEventWatermark() > lastSourceFireWatermark) {
+                // a keyed source's event-time timers fire as its watermark passes them, like on a control record
+                lastSourceFireWatermark = sourceEventWatermark();
+                fireTimers();
+            }
             maybeEmitWatermarks();
         }
     }
@@ -353,12 +360,16 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         boolean event = timeTypes[i] == io.flowkafka.spec.TimeType.EVENT_TIME;
         Map<String, java.time.Duration> watched = watchedStreams.get(i);
         java.util.Collection<String> streams = watched == null ? watermarks.streams() : watched.keySet();
-        if (streams.isEmpty()) {
+        if (streams.isEmpty() && !(sourceComputation && watched == null)) {
             return event ? Long.MIN_VALUE : context.currentSystemTimeMs() * 1_000_000L;
         }
         long min = Long.MAX_VALUE;
+        if (sourceComputation && watched == null) {
+            min = sourceWatermark(event); // a keyed source: its timers follow the source's watermark
+        }
         for (String s : streams) {
-            long wm = event ? watermarks.eventWatermark(s) : watermarks.systemWatermark(s);
+            long wm = !watermarks.streams().contains(s) ? sourceWatermark(event)
+                    : event ? watermarks.eventWatermark(s) : watermarks.systemWatermark(s);
             long delay = watched == null ? 0 : watched.get(s).toNanos();
             if (wm != Long.MAX_VALUE && wm != Long.MIN_VALUE) {
                 wm = wm - delay > wm ? Long.MIN_VALUE : wm - delay;
@@ -366,6 +377,14 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             min = Math.min(min, wm);
         }
         return min;
+    }
+
+    /** The source's event or system watermark; +infinity once the finite source is done. */
+    private long sourceWatermark(boolean event) {
+        if (finiteSourcesDone()) {
+            return Long.MAX_VALUE;
+        }
+        return event ? sourceEventWatermark() : sourceSystemWatermark(context.currentSystemTimeMs());
     }
 
     /**
@@ -1005,6 +1024,12 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             system = sourceSystemWatermark(now);
             idle = now - lastRecordWallMs >= spec.watermarkStrategy().idleDuration().toMillis();
             completed = finiteSourcesDone() && finiteVisitorsDone();
+            if (timerStore != null) { // a keyed source with timers: the same hold as on internal inputs
+                event = Math.min(event, timerStore.minPendingEventTimestamp());
+                boolean holding = holdingTimersPending();
+                completed &= !holding;
+                idle &= !holding; // its pending timers' outputs are still to come: readers must wait for them
+            }
         } else {
             event = Long.MAX_VALUE;
             system = Long.MAX_VALUE;
@@ -1107,7 +1132,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                 }
             } else if (timer >= 0 && timerStore != null) {
                 boolean pending = timerStore.hasPending(timer);
-                boolean inputsDone = true;
+                boolean inputsDone = !sourceComputation || finiteSourcesDone();
                 for (String s : watermarks.streams()) {
                     inputsDone &= watermarks.completed(s);
                 }
@@ -1201,6 +1226,8 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         final org.apache.kafka.common.serialization.@Nullable Serde<Object> valueSerde;
         final @Nullable String valueSerdeClass;
         final io.flowkafka.internal.serde.@Nullable RecordConverter converter;
+        /** A source read by a keyed Transform: computes the group-by key from the record; else null. */
+        final KeyCodec.@Nullable Extractor keyExtractor;
         int origin;
         int originPartition = -1;
 
@@ -1231,7 +1258,9 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                 this.timestampColumn = strategyColumn != null ? strategyColumn
                         : p.containsKey("event_timestamp_column") ? String.valueOf(p.get("event_timestamp_column")) : null;
                 this.timestampUnitNanos = unitNanos(String.valueOf(p.getOrDefault("event_timestamp_unit", "ms")));
+                this.keyExtractor = spec.readsKeyedSource() ? keyCodec.extractor(spec.groupBySchema(), schema) : null;
             } else {
+                this.keyExtractor = null;
                 this.json = false;
                 this.keyColumn = null;
                 this.timestampColumn = null;
@@ -1298,7 +1327,8 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             }
             MessageId id = MessageIds.source(origin, md.offset());
             long sts = record.timestamp() * 1_000_000L;
-            return new FlowMessage(id, ets, sts, streamId, keyCodec.emptyKey(), payload, List.of());
+            GenericRecord key = keyExtractor == null ? keyCodec.emptyKey() : keyExtractor.key(payload);
+            return new FlowMessage(id, ets, sts, streamId, key, payload, List.of());
         }
     }
 

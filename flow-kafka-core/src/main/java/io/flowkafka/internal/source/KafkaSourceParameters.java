@@ -33,7 +33,11 @@ import org.jspecify.annotations.Nullable;
  *       the pipeline's own consumer group has no offset for start where {@code group_id}
  *       committed (offsets copied once, before Kafka Streams starts);</li>
  *   <li>{@code partition_filter}: the partitions processed ({@link PartitionFilter}); records of
- *       other partitions are consumed and skipped.</li>
+ *       other partitions are consumed and skipped;</li>
+ *   <li>{@code key_partitioned}: the topic holds every record of one group-by key in one
+ *       partition, so a Transform computation may read it directly, keyed by its
+ *       {@code group_by_schema}, without a Source computation and an internal stream between
+ *       (a flow-kafka extension, see {@link io.flowkafka.spec.ComputationSpec#readsKeyedSource()}).</li>
  * </ul>
  *
  * <p>Thread-safe: holds no state.
@@ -42,7 +46,7 @@ public final class KafkaSourceParameters {
     /** Every parameter a KafkaSource reads; others are warned about and ignored. */
     public static final Set<String> KNOWN = Set.of("topics", "topic", "format", "value_serde", "serde_config",
             "key_column", "event_timestamp_column", "event_timestamp_unit", "starting_position", "finite", "group_id",
-            "use_consumer_group_offset", "partition_filter");
+            "use_consumer_group_offset", "partition_filter", "key_partitioned");
 
     /** A problem with a parameter; {@code field} is relative to the source, e.g. {@code parameters.format}. */
     public record Problem(boolean error, String field, String message, String fix) {
@@ -67,6 +71,7 @@ public final class KafkaSourceParameters {
         oneOf(problems, p, "event_timestamp_unit", List.of("ms", "us", "ns", "s"), "ms");
         bool(problems, p, "finite");
         bool(problems, p, "use_consumer_group_offset");
+        bool(problems, p, "key_partitioned");
         for (String column : List.of("key_column", "event_timestamp_column")) {
             Object v = p.get(column);
             if (v == null) {
@@ -172,6 +177,11 @@ public final class KafkaSourceParameters {
     /** Whether the source is {@code finite}. */
     public static boolean finite(SourceSpec source) {
         return Boolean.parseBoolean(String.valueOf(source.parameters().getOrDefault("finite", "false")));
+    }
+
+    /** Whether the source declares {@code key_partitioned: true}. */
+    public static boolean keyPartitioned(SourceSpec source) {
+        return Boolean.parseBoolean(String.valueOf(source.parameters().getOrDefault("key_partitioned", "false")));
     }
 
     /** The partition filter, or null when every partition is read. */
