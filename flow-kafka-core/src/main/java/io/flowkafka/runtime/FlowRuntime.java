@@ -593,6 +593,27 @@ public final class FlowRuntime implements AutoCloseable {
         }
     }
 
+    /**
+     * The sources a keyed Transform reads must be co-partitioned: task p reads partition p of each, so
+     * the records of a key meet only if every topic has the same partition count.
+     */
+    private void checkKeyedSourcesCoPartitioned(Map<String, org.apache.kafka.clients.admin.TopicDescription> described) {
+        for (var c : spec.computations().values()) {
+            if (!c.readsKeyedSource() || c.sourceStreams().size() < 2) {
+                continue;
+            }
+            Map<String, Integer> counts = new java.util.LinkedHashMap<>();
+            c.sourceStreams().forEach(src -> PipelineCompiler.topicsOf(src).forEach(
+                    t -> counts.put(t, described.get(t).partitions().size())));
+            if (counts.values().stream().distinct().count() > 1) {
+                throw new FlowException("computation '" + c.id() + "' reads key-partitioned sources whose topics have "
+                        + "different partition counts " + counts + "; a key's records meet in one task only if every "
+                        + "topic has the same number of partitions, partitioned by the same key: repartition the "
+                        + "topics to one count, or read them in Source computations and their outputs in the Transform");
+            }
+        }
+    }
+
     private void prepare(Admin a) {
         new TopicManager(a, config.getInt(FlowConfig.REPLICATION_FACTOR_CONFIG),
                 config.getInt(FlowConfig.MIN_INSYNC_REPLICAS_CONFIG))
@@ -606,6 +627,7 @@ public final class FlowRuntime implements AutoCloseable {
             var described = a.describeTopics(all).allTopicNames().get(60, TimeUnit.SECONDS);
             compiled.sourceTopicsByComputation().forEach((computation, topics) -> compiled.partitionCounts().put(
                     computation, topics.stream().mapToInt(t -> described.get(t).partitions().size()).max().orElse(1)));
+            checkKeyedSourcesCoPartitioned(described);
             // use_consumer_group_offset: start where another consumer group left off, once
             io.flowkafka.internal.source.GroupOffsetSeeder.seed(a, spec, applicationId(),
                     "streams".equalsIgnoreCase(String.valueOf(streamsProps.get(StreamsConfig.GROUP_PROTOCOL_CONFIG))),

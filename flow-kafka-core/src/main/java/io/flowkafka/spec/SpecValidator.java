@@ -376,42 +376,38 @@ final class SpecValidator {
     }
 
     /**
-     * A Transform reading a source directly (flow-kafka's keyed source): one KafkaSource of one
-     * topic, declared {@code key_partitioned}; no key visitors (they need the range-partitioned
-     * layout of internal streams).
+     * A Transform reading sources directly (flow-kafka's keyed sources): KafkaSources of one topic
+     * each, declared {@code key_partitioned}; no key visitors (they need the range-partitioned
+     * layout of internal streams). Co-partitioning of several sources is checked at start.
      */
     private void checkKeyedSource(ComputationSpec c) {
         String id = c.id();
-        if (c.sourceStreams().size() != 1) {
-            error(id, "source_streams", "a Transform computation reads at most one source directly, but '" + id
-                    + "' has " + c.sourceStreams().size(), "read the other sources in Source computations and their "
-                    + "outputs in a Transform computation, or merge the topics into one source");
-            return;
-        }
-        SourceSpec source = c.sourceStreams().get(0);
-        String field = "source_streams." + source.streamId() + ".parameters";
-        if (!"KafkaSource".equals(source.sourceClassName())) {
-            return; // reported by checkSources
-        }
-        if (!KafkaSourceParameters.keyPartitioned(source)) {
-            error(id, field + ".key_partitioned", "Transform computation '" + id + "' reads source '"
-                    + source.streamId() + "' directly, which needs a topic partitioned by the group-by key (every "
-                    + "record of one key in one partition): state, timers and outputs of a key live in one task",
-                    "if the producers partition the topic by this key (e.g. the record key is the key column), set "
-                            + field + ".key_partitioned: true; otherwise make '" + id + "' a Source computation "
-                            + "and read its output stream in a Transform computation (records are then re-partitioned "
-                            + "by key through an internal stream)");
-        }
-        if (KafkaSourceParameters.topics(source).size() > 1) {
-            error(id, field + ".topics", "a key-partitioned source read by a Transform computation has one topic, but "
-                    + "source '" + source.streamId() + "' of '" + id + "' has " + KafkaSourceParameters.topics(source),
-                    "list one topic, or read the topics in a Source computation");
+        for (SourceSpec source : c.sourceStreams()) {
+            String field = "source_streams." + source.streamId() + ".parameters";
+            if (!"KafkaSource".equals(source.sourceClassName())) {
+                continue; // reported by checkSources
+            }
+            if (!KafkaSourceParameters.keyPartitioned(source)) {
+                error(id, field + ".key_partitioned", "Transform computation '" + id + "' reads source '"
+                        + source.streamId() + "' directly, which needs a topic partitioned by the group-by key (every "
+                        + "record of one key in one partition): state, timers and outputs of a key live in one task",
+                        "if the producers partition the topic by this key (e.g. the record key is the key column), set "
+                                + field + ".key_partitioned: true; otherwise make '" + id + "' a Source computation "
+                                + "and read its output stream in a Transform computation (records are then "
+                                + "re-partitioned by key through an internal stream)");
+            }
+            if (KafkaSourceParameters.topics(source).size() > 1) {
+                error(id, field + ".topics", "a key-partitioned source read by a Transform computation has one topic, "
+                        + "but source '" + source.streamId() + "' of '" + id + "' has "
+                        + KafkaSourceParameters.topics(source), "list one topic per source: declare a source stream "
+                        + "for each topic (their topics must have the same partition count)");
+            }
         }
         if (!c.keyVisitorStreams().isEmpty()) {
             error(id, "key_visitor_streams", "key_visitor_streams need a computation reading internal streams "
-                    + "(range-partitioned by key hash), but '" + id + "' reads source '" + source.streamId()
-                    + "' directly", "read the source in a Source computation and visit keys in a Transform "
-                    + "computation reading its output, or remove key_visitor_streams");
+                    + "(range-partitioned by key hash), but '" + id + "' reads sources directly",
+                    "read the source in a Source computation and visit keys in a Transform computation reading its "
+                            + "output, or remove key_visitor_streams");
         }
     }
 

@@ -69,8 +69,13 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
     /** The source event watermark at which timers last fired from the record path (keyed sources). */
     private long lastSourceFireWatermark = Long.MIN_VALUE;
     private int maxIdleProducers;
-    private long sourceMaxEventTs = Long.MIN_VALUE;
-    private long sourceLastSystemTs = Long.MIN_VALUE;
+    /**
+     * Per source stream: the largest event and system timestamps read and when the last record came.
+     * A Source computation has one source stream (all its topics share one clock); a keyed
+     * Transform may read several co-partitioned sources, and its watermark is the minimum over them.
+     */
+    private final Map<String, SourceClock> sourceClocks = new java.util.LinkedHashMap<>();
+    /** When the task last read a source record (wall clock). */
     private long lastRecordWallMs;
     private long lastEmitWallMs = Long.MIN_VALUE;
     private long controlSequence;
@@ -155,6 +160,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             }
         }
         this.lastRecordWallMs = context.currentSystemTimeMs();
+        sourceClocks.values().forEach(c -> c.lastRecordWallMs = lastRecordWallMs);
         this.lastEmitted = watermarks.output();
         initFiniteSources();
         this.call = new CallContext(spec, states, keyCodec, plan.outputSchemas(),
@@ -210,9 +216,11 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             return;
         }
         if (in.source != null) {
-            sourceMaxEventTs = Math.max(sourceMaxEventTs, message.eventTimestamp());
-            sourceLastSystemTs = Math.max(sourceLastSystemTs, message.systemTimestamp());
+            SourceClock clock = in.clock;
+            clock.maxEventTs = Math.max(clock.maxEventTs, message.eventTimestamp());
+            clock.lastSystemTs = Math.max(clock.lastSystemTs, message.systemTimestamp());
             lastRecordWallMs = context.currentSystemTimeMs();
+            clock.lastRecordWallMs = lastRecordWallMs;
         }
         runCall(message.key(), encodedKey, message.messageId(), message.eventTimestamp(), "message",
                 () -> call.deliverMessage(function, message, call, call), null);
@@ -368,7 +376,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             min = sourceWatermark(event); // a keyed source: its timers follow the source's watermark
         }
         for (String s : streams) {
-            long wm = !watermarks.streams().contains(s) ? sourceWatermark(event)
+            long wm = !watermarks.streams().contains(s) ? sourceWatermark(s, event)
                     : event ? watermarks.eventWatermark(s) : watermarks.systemWatermark(s);
             long delay = watched == null ? 0 : watched.get(s).toNanos();
             if (wm != Long.MAX_VALUE && wm != Long.MIN_VALUE) {
@@ -379,12 +387,21 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         return min;
     }
 
-    /** The source's event or system watermark; +infinity once the finite source is done. */
+    /** The sources' event or system watermark; +infinity once the finite sources are done. */
     private long sourceWatermark(boolean event) {
         if (finiteSourcesDone()) {
             return Long.MAX_VALUE;
         }
         return event ? sourceEventWatermark() : sourceSystemWatermark(context.currentSystemTimeMs());
+    }
+
+    /** One source stream's event or system watermark; +infinity once the finite sources are done. */
+    private long sourceWatermark(String stream, boolean event) {
+        SourceClock clock = sourceClocks.get(stream);
+        if (clock == null || finiteSourcesDone()) {
+            return Long.MAX_VALUE;
+        }
+        return event ? clock.eventWatermark() : clock.systemWatermark(context.currentSystemTimeMs());
     }
 
     /**
@@ -972,8 +989,9 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         if (watermarks.streams().contains(stream)) {
             return watermarks.eventWatermark(stream);
         }
-        if (spec.sourceStreams().stream().anyMatch(s -> s.streamId().equals(stream))) {
-            return sourceEventWatermark();
+        SourceClock clock = sourceClocks.get(stream);
+        if (clock != null) {
+            return clock.eventWatermark();
         }
         throw new IllegalArgumentException("stream '" + stream + "' is not an input of computation '" + spec.id() + "'");
     }
@@ -986,19 +1004,60 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         return min == Long.MAX_VALUE ? Long.MIN_VALUE : min;
     }
 
-    /** A source's system watermark: the newest record's system time, or the clock once the source is quiet. */
+    /**
+     * The sources' system watermark: per source, the newest record's system time, or the clock once
+     * the source is quiet; the minimum over the sources.
+     */
     private long sourceSystemWatermark(long nowMs) {
-        boolean quiet = nowMs - lastRecordWallMs >= plan.watermarks().intervalMs();
-        return quiet ? nowMs * 1_000_000L : sourceLastSystemTs;
+        long min = Long.MAX_VALUE;
+        for (SourceClock c : sourceClocks.values()) {
+            min = Math.min(min, c.systemWatermark(nowMs));
+        }
+        return min == Long.MAX_VALUE ? nowMs * 1_000_000L : min;
     }
 
+    /**
+     * The sources' event watermark: the watermark of the one source stream; with several (a keyed
+     * Transform), the minimum over those that read a record within {@code idle_partitions.duration}
+     * (over all of them when every one is idle).
+     */
     private long sourceEventWatermark() {
-        if (sourceMaxEventTs == Long.MIN_VALUE) {
-            return Long.MIN_VALUE;
+        if (sourceClocks.size() == 1) {
+            return sourceClocks.values().iterator().next().eventWatermark();
         }
-        long bound = spec.watermarkStrategy().outOfOrdernessBound().toNanos();
-        long wm = sourceMaxEventTs - bound;
-        return wm > sourceMaxEventTs ? Long.MIN_VALUE : wm; // wrapped below Long.MIN_VALUE
+        long now = context.currentSystemTimeMs();
+        long idleMs = spec.watermarkStrategy().idleDuration().toMillis();
+        long active = Long.MAX_VALUE;
+        long all = Long.MAX_VALUE;
+        for (SourceClock c : sourceClocks.values()) {
+            long wm = c.eventWatermark();
+            all = Math.min(all, wm);
+            if (now - c.lastRecordWallMs < idleMs) {
+                active = Math.min(active, wm);
+            }
+        }
+        long min = active != Long.MAX_VALUE ? active : all;
+        return min == Long.MAX_VALUE ? Long.MIN_VALUE : min;
+    }
+
+    /** The timestamps one source stream has read, for its watermarks. */
+    private final class SourceClock {
+        long maxEventTs = Long.MIN_VALUE;
+        long lastSystemTs = Long.MIN_VALUE;
+        long lastRecordWallMs;
+
+        long eventWatermark() {
+            if (maxEventTs == Long.MIN_VALUE) {
+                return Long.MIN_VALUE;
+            }
+            long wm = maxEventTs - spec.watermarkStrategy().outOfOrdernessBound().toNanos();
+            return wm > maxEventTs ? Long.MIN_VALUE : wm; // wrapped below Long.MIN_VALUE
+        }
+
+        long systemWatermark(long nowMs) {
+            boolean quiet = nowMs - lastRecordWallMs >= plan.watermarks().intervalMs();
+            return quiet ? nowMs * 1_000_000L : lastSystemTs;
+        }
     }
 
     /** Sends watermarks if they changed and the interval passed since the last send. */
@@ -1116,11 +1175,11 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                 event = Math.min(event, watermarks.eventWatermark(d));
                 system = Math.min(system, watermarks.systemWatermark(d));
                 completed &= watermarks.completed(d);
-            } else if (spec.sourceStreams().stream().anyMatch(src -> src.streamId().equals(d))) {
+            } else if (sourceClocks.containsKey(d)) {
                 boolean done = finiteSourcesDone();
                 if (!done) {
-                    event = Math.min(event, sourceEventWatermark());
-                    system = Math.min(system, sourceSystemWatermark(nowMs));
+                    event = Math.min(event, sourceClocks.get(d).eventWatermark());
+                    system = Math.min(system, sourceClocks.get(d).systemWatermark(nowMs));
                 }
                 completed &= done;
             } else if (visitor >= 0) {
@@ -1226,6 +1285,8 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         final org.apache.kafka.common.serialization.@Nullable Serde<Object> valueSerde;
         final @Nullable String valueSerdeClass;
         final io.flowkafka.internal.serde.@Nullable RecordConverter converter;
+        /** The clock of the source stream, or null for an internal stream. */
+        final @Nullable SourceClock clock;
         /** A source read by a keyed Transform: computes the group-by key from the record; else null. */
         final KeyCodec.@Nullable Extractor keyExtractor;
         int origin;
@@ -1259,8 +1320,10 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                         : p.containsKey("event_timestamp_column") ? String.valueOf(p.get("event_timestamp_column")) : null;
                 this.timestampUnitNanos = unitNanos(String.valueOf(p.getOrDefault("event_timestamp_unit", "ms")));
                 this.keyExtractor = spec.readsKeyedSource() ? keyCodec.extractor(spec.groupBySchema(), schema) : null;
+                this.clock = sourceClocks.computeIfAbsent(streamId, k -> new SourceClock());
             } else {
                 this.keyExtractor = null;
+                this.clock = null;
                 this.json = false;
                 this.keyColumn = null;
                 this.timestampColumn = null;
