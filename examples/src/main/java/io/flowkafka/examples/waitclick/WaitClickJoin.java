@@ -86,6 +86,34 @@ public final class WaitClickJoin implements RowFunction {
         // end::spec[]
     }
 
+    /**
+     * The same join reading both topics directly as key-partitioned sources (both topics keyed by
+     * impression id, with the same partition count): one sub-topology, no internal streams. The
+     * source streams are named {@code impressions} and {@code clicks}, so the function is the same.
+     * A task's timers follow the watermark of its own partitions of the two topics (see README,
+     * "Keyed sources").
+     */
+    public static PipelineSpec keyedSpec(String name, String impressionsTopic, String clicksTopic, String resultsTopic,
+            boolean finite) {
+        WatermarkStrategy byTs = WatermarkStrategy.DEFAULT.withTimestampColumn("ts");
+        return PipelineSpec.builder(name)
+                .stream("impressions", IMPRESSION).stream("clicks", CLICK).stream("results", RESULT)
+                .computation("join", c -> c.watermarkStrategy(byTs)
+                        .source("impressions", "KafkaSource",
+                                Map.of("topics", impressionsTopic, "finite", finite, "key_partitioned", true))
+                        .source("clicks", "KafkaSource",
+                                Map.of("topics", clicksTopic, "finite", finite, "key_partitioned", true))
+                        .groupBy("hash", ColumnType.UINT64, "farm_hash(impression_id)")
+                        .groupBy("impression_id", ColumnType.STRING, null)
+                        .state("join", JOIN_STATE)
+                        .timer("timeout", Map.of("time_type", "event_time"))
+                        .processingFunction(WaitClickJoin::new)
+                        .outputStreamIds("results")
+                        .sink("results_topic", "KafkaSink", List.of("results"),
+                                Map.of("topic", resultsTopic, "key_column", "impression_id", "timestamp", "system")))
+                .build();
+    }
+
     // tag::function[]
     @Override
     public void onMessage(Message message, OutputCollector output, RuntimeContext context) {

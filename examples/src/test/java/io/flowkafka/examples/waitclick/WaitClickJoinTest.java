@@ -20,9 +20,14 @@ class WaitClickJoinTest {
     private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
     private FlowTestDriver driver;
 
+    /** The spec under test: the two-hop pipeline of the example. */
+    protected io.flowkafka.spec.PipelineSpec spec() {
+        return WaitClickJoin.spec("wcj", "impressions", "clicks", "results", 4, false);
+    }
+
     @BeforeEach
     void start() {
-        driver = FlowTestDriver.create(WaitClickJoin.spec("wcj", "impressions", "clicks", "results", 4, false));
+        driver = FlowTestDriver.create(spec());
     }
 
     @AfterEach
