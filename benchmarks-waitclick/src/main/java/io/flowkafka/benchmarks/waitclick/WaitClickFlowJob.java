@@ -12,16 +12,16 @@ import java.util.Properties;
  * <state> <epoch ms>} when the pipeline completed (or failed), then exits.
  *
  * <p>Arguments: {@code bootstrap pipeline impressionsTopic clicksTopic resultsTopic stateDir
- * partitions streamThreads}.
+ * partitions streamThreads [two-hop|keyed]} ({@code keyed}: {@link WaitClickJoin#keyedSpec}).
  */
 public final class WaitClickFlowJob {
     private WaitClickFlowJob() {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 8) {
+        if (args.length != 8 && args.length != 9) {
             System.err.println("usage: WaitClickFlowJob bootstrap pipeline impressionsTopic clicksTopic resultsTopic"
-                    + " stateDir partitions streamThreads");
+                    + " stateDir partitions streamThreads [two-hop|keyed]");
             System.exit(2);
         }
         Properties props = new Properties();
@@ -31,8 +31,10 @@ public final class WaitClickFlowJob {
         System.out.println("T0 " + System.currentTimeMillis());
         System.out.flush();
         boolean ok;
-        try (FlowRuntime runtime = FlowRuntime.create(
-                WaitClickJoin.spec(args[1], args[2], args[3], args[4], Integer.parseInt(args[6]), true), props)) {
+        boolean keyed = args.length == 9 && args[8].equals("keyed");
+        var spec = keyed ? WaitClickJoin.keyedSpec(args[1], args[2], args[3], args[4], true)
+                : WaitClickJoin.spec(args[1], args[2], args[3], args[4], Integer.parseInt(args[6]), true);
+        try (FlowRuntime runtime = FlowRuntime.create(spec, props)) {
             runtime.start();
             ok = runtime.awaitCompletion(Duration.ofMinutes(30));
             System.out.println("FINISHED " + runtime.state() + " " + System.currentTimeMillis());

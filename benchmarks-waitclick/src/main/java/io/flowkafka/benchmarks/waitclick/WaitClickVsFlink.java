@@ -40,6 +40,9 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * <ul>
  *   <li><b>flow</b>: {@link WaitClickFlowJob}, the example's spec ({@code WaitClickJoin.spec}, finite
  *       sources), exactly_once_v2, {@code --flow-threads} stream threads;</li>
+ *   <li><b>flow_keyed</b> (only when asked for with {@code --jobs}): the same with
+ *       {@code WaitClickJoin.keyedSpec}, the join reading both topics (keyed by impression id)
+ *       directly as key-partitioned sources;</li>
  *   <li><b>flink</b>: {@code io.flowkafka.benchmarks.flink.WaitClickFlinkJob} (module
  *       benchmarks-flink, its own class path: {@code --flink-classpath}), a KeyedProcessFunction with
  *       RocksDB state and event-time timers, bounded Kafka sources, an exactly-once Kafka sink,
@@ -77,7 +80,7 @@ public final class WaitClickVsFlink {
             "--add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED");
 
     enum Job {
-        FLOW("flow-kafka"), FLINK("Flink");
+        FLOW("flow-kafka"), FLOW_KEYED("flow-kafka-keyed"), FLINK("Flink");
 
         final String label;
 
@@ -149,7 +152,7 @@ public final class WaitClickVsFlink {
                           --job-jvm-opts "OPTS" extra options for both job JVMs, e.g. JFR or log levels
                                                 (-Dorg.slf4j.simpleLogger.defaultLogLevel=info)
                           --timeout-s N         bound on one run (600)
-                          --jobs LIST           flow,flink (both)
+                          --jobs LIST           of flow, flow_keyed, flink (default flow,flink)
                           --flink-classpath CP  class path of the Flink JVM (the script passes it)
                           --work-dir DIR        state, checkpoints and job logs (a new temp directory)
                           --results FILE | --no-results   where to write the summary row (benchmarks/RESULTS.md)""");
@@ -259,31 +262,37 @@ public final class WaitClickVsFlink {
                     median(rs, Run::driverCpuS), median(rs, Run::otherCores), rs.size() - bad, rs.size());
         }
         long problems = all.stream().filter(r -> !r.check().ok()).count();
-        if (jobs.contains(Job.FLOW) && jobs.contains(Job.FLINK) && runs > 0) {
-            double flow = median(all.stream().filter(r -> r.job() == Job.FLOW).toList(), Run::rate);
+        List<String> rows = new ArrayList<>();
+        for (Job flowJob : List.of(Job.FLOW, Job.FLOW_KEYED)) {
+            if (!jobs.contains(flowJob) || !jobs.contains(Job.FLINK) || runs <= 0) {
+                continue;
+            }
+            double flow = median(all.stream().filter(r -> r.job() == flowJob).toList(), Run::rate);
             double flink = median(all.stream().filter(r -> r.job() == Job.FLINK).toList(), Run::rate);
             double ratio = flow / flink;
-            double fromLaunch = median(all.stream().filter(r -> r.job() == Job.FLOW).toList(), Run::rateFromLaunch)
+            double fromLaunch = median(all.stream().filter(r -> r.job() == flowJob).toList(), Run::rateFromLaunch)
                     / median(all.stream().filter(r -> r.job() == Job.FLINK).toList(), Run::rateFromLaunch);
-            System.out.printf(Locale.ROOT, "%nflow-kafka %,.0f records/s, Flink %,.0f records/s: ratio flow/Flink %.2fx "
-                    + "(goal >= 1.0: %s); counting each JVM's startup too: %.2fx%n", flow, flink, ratio,
+            System.out.printf(Locale.ROOT, "%n%s %,.0f records/s, Flink %,.0f records/s: ratio %.2fx "
+                    + "(goal >= 1.0: %s); counting each JVM's startup too: %.2fx%n", flowJob.label, flow, flink, ratio,
                     ratio >= 1.0 ? "met" : "missed", fromLaunch);
-            String row = String.format(Locale.ROOT, "| wait-click join throughput, %s-record backlog (%s impressions + "
-                            + "clicks), %d partitions, each job in its own JVM (heap %s): flow-kafka pipeline "
+            String what = flowJob == Job.FLOW ? "flow-kafka pipeline" : "flow-kafka keyed-source pipeline (the join "
+                    + "reads both topics, keyed by impression id, directly; one sub-topology)";
+            rows.add(String.format(Locale.ROOT, "| wait-click join throughput, %s-record backlog (%s impressions + "
+                            + "clicks), %d partitions, each job in its own JVM (heap %s): %s "
                             + "(exactly_once_v2, %d stream thread%s) vs Flink 2.2 KeyedProcessFunction (RocksDB, timers, "
                             + "%s Kafka sink, %d ms checkpoints, parallelism %d, MiniCluster); median of %d "
                             + "interleaved rounds | %,.0f records/s | %,.0f records/s | %.2fx (goal >= 1.0: %s; %.2fx counting JVM and MiniCluster startup%s) | %s | %s |",
-                    compact(inputRecords), compact(impressions), partitions, jobHeap, flowThreads,
+                    compact(inputRecords), compact(impressions), partitions, jobHeap, what, flowThreads,
                     flowThreads == 1 ? "" : "s", flinkGuarantee, checkpointMs, flinkParallelism, runs, flow, flink, ratio,
                     ratio >= 1.0 ? "met" : "missed", fromLaunch, problems == 0 ? "; results checked: ok"
                             : "; result check problems in " + problems + " run(s)", LocalDate.now(),
                     "`benchmarks/run-waitclick-vs-flink.sh" + (commandLine.isEmpty() ? "" : " "
-                            + String.join(" ", commandLine)) + "`");
-            System.out.println(row);
-            if (results != null) {
-                SummaryRows.upsert(results, List.of(row));
-                System.out.println("updated " + results);
-            }
+                            + String.join(" ", commandLine)) + "`"));
+        }
+        rows.forEach(System.out::println);
+        if (results != null && !rows.isEmpty()) {
+            SummaryRows.upsert(results, rows);
+            System.out.println("updated " + results);
         }
         return problems == 0 ? 0 : 1;
     }
@@ -351,10 +360,11 @@ public final class WaitClickVsFlink {
         cmd.add("-Xms" + jobHeap);
         cmd.add("-Xmx" + jobHeap);
         cmd.addAll(jobJvmOpts);
-        if (job == Job.FLOW) {
+        if (job == Job.FLOW || job == Job.FLOW_KEYED) {
             cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), WaitClickFlowJob.class.getName(),
                     cluster.bootstrapServers(), "wcj-flow-" + runId, in.impressionsTopic(), in.clicksTopic(), resultsTopic,
-                    runDir.resolve("state").toString(), Integer.toString(partitions), Integer.toString(flowThreads)));
+                    runDir.resolve("state").toString(), Integer.toString(partitions), Integer.toString(flowThreads),
+                    job == Job.FLOW_KEYED ? "keyed" : "two-hop"));
         } else {
             cmd.addAll(FLINK_JAVA_OPTS);
             cmd.addAll(List.of("-cp", flinkClasspath, "io.flowkafka.benchmarks.flink.WaitClickFlinkJob",

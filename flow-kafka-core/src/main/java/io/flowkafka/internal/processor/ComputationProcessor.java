@@ -66,8 +66,11 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
     private final ControlRecords controlCodec = new ControlRecords();
     private final List<String> controlNodes = new ArrayList<>();
     private boolean sourceComputation;
-    /** The source event watermark at which timers last fired from the record path (keyed sources). */
-    private long lastSourceFireWatermark = Long.MIN_VALUE;
+    /**
+     * A lower bound of the triggers of pending event-time timers (keyed sources): exact after each
+     * firing step, lowered by every timer added since. A source watermark at or below it fires nothing.
+     */
+    private long eventTriggerFloor = Long.MIN_VALUE;
     private int maxIdleProducers;
     /**
      * Per source stream: the largest event and system timestamps read and when the last record came.
@@ -225,9 +228,9 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         runCall(message.key(), encodedKey, message.messageId(), message.eventTimestamp(), "message",
                 () -> call.deliverMessage(function, message, call, call), null);
         if (in.source != null) {
-            if (timerStore != null && sourceEventWatermark() > lastSourceFireWatermark) {
-                // a keyed source's event-time timers fire as its watermark passes them, like on a control record
-                lastSourceFireWatermark = sourceEventWatermark();
+            if (timerStore != null && sourceTimerWatermarkBound() > eventTriggerFloor) {
+                // a keyed source's event-time timers fire as its watermark passes them, like on a control record;
+                // checked against a lower bound of the pending triggers, so most records cost no store read
                 fireTimers();
             }
             maybeEmitWatermarks();
@@ -271,6 +274,13 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         if (timerStore != null) {
             if (firedTimer != null) {
                 timerStore.delete(firedTimer);
+            }
+            if (sourceComputation && timerStore.hasBufferedWrites()) {
+                for (io.flowkafka.internal.timers.PendingTimer t : timerStore.bufferedAdds()) {
+                    if (timeTypes[t.streamIndex()] == io.flowkafka.spec.TimeType.EVENT_TIME) {
+                        eventTriggerFloor = Math.min(eventTriggerFloor, t.triggerTs());
+                    }
+                }
             }
             timerStore.commitCall();
         }
@@ -387,6 +397,25 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         return min;
     }
 
+    /**
+     * An upper bound of the event watermarks the timer streams of a keyed source compare with: the
+     * sources' watermark, or the largest source's when a timer stream lists its own streams.
+     */
+    private long sourceTimerWatermarkBound() {
+        boolean anyWatched = false;
+        for (int i = 0; i < timeTypes.length && !anyWatched; i++) {
+            anyWatched = watchedStreams.get(i) != null;
+        }
+        if (!anyWatched) {
+            return sourceEventWatermark();
+        }
+        long max = Long.MIN_VALUE;
+        for (SourceClock c : sourceClocks.values()) {
+            max = Math.max(max, c.eventWatermark());
+        }
+        return max;
+    }
+
     /** The sources' event or system watermark; +infinity once the finite sources are done. */
     private long sourceWatermark(boolean event) {
         if (finiteSourcesDone()) {
@@ -427,6 +456,15 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                 firedTimers.increment(fired);
             }
             firedInStep = 0;
+            if (sourceComputation) {
+                long floor = Long.MAX_VALUE;
+                for (int i = 0; i < timeTypes.length; i++) {
+                    if (timeTypes[i] == io.flowkafka.spec.TimeType.EVENT_TIME) {
+                        floor = Math.min(floor, timerStore.minPendingTriggerTimestamp(i));
+                    }
+                }
+                eventTriggerFloor = floor;
+            }
         }
     }
 
