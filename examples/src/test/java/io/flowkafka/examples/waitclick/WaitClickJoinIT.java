@@ -101,6 +101,26 @@ class WaitClickJoinIT {
     }
 
     /**
+     * The keyed-source shape ({@link WaitClickJoin#keyedSpec}): the join reads both topics (keyed by
+     * impression id, 4 partitions each) directly; each task's timers follow its own partitions'
+     * watermarks. Two instances; every impression gets exactly one result, the reference's.
+     */
+    @Test
+    @Timeout(600)
+    void shouldGiveEveryImpressionExactlyOneResultWithTwoInstancesReadingKeyedSources(KafkaCluster cluster,
+            TestNames names) throws Exception {
+        Setup t = Setup.create(cluster, names, "wcjk");
+        Map<String, String> keyed = Map.of("keyed", "true");
+        try (ChildJvm a = instance(cluster, t, "a", keyed); ChildJvm b = instance(cluster, t, "b", keyed)) {
+            ExactlyOnceChecker.Report report = ExactlyOnceChecker.check(cluster, t.results(),
+                    t.data().impressions().keySet(), Duration.ofMinutes(2),
+                    r -> new String(r.key(), StandardCharsets.UTF_8));
+            assertThat(report.isExact()).as(report.toString()).isTrue();
+            assertThat(readResults(cluster, t.results())).isEqualTo(t.data().expectedResults());
+        }
+    }
+
+    /**
      * Instance a halts inside {@code onTimer} in the middle of a timer-firing punctuation step: at
      * the first timer at or after a seeded one that has a seeded number of timers of its step fired
      * before it, results among them forwarded to the producer and on the broker, uncommitted (see

@@ -34,7 +34,8 @@ public final class WaitClickMain {
             props.put("consumer.session.timeout.ms", sessionTimeoutMs);
             props.put("consumer.heartbeat.interval.ms", Long.toString(Long.parseLong(sessionTimeoutMs) / 6));
         }
-        PipelineSpec spec = WaitClickJoin.spec(args[1], args[2], args[3], args[4], 4, true);
+        PipelineSpec spec = Boolean.getBoolean("keyed") ? WaitClickJoin.keyedSpec(args[1], args[2], args[3], args[4], true)
+                : WaitClickJoin.spec(args[1], args[2], args[3], args[4], 4, true);
         MeterRegistry meters = new SimpleMeterRegistry();
         if (System.getProperty("halt.at.timer") != null) {
             HaltingWaitClickJoin.atTimer = Long.getLong("halt.at.timer");
