@@ -141,4 +141,62 @@ class KeyedSourceTest {
             assertThat(outputs(driver)).containsExactly("ann:count:1");
         }
     }
+
+    private static PipelineSpec twoSources() {
+        WatermarkStrategy exact = WatermarkStrategy.DEFAULT.withOutOfOrdernessBound(Duration.ZERO).withTimestampColumn("ts")
+                .withIdlePartitions(Duration.ofSeconds(10), 0.4);
+        return PipelineSpec.builder("keyed").stream("a", EVENT).stream("b", EVENT).stream("out", OUT)
+                .computation("count", c -> c.watermarkStrategy(exact)
+                        .source("a", "KafkaSource", Map.of("topics", "in-a", "key_partitioned", true))
+                        .source("b", "KafkaSource", Map.of("topics", "in-b", "key_partitioned", true))
+                        .groupBy("hash", ColumnType.UINT64, "farm_hash(user)").groupBy("user", ColumnType.STRING, null)
+                        .state("count", COUNT).processingFunction(CountAndRemind::new).outputStreamIds("out")
+                        .timer("remind", Map.of()))
+                .build();
+    }
+
+    private static void event(FlowTestDriver driver, String topic, String user, long tsMs, String cmd) {
+        driver.pipeSource(topic, user, "{\"user\":\"" + user + "\",\"ts\":" + tsMs
+                + (cmd == null ? "" : ",\"cmd\":\"" + cmd + "\"") + "}");
+    }
+
+    @Test
+    void shouldKeepOneKeysStateAcrossCoPartitionedSources() {
+        try (FlowTestDriver driver = FlowTestDriver.create(twoSources())) {
+            event(driver, "in-a", "ann", 1, null);
+            event(driver, "in-b", "ann", 2, null);
+            event(driver, "in-a", "ann", 3, null);
+            assertThat(outputs(driver)).containsExactly("ann:count:1", "ann:count:2", "ann:count:3");
+        }
+    }
+
+    @Test
+    void shouldFireTimersOnTheMinimumOfTheSourcesWatermarks() {
+        // the task's watermark is the minimum over its sources: a timer waits for the slower one
+        try (FlowTestDriver driver = FlowTestDriver.create(twoSources())) {
+            event(driver, "in-a", "ann", 100, "timer 1000");
+            event(driver, "in-a", "x", 5000, null);
+            event(driver, "in-b", "y", 900, null);
+            assertThat(outputs(driver)).as("source b's watermark (900) holds the timer").doesNotContain(
+                    "ann:timer@1000:1");
+            event(driver, "in-b", "y", 1001, null);
+            assertThat(outputs(driver)).contains("ann:timer@1000:1");
+        }
+    }
+
+    @Test
+    void shouldStopWaitingForAnIdleSourceAfterTheIdleDuration() {
+        // idle_partitions.duration: a source without records for that long no longer holds the watermark back
+        try (FlowTestDriver driver = FlowTestDriver.create(twoSources())) {
+            event(driver, "in-a", "ann", 100, "timer 1000");
+            event(driver, "in-b", "y", 200, null);
+            event(driver, "in-a", "x", 5000, null);
+            assertThat(outputs(driver)).doesNotContain("ann:timer@1000:1");
+            driver.advanceWallClockTime(Duration.ofSeconds(5));
+            event(driver, "in-a", "x", 5001, null);
+            assertThat(outputs(driver)).as("b has been quiet 5 s of 10").doesNotContain("ann:timer@1000:1");
+            driver.advanceWallClockTime(Duration.ofSeconds(6));
+            assertThat(outputs(driver)).as("b is idle now: a's watermark alone decides").contains("ann:timer@1000:1");
+        }
+    }
 }
