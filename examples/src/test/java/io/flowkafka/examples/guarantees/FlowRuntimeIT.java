@@ -69,6 +69,22 @@ class FlowRuntimeIT {
     }
 
     @Test
+    void shouldRefuseToStartAKeyedJoinOfTopicsWithDifferentPartitionCounts(KafkaCluster cluster, TestNames names) {
+        String impressions = names.topic("impressions");
+        String clicks = names.topic("clicks");
+        cluster.createTopic(impressions, 4);
+        cluster.createTopic(clicks, 2);
+        var spec = io.flowkafka.examples.waitclick.WaitClickJoin.keyedSpec(names.name("wcjk"), impressions, clicks,
+                names.topic("results"), false);
+        try (FlowRuntime runtime = FlowRuntime.create(spec, props(cluster))) {
+            assertThatThrownBy(runtime::start).isInstanceOf(FlowException.class)
+                    .hasMessageContaining("computation 'join' reads key-partitioned sources whose topics have different "
+                            + "partition counts {" + impressions + "=4, " + clicks + "=2}")
+                    .hasMessageContaining("repartition the topics to one count");
+        }
+    }
+
+    @Test
     @Timeout(180)
     void shouldHoldOutputWhilePausedAndCatchUpOnResume(KafkaCluster cluster, TestNames names) throws Exception {
         String input = names.topic("in");

@@ -71,6 +71,8 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
      * firing step, lowered by every timer added since. A source watermark at or below it fires nothing.
      */
     private long eventTriggerFloor = Long.MIN_VALUE;
+    /** Whether a timer stream lists the streams it waits on ({@code streams}, {@code streams_with_delays}). */
+    private boolean anyTimerWatchesStreams;
     private int maxIdleProducers;
     /**
      * Per source stream: the largest event and system timestamps read and when the last record came.
@@ -336,6 +338,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             watched.add(spec.timers().get(i).watchedStreams());
         }
         watchedStreams = watched;
+        anyTimerWatchesStreams = watched.stream().anyMatch(java.util.Objects::nonNull);
         timerStore = new io.flowkafka.internal.timers.TimerStore(
                 context.getStateStore(io.flowkafka.internal.timers.TimerStore.timersStoreName(spec.id())),
                 context.getStateStore(io.flowkafka.internal.timers.TimerStore.holdsStoreName(spec.id())),
@@ -402,11 +405,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
      * sources' watermark, or the largest source's when a timer stream lists its own streams.
      */
     private long sourceTimerWatermarkBound() {
-        boolean anyWatched = false;
-        for (int i = 0; i < timeTypes.length && !anyWatched; i++) {
-            anyWatched = watchedStreams.get(i) != null;
-        }
-        if (!anyWatched) {
+        if (!anyTimerWatchesStreams) {
             return sourceEventWatermark();
         }
         long max = Long.MIN_VALUE;
