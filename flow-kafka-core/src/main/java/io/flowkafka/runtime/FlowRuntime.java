@@ -76,7 +76,12 @@ public final class FlowRuntime implements AutoCloseable {
         RUNNING,
         /** Paused by {@link #pause()}; nothing is processed until {@link #resume()}. */
         PAUSED,
-        /** Shutting down after {@link #stop(Duration)} or {@link #close()}. */
+        /**
+         * {@link #drain(Duration)} in progress: source topics are no longer read, everything already
+         * read is processed; then the runtime stops.
+         */
+        DRAINING,
+        /** Shutting down after {@link #stop(Duration)}, {@link #drain(Duration)} or {@link #close()}. */
         STOPPING,
         /** Stopped; all processed work committed. */
         STOPPED,
@@ -93,6 +98,7 @@ public final class FlowRuntime implements AutoCloseable {
     private final Properties streamsProps;
     private final AtomicReference<State> state = new AtomicReference<>(State.CREATED);
     private volatile KafkaStreams streams;
+    private volatile io.flowkafka.internal.drain.@Nullable DrainingClientSupplier clientSupplier;
     private org.apache.kafka.clients.consumer.KafkaConsumer<String, String> statusConsumer;
     private final java.util.Set<String> completedTasks = new java.util.HashSet<>();
     private ScheduledExecutorService maintenance;
@@ -442,7 +448,10 @@ public final class FlowRuntime implements AutoCloseable {
             admin.close(Duration.ofSeconds(5));
             throw e;
         }
-        KafkaStreams ks = new KafkaStreams(compiled.topology(), streamsProps);
+        var supplier = new io.flowkafka.internal.drain.DrainingClientSupplier(
+                new java.util.HashSet<>(compiled.sourceTopics()));
+        clientSupplier = supplier;
+        KafkaStreams ks = new KafkaStreams(compiled.topology(), streamsProps, supplier);
         boolean replace = "replace".equals(config.getString(FlowConfig.STREAM_THREAD_FAILURE_CONFIG));
         ks.setUncaughtExceptionHandler(e -> {
             var fatalSink = io.flowkafka.internal.outbox.FatalSinkException.in(e);
@@ -775,24 +784,35 @@ public final class FlowRuntime implements AutoCloseable {
     }
 
     private void onStreamsState(KafkaStreams.State s) {
-        State current = state.get();
+        boolean paused = s == KafkaStreams.State.RUNNING && streams != null && streams.isPaused();
+        state.updateAndGet(current -> next(current, s, paused));
+    }
+
+    /** The runtime's state after Kafka Streams moved to {@code s}. */
+    static State next(State current, KafkaStreams.State s, boolean paused) {
         if (current == State.STOPPING || current == State.STOPPED) {
-            if (s == KafkaStreams.State.NOT_RUNNING) {
-                state.set(State.STOPPED);
-            }
-            return;
+            return s == KafkaStreams.State.NOT_RUNNING ? State.STOPPED : current;
         }
         if (current == State.COMPLETED && (s == KafkaStreams.State.RUNNING || s == KafkaStreams.State.REBALANCING)) {
-            return; // completed is terminal until the runtime is closed
+            return current; // completed is terminal until the runtime is closed
         }
-        switch (s) {
-            case CREATED, REBALANCING -> state.set(State.STARTING);
-            case RUNNING -> state.set(streams != null && streams.isPaused() ? State.PAUSED : State.RUNNING);
-            case PENDING_SHUTDOWN -> state.set(State.STOPPING);
-            case NOT_RUNNING -> state.set(State.STOPPED);
-            case PENDING_ERROR, ERROR -> state.set(State.FAILED);
-            default -> { }
+        if (current == State.DRAINING) {
+            // rebalances do not end a drain; a shutdown or an error does
+            return switch (s) {
+                case PENDING_SHUTDOWN -> State.STOPPING;
+                case NOT_RUNNING -> State.STOPPED;
+                case PENDING_ERROR, ERROR -> State.FAILED;
+                default -> current;
+            };
         }
+        return switch (s) {
+            case CREATED, REBALANCING -> State.STARTING;
+            case RUNNING -> paused ? State.PAUSED : State.RUNNING;
+            case PENDING_SHUTDOWN -> State.STOPPING;
+            case NOT_RUNNING -> State.STOPPED;
+            case PENDING_ERROR, ERROR -> State.FAILED;
+            default -> current;
+        };
     }
 
     /**
@@ -812,10 +832,12 @@ public final class FlowRuntime implements AutoCloseable {
     }
 
     /**
-     * Stops this instance: finishes the records in hand, commits, closes. Its partitions move to
-     * the other instances of the pipeline, if any; a later start resumes from the commit.
+     * Stops this instance at once (the fast stop): finishes the records in hand, commits, closes.
+     * Records already read from source topics but still in internal streams, between computations,
+     * stay there for the next start; {@link #drain(Duration)} processes them first. Its partitions
+     * move to the other instances of the pipeline, if any; a later start resumes from the commit.
      *
-     * @return true if it stopped within {@code timeout}
+     * @return true if it stopped within {@code timeout}; false leaves the runtime {@link State#FAILED}
      */
     public boolean stop(Duration timeout) {
         KafkaStreams ks = streams;
@@ -836,6 +858,213 @@ public final class FlowRuntime implements AutoCloseable {
         shutdownMaintenance();
         state.set(done ? State.STOPPED : State.FAILED);
         return done;
+    }
+
+    /** What {@link #drain(Duration)} gives Kafka Streams' close at least, whatever was left of its timeout. */
+    private static final Duration DRAIN_MIN_CLOSE = Duration.ofSeconds(30);
+
+    /**
+     * Drains, then stops this instance (Flow's "stop"): source topics are no longer read, every
+     * message already read is processed through every computation, then the instance stops as
+     * {@link #stop(Duration)} does. Use it before a spec change that alters internal streams.
+     *
+     * <p>Drained means: every record this instance's stream threads took from source topics is
+     * processed and committed, and no partition of an internal stream (the topics between
+     * computations; not sink, outbox, dead-letter, status or key-visitor control topics) holds a
+     * committed data record after the pipeline's committed offset (watermark control records and
+     * transaction markers do not count), seen twice in a row, a commit interval apart (at most
+     * 1 s). Sink topics then hold the outputs of every source record consumed, and the source
+     * offsets committed mark where the next start resumes.
+     *
+     * <ul>
+     *   <li><b>Several instances:</b> the internal streams are checked as a whole, but this call
+     *       stops only this instance's sources; while other instances still read sources they keep
+     *       feeding the internal streams and this call waits until its timeout. Drain every
+     *       instance (concurrently); an instance that stops first leaves its partitions to the others
+     *       (once its session times out), which keep their sources paused too.
+     *   <li><b>Timers:</b> watermarks do not jump (no source partition's watermark moves while
+     *       its source is paused), so event-time timers do not fire early: those whose watermark has
+     *       not passed stay pending for the next start. One caveat: a drain lasting longer than
+     *       {@code idle_partitions.duration} (1 min by default) makes paused source partitions idle,
+     *       like any quiet partition, and up to {@code max_ratio} of them stop holding the watermark
+     *       back. System- and real-time timers keep firing while the drain waits; their outputs are
+     *       processed like any other message, but a firing after the last check is not waited for.
+     *       Key visitors keep visiting likewise.
+     *   <li><b>Not drained in time:</b> the instance stops anyway and this returns false; nothing is
+     *       lost: what is left in internal streams is processed at the next start, as after
+     *       {@code stop}.
+     *   <li>A {@link State#PAUSED paused} runtime is resumed (its sources stay paused).
+     *   <li>Not with {@code group.protocol=streams}: Kafka Streams then creates its consumer
+     *       itself, and flow-kafka cannot pause source topics alone.
+     * </ul>
+     *
+     * <p>The state is {@link State#DRAINING} while waiting, then {@link State#STOPPING} and
+     * {@link State#STOPPED}.
+     *
+     * @param timeout how long to wait for the drain; closing then takes what is left of it, but at
+     *     least 30 s (the bound of {@link #close()})
+     * @return true if the pipeline drained and this instance stopped in time
+     * @throws IllegalStateException if not started, or already stopping, stopped or failed
+     * @throws UnsupportedOperationException with {@code group.protocol=streams}
+     */
+    public boolean drain(Duration timeout) {
+        Objects.requireNonNull(timeout, "timeout");
+        long deadline = System.nanoTime() + timeout.toNanos();
+        if ("streams".equalsIgnoreCase(String.valueOf(streamsProps.get(StreamsConfig.GROUP_PROTOCOL_CONFIG)).trim())) {
+            throw new UnsupportedOperationException("pipeline '" + spec.name() + "': drain needs group.protocol=classic; "
+                    + "with group.protocol=streams Kafka Streams creates its main consumer itself, so source topics "
+                    + "cannot be paused alone. Use stop(Duration)");
+        }
+        KafkaStreams ks = requireStarted();
+        var supplier = Objects.requireNonNull(clientSupplier);
+        State before = state.getAndUpdate(s -> s == State.STOPPING || s == State.STOPPED || s == State.FAILED
+                ? s : State.DRAINING);
+        if (before == State.STOPPING || before == State.STOPPED || before == State.FAILED) {
+            throw new IllegalStateException("pipeline '" + spec.name() + "' is " + before + ": nothing to drain");
+        }
+        supplier.startDraining();
+        if (ks.isPaused()) {
+            ks.resume(); // nothing would drain otherwise; the sources stay paused
+        }
+        Map<String, Integer> topics = drainTopics();
+        LOG.info("pipeline '{}' drains: source topics {} are no longer read; waiting up to {} until {} hold no data "
+                + "record the pipeline has not consumed", spec.name(), compiled.sourceTopics(), timeout, topics.keySet());
+        long started = System.nanoTime();
+        String left;
+        try {
+            left = awaitDrained(ks, supplier, topics, deadline);
+        } catch (RuntimeException e) {
+            left = "the drain check failed: " + e; // stop all the same
+        }
+        if (left == null) {
+            LOG.info("pipeline '{}' drained in {} ms; stopping", spec.name(),
+                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
+        } else {
+            LOG.warn("pipeline '{}' did not drain within {} ({}); stopping anyway: what is left is processed at the "
+                    + "next start", spec.name(), timeout, left);
+        }
+        Duration remaining = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+        boolean stopped = stop(remaining.compareTo(DRAIN_MIN_CLOSE) > 0 ? remaining : DRAIN_MIN_CLOSE);
+        return left == null && stopped;
+    }
+
+    /** Waits until drained (null) or the deadline; returns what was left at the last check. */
+    private @Nullable String awaitDrained(KafkaStreams ks, io.flowkafka.internal.drain.DrainingClientSupplier supplier,
+            Map<String, Integer> topics, long deadline) {
+        long gapMs = Math.max(50, Math.min(1000, commitIntervalMs()));
+        int clean = 0;
+        String left = "not checked";
+        try (var backlog = new io.flowkafka.internal.drain.InternalBacklog(admin, applicationId(), topics,
+                consumerClientConfig())) {
+            while (true) {
+                KafkaStreams.State s = ks.state();
+                if (!s.isRunningOrRebalancing()) {
+                    return "Kafka Streams is " + s;
+                }
+                left = drainCheck(supplier, backlog, deadline);
+                clean = left == null ? clean + 1 : 0;
+                if (clean >= 2) {
+                    return null;
+                }
+                LOG.debug("pipeline '{}' drain check: {}", spec.name(), left == null ? "drained, confirming" : left);
+                long remainingMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+                if (remainingMs <= 0) {
+                    return left == null ? "drained once, not confirmed" : left;
+                }
+                Thread.sleep(Math.min(gapMs, remainingMs)); // let a commit interval pass between two checks
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "interrupted; " + left;
+        }
+    }
+
+    /** One check: null if drained, else what is left. */
+    private @Nullable String drainCheck(io.flowkafka.internal.drain.DrainingClientSupplier supplier,
+            io.flowkafka.internal.drain.InternalBacklog backlog, long deadline) throws InterruptedException {
+        var inHand = supplier.sourcesInHand();
+        if (inHand.isEmpty()) {
+            return "a stream thread has not yet polled with its source partitions paused";
+        }
+        Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.consumer.OffsetAndMetadata> committed;
+        try {
+            committed = backlog.committed(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            return "committed offsets unknown: " + e;
+        }
+        List<String> behind = new java.util.ArrayList<>();
+        inHand.get().forEach((tp, offset) -> {
+            var om = committed.get(tp);
+            if (om == null || om.offset() < offset) {
+                behind.add(tp + " committed " + (om == null ? "nothing" : om.offset()) + " < " + offset);
+            }
+        });
+        if (!behind.isEmpty()) {
+            return "source records read but not yet processed and committed: " + behind;
+        }
+        io.flowkafka.internal.drain.InternalBacklog.Look look;
+        try {
+            look = backlog.look(committed, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+        } catch (org.apache.kafka.common.KafkaException e) {
+            return "internal topics unreadable: " + e; // retried at the next check
+        }
+        if (!look.withData().isEmpty()) {
+            return "data records not yet consumed in " + look.withData();
+        }
+        if (!look.unread().isEmpty()) {
+            return "not read to their end in time: " + look.unread();
+        }
+        return null;
+    }
+
+    /**
+     * The internal topics a drain waits on: those read by a computation, except the control topics
+     * of computations without inputs (key-visitor only), whose heartbeats never stop.
+     */
+    private Map<String, Integer> drainTopics() {
+        java.util.Set<String> read = new java.util.HashSet<>();
+        for (var sub : compiled.topology().describe().subtopologies()) {
+            for (var node : sub.nodes()) {
+                if (node instanceof org.apache.kafka.streams.TopologyDescription.Source source
+                        && source.topicSet() != null) {
+                    read.addAll(source.topicSet());
+                }
+            }
+        }
+        String prefix = config.getString(FlowConfig.TOPIC_PREFIX_CONFIG);
+        for (var c : spec.computations().values()) {
+            if (c.sourceStreams().isEmpty() && c.inputStreamIds().isEmpty()) {
+                read.remove(PipelineCompiler.controlTopic(prefix, spec.name(), c.id()));
+            }
+        }
+        Map<String, Integer> topics = new java.util.LinkedHashMap<>();
+        compiled.internalTopics().forEach((topic, partitions) -> {
+            if (read.contains(topic)) {
+                topics.put(topic, partitions);
+            }
+        });
+        return topics;
+    }
+
+    private long commitIntervalMs() {
+        Object v = streamsProps.get(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG);
+        try {
+            return v == null ? 100 : Long.parseLong(v.toString().trim()); // 100 ms: Kafka Streams' exactly-once default
+        } catch (NumberFormatException e) {
+            return 100;
+        }
+    }
+
+    /** Consumer settings of the pipeline's cluster (bootstrap servers, security), without the group. */
+    private Map<String, Object> consumerClientConfig() {
+        Map<String, Object> c = new java.util.HashMap<>();
+        streamsProps.forEach((k, v) -> {
+            if (org.apache.kafka.clients.consumer.ConsumerConfig.configNames().contains(k.toString())) {
+                c.put(k.toString(), v);
+            }
+        });
+        c.remove(org.apache.kafka.clients.consumer.ConsumerConfig.GROUP_ID_CONFIG);
+        return c;
     }
 
     /**

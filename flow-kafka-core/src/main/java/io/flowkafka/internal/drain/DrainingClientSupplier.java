@@ -1,0 +1,99 @@
+package io.flowkafka.internal.drain;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.streams.KafkaClientSupplier;
+
+/**
+ * The clients Kafka Streams' default supplier creates, except that each stream thread's main
+ * consumer is a {@link SourcePausingConsumer}, so that {@link #startDraining()} stops reading the
+ * source topics on every stream thread of the instance, present and future (replaced threads).
+ *
+ * <p>With {@code group.protocol=streams}, Kafka Streams 4.4 creates its main consumer itself and
+ * never asks the supplier: {@link #consumers()} then stays 0.
+ *
+ * <p>Thread-safe.
+ */
+public final class DrainingClientSupplier implements KafkaClientSupplier {
+    private final Set<String> sourceTopics;
+    private final List<SourcePausingConsumer> consumers = new CopyOnWriteArrayList<>();
+    private volatile boolean draining;
+
+    /** @param sourceTopics the pipeline's source topics */
+    public DrainingClientSupplier(Set<String> sourceTopics) {
+        this.sourceTopics = Set.copyOf(sourceTopics);
+    }
+
+    /** From now on, every main consumer keeps its source partitions paused (from its next poll). Not undone. */
+    public void startDraining() {
+        draining = true;
+    }
+
+    /** Whether {@link #startDraining()} was called. */
+    public boolean draining() {
+        return draining;
+    }
+
+    /** How many main consumers are open. */
+    public int consumers() {
+        return consumers.size();
+    }
+
+    /**
+     * What every open main consumer has taken from source partitions and must see committed (see
+     * {@link SourcePausingConsumer#inHand()}), or empty while some consumer has not yet polled with
+     * its source partitions paused (its figures could still grow).
+     */
+    public Optional<Map<TopicPartition, Long>> sourcesInHand() {
+        Map<TopicPartition, Long> all = new HashMap<>();
+        for (SourcePausingConsumer c : consumers) {
+            if (c.drainPolls() == 0) {
+                return Optional.empty();
+            }
+            c.inHand().forEach((tp, offset) -> all.merge(tp, offset, Math::max));
+        }
+        return Optional.of(all);
+    }
+
+    @Override
+    public Admin getAdmin(Map<String, Object> config) {
+        return Admin.create(config);
+    }
+
+    @Override
+    public Producer<byte[], byte[]> getProducer(Map<String, Object> config) {
+        return new KafkaProducer<>(config, new ByteArraySerializer(), new ByteArraySerializer());
+    }
+
+    @Override
+    public Consumer<byte[], byte[]> getConsumer(Map<String, Object> config) {
+        KafkaConsumer<byte[], byte[]> delegate = new KafkaConsumer<>(config, new ByteArrayDeserializer(),
+                new ByteArrayDeserializer());
+        SourcePausingConsumer[] self = new SourcePausingConsumer[1];
+        self[0] = new SourcePausingConsumer(delegate, sourceTopics, () -> draining, () -> consumers.remove(self[0]));
+        consumers.add(self[0]);
+        return self[0];
+    }
+
+    @Override
+    public Consumer<byte[], byte[]> getRestoreConsumer(Map<String, Object> config) {
+        return new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+    }
+
+    @Override
+    public Consumer<byte[], byte[]> getGlobalConsumer(Map<String, Object> config) {
+        return new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+    }
+}

@@ -1,0 +1,414 @@
+package io.flowkafka.internal.drain;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.function.BooleanSupplier;
+import java.util.regex.Pattern;
+import org.apache.kafka.clients.consumer.CloseOptions;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
+import org.apache.kafka.clients.consumer.OffsetCommitCallback;
+import org.apache.kafka.clients.consumer.SubscriptionPattern;
+import org.apache.kafka.common.Metric;
+import org.apache.kafka.common.MetricName;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.kafka.common.metrics.KafkaMetric;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Kafka Streams' main consumer, able to stop reading the pipeline's source topics while it keeps
+ * reading everything else (internal streams, control topics): the first half of a drain.
+ *
+ * <p>Once {@code draining} turns true, every poll first pauses each assigned partition of a source
+ * topic (so partitions assigned by a rebalance are paused too, at the next poll), and
+ * {@link #resume} ignores source partitions: Kafka Streams pauses and resumes partitions itself
+ * (back-pressure, tasks not yet running, {@code KafkaStreams.pause()}) and must not undo the drain.
+ *
+ * <p>It also remembers, per source partition, the offset after the last record a poll returned,
+ * i.e. what Kafka Streams has taken; while draining, each poll publishes {@link #inHand()}: per
+ * assigned source partition, the offset the consumer group must have committed before every
+ * source record taken is processed. Work per poll: one volatile read, plus one map update per
+ * source partition that returned records; the assignment is looked at only while draining.
+ *
+ * <p>Threading: like any consumer, used by one thread (its stream thread); {@link #inHand()} and
+ * {@link #drainPolls()} may be read from any thread.
+ */
+public final class SourcePausingConsumer implements Consumer<byte[], byte[]> {
+    private final Consumer<byte[], byte[]> delegate;
+    private final Set<String> sourceTopics;
+    private final BooleanSupplier draining;
+    private final Runnable onClose;
+    /** Poll thread only: per source partition, the offset after the last record returned. */
+    private final Map<TopicPartition, Long> taken = new HashMap<>();
+    private volatile Map<TopicPartition, Long> inHand = Map.of();
+    private volatile long drainPolls;
+
+    /**
+     * @param delegate the consumer Kafka Streams would have used
+     * @param sourceTopics the pipeline's source topics (user topics read by Source computations)
+     * @param draining read before each poll: whether to keep source partitions paused
+     * @param onClose run once the consumer is closed
+     */
+    public SourcePausingConsumer(Consumer<byte[], byte[]> delegate, Set<String> sourceTopics, BooleanSupplier draining,
+            Runnable onClose) {
+        this.delegate = delegate;
+        this.sourceTopics = Set.copyOf(sourceTopics);
+        this.draining = draining;
+        this.onClose = onClose;
+    }
+
+    /**
+     * Per assigned source partition from which records were taken, the offset the group must have
+     * committed once they are all processed: the offset after the last record taken, or the
+     * consumer's position if lower (a seek or a new assignment dropped records taken earlier).
+     * Published by each poll while draining; empty before.
+     */
+    public Map<TopicPartition, Long> inHand() {
+        return inHand;
+    }
+
+    /** How many polls ran with source partitions paused; 0 until the first poll after draining began. */
+    public long drainPolls() {
+        return drainPolls;
+    }
+
+    @Override
+    public ConsumerRecords<byte[], byte[]> poll(Duration timeout) {
+        boolean drain = draining.getAsBoolean();
+        if (drain) {
+            List<TopicPartition> sources = assignedSources();
+            if (!sources.isEmpty()) {
+                delegate.pause(sources);
+            }
+        }
+        ConsumerRecords<byte[], byte[]> records = delegate.poll(timeout);
+        if (!records.isEmpty()) {
+            for (TopicPartition tp : records.partitions()) {
+                if (sourceTopics.contains(tp.topic())) {
+                    List<ConsumerRecord<byte[], byte[]>> list = records.records(tp);
+                    taken.put(tp, list.get(list.size() - 1).offset() + 1);
+                }
+            }
+        }
+        if (drain) {
+            publishInHand();
+            drainPolls++;
+        }
+        return records;
+    }
+
+    private List<TopicPartition> assignedSources() {
+        List<TopicPartition> sources = new ArrayList<>();
+        for (TopicPartition tp : delegate.assignment()) {
+            if (sourceTopics.contains(tp.topic())) {
+                sources.add(tp);
+            }
+        }
+        return sources;
+    }
+
+    private void publishInHand() {
+        Set<TopicPartition> assigned = delegate.assignment();
+        taken.keySet().retainAll(assigned);
+        Map<TopicPartition, Long> now = new HashMap<>();
+        taken.forEach((tp, offset) -> {
+            long required = offset;
+            try {
+                required = Math.min(offset, delegate.position(tp, Duration.ZERO));
+            } catch (TimeoutException e) {
+                // no valid position right now (offset validation, reset): keep the offset taken, the safe side
+            }
+            now.put(tp, required);
+        });
+        inHand = Map.copyOf(now);
+    }
+
+    @Override
+    public void resume(Collection<TopicPartition> partitions) {
+        if (!draining.getAsBoolean()) {
+            delegate.resume(partitions);
+            return;
+        }
+        List<TopicPartition> others = new ArrayList<>(partitions.size());
+        for (TopicPartition tp : partitions) {
+            if (!sourceTopics.contains(tp.topic())) {
+                others.add(tp);
+            }
+        }
+        delegate.resume(others);
+    }
+
+    @Override
+    public void pause(Collection<TopicPartition> partitions) {
+        delegate.pause(partitions);
+    }
+
+    @Override
+    public Set<TopicPartition> paused() {
+        return delegate.paused();
+    }
+
+    @Override
+    public void close() {
+        try {
+            delegate.close();
+        } finally {
+            onClose.run();
+        }
+    }
+
+    @Override
+    public void close(Duration timeout) {
+        try {
+            delegate.close(CloseOptions.timeout(timeout));
+        } finally {
+            onClose.run();
+        }
+    }
+
+    @Override
+    public void close(CloseOptions option) {
+        try {
+            delegate.close(option);
+        } finally {
+            onClose.run();
+        }
+    }
+
+    // everything below delegates unchanged
+
+    @Override
+    public Set<TopicPartition> assignment() {
+        return delegate.assignment();
+    }
+
+    @Override
+    public Set<String> subscription() {
+        return delegate.subscription();
+    }
+
+    @Override
+    public void subscribe(Collection<String> topics) {
+        delegate.subscribe(topics);
+    }
+
+    @Override
+    public void subscribe(Collection<String> topics, ConsumerRebalanceListener callback) {
+        delegate.subscribe(topics, callback);
+    }
+
+    @Override
+    public void assign(Collection<TopicPartition> partitions) {
+        delegate.assign(partitions);
+    }
+
+    @Override
+    public void subscribe(Pattern pattern, ConsumerRebalanceListener callback) {
+        delegate.subscribe(pattern, callback);
+    }
+
+    @Override
+    public void subscribe(Pattern pattern) {
+        delegate.subscribe(pattern);
+    }
+
+    @Override
+    public void subscribe(SubscriptionPattern pattern, ConsumerRebalanceListener callback) {
+        delegate.subscribe(pattern, callback);
+    }
+
+    @Override
+    public void subscribe(SubscriptionPattern pattern) {
+        delegate.subscribe(pattern);
+    }
+
+    @Override
+    public void unsubscribe() {
+        delegate.unsubscribe();
+    }
+
+    @Override
+    public void commitSync() {
+        delegate.commitSync();
+    }
+
+    @Override
+    public void commitSync(Duration timeout) {
+        delegate.commitSync(timeout);
+    }
+
+    @Override
+    public void commitSync(Map<TopicPartition, OffsetAndMetadata> offsets) {
+        delegate.commitSync(offsets);
+    }
+
+    @Override
+    public void commitSync(Map<TopicPartition, OffsetAndMetadata> offsets, Duration timeout) {
+        delegate.commitSync(offsets, timeout);
+    }
+
+    @Override
+    public void commitAsync() {
+        delegate.commitAsync();
+    }
+
+    @Override
+    public void commitAsync(OffsetCommitCallback callback) {
+        delegate.commitAsync(callback);
+    }
+
+    @Override
+    public void commitAsync(Map<TopicPartition, OffsetAndMetadata> offsets, OffsetCommitCallback callback) {
+        delegate.commitAsync(offsets, callback);
+    }
+
+    @Override
+    public void registerMetricForSubscription(KafkaMetric metric) {
+        delegate.registerMetricForSubscription(metric);
+    }
+
+    @Override
+    public void unregisterMetricFromSubscription(KafkaMetric metric) {
+        delegate.unregisterMetricFromSubscription(metric);
+    }
+
+    @Override
+    public void seek(TopicPartition partition, long offset) {
+        delegate.seek(partition, offset);
+    }
+
+    @Override
+    public void seek(TopicPartition partition, OffsetAndMetadata offsetAndMetadata) {
+        delegate.seek(partition, offsetAndMetadata);
+    }
+
+    @Override
+    public void seekToBeginning(Collection<TopicPartition> partitions) {
+        delegate.seekToBeginning(partitions);
+    }
+
+    @Override
+    public void seekToEnd(Collection<TopicPartition> partitions) {
+        delegate.seekToEnd(partitions);
+    }
+
+    @Override
+    public long position(TopicPartition partition) {
+        return delegate.position(partition);
+    }
+
+    @Override
+    public long position(TopicPartition partition, Duration timeout) {
+        return delegate.position(partition, timeout);
+    }
+
+    @Override
+    public Map<TopicPartition, OffsetAndMetadata> committed(Set<TopicPartition> partitions) {
+        return delegate.committed(partitions);
+    }
+
+    @Override
+    public Map<TopicPartition, OffsetAndMetadata> committed(Set<TopicPartition> partitions, Duration timeout) {
+        return delegate.committed(partitions, timeout);
+    }
+
+    @Override
+    public Uuid clientInstanceId(Duration timeout) {
+        return delegate.clientInstanceId(timeout);
+    }
+
+    @Override
+    public Map<MetricName, ? extends Metric> metrics() {
+        return delegate.metrics();
+    }
+
+    @Override
+    public List<PartitionInfo> partitionsFor(String topic) {
+        return delegate.partitionsFor(topic);
+    }
+
+    @Override
+    public List<PartitionInfo> partitionsFor(String topic, Duration timeout) {
+        return delegate.partitionsFor(topic, timeout);
+    }
+
+    @Override
+    public Map<String, List<PartitionInfo>> listTopics() {
+        return delegate.listTopics();
+    }
+
+    @Override
+    public Map<String, List<PartitionInfo>> listTopics(Duration timeout) {
+        return delegate.listTopics(timeout);
+    }
+
+    @Override
+    public Map<TopicPartition, @Nullable OffsetAndTimestamp> offsetsForTimes(Map<TopicPartition, Long> timestampsToSearch) {
+        return delegate.offsetsForTimes(timestampsToSearch);
+    }
+
+    @Override
+    public Map<TopicPartition, @Nullable OffsetAndTimestamp> offsetsForTimes(Map<TopicPartition, Long> timestampsToSearch,
+            Duration timeout) {
+        return delegate.offsetsForTimes(timestampsToSearch, timeout);
+    }
+
+    @Override
+    public Map<TopicPartition, Long> beginningOffsets(Collection<TopicPartition> partitions) {
+        return delegate.beginningOffsets(partitions);
+    }
+
+    @Override
+    public Map<TopicPartition, Long> beginningOffsets(Collection<TopicPartition> partitions, Duration timeout) {
+        return delegate.beginningOffsets(partitions, timeout);
+    }
+
+    @Override
+    public Map<TopicPartition, Long> endOffsets(Collection<TopicPartition> partitions) {
+        return delegate.endOffsets(partitions);
+    }
+
+    @Override
+    public Map<TopicPartition, Long> endOffsets(Collection<TopicPartition> partitions, Duration timeout) {
+        return delegate.endOffsets(partitions, timeout);
+    }
+
+    @Override
+    public OptionalLong currentLag(TopicPartition topicPartition) {
+        return delegate.currentLag(topicPartition);
+    }
+
+    @Override
+    public ConsumerGroupMetadata groupMetadata() {
+        return delegate.groupMetadata();
+    }
+
+    @Override
+    public void enforceRebalance() {
+        delegate.enforceRebalance();
+    }
+
+    @Override
+    public void enforceRebalance(String reason) {
+        delegate.enforceRebalance(reason);
+    }
+
+    @Override
+    public void wakeup() {
+        delegate.wakeup();
+    }
+}

@@ -1,0 +1,10 @@
+/**
+ * Draining a pipeline before it stops: Kafka Streams' main consumer with its source topics paused
+ * ({@link io.flowkafka.internal.drain.SourcePausingConsumer}, installed by
+ * {@link io.flowkafka.internal.drain.DrainingClientSupplier}) and the check that no data record is
+ * left between computations ({@link io.flowkafka.internal.drain.InternalBacklog}).
+ */
+@NullMarked
+package io.flowkafka.internal.drain;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,0 +1,141 @@
+package io.flowkafka.internal.drain;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.MockConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The drain's main-consumer wrapper over Kafka's MockConsumer: which partitions stay paused, what is in hand. */
+class SourcePausingConsumerTest {
+    private static final TopicPartition SRC0 = new TopicPartition("src", 0);
+    private static final TopicPartition SRC1 = new TopicPartition("src", 1);
+    private static final TopicPartition SRC2 = new TopicPartition("src", 2);
+    private static final TopicPartition EVENTS = new TopicPartition("p.events", 0);
+
+    private final AtomicBoolean draining = new AtomicBoolean();
+    private final AtomicInteger closed = new AtomicInteger();
+    private MockConsumer<byte[], byte[]> mock;
+    private SourcePausingConsumer consumer;
+
+    @BeforeEach
+    void setUp() {
+        mock = new MockConsumer<>("earliest");
+        consumer = new SourcePausingConsumer(mock, Set.of("src"), draining::get, closed::incrementAndGet);
+        consumer.assign(List.of(SRC0, SRC1, EVENTS));
+        mock.updateBeginningOffsets(Map.of(SRC0, 0L, SRC1, 0L, SRC2, 0L, EVENTS, 0L));
+    }
+
+    @Test
+    void shouldPassEverythingThroughUntilDraining() {
+        add(SRC0, 0, 1, 2);
+        add(EVENTS, 0);
+        assertThat(consumer.poll(Duration.ZERO).count()).isEqualTo(4);
+        consumer.pause(List.of(SRC0));
+        consumer.resume(List.of(SRC0));
+        assertThat(consumer.paused()).isEmpty();
+        assertThat(consumer.drainPolls()).isZero();
+        assertThat(consumer.inHand()).isEmpty();
+    }
+
+    @Test
+    void shouldStopReadingSourcesButKeepReadingInternalTopicsOnceDraining() {
+        add(SRC0, 0, 1, 2);
+        assertThat(consumer.poll(Duration.ZERO).count()).isEqualTo(3);
+        draining.set(true);
+        add(SRC0, 3);
+        add(SRC1, 0);
+        add(EVENTS, 0, 1);
+
+        ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ZERO);
+
+        assertThat(records.partitions()).containsExactly(EVENTS);
+        assertThat(records.count()).isEqualTo(2);
+        assertThat(consumer.paused()).containsExactlyInAnyOrder(SRC0, SRC1);
+        assertThat(consumer.drainPolls()).isEqualTo(1);
+        // Kafka Streams took src-0 up to offset 2 before the drain: offset 3 must be committed
+        assertThat(consumer.inHand()).isEqualTo(Map.of(SRC0, 3L));
+    }
+
+    @Test
+    void shouldIgnoreResumeOfSourcePartitionsWhileDraining() {
+        draining.set(true);
+        consumer.poll(Duration.ZERO);
+        consumer.pause(List.of(EVENTS)); // Kafka Streams' own back-pressure
+        assertThat(consumer.paused()).containsExactlyInAnyOrder(SRC0, SRC1, EVENTS);
+
+        consumer.resume(List.of(SRC0, SRC1, EVENTS));
+
+        assertThat(consumer.paused()).containsExactlyInAnyOrder(SRC0, SRC1);
+        add(SRC0, 0);
+        add(EVENTS, 0);
+        assertThat(consumer.poll(Duration.ZERO).partitions()).containsExactly(EVENTS);
+    }
+
+    @Test
+    void shouldPausePartitionsAssignedAfterARebalance() {
+        draining.set(true);
+        consumer.poll(Duration.ZERO);
+        consumer.assign(List.of(SRC0, SRC1, SRC2, EVENTS)); // a rebalance brought src-2
+
+        add(SRC2, 0, 1);
+        assertThat(consumer.poll(Duration.ZERO).isEmpty()).isTrue();
+
+        assertThat(consumer.paused()).contains(SRC2);
+        assertThat(consumer.inHand()).isEmpty();
+    }
+
+    @Test
+    void shouldForgetRecordsTakenFromPartitionsNoLongerAssignedOrSoughtBack() {
+        add(SRC0, 0, 1, 2);
+        add(SRC1, 0, 1);
+        consumer.poll(Duration.ZERO);
+        draining.set(true);
+        consumer.poll(Duration.ZERO);
+        assertThat(consumer.inHand()).isEqualTo(Map.of(SRC0, 3L, SRC1, 2L));
+
+        consumer.assign(List.of(SRC0, EVENTS)); // src-1 revoked
+        consumer.seek(SRC0, 1); // records from 1 on dropped (a task revived from its last commit)
+        consumer.poll(Duration.ZERO);
+
+        assertThat(consumer.inHand()).isEqualTo(Map.of(SRC0, 1L));
+    }
+
+    @Test
+    void shouldReportCloseOnce() {
+        consumer.close();
+        assertThat(closed).hasValue(1);
+    }
+
+    @Test
+    void shouldWaitForEveryOpenMainConsumerToPollPausedAndForgetClosedOnes() {
+        DrainingClientSupplier supplier = new DrainingClientSupplier(Set.of("src"));
+        var main = supplier.getConsumer(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:9",
+                ConsumerConfig.GROUP_ID_CONFIG, "g"));
+        assertThat(main).isInstanceOf(SourcePausingConsumer.class);
+        assertThat(supplier.consumers()).isEqualTo(1);
+        supplier.startDraining();
+        assertThat(supplier.sourcesInHand()).as("the consumer has not polled with its sources paused").isEmpty();
+
+        main.close(Duration.ZERO);
+
+        assertThat(supplier.consumers()).isZero();
+        assertThat(supplier.sourcesInHand()).contains(Map.of());
+    }
+
+    private void add(TopicPartition tp, long... offsets) {
+        for (long o : offsets) {
+            mock.addRecord(new ConsumerRecord<>(tp.topic(), tp.partition(), o, new byte[0], new byte[0]));
+        }
+    }
+}

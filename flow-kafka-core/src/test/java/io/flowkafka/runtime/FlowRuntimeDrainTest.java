@@ -1,0 +1,84 @@
+package io.flowkafka.runtime;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.flowkafka.api.Message;
+import io.flowkafka.api.OutputCollector;
+import io.flowkafka.api.RowFunction;
+import io.flowkafka.api.RuntimeContext;
+import io.flowkafka.runtime.FlowRuntime.State;
+import io.flowkafka.spec.ColumnType;
+import io.flowkafka.spec.ComputationKind;
+import io.flowkafka.spec.PipelineSpec;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.avro.Schema;
+import org.apache.avro.SchemaBuilder;
+import org.apache.kafka.streams.KafkaStreams;
+import org.junit.jupiter.api.Test;
+
+/** drain() without a broker: its preconditions and how Kafka Streams' states map while draining. */
+class FlowRuntimeDrainTest {
+    private static final Schema EVENT = SchemaBuilder.record("Event").namespace("test").fields()
+            .requiredString("user").endRecord();
+
+    /** Does nothing. */
+    public static final class Noop implements RowFunction {
+        @Override
+        public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
+        }
+    }
+
+    private static FlowRuntime runtime(Properties extra) {
+        PipelineSpec spec = PipelineSpec.builder("drain").stream("events", EVENT)
+                .computation("read", c -> c.kind(ComputationKind.SOURCE)
+                        .source("events", "KafkaSource", Map.of("topics", "in")).outputStreamIds("events"))
+                .computation("count", c -> c.inputStreamIds("events").processingFunction(Noop::new)
+                        .groupBy("hash", ColumnType.UINT64, "farm_hash(user)"))
+                .build();
+        Properties p = new Properties();
+        p.put("bootstrap.servers", "localhost:9");
+        p.putAll(extra);
+        return FlowRuntime.create(spec, p);
+    }
+
+    @Test
+    void shouldRefuseToDrainARuntimeNotStarted() {
+        try (FlowRuntime r = runtime(new Properties())) {
+            assertThatThrownBy(() -> r.drain(Duration.ofSeconds(1))).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("not started");
+            assertThat(r.state()).isEqualTo(State.CREATED);
+        }
+    }
+
+    @Test
+    void shouldRefuseToDrainWithTheStreamsGroupProtocol() {
+        Properties p = new Properties();
+        p.put("group.protocol", "streams");
+        try (FlowRuntime r = runtime(p)) {
+            assertThatThrownBy(() -> r.drain(Duration.ofSeconds(1))).isInstanceOf(UnsupportedOperationException.class)
+                    .hasMessageContaining("group.protocol=classic");
+        }
+    }
+
+    @Test
+    void shouldStayDrainingThroughRebalancesAndEndWithShutdownOrError() {
+        assertThat(FlowRuntime.next(State.DRAINING, KafkaStreams.State.REBALANCING, false)).isEqualTo(State.DRAINING);
+        assertThat(FlowRuntime.next(State.DRAINING, KafkaStreams.State.RUNNING, false)).isEqualTo(State.DRAINING);
+        assertThat(FlowRuntime.next(State.DRAINING, KafkaStreams.State.PENDING_SHUTDOWN, false)).isEqualTo(State.STOPPING);
+        assertThat(FlowRuntime.next(State.DRAINING, KafkaStreams.State.NOT_RUNNING, false)).isEqualTo(State.STOPPED);
+        assertThat(FlowRuntime.next(State.DRAINING, KafkaStreams.State.PENDING_ERROR, false)).isEqualTo(State.FAILED);
+    }
+
+    @Test
+    void shouldMapOtherStatesAsBefore() {
+        assertThat(FlowRuntime.next(State.RUNNING, KafkaStreams.State.REBALANCING, false)).isEqualTo(State.STARTING);
+        assertThat(FlowRuntime.next(State.STARTING, KafkaStreams.State.RUNNING, true)).isEqualTo(State.PAUSED);
+        assertThat(FlowRuntime.next(State.STOPPING, KafkaStreams.State.RUNNING, false)).isEqualTo(State.STOPPING);
+        assertThat(FlowRuntime.next(State.STOPPING, KafkaStreams.State.NOT_RUNNING, false)).isEqualTo(State.STOPPED);
+        assertThat(FlowRuntime.next(State.COMPLETED, KafkaStreams.State.REBALANCING, false)).isEqualTo(State.COMPLETED);
+        assertThat(FlowRuntime.next(State.RUNNING, KafkaStreams.State.ERROR, false)).isEqualTo(State.FAILED);
+    }
+}
