@@ -34,7 +34,10 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *
  * <p>This JVM runs the broker, writes the input once ({@link WaitClickData}: {@code --impressions}
  * impressions 200 ms apart in event time, a {@code --click-ratio} share clicked up to 40 minutes
- * later, keyed by impression id, over {@code --partitions} partitions per topic), and measures. Each
+ * later, keyed by impression id, over {@code --partitions} partitions per topic; each record's Kafka
+ * timestamp is its event time, as live producers write it, unless {@code --record-timestamps produce}:
+ * then the backlog's impressions all precede its clicks in Kafka time, which Kafka Streams, choosing
+ * the next record of a task by timestamp, follows), and measures. Each
  * job runs in a JVM of its own with the same heap ({@code --job-heap}), reading the same two input
  * topics from the beginning and writing to a fresh results topic:
  * <ul>
@@ -120,6 +123,8 @@ public final class WaitClickVsFlink {
     private long checkpointMs = 1000;
     private String flinkGuarantee = "exactly-once";
     private String jobHeap = "1g";
+    /** Record timestamps of the input: the event time (as live producers write them), or the time of producing. */
+    private boolean eventTimeStamps = true;
     private List<String> jobJvmOpts = List.of();
     private long timeoutS = 600;
     private List<Job> jobs = List.of(Job.FLOW, Job.FLINK);
@@ -149,6 +154,9 @@ public final class WaitClickVsFlink {
                           --checkpoint-ms N     Flink checkpoint interval (1000)
                           --flink-guarantee G   exactly-once | at-least-once (exactly-once)
                           --job-heap SIZE       -Xms and -Xmx of each job JVM (1g)
+                          --record-timestamps T event (default: each input record's Kafka timestamp is its event
+                                                time, as producers of live traffic write them) | produce (the time
+                                                of writing the backlog: every impression before every click)
                           --job-jvm-opts "OPTS" extra options for both job JVMs, e.g. JFR or log levels
                                                 (-Dorg.slf4j.simpleLogger.defaultLogLevel=info)
                           --timeout-s N         bound on one run (600)
@@ -188,6 +196,12 @@ public final class WaitClickVsFlink {
                     b.flinkGuarantee = v;
                 }
                 case "--job-heap" -> b.jobHeap = v;
+                case "--record-timestamps" -> {
+                    if (!v.equals("event") && !v.equals("produce")) {
+                        throw new IllegalArgumentException("--record-timestamps event|produce");
+                    }
+                    b.eventTimeStamps = v.equals("event");
+                }
                 case "--job-jvm-opts" -> b.jobJvmOpts = v.isBlank() ? List.of() : List.of(v.trim().split("\\s+"));
                 case "--timeout-s" -> b.timeoutS = Long.parseLong(v);
                 case "--jobs" -> b.jobs = Stream.of(v.split(",")).map(s -> Job.valueOf(s.trim().toUpperCase(Locale.ROOT)))
@@ -278,11 +292,12 @@ public final class WaitClickVsFlink {
             String what = flowJob == Job.FLOW ? "flow-kafka pipeline" : "flow-kafka keyed-source pipeline (the join "
                     + "reads both topics, keyed by impression id, directly; one sub-topology)";
             rows.add(String.format(Locale.ROOT, "| wait-click join throughput, %s-record backlog (%s impressions + "
-                            + "clicks), %d partitions, each job in its own JVM (heap %s): %s "
+                            + "clicks, Kafka record timestamps = %s), %d partitions, each job in its own JVM (heap %s): %s "
                             + "(exactly_once_v2, %d stream thread%s) vs Flink 2.2 KeyedProcessFunction (RocksDB, timers, "
                             + "%s Kafka sink, %d ms checkpoints, parallelism %d, MiniCluster); median of %d "
                             + "interleaved rounds | %,.0f records/s | %,.0f records/s | %.2fx (goal >= 1.0: %s; %.2fx counting JVM and MiniCluster startup%s) | %s | %s |",
-                    compact(inputRecords), compact(impressions), partitions, jobHeap, what, flowThreads,
+                    compact(inputRecords), compact(impressions), eventTimeStamps ? "event time" : "produce time",
+                    partitions, jobHeap, what, flowThreads,
                     flowThreads == 1 ? "" : "s", flinkGuarantee, checkpointMs, flinkParallelism, runs, flow, flink, ratio,
                     ratio >= 1.0 ? "met" : "missed", fromLaunch, problems == 0 ? "; results checked: ok"
                             : "; result check problems in " + problems + " run(s)", LocalDate.now(),
@@ -310,8 +325,9 @@ public final class WaitClickVsFlink {
         }
         String imp = "wcj-" + stamp + "-" + name + "-impressions";
         String clk = "wcj-" + stamp + "-" + name + "-clicks";
-        cluster.createTopic(imp, partitions);
-        cluster.createTopic(clk, partitions);
+        // no time-based retention: with event-time record timestamps (2026-01-01 on) the broker would delete the input
+        cluster.createTopic(imp, partitions, Map.of("retention.ms", "-1"));
+        cluster.createTopic(clk, partitions, Map.of("retention.ms", "-1"));
         long t = System.nanoTime();
         Properties p = cluster.clientProperties();
         p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
@@ -329,9 +345,11 @@ public final class WaitClickVsFlink {
         };
         try (KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
             data.impressions().entrySet().stream().sorted(Map.Entry.comparingByValue()).forEach(e -> producer.send(
-                    new ProducerRecord<>(imp, e.getKey(), WaitClickData.impressionJson(e.getKey(), e.getValue())), check));
+                    new ProducerRecord<>(imp, null, eventTimeStamps ? e.getValue() : null, e.getKey(),
+                            WaitClickData.impressionJson(e.getKey(), e.getValue())), check));
             data.clicks().forEach(c -> producer.send(
-                    new ProducerRecord<>(clk, c.getKey(), WaitClickData.clickJson(c.getKey(), c.getValue())), check));
+                    new ProducerRecord<>(clk, null, eventTimeStamps ? c.getValue() : null, c.getKey(),
+                            WaitClickData.clickJson(c.getKey(), c.getValue())), check));
             producer.flush();
         }
         if (error.get() != null) {
