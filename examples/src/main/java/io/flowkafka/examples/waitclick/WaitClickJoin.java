@@ -8,6 +8,7 @@ import io.flowkafka.api.StateAccessor;
 import io.flowkafka.api.Timer;
 import io.flowkafka.spec.ColumnType;
 import io.flowkafka.spec.ComputationKind;
+import io.flowkafka.spec.ComputationSpec;
 import io.flowkafka.spec.PipelineSpec;
 import io.flowkafka.spec.WatermarkStrategy;
 import java.time.Duration;
@@ -70,20 +71,24 @@ public final class WaitClickJoin implements RowFunction {
                 .computation("read_clicks", c -> c.kind(ComputationKind.SOURCE).watermarkStrategy(byTs)
                         .source("raw_clicks", "KafkaSource", Map.of("topics", clicksTopic, "finite", finite))
                         .outputStreamIds("clicks"))
-                .computation("join", c -> c.inputStreamIds("impressions", "clicks")
-                        .groupBy("hash", ColumnType.UINT64, "farm_hash(impression_id)")
-                        .groupBy("impression_id", ColumnType.STRING, null)
-                        .state("join", JOIN_STATE)
-                        .timer("timeout", Map.of("time_type", "event_time"))
-                        .processingFunction(WaitClickJoin::new)
-                        .outputStreamIds("results")
-                        .sink("results_topic", "KafkaSink", List.of("results"),
-                                // system time: results of a backfill carry old event times, which the broker's
-                                // time-based retention would delete from the topic within minutes
-                                Map.of("topic", resultsTopic, "key_column", "impression_id", "timestamp", "system"))
+                .computation("join", c -> join(c.inputStreamIds("impressions", "clicks"), resultsTopic)
                         .desiredPartitionCount(partitions))
                 .build();
         // end::spec[]
+    }
+
+    /** The join computation's key, state, timer stream, function and sink, whatever it reads. */
+    private static ComputationSpec.Builder join(ComputationSpec.Builder c, String resultsTopic) {
+        return c.groupBy("hash", ColumnType.UINT64, "farm_hash(impression_id)")
+                .groupBy("impression_id", ColumnType.STRING, null)
+                .state("join", JOIN_STATE)
+                .timer("timeout", Map.of("time_type", "event_time"))
+                .processingFunction(WaitClickJoin::new)
+                .outputStreamIds("results")
+                .sink("results_topic", "KafkaSink", List.of("results"),
+                        // system time: results of a backfill carry old event times, which the broker's
+                        // time-based retention would delete from the topic within minutes
+                        Map.of("topic", resultsTopic, "key_column", "impression_id", "timestamp", "system"));
     }
 
     /**
@@ -98,19 +103,11 @@ public final class WaitClickJoin implements RowFunction {
         WatermarkStrategy byTs = WatermarkStrategy.DEFAULT.withTimestampColumn("ts");
         return PipelineSpec.builder(name)
                 .stream("impressions", IMPRESSION).stream("clicks", CLICK).stream("results", RESULT)
-                .computation("join", c -> c.watermarkStrategy(byTs)
+                .computation("join", c -> join(c.watermarkStrategy(byTs)
                         .source("impressions", "KafkaSource",
                                 Map.of("topics", impressionsTopic, "finite", finite, "key_partitioned", true))
                         .source("clicks", "KafkaSource",
-                                Map.of("topics", clicksTopic, "finite", finite, "key_partitioned", true))
-                        .groupBy("hash", ColumnType.UINT64, "farm_hash(impression_id)")
-                        .groupBy("impression_id", ColumnType.STRING, null)
-                        .state("join", JOIN_STATE)
-                        .timer("timeout", Map.of("time_type", "event_time"))
-                        .processingFunction(WaitClickJoin::new)
-                        .outputStreamIds("results")
-                        .sink("results_topic", "KafkaSink", List.of("results"),
-                                Map.of("topic", resultsTopic, "key_column", "impression_id", "timestamp", "system")))
+                                Map.of("topics", clicksTopic, "finite", finite, "key_partitioned", true)), resultsTopic))
                 .build();
     }
 

@@ -47,9 +47,12 @@ class ExactlyOnceCrashIT {
     @Timeout(600)
     void shouldDeliverEveryOutputExactlyOnceWhenAnInstanceIsKilledMidStream(KafkaCluster cluster, TestNames names)
             throws Exception {
-        Run run = new Run(cluster, names);
-        Random random = new Random(SEED);
-        long killAt = 20_000 + random.nextInt(50_000);
+        killMidStreamAndCheck(new Run(cluster, names), SEED);
+    }
+
+    /** Two instances; one is killed once the sink holds a seeded number of outputs and restarted. */
+    private static void killMidStreamAndCheck(Run run, long seed) throws Exception {
+        long killAt = 20_000 + new Random(seed).nextInt(50_000);
         try (ChildJvm a = run.instance("a", null); ChildJvm b = run.instance("b", null)) {
             run.produceInput();
             Await.until(Duration.ofMinutes(3), "the sink holds " + killAt + " outputs", () -> run.outputCount() >= killAt);
@@ -71,16 +74,7 @@ class ExactlyOnceCrashIT {
             TestNames names) throws Exception {
         Run run = new Run(cluster, names);
         run.keyedSource = true;
-        long killAt = 20_000 + new Random(SEED + 2).nextInt(50_000);
-        try (ChildJvm a = run.instance("a", null); ChildJvm b = run.instance("b", null)) {
-            run.produceInput();
-            Await.until(Duration.ofMinutes(3), "the sink holds " + killAt + " outputs", () -> run.outputCount() >= killAt);
-            a.kill();
-            assertThat(a.isAlive()).isFalse();
-            try (ChildJvm a2 = run.instance("a2", null)) {
-                run.awaitAllOutputsAndCheck();
-            }
-        }
+        killMidStreamAndCheck(run, SEED + 2);
     }
 
     @Test
