@@ -69,6 +69,9 @@ public final class DriverBenchmark {
     private long advanceMs = 200;
     private int drainSteps = 60;
     private Path results = Paths.get("benchmarks/RESULTS.md");
+    private Path jfrDir;
+    /** The JFR recording's name for the next measured run; null: none (warm-up). */
+    private String jfrName;
     private final List<String> commandLine = new ArrayList<>();
 
     /** One input record, encoded. */
@@ -91,7 +94,8 @@ public final class DriverBenchmark {
             String a = args[i];
             if (a.equals("--help")) {
                 System.out.println("options: --impressions N (118000) --runs N (3) --warmup N (1) --warmup-impressions N (30000) --advance-every N (1000)"
-                        + " --advance-ms N (200) --drain-steps N (60) --results FILE | --no-results");
+                        + " --advance-ms N (200) --drain-steps N (60) --results FILE | --no-results"
+                        + " --jfr DIR (one JFR recording, profile settings, per measured run)");
                 return;
             }
             b.commandLine.add(a);
@@ -110,6 +114,7 @@ public final class DriverBenchmark {
                 case "--advance-ms" -> b.advanceMs = Long.parseLong(v);
                 case "--drain-steps" -> b.drainSteps = Integer.parseInt(v);
                 case "--results" -> b.results = Paths.get(v);
+                case "--jfr" -> b.jfrDir = Paths.get(v);
                 default -> throw new IllegalArgumentException("unknown option " + a);
             }
         }
@@ -118,6 +123,9 @@ public final class DriverBenchmark {
     }
 
     private int run() throws IOException {
+        if (jfrDir != null) {
+            java.nio.file.Files.createDirectories(jfrDir);
+        }
         Input input = input(impressions);
         int n = input.records().size();
         System.out.printf("DriverBenchmark: wait-click join, %,d records (%,d impressions + %,d clicks), one thread; "
@@ -135,7 +143,9 @@ public final class DriverBenchmark {
         int problems = 0;
         for (int round = 1; round <= runs; round++) {
             for (boolean flow : round % 2 == 1 ? List.of(true, false) : List.of(false, true)) {
+                jfrName = "driver-" + (flow ? "flow" : "plain") + "-r" + round;
                 Run r = flow ? flow(input) : plain(input);
+                jfrName = null;
                 all.computeIfAbsent(flow, k -> new ArrayList<>()).add(r);
                 problems += r.problem() == null ? 0 : 1;
                 System.out.printf("  round %d %-6s %,9.0f records/s, thread CPU %.2f us/record, other CPU %.2f cores, "
@@ -223,7 +233,7 @@ public final class DriverBenchmark {
     private Run flow(Input input) {
         Properties props = new Properties();
         try (FlowTestDriver driver = FlowTestDriver.create(DriverBenchmarkJoins.flowSpec("wcj-bench", 4), props)) {
-            Measure m = Measure.start();
+            Measure m = Measure.start(jfrName == null ? null : jfrDir, jfrName);
             int i = 0;
             for (In r : input.records()) {
                 driver.pipeSource(r.topic(), r.key(), r.value(), driver.wallClockTime());
@@ -254,7 +264,7 @@ public final class DriverBenchmark {
                     DriverBenchmarkJoins.CLICKS, driver.createInputTopic(DriverBenchmarkJoins.CLICKS,
                             new ByteArraySerializer(), new ByteArraySerializer()));
             Duration step = Duration.ofMillis(advanceMs);
-            Measure m = Measure.start();
+            Measure m = Measure.start(jfrName == null ? null : jfrDir, jfrName);
             int i = 0;
             for (In r : input.records()) {
                 topics.get(r.topic()).pipeInput(new TestRecord<>(r.key(), r.value(), null, clock));
@@ -311,20 +321,35 @@ public final class DriverBenchmark {
     /** Wall clock, this thread's CPU and the other processes' CPU over a timed loop. */
     private static final class Measure {
         private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+        private final CountingBenchmark.JfrWindow jfr;
         private final CpuSampler sampler = CpuSampler.start();
         private final long cpu0 = THREADS.getCurrentThreadCpuTime();
         private final long wall0 = System.nanoTime();
         private double rate;
         private double cpuUs;
 
-        static Measure start() {
-            return new Measure();
+        private Measure(CountingBenchmark.JfrWindow jfr) {
+            this.jfr = jfr;
+        }
+
+        /** Starts measuring, and a JFR recording {@code <jfrDir>/<name>.jfr} unless {@code jfrDir} is null. */
+        static Measure start(Path jfrDir, String name) {
+            try {
+                return new Measure(CountingBenchmark.JfrWindow.start(jfrDir, name));
+            } catch (Exception e) {
+                throw new IllegalStateException("cannot start a JFR recording", e);
+            }
         }
 
         void stop(int records) {
             long wall = System.nanoTime() - wall0;
             long cpu = THREADS.getCurrentThreadCpuTime() - cpu0;
             sampler.stop();
+            try {
+                jfr.close();
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
             rate = records / (wall / 1e9);
             cpuUs = cpu / 1e3 / records;
         }
