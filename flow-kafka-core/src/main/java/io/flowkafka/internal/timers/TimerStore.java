@@ -649,17 +649,18 @@ public final class TimerStore {
      */
     private static @Nullable Bytes firstKeyInMemory(KeyValueStore<Bytes, byte[]> store, Bytes from, Bytes end) {
         int stream = TimerKeys.stream(from.get());
-        long ts = TimerKeys.firstTs(from.get());
+        long ts = TimerKeys.firstTs(from.get()); // the window [lo, keys below ts + width]
         Bytes lo = from;
         long width = 1_000_000_000L;
         while (true) {
             boolean last = ts > Long.MAX_VALUE - width;
-            Bytes hi = last ? end : TimerKeys.dueBound(stream, ts + width); // keys below ts + width
+            Bytes hi = last ? end : TimerKeys.dueBound(stream, ts + width);
             Bytes first = firstKeyInRange(store, lo, hi);
             if (first != null || last) {
                 return first;
             }
             lo = hi;
+            ts += width; // no overflow: not last
             width = width > Long.MAX_VALUE / 2 ? Long.MAX_VALUE : width * 2;
         }
     }
