@@ -95,7 +95,7 @@ public final class DriverBenchmark {
             if (a.equals("--help")) {
                 System.out.println("options: --impressions N (118000) --runs N (3) --warmup N (1) --warmup-impressions N (30000) --advance-every N (1000)"
                         + " --advance-ms N (200) --drain-steps N (60) --results FILE | --no-results"
-                        + " --jfr DIR (one JFR recording, profile settings, per measured run)");
+                        + " --jfr DIR (one JFR recording of execution samples per measured run)");
                 return;
             }
             b.commandLine.add(a);
@@ -256,6 +256,11 @@ public final class DriverBenchmark {
         Properties props = new Properties();
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, "wcj-bench-plain");
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "plain-test-driver:9092");
+        // the test-driver settings FlowTestDriver runs flow with: exactly-once (flow-kafka's only guarantee: a
+        // transaction commit per commit), no task idling and no record cache (both only cost time on the driver)
+        props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+        props.put(StreamsConfig.MAX_TASK_IDLE_MS_CONFIG, "-1");
+        props.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, "0");
         Instant clock = FlowTestDriver.DEFAULT_WALL_CLOCK_START;
         try (TopologyTestDriver driver = new TopologyTestDriver(DriverBenchmarkJoins.plainTopology(), props, clock)) {
             Map<String, TestInputTopic<byte[], byte[]>> topics = Map.of(
@@ -272,6 +277,9 @@ public final class DriverBenchmark {
                     driver.advanceWallClockTime(step);
                     clock = clock.plus(step);
                 }
+                if (i % 16 == 0) {
+                    dropChangelogs(driver); // as FlowTestDriver does every 16 calls
+                }
             }
             for (In r : ticks(input)) {
                 topics.get(r.topic()).pipeInput(new TestRecord<>(r.key(), r.value(), null, clock));
@@ -286,6 +294,22 @@ public final class DriverBenchmark {
             List<String> values = out.readValuesToList().stream()
                     .map(v -> new String(v, StandardCharsets.UTF_8)).toList();
             return m.run(checkResults(values, input));
+        }
+    }
+
+    /**
+     * Drops the changelog records the plain driver holds (TopologyTestDriver keeps every record a task writes until
+     * it is read; FlowTestDriver drops those of topics a test cannot read, so the plain job does the same).
+     */
+    private static void dropChangelogs(TopologyTestDriver driver) {
+        for (String topic : List.copyOf(driver.producedTopicNames())) {
+            if (topic.endsWith("-changelog")) {
+                TestOutputTopic<byte[], byte[]> out = driver.createOutputTopic(topic, new ByteArrayDeserializer(),
+                        new ByteArrayDeserializer());
+                while (!out.isEmpty()) {
+                    out.readRecord();
+                }
+            }
         }
     }
 
@@ -321,34 +345,50 @@ public final class DriverBenchmark {
     /** Wall clock, this thread's CPU and the other processes' CPU over a timed loop. */
     private static final class Measure {
         private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
-        private final CountingBenchmark.JfrWindow jfr;
+        private final jdk.jfr.@org.jspecify.annotations.Nullable Recording jfr;
+        private final @org.jspecify.annotations.Nullable Path jfrFile;
         private final CpuSampler sampler = CpuSampler.start();
         private final long cpu0 = THREADS.getCurrentThreadCpuTime();
         private final long wall0 = System.nanoTime();
         private double rate;
         private double cpuUs;
 
-        private Measure(CountingBenchmark.JfrWindow jfr) {
+        private Measure(jdk.jfr.@org.jspecify.annotations.Nullable Recording jfr,
+                @org.jspecify.annotations.Nullable Path jfrFile) {
             this.jfr = jfr;
+            this.jfrFile = jfrFile;
         }
 
-        /** Starts measuring, and a JFR recording {@code <jfrDir>/<name>.jfr} unless {@code jfrDir} is null. */
-        static Measure start(Path jfrDir, String name) {
-            try {
-                return new Measure(CountingBenchmark.JfrWindow.start(jfrDir, name));
-            } catch (Exception e) {
-                throw new IllegalStateException("cannot start a JFR recording", e);
+        /**
+         * Starts measuring, and unless {@code jfrDir} is null a JFR recording {@code <jfrDir>/<name>.jfr} of
+         * Java execution samples only, every {@code driver.jfr.period.ms} (10) ms. The first recorded run of a JVM
+         * is much slower than the others (JFR starting up): profile later rounds.
+         */
+        static Measure start(@org.jspecify.annotations.Nullable Path jfrDir, String name) {
+            if (jfrDir == null) {
+                return new Measure(null, null);
             }
+            jdk.jfr.Recording r = new jdk.jfr.Recording();
+            r.enable("jdk.ExecutionSample").withPeriod(Duration.ofMillis(Long.getLong("driver.jfr.period.ms", 10)))
+                    .withStackTrace();
+            r.setName(name);
+            r.start();
+            return new Measure(r, jfrDir.resolve(name + ".jfr"));
         }
 
         void stop(int records) {
             long wall = System.nanoTime() - wall0;
             long cpu = THREADS.getCurrentThreadCpuTime() - cpu0;
             sampler.stop();
-            try {
+            if (jfr != null) {
+                jfr.stop();
+                try {
+                    jfr.dump(jfrFile);
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
                 jfr.close();
-            } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
+                System.out.println("    JFR: " + jfrFile);
             }
             rate = records / (wall / 1e9);
             cpuUs = cpu / 1e3 / records;
