@@ -929,7 +929,7 @@ public final class FlowTestDriver implements AutoCloseable {
      * Every {@value #DROP_EVERY} calls, drops the records written to topics that no read method
      * names (state changelogs, the control topic): {@link TopologyTestDriver} keeps every record a
      * task writes until a test reads it, so a test kept several changelog records per input in
-     * memory (3.3 per input in the wait-click join; in its benchmark, GC pauses fell from 5.6 s to
+     * memory (3 to 4 per input in the wait-click join; in its benchmark, GC pauses fell from 5.6 s to
      * 3.3 s of a 40 s run). Often enough that the records are still in the CPU's caches.
      */
     private void maybeDropUnreadable() {
