@@ -69,6 +69,9 @@ public final class DriverBenchmark {
     private long advanceMs = 200;
     private int drainSteps = 60;
     private Path results = Paths.get("benchmarks/RESULTS.md");
+    private Path jfrDir;
+    /** The JFR recording's name for the next measured run; null: none (warm-up). */
+    private String jfrName;
     private final List<String> commandLine = new ArrayList<>();
 
     /** One input record, encoded. */
@@ -91,7 +94,8 @@ public final class DriverBenchmark {
             String a = args[i];
             if (a.equals("--help")) {
                 System.out.println("options: --impressions N (118000) --runs N (3) --warmup N (1) --warmup-impressions N (30000) --advance-every N (1000)"
-                        + " --advance-ms N (200) --drain-steps N (60) --results FILE | --no-results");
+                        + " --advance-ms N (200) --drain-steps N (60) --results FILE | --no-results"
+                        + " --jfr DIR (one JFR recording of execution samples per measured run)");
                 return;
             }
             b.commandLine.add(a);
@@ -110,6 +114,7 @@ public final class DriverBenchmark {
                 case "--advance-ms" -> b.advanceMs = Long.parseLong(v);
                 case "--drain-steps" -> b.drainSteps = Integer.parseInt(v);
                 case "--results" -> b.results = Paths.get(v);
+                case "--jfr" -> b.jfrDir = Paths.get(v);
                 default -> throw new IllegalArgumentException("unknown option " + a);
             }
         }
@@ -118,6 +123,9 @@ public final class DriverBenchmark {
     }
 
     private int run() throws IOException {
+        if (jfrDir != null) {
+            java.nio.file.Files.createDirectories(jfrDir);
+        }
         Input input = input(impressions);
         int n = input.records().size();
         System.out.printf("DriverBenchmark: wait-click join, %,d records (%,d impressions + %,d clicks), one thread; "
@@ -135,7 +143,9 @@ public final class DriverBenchmark {
         int problems = 0;
         for (int round = 1; round <= runs; round++) {
             for (boolean flow : round % 2 == 1 ? List.of(true, false) : List.of(false, true)) {
+                jfrName = "driver-" + (flow ? "flow" : "plain") + "-r" + round;
                 Run r = flow ? flow(input) : plain(input);
+                jfrName = null;
                 all.computeIfAbsent(flow, k -> new ArrayList<>()).add(r);
                 problems += r.problem() == null ? 0 : 1;
                 System.out.printf("  round %d %-6s %,9.0f records/s, thread CPU %.2f us/record, other CPU %.2f cores, "
@@ -223,7 +233,7 @@ public final class DriverBenchmark {
     private Run flow(Input input) {
         Properties props = new Properties();
         try (FlowTestDriver driver = FlowTestDriver.create(DriverBenchmarkJoins.flowSpec("wcj-bench", 4), props)) {
-            Measure m = Measure.start();
+            Measure m = Measure.start(jfrName == null ? null : jfrDir, jfrName);
             int i = 0;
             for (In r : input.records()) {
                 driver.pipeSource(r.topic(), r.key(), r.value(), driver.wallClockTime());
@@ -246,6 +256,11 @@ public final class DriverBenchmark {
         Properties props = new Properties();
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, "wcj-bench-plain");
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "plain-test-driver:9092");
+        // the test-driver settings FlowTestDriver runs flow with: exactly-once (flow-kafka's only guarantee: a
+        // transaction commit per commit), no task idling and no record cache (both only cost time on the driver)
+        props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+        props.put(StreamsConfig.MAX_TASK_IDLE_MS_CONFIG, "-1");
+        props.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, "0");
         Instant clock = FlowTestDriver.DEFAULT_WALL_CLOCK_START;
         try (TopologyTestDriver driver = new TopologyTestDriver(DriverBenchmarkJoins.plainTopology(), props, clock)) {
             Map<String, TestInputTopic<byte[], byte[]>> topics = Map.of(
@@ -254,13 +269,16 @@ public final class DriverBenchmark {
                     DriverBenchmarkJoins.CLICKS, driver.createInputTopic(DriverBenchmarkJoins.CLICKS,
                             new ByteArraySerializer(), new ByteArraySerializer()));
             Duration step = Duration.ofMillis(advanceMs);
-            Measure m = Measure.start();
+            Measure m = Measure.start(jfrName == null ? null : jfrDir, jfrName);
             int i = 0;
             for (In r : input.records()) {
                 topics.get(r.topic()).pipeInput(new TestRecord<>(r.key(), r.value(), null, clock));
                 if (++i % advanceEvery == 0) {
                     driver.advanceWallClockTime(step);
                     clock = clock.plus(step);
+                }
+                if (i % 16 == 0) {
+                    dropChangelogs(driver); // as FlowTestDriver does every 16 calls
                 }
             }
             for (In r : ticks(input)) {
@@ -276,6 +294,22 @@ public final class DriverBenchmark {
             List<String> values = out.readValuesToList().stream()
                     .map(v -> new String(v, StandardCharsets.UTF_8)).toList();
             return m.run(checkResults(values, input));
+        }
+    }
+
+    /**
+     * Drops the changelog records the plain driver holds (TopologyTestDriver keeps every record a task writes until
+     * it is read; FlowTestDriver drops those of topics a test cannot read, so the plain job does the same).
+     */
+    private static void dropChangelogs(TopologyTestDriver driver) {
+        for (String topic : List.copyOf(driver.producedTopicNames())) {
+            if (topic.endsWith("-changelog")) {
+                TestOutputTopic<byte[], byte[]> out = driver.createOutputTopic(topic, new ByteArrayDeserializer(),
+                        new ByteArrayDeserializer());
+                while (!out.isEmpty()) {
+                    out.readRecord();
+                }
+            }
         }
     }
 
@@ -311,20 +345,51 @@ public final class DriverBenchmark {
     /** Wall clock, this thread's CPU and the other processes' CPU over a timed loop. */
     private static final class Measure {
         private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+        private final jdk.jfr.@org.jspecify.annotations.Nullable Recording jfr;
+        private final @org.jspecify.annotations.Nullable Path jfrFile;
         private final CpuSampler sampler = CpuSampler.start();
         private final long cpu0 = THREADS.getCurrentThreadCpuTime();
         private final long wall0 = System.nanoTime();
         private double rate;
         private double cpuUs;
 
-        static Measure start() {
-            return new Measure();
+        private Measure(jdk.jfr.@org.jspecify.annotations.Nullable Recording jfr,
+                @org.jspecify.annotations.Nullable Path jfrFile) {
+            this.jfr = jfr;
+            this.jfrFile = jfrFile;
+        }
+
+        /**
+         * Starts measuring, and unless {@code jfrDir} is null a JFR recording {@code <jfrDir>/<name>.jfr} of
+         * Java execution samples only, every {@code driver.jfr.period.ms} (10) ms. The first recorded run of a JVM
+         * is much slower than the others (JFR starting up): profile later rounds.
+         */
+        static Measure start(@org.jspecify.annotations.Nullable Path jfrDir, String name) {
+            if (jfrDir == null) {
+                return new Measure(null, null);
+            }
+            jdk.jfr.Recording r = new jdk.jfr.Recording();
+            r.enable("jdk.ExecutionSample").withPeriod(Duration.ofMillis(Long.getLong("driver.jfr.period.ms", 10)))
+                    .withStackTrace();
+            r.setName(name);
+            r.start();
+            return new Measure(r, jfrDir.resolve(name + ".jfr"));
         }
 
         void stop(int records) {
             long wall = System.nanoTime() - wall0;
             long cpu = THREADS.getCurrentThreadCpuTime() - cpu0;
             sampler.stop();
+            if (jfr != null) {
+                jfr.stop();
+                try {
+                    jfr.dump(jfrFile);
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+                jfr.close();
+                System.out.println("    JFR: " + jfrFile);
+            }
             rate = records / (wall / 1e9);
             cpuUs = cpu / 1e3 / records;
         }

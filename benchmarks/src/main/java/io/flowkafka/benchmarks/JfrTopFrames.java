@@ -37,7 +37,7 @@ public final class JfrTopFrames {
     public static void main(String[] args) throws IOException {
         if (args.length == 0) {
             System.err.println("usage: JfrTopFrames FILE.jfr... [--thread REGEX] [--native] [--top N] "
-                    + "[--under CLASS.METHOD]...");
+                    + "[--under CLASS.METHOD]... [--driver]");
             System.exit(2);
         }
         List<Path> files = new ArrayList<>();
@@ -45,6 +45,7 @@ public final class JfrTopFrames {
         boolean nativeSamples = false;
         int top = 25;
         List<String> under = new ArrayList<>();
+        Map<String, List<String>> rules = BUCKETS;
         for (int i = 0; i < args.length; i++) {
             if (!args[i].startsWith("--")) {
                 files.add(Path.of(args[i]));
@@ -55,6 +56,10 @@ public final class JfrTopFrames {
                 case "--native" -> nativeSamples = true;
                 case "--top" -> top = Integer.parseInt(args[++i]);
                 case "--under" -> under.add(args[++i]);
+                case "--driver" -> { // a test-driver run (DriverBenchmark --jfr): its main thread, driver activities
+                    thread = "main";
+                    rules = DRIVER_BUCKETS;
+                }
                 default -> {
                     System.err.println("unknown argument " + args[i]);
                     System.exit(2);
@@ -67,7 +72,7 @@ public final class JfrTopFrames {
         Map<String, Integer> inclusive = new HashMap<>();
         Map<String, Integer> library = new HashMap<>();
         Map<String, Integer> buckets = new LinkedHashMap<>();
-        BUCKETS.forEach((name, prefixes) -> buckets.put(name, 0));
+        rules.forEach((name, prefixes) -> buckets.put(name, 0));
         buckets.put("other", 0);
         Map<String, Map<String, Integer>> callees = new LinkedHashMap<>();
         under.forEach(u -> callees.put(u, new HashMap<>()));
@@ -105,7 +110,7 @@ public final class JfrTopFrames {
                 }
             }
             library.merge(library(methods), 1, Integer::sum);
-            buckets.merge(bucket(methods), 1, Integer::sum);
+            buckets.merge(bucket(rules, methods), 1, Integer::sum);
             for (String u : under) {
                 int i = methods.indexOf(u);
                 if (i > 0) {
@@ -175,8 +180,53 @@ public final class JfrTopFrames {
                         "org.apache.kafka.streams.processor.internals.TaskExecutor"));
     }
 
+    /**
+     * Activities of a thread running a pipeline on Kafka Streams' TopologyTestDriver ({@code --driver}), which
+     * commits after every record it processes and routes every record the task produces (changelogs included)
+     * itself; first matching rule wins, as for {@link #BUCKETS}.
+     */
+    static final Map<String, List<String>> DRIVER_BUCKETS = new LinkedHashMap<>();
+
+    static {
+        String ttd = "org.apache.kafka.streams.TopologyTestDriver.";
+        String task = "org.apache.kafka.streams.processor.internals.StreamTask.";
+        DRIVER_BUCKETS.put("TTD: routing each produced record (regexes of the source topics)",
+                List.of(ttd + "getInputTopicOrPatternPartition"));
+        DRIVER_BUCKETS.put("TTD: capturing outputs, re-enqueueing internal-topic records",
+                List.of(ttd + "captureOutputsAndReEnqueueInternalResults", ttd + "enqueueTaskRecord"));
+        DRIVER_BUCKETS.put("TTD: commit after each record: flush caches (-> changelog sends)",
+                List.of(task + "prepareCommit"));
+        DRIVER_BUCKETS.put("TTD: commit after each record: checkpoint changelog offsets", List.of(task + "postCommit"));
+        DRIVER_BUCKETS.put("TTD: commit after each record: transaction", List.of(ttd + "commit"));
+        DRIVER_BUCKETS.put("Streams: task readiness (PartitionGroup)", List.of(task + "isProcessable"));
+        DRIVER_BUCKETS.put("sends to topics (sink nodes, changelogs, MockProducer)",
+                List.of("org.apache.kafka.streams.processor.internals.RecordCollectorImpl.send",
+                        "org.apache.kafka.streams.processor.internals.SinkNode.process"));
+        DRIVER_BUCKETS.put("flow: timers (scan, store writes)", List.of("io.flowkafka.internal.timers."));
+        DRIVER_BUCKETS.put("flow: state (call buffer, store reads/writes)", List.of("io.flowkafka.internal.state.",
+                "io.flowkafka.internal.processor.CallContext$Accessor"));
+        DRIVER_BUCKETS.put("flow: JSON (source decode, sink encode)", List.of("io.flowkafka.internal.serde.JsonRecords",
+                "com.fasterxml.jackson."));
+        DRIVER_BUCKETS.put("flow: Avro payload encode/decode", List.of("io.flowkafka.internal.serde.AvroCodec",
+                "org.apache.avro"));
+        DRIVER_BUCKETS.put("flow: keys, message ids, headers", List.of("io.flowkafka.internal.serde.KeyCodec",
+                "io.flowkafka.internal.key.", "io.flowkafka.internal.hash.", "io.flowkafka.internal.message.",
+                "io.flowkafka.api.MessageId"));
+        DRIVER_BUCKETS.put("process function (WaitClickJoin)", List.of("io.flowkafka.examples."));
+        DRIVER_BUCKETS.put("flow: watermarks", List.of("io.flowkafka.internal.watermarks."));
+        DRIVER_BUCKETS.put("flow: processor, rest (dispatch, contexts, outputs)", List.of("io.flowkafka.internal."));
+        DRIVER_BUCKETS.put("Streams: per-record processing and punctuation (queues, metrics, forwarding)",
+                List.of(task + "process", task + "maybePunctuate", task + "punctuate"));
+        DRIVER_BUCKETS.put("FlowTestDriver and piping (TestRecord, enqueue)", List.of("io.flowkafka.testing.",
+                ttd + "pipeRecord", "org.apache.kafka.streams.TestInputTopic"));
+    }
+
     static String bucket(List<String> methods) {
-        for (Map.Entry<String, List<String>> b : BUCKETS.entrySet()) {
+        return bucket(BUCKETS, methods);
+    }
+
+    static String bucket(Map<String, List<String>> rules, List<String> methods) {
+        for (Map.Entry<String, List<String>> b : rules.entrySet()) {
             for (String m : methods) {
                 for (String prefix : b.getValue()) {
                     if (m.startsWith(prefix)) {

@@ -39,7 +39,7 @@ import org.jspecify.annotations.Nullable;
 final class TimerKeys {
     static final int STREAM_BYTES = 2;
     static final int TS_BYTES = 8;
-    private static final int TIMER_PREFIX = STREAM_BYTES + TS_BYTES;
+    static final int TIMER_PREFIX = STREAM_BYTES + TS_BYTES;
 
     private TimerKeys() {
     }

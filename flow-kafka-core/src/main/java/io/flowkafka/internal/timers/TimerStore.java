@@ -107,6 +107,10 @@ import org.jspecify.annotations.Nullable;
  *       committing call of a new object, where they have a record context and join its
  *       transaction.</li>
  * </ol>
+ * In-memory stores (tests) have no tombstones, but Kafka's in-memory range iterator copies every key of the
+ * range into a new sorted set before returning the first: there {@link #due} scans only up to the watermark's
+ * bound (a scan meeting no key leaves the floor at the bound), not to the end mark, or every watermark step
+ * would copy all pending timers.
  * {@link #due} returns at most {@code maxTimers} timers per call, so when the watermark jumps over
  * a large backlog, firing proceeds in steps of bounded size that the caller spreads over
  * punctuations, each far inside the transaction timeout. No read-ahead cache is kept: one seek per
@@ -481,8 +485,11 @@ public final class TimerStore {
             scannedEvents.clear();
         }
         Bytes first = null;
-        // up to the end mark rather than the bound: the first live key past the bound is the next floor
-        try (KeyValueIterator<Bytes, byte[]> it = timers.range(from, end)) {
+        // persistent: up to the end mark rather than the bound, so that the first live key past the bound becomes
+        // the next floor (tombstones). In memory there are no tombstones, but Kafka's in-memory range copies every
+        // key of the range: scan to the bound, and a scan that meets no key leaves the floor at the bound
+        Bytes scanEnd = timers.persistent() ? end : bound;
+        try (KeyValueIterator<Bytes, byte[]> it = timers.range(from, scanEnd)) {
             while (out.size() < maxTimers && it.hasNext()) {
                 KeyValue<Bytes, byte[]> kv = it.next();
                 if (first == null) {
@@ -502,7 +509,7 @@ public final class TimerStore {
                 }
             }
         }
-        dueFloor[streamIndex] = first != null ? first : end;
+        dueFloor[streamIndex] = first != null ? first : scanEnd;
         return out;
     }
 
@@ -629,6 +636,36 @@ public final class TimerStore {
 
     /** The first timer or hold key in {@code [from, end]}, not the end mark; one seek. */
     private static @Nullable Bytes firstKey(KeyValueStore<Bytes, byte[]> store, Bytes from, Bytes end) {
+        if (!store.persistent() && from.get().length >= TimerKeys.TIMER_PREFIX) {
+            return firstKeyInMemory(store, from, end);
+        }
+        return firstKeyInRange(store, from, end);
+    }
+
+    /**
+     * {@link #firstKey} on an in-memory store, whose range iterator copies every key of the range before
+     * returning the first (all pending timers, from the floor to the end mark): probes windows of doubling
+     * width in trigger or event time from {@code from}'s timestamp, 1 s first, up to the end mark.
+     */
+    private static @Nullable Bytes firstKeyInMemory(KeyValueStore<Bytes, byte[]> store, Bytes from, Bytes end) {
+        int stream = TimerKeys.stream(from.get());
+        long ts = TimerKeys.firstTs(from.get()); // the window [lo, keys below ts + width]
+        Bytes lo = from;
+        long width = 1_000_000_000L;
+        while (true) {
+            boolean last = ts > Long.MAX_VALUE - width;
+            Bytes hi = last ? end : TimerKeys.dueBound(stream, ts + width);
+            Bytes first = firstKeyInRange(store, lo, hi);
+            if (first != null || last) {
+                return first;
+            }
+            lo = hi;
+            ts += width; // no overflow: not last
+            width = width > Long.MAX_VALUE / 2 ? Long.MAX_VALUE : width * 2;
+        }
+    }
+
+    private static @Nullable Bytes firstKeyInRange(KeyValueStore<Bytes, byte[]> store, Bytes from, Bytes end) {
         try (KeyValueIterator<Bytes, byte[]> it = store.range(from, end)) {
             if (it.hasNext()) {
                 Bytes first = it.next().key;

@@ -411,6 +411,41 @@ abstract class AbstractTimerStoreTest {
         assertThat(timers.minPendingTriggerTimestamp(DEDUP_STREAM)).isEqualTo(Long.MAX_VALUE);
     }
 
+    /**
+     * Pending timestamps far apart, of both signs: the next smallest hold and trigger are found
+     * whatever the gap (the in-memory store looks for them in windows of doubling width).
+     */
+    @Test
+    @org.junit.jupiter.api.Timeout(value = 60, threadMode = org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD)
+    void shouldFindTheNextMinimumAcrossWideGaps() {
+        fireInOrder(Long.MIN_VALUE + 1, -4_000_000_000_000_000_000L, -1, 0, 1, 999_999_999, 1_000_000_000,
+                3_000_000_007L, 86_400_000_000_000L, 1_767_225_600_000_000_000L, Long.MAX_VALUE - 2);
+        // the last search for what follows starts at or below 0 and finds nothing up to the end
+        fireInOrder(-4_000_000_000_000_000_000L, -7);
+        fireInOrder(Long.MIN_VALUE, 0);
+        fireInOrder(1_000, 1_767_225_600_000_000_000L);
+    }
+
+    /** Adds one timer per timestamp (ascending; trigger = event), then fires them one by one, checking the minima. */
+    private void fireInOrder(long... ts) {
+        List<PendingTimer> pending = new ArrayList<>();
+        for (int i = ts.length - 1; i >= 0; i--) {
+            PendingTimer t = timer(DEDUP_STREAM, "k" + i, ts[i], ts[i]);
+            pending.add(0, t);
+            addAndCommit(t);
+        }
+        for (int i = 0; i < ts.length; i++) {
+            assertThat(timers.minPendingEventTimestamp(DEDUP_STREAM)).as("hold %d", i).isEqualTo(ts[i]);
+            assertThat(timers.minPendingTriggerTimestamp(DEDUP_STREAM)).as("trigger %d", i).isEqualTo(ts[i]);
+            assertThat(timers.due(DEDUP_STREAM, ts[i] + 1, 10)).as("due %d", i).containsExactly(pending.get(i));
+            timers.delete(pending.get(i));
+            timers.commitCall();
+        }
+        assertThat(timers.minPendingEventTimestamp(DEDUP_STREAM)).isEqualTo(Long.MAX_VALUE);
+        assertThat(timers.minPendingTriggerTimestamp(DEDUP_STREAM)).isEqualTo(Long.MAX_VALUE);
+        assertThat(timers.due(DEDUP_STREAM, Long.MAX_VALUE, 10)).isEmpty();
+    }
+
     // ---- restore ----
 
     @Test
