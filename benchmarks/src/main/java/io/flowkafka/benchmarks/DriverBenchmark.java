@@ -70,6 +70,8 @@ public final class DriverBenchmark {
     private int drainSteps = 60;
     private Path results = Paths.get("benchmarks/RESULTS.md");
     private Path jfrDir;
+    /** The flow side's spec: the example's two-hop pipeline, or its keyed-source shape (WaitClickJoin.keyedSpec). */
+    private boolean keyed;
     /** The JFR recording's name for the next measured run; null: none (warm-up). */
     private String jfrName;
     private final List<String> commandLine = new ArrayList<>();
@@ -95,7 +97,8 @@ public final class DriverBenchmark {
             if (a.equals("--help")) {
                 System.out.println("options: --impressions N (118000) --runs N (3) --warmup N (1) --warmup-impressions N (30000) --advance-every N (1000)"
                         + " --advance-ms N (200) --drain-steps N (60) --results FILE | --no-results"
-                        + " --jfr DIR (one JFR recording of execution samples per measured run)");
+                        + " --jfr DIR (one JFR recording of execution samples per measured run)"
+                        + " --flow-spec two-hop|keyed (two-hop: WaitClickJoin.spec; keyed: WaitClickJoin.keyedSpec)");
                 return;
             }
             b.commandLine.add(a);
@@ -115,6 +118,12 @@ public final class DriverBenchmark {
                 case "--drain-steps" -> b.drainSteps = Integer.parseInt(v);
                 case "--results" -> b.results = Paths.get(v);
                 case "--jfr" -> b.jfrDir = Paths.get(v);
+                case "--flow-spec" -> {
+                    if (!v.equals("two-hop") && !v.equals("keyed")) {
+                        throw new IllegalArgumentException("--flow-spec two-hop|keyed");
+                    }
+                    b.keyed = v.equals("keyed");
+                }
                 default -> throw new IllegalArgumentException("unknown option " + a);
             }
         }
@@ -164,7 +173,8 @@ public final class DriverBenchmark {
         String command = "`benchmarks/run-driver.sh" + (commandLine.isEmpty() ? "" : " " + String.join(" ", commandLine))
                 + "`";
         String row = String.format(Locale.ROOT, "| wait-click join on the test driver, %s records (%s impressions + "
-                + "clicks), one thread: FlowTestDriver pipeline vs hand-written Processor API processor on a plain "
+                + "clicks), one thread: FlowTestDriver " + (keyed ? "keyed-source pipeline (the join reads both topics)"
+                        : "pipeline") + " vs hand-written Processor API processor on a plain "
                 + "TopologyTestDriver (median of %d interleaved rounds) | %,.0f records/s | %,.0f records/s | %.2fx "
                 + "(absolute goal flow >= 100k records/s on one core: %s; thread CPU %.2f vs %.2f us/record; results "
                 + "checked: %s) | %s | %s |", compact(n), compact(input.impressions()), runs, flowRate, plainRate,
@@ -232,7 +242,8 @@ public final class DriverBenchmark {
 
     private Run flow(Input input) {
         Properties props = new Properties();
-        try (FlowTestDriver driver = FlowTestDriver.create(DriverBenchmarkJoins.flowSpec("wcj-bench", 4), props)) {
+        try (FlowTestDriver driver = FlowTestDriver.create(keyed
+                ? DriverBenchmarkJoins.keyedFlowSpec("wcj-bench") : DriverBenchmarkJoins.flowSpec("wcj-bench", 4), props)) {
             Measure m = Measure.start(jfrName == null ? null : jfrDir, jfrName);
             int i = 0;
             for (In r : input.records()) {

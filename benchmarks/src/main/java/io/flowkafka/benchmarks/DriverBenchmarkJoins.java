@@ -55,12 +55,17 @@ final class DriverBenchmarkJoins {
         return io.flowkafka.examples.waitclick.WaitClickJoin.spec(name, IMPRESSIONS, CLICKS, RESULTS, partitions, false);
     }
 
+    /** The example's keyed-source shape, {@code WaitClickJoin.keyedSpec(name, impressions, clicks, results, false)}. */
+    static PipelineSpec keyedFlowSpec(String name) {
+        return io.flowkafka.examples.waitclick.WaitClickJoin.keyedSpec(name, IMPRESSIONS, CLICKS, RESULTS, false);
+    }
+
     // ------------------------------------------------------------------ plain Kafka Streams: a hand-written processor
 
     /**
      * Source topics {@code impressions} and {@code clicks} (keyed by impression id, JSON values) ->
-     * processor {@code join} (in-memory stores {@code join-state} and {@code join-timers}, with
-     * changelogs, like FlowTestDriver's {@code flow.state.stores=memory}) -> sink topic {@code results}.
+     * processor {@code join} (in-memory stores {@code join-state} and {@code join-timers}, without
+     * changelogs, as FlowTestDriver compiles its stores) -> sink topic {@code results}.
      */
     static Topology plainTopology() {
         Topology t = new Topology();
@@ -68,9 +73,9 @@ final class DriverBenchmarkJoins {
         t.addSource("clicks-source", new ByteArrayDeserializer(), new ByteArrayDeserializer(), CLICKS);
         t.addProcessor("join", PlainJoin::new, "impressions-source", "clicks-source");
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(PlainJoin.STATE), Serdes.String(),
-                Serdes.ByteArray()), "join");
+                Serdes.ByteArray()).withLoggingDisabled(), "join");
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(PlainJoin.TIMERS), Serdes.Bytes(),
-                Serdes.ByteArray()), "join");
+                Serdes.ByteArray()).withLoggingDisabled(), "join");
         t.addSink("results-sink", RESULTS, new ByteArraySerializer(), new ByteArraySerializer(), "join");
         return t;
     }

@@ -280,9 +280,10 @@ public final class PipelineCompiler {
             boolean ownControl = controlTopic != null;
             topology.addProcessor(processorName, () -> new ComputationProcessor(plan), sourceNodes.toArray(String[]::new));
             if (!c.states().isEmpty()) {
-                topology.addStateStore(KeyStates.storeBuilder(c.id(), persistentStores), processorName);
+                topology.addStateStore(logged(KeyStates.storeBuilder(c.id(), persistentStores), singleTask), processorName);
             }
-            topology.addStateStore(io.flowkafka.internal.watermarks.WatermarkTracker.storeBuilder(c.id(), persistentStores),
+            topology.addStateStore(logged(io.flowkafka.internal.watermarks.WatermarkTracker.storeBuilder(c.id(),
+                    persistentStores), singleTask),
                     processorName);
             if (ownControl) {
                 // the task writes a heartbeat to its own control partition and reads it back, so its transactions
@@ -293,7 +294,8 @@ public final class PipelineCompiler {
             topology.addSink(c.id() + ".sink.status", statusTopic, new ByteArraySerializer(), new ByteArraySerializer(),
                     processorName);
             if (!c.keyVisitorStreams().isEmpty()) {
-                topology.addStateStore(io.flowkafka.internal.visitor.KeyVisitor.storeBuilder(c.id(), persistentStores),
+                topology.addStateStore(logged(io.flowkafka.internal.visitor.KeyVisitor.storeBuilder(c.id(),
+                        persistentStores), singleTask),
                         processorName);
             }
             List<io.flowkafka.internal.outbox.SyncSinkSlot> slots = new ArrayList<>();
@@ -307,13 +309,14 @@ public final class PipelineCompiler {
             }
             if (!c.timers().isEmpty()) {
                 for (var b : io.flowkafka.internal.timers.TimerStore.storeBuilders(c.id(), persistentStores)) {
-                    topology.addStateStore(b, processorName);
+                    topology.addStateStore(logged(b, singleTask), processorName);
                 }
             }
             boolean batching = c.kind() == io.flowkafka.spec.ComputationKind.SWIFT_MAP
                     && c.allowBatchingWithRelaxedGuarantees();
             if (batching) {
-                topology.addStateStore(io.flowkafka.internal.processor.BatchBuffer.storeBuilder(c.id()), processorName);
+                topology.addStateStore(logged(io.flowkafka.internal.processor.BatchBuffer.storeBuilder(c.id()), singleTask),
+                        processorName);
             }
             if (!c.timers().isEmpty() || !c.keyVisitorStreams().isEmpty() || batching) {
                 topology.addSink(c.id() + ".sink.dlq", deadLetterTopic(topicPrefix, pipeline), new ByteArraySerializer(),
@@ -340,6 +343,16 @@ public final class PipelineCompiler {
         return new CompiledPipeline(topology, internalTopics, sourceTopics, sinkTopics, streamTopics,
                 deadLetterTopic(topicPrefix, pipeline), counts, sourceTopicsByComputation, finite, statusTopic,
                 options.outputLimits(), outboxPartitions, asyncSinks);
+    }
+
+    /**
+     * A store's builder as compiled: on TopologyTestDriver ({@code singleTask}) without a changelog,
+     * since the driver never restores a store and no read method can name a changelog topic (each
+     * change would otherwise be produced, routed and committed by the driver: a third of its time).
+     */
+    private static <S extends org.apache.kafka.streams.processor.StateStore> org.apache.kafka.streams.state.StoreBuilder<S>
+            logged(org.apache.kafka.streams.state.StoreBuilder<S> builder, boolean singleTask) {
+        return singleTask ? builder.withLoggingDisabled() : builder;
     }
 
     /** The source topics of a KafkaSource: {@code topics} as a list or a comma-separated string. */
