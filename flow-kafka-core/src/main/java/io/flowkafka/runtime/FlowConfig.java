@@ -102,6 +102,13 @@ public final class FlowConfig extends AbstractConfig {
             + "FlowRuntime.topology() with a plain TopologyTestDriver.";
     public static final boolean TOPOLOGY_TEST_DRIVER_DEFAULT = false;
 
+    public static final String STORE_CHANGELOGS_CONFIG = "flow.testing.store.changelogs";
+    public static final String STORE_CHANGELOGS_DOC = "false compiles every state store without a changelog topic. "
+            + "FlowTestDriver sets it: TopologyTestDriver never restores a store, and producing and routing each "
+            + "change costs it a third of its time. Never set it on a real deployment: state would not survive "
+            + "an instance's loss.";
+    public static final boolean STORE_CHANGELOGS_DEFAULT = true;
+
     public static final String TIMERS_INTERVAL_MS_CONFIG = "flow.timers.punctuation.interval.ms";
     public static final String TIMERS_INTERVAL_MS_DOC = "How often, in milliseconds, a task looks for due timers "
             + "besides when a watermark moves (the resolution of real_time timers).";
@@ -161,6 +168,8 @@ public final class FlowConfig extends AbstractConfig {
                     Importance.LOW, WATERMARK_HEARTBEAT_MS_DOC)
             .define(TOPOLOGY_TEST_DRIVER_CONFIG, Type.BOOLEAN, TOPOLOGY_TEST_DRIVER_DEFAULT, Importance.LOW,
                     TOPOLOGY_TEST_DRIVER_DOC)
+            .define(STORE_CHANGELOGS_CONFIG, Type.BOOLEAN, STORE_CHANGELOGS_DEFAULT, Importance.LOW,
+                    STORE_CHANGELOGS_DOC)
             .define(TIMERS_INTERVAL_MS_CONFIG, Type.LONG, TIMERS_INTERVAL_MS_DEFAULT, ConfigDef.Range.atLeast(1),
                     Importance.LOW, TIMERS_INTERVAL_MS_DOC)
             .define(TIMERS_MAX_PER_STEP_CONFIG, Type.INT, TIMERS_MAX_PER_STEP_DEFAULT, ConfigDef.Range.atLeast(1),

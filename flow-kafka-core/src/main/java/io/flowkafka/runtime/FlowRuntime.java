@@ -133,7 +133,8 @@ public final class FlowRuntime implements AutoCloseable {
                 new io.flowkafka.internal.processor.ComputationPlan.VisitorRuntime(
                         config.getLong(FlowConfig.VISITOR_TICK_MS_CONFIG),
                         config.getInt(FlowConfig.VISITOR_MAX_ROWS_CONFIG),
-                        config.getLong(FlowConfig.VISITOR_MAX_MS_CONFIG), dynamicSpec, statusBoard, meterRegistry)));
+                        config.getLong(FlowConfig.VISITOR_MAX_MS_CONFIG), dynamicSpec, statusBoard, meterRegistry),
+                config.getBoolean(FlowConfig.STORE_CHANGELOGS_CONFIG)));
         this.streamsProps = streamsProperties(this.spec, userProps, compiled.deadLetterTopic(), config);
         Object guarantee = streamsProps.get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG);
         if (!StreamsConfig.EXACTLY_ONCE_V2.equals(String.valueOf(guarantee).trim())) {

@@ -43,7 +43,7 @@ public final class PipelineCodecs {
         io.flowkafka.internal.compiler.CompileOptions d = io.flowkafka.internal.compiler.CompileOptions.defaults();
         this.compiled = PipelineCompiler.compile(this.spec, new io.flowkafka.internal.compiler.CompileOptions(
                 config.getString(FlowConfig.TOPIC_PREFIX_CONFIG), false, singleTask, d.watermarks(), d.timers(),
-                d.outputLimits(), d.deadLetters(), d.visitors()));
+                d.outputLimits(), d.deadLetters(), d.visitors(), true));
     }
 
     /**

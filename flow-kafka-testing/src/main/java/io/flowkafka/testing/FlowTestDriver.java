@@ -168,6 +168,7 @@ public final class FlowTestDriver implements AutoCloseable {
         this.wallClock = start == null ? DEFAULT_WALL_CLOCK_START : parseInstant(start);
         this.followWatermarks = parsePipeWatermarks(p.remove(PIPE_WATERMARKS_CONFIG));
         p.putIfAbsent(FlowConfig.STATE_STORES_CONFIG, "memory");
+        p.putIfAbsent(FlowConfig.STORE_CHANGELOGS_CONFIG, "false"); // never restored on the driver
         p.put(FlowConfig.TOPOLOGY_TEST_DRIVER_CONFIG, "true");
         // the driver has no fetch lag (a piped record is in its partition's queue at once), so with any
         // max.task.idle.ms every empty partition is ready; but >= 0 formats a log line per empty partition

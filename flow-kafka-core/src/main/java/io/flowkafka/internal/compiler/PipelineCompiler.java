@@ -84,6 +84,7 @@ public final class PipelineCompiler {
         String topicPrefix = options.topicPrefix();
         boolean persistentStores = options.persistentStores();
         boolean singleTask = options.singleTask();
+        boolean changelogs = options.changelogs();
         io.flowkafka.internal.watermarks.PartitionCounts counts =
                 new io.flowkafka.internal.watermarks.PartitionCounts(singleTask);
         Map<String, List<String>> sourceTopicsByComputation = new LinkedHashMap<>();
@@ -280,10 +281,10 @@ public final class PipelineCompiler {
             boolean ownControl = controlTopic != null;
             topology.addProcessor(processorName, () -> new ComputationProcessor(plan), sourceNodes.toArray(String[]::new));
             if (!c.states().isEmpty()) {
-                topology.addStateStore(logged(KeyStates.storeBuilder(c.id(), persistentStores), singleTask), processorName);
+                topology.addStateStore(logged(KeyStates.storeBuilder(c.id(), persistentStores), changelogs), processorName);
             }
             topology.addStateStore(logged(io.flowkafka.internal.watermarks.WatermarkTracker.storeBuilder(c.id(),
-                    persistentStores), singleTask),
+                    persistentStores), changelogs),
                     processorName);
             if (ownControl) {
                 // the task writes a heartbeat to its own control partition and reads it back, so its transactions
@@ -295,7 +296,7 @@ public final class PipelineCompiler {
                     processorName);
             if (!c.keyVisitorStreams().isEmpty()) {
                 topology.addStateStore(logged(io.flowkafka.internal.visitor.KeyVisitor.storeBuilder(c.id(),
-                        persistentStores), singleTask),
+                        persistentStores), changelogs),
                         processorName);
             }
             List<io.flowkafka.internal.outbox.SyncSinkSlot> slots = new ArrayList<>();
@@ -309,13 +310,13 @@ public final class PipelineCompiler {
             }
             if (!c.timers().isEmpty()) {
                 for (var b : io.flowkafka.internal.timers.TimerStore.storeBuilders(c.id(), persistentStores)) {
-                    topology.addStateStore(logged(b, singleTask), processorName);
+                    topology.addStateStore(logged(b, changelogs), processorName);
                 }
             }
             boolean batching = c.kind() == io.flowkafka.spec.ComputationKind.SWIFT_MAP
                     && c.allowBatchingWithRelaxedGuarantees();
             if (batching) {
-                topology.addStateStore(logged(io.flowkafka.internal.processor.BatchBuffer.storeBuilder(c.id()), singleTask),
+                topology.addStateStore(logged(io.flowkafka.internal.processor.BatchBuffer.storeBuilder(c.id()), changelogs),
                         processorName);
             }
             if (!c.timers().isEmpty() || !c.keyVisitorStreams().isEmpty() || batching) {
@@ -346,13 +347,13 @@ public final class PipelineCompiler {
     }
 
     /**
-     * A store's builder as compiled: on TopologyTestDriver ({@code singleTask}) without a changelog,
-     * since the driver never restores a store and no read method can name a changelog topic (each
-     * change would otherwise be produced, routed and committed by the driver: a third of its time).
+     * A store's builder as compiled: without a changelog when {@code changelogs} is off (FlowTestDriver,
+     * which never restores a store and whose read methods cannot name a changelog topic: each change
+     * would otherwise be produced, routed and committed by TopologyTestDriver, a third of its time).
      */
     private static <S extends org.apache.kafka.streams.processor.StateStore> org.apache.kafka.streams.state.StoreBuilder<S>
-            logged(org.apache.kafka.streams.state.StoreBuilder<S> builder, boolean singleTask) {
-        return singleTask ? builder.withLoggingDisabled() : builder;
+            logged(org.apache.kafka.streams.state.StoreBuilder<S> builder, boolean changelogs) {
+        return changelogs ? builder : builder.withLoggingDisabled();
     }
 
     /** The source topics of a KafkaSource: {@code topics} as a list or a comma-separated string. */
