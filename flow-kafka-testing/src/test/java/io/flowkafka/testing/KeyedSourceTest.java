@@ -79,8 +79,7 @@ class KeyedSourceTest {
     }
 
     private static void event(FlowTestDriver driver, String user, long tsMs, String cmd) {
-        driver.pipeSource("in", user, "{\"user\":\"" + user + "\",\"ts\":" + tsMs
-                + (cmd == null ? "" : ",\"cmd\":\"" + cmd + "\"") + "}");
+        event(driver, "in", user, tsMs, cmd);
     }
 
     private static List<String> outputs(FlowTestDriver driver) {

@@ -381,13 +381,11 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         boolean event = timeTypes[i] == io.flowkafka.spec.TimeType.EVENT_TIME;
         Map<String, java.time.Duration> watched = watchedStreams.get(i);
         java.util.Collection<String> streams = watched == null ? watermarks.streams() : watched.keySet();
-        if (streams.isEmpty() && !(sourceComputation && watched == null)) {
+        boolean followSources = sourceComputation && watched == null; // a keyed source's timers follow its sources
+        if (streams.isEmpty() && !followSources) {
             return event ? Long.MIN_VALUE : context.currentSystemTimeMs() * 1_000_000L;
         }
-        long min = Long.MAX_VALUE;
-        if (sourceComputation && watched == null) {
-            min = sourceWatermark(event); // a keyed source: its timers follow the source's watermark
-        }
+        long min = followSources ? sourceWatermark(event) : Long.MAX_VALUE;
         for (String s : streams) {
             long wm = !watermarks.streams().contains(s) ? sourceWatermark(s, event)
                     : event ? watermarks.eventWatermark(s) : watermarks.systemWatermark(s);
