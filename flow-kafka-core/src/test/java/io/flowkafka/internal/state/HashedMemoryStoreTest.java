@@ -6,10 +6,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.NoSuchElementException;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.Random;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.processor.StateRestoreCallback;
+import org.apache.kafka.streams.processor.StateStoreContext;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.Stores;
@@ -97,5 +100,30 @@ class HashedMemoryStoreTest {
         store.put(key(4), null); // a null value deletes
         assertThat(store.get(key(4))).isNull();
         assertThat(drain(store.all())).hasSize(2);
+    }
+
+    @Test
+    void restoresFromTheChangelogCallback() {
+        HashedMemoryStore store = new HashedMemoryStore("s");
+        AtomicReference<StateRestoreCallback> callback = new AtomicReference<>();
+        StateStoreContext context = (StateStoreContext) java.lang.reflect.Proxy.newProxyInstance(
+                getClass().getClassLoader(), new Class<?>[] {StateStoreContext.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("register")) {
+                        assertThat(args[0]).isSameAs(store);
+                        callback.set((StateRestoreCallback) args[1]);
+                        return null;
+                    }
+                    throw new UnsupportedOperationException(method.getName());
+                });
+        store.init(context, store);
+        assertThat(store.isOpen()).isTrue();
+        callback.get().restore(new byte[] {1}, new byte[] {10});
+        callback.get().restore(new byte[] {2}, new byte[] {20});
+        callback.get().restore(new byte[] {1}, null); // a tombstone deletes
+        assertThat(store.get(key(1))).isNull();
+        assertThat(store.get(key(2))).containsExactly(20);
+        assertThat(store.approximateNumEntries()).isEqualTo(1);
+        store.close();
+        assertThat(store.isOpen()).isFalse();
     }
 }
