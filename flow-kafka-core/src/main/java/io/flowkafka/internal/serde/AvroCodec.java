@@ -20,10 +20,13 @@ import org.jspecify.annotations.Nullable;
  * Avro binary encoding of records of one schema, reusing its encoder, decoder and buffer.
  *
  * <p>A schema whose fields are all primitives (string, int, long, float, double, boolean) or
- * nullable primitives, without logical types, is encoded field by field (half the time of
- * {@link GenericDatumWriter} for the small states and keys of a call); a value of another class
- * than the one Avro's generic data maps the field's type to (a {@code Integer} for a long,
- * say) goes through {@link GenericDatumWriter}, which gives the same bytes or the same error.
+ * nullable primitives, without logical types, is encoded and decoded field by field (about half
+ * the time of {@link GenericDatumWriter} and {@link GenericDatumReader} for the small states and
+ * keys of a call). A value of another class than the one Avro's generic data maps the field's type
+ * to (an {@code Integer} for a long, say) goes through {@link GenericDatumWriter}, and bytes the
+ * field-by-field read cannot take through {@link GenericDatumReader}: same bytes, same records
+ * (strings as {@code Utf8}; a field schema with properties, such as {@code avro.java.string},
+ * always decodes through the reader), same errors.
  *
  * <p>Threading: not thread-safe; each task owns its codecs.
  */
@@ -38,6 +41,8 @@ public final class AvroCodec {
     private final Schema.Type @Nullable [] flatTypes;
     /** Per field of a flat schema: the union index of null, or -1 for a field that is not a nullable union. */
     private final int[] nullIndex;
+    /** Whether a flat schema's records also decode field by field: no properties (string class, java-class). */
+    private final boolean flatDecode;
 
     public AvroCodec(Schema schema) {
         this.schema = schema;
@@ -66,6 +71,13 @@ public final class AvroCodec {
             }
         }
         this.flatTypes = types;
+        boolean plain = types != null;
+        for (int i = 0; plain && i < n; i++) {
+            Schema f = schema.getFields().get(i).schema();
+            Schema value = f.getType() == Schema.Type.UNION ? f.getTypes().get(1 - nullIndex[i]) : f;
+            plain = value.getObjectProps().isEmpty();
+        }
+        this.flatDecode = plain;
     }
 
     private static Schema.@Nullable Type primitive(Schema s) {
@@ -182,6 +194,12 @@ public final class AvroCodec {
      *     index, trailing bytes)
      */
     public GenericRecord decode(byte[] bytes) {
+        if (flatDecode) {
+            GenericRecord fast = decodeFlat(bytes, flatTypes);
+            if (fast != null) {
+                return fast;
+            }
+        }
         decoder = DecoderFactory.get().binaryDecoder(bytes, decoder);
         try {
             GenericRecord r = reader.read(null, decoder);
@@ -198,6 +216,43 @@ public final class AvroCodec {
             throw new IllegalArgumentException("bytes are not Avro of schema " + schema.getFullName() + " ("
                     + bytes.length + " bytes): " + e.getClass().getSimpleName()
                     + (e.getMessage() == null ? "" : ": " + e.getMessage()), e);
+        }
+    }
+
+    /**
+     * Reads a record of a flat schema as {@link GenericDatumReader} does (strings as {@code Utf8});
+     * null for bytes it would reject (a bad union index, too short, trailing data): the caller then
+     * decodes with it, which reports the error.
+     */
+    private @Nullable GenericRecord decodeFlat(byte[] bytes, Schema.Type[] types) {
+        decoder = DecoderFactory.get().binaryDecoder(bytes, decoder);
+        try {
+            GenericData.Record r = new GenericData.Record(schema);
+            for (int i = 0; i < types.length; i++) {
+                int nulls = nullIndex[i];
+                if (nulls >= 0) {
+                    int branch = decoder.readIndex();
+                    if (branch == nulls) {
+                        continue; // null
+                    }
+                    if (branch != 1 - nulls) {
+                        return null;
+                    }
+                }
+                Object v = switch (types[i]) {
+                    case STRING -> decoder.readString(null);
+                    case LONG -> decoder.readLong();
+                    case INT -> decoder.readInt();
+                    case BOOLEAN -> decoder.readBoolean();
+                    case DOUBLE -> decoder.readDouble();
+                    case FLOAT -> decoder.readFloat();
+                    default -> throw new IllegalStateException("not a primitive: " + types[i]);
+                };
+                r.put(i, v);
+            }
+            return decoder.isEnd() ? r : null;
+        } catch (IOException | RuntimeException e) {
+            return null;
         }
     }
 }

@@ -10,9 +10,11 @@ import org.apache.avro.LogicalTypes;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
 import org.apache.avro.generic.GenericData;
+import org.apache.avro.generic.GenericDatumReader;
 import org.apache.avro.generic.GenericDatumWriter;
 import org.apache.avro.generic.GenericRecord;
 import org.apache.avro.io.BinaryEncoder;
+import org.apache.avro.io.DecoderFactory;
 import org.apache.avro.io.EncoderFactory;
 import org.apache.avro.util.Utf8;
 import org.junit.jupiter.api.Test;
@@ -69,8 +71,53 @@ class AvroCodecTest {
             r.put("ob", random.nextBoolean() ? null : random.nextBoolean());
             byte[] encoded = codec.encode(r);
             assertThat(encoded).isEqualTo(generic(FLAT, r));
-            assertThat(codec.decode(encoded).toString()).isEqualTo(r.toString());
+            assertSameRecord(codec.decode(encoded), genericRead(FLAT, encoded));
         }
+    }
+
+    private static GenericRecord genericRead(Schema schema, byte[] bytes) throws IOException {
+        return new GenericDatumReader<GenericRecord>(schema, schema, GenericData.get())
+                .read(null, DecoderFactory.get().binaryDecoder(bytes, null));
+    }
+
+    /** Equal values of the same classes (Utf8, boxed numbers), field by field. */
+    private static void assertSameRecord(GenericRecord actual, GenericRecord expected) {
+        assertThat(actual.getClass()).isEqualTo(expected.getClass());
+        assertThat(actual.getSchema()).isSameAs(expected.getSchema());
+        for (Schema.Field f : expected.getSchema().getFields()) {
+            Object a = actual.get(f.pos());
+            Object e = expected.get(f.pos());
+            assertThat(a == null ? null : a.getClass()).as(f.name()).isEqualTo(e == null ? null : e.getClass());
+            assertThat(a).as(f.name()).isEqualTo(e);
+        }
+    }
+
+    @Test
+    void bytesTheFieldByFieldReadCannotTakeFailAsBefore() {
+        Schema schema = SchemaBuilder.record("R").fields().optionalLong("ol").requiredString("s").endRecord();
+        AvroCodec codec = new AvroCodec(schema);
+        assertThatThrownBy(() -> codec.decode(new byte[] {4, 2, 'a'})) // union index 2
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("bytes are not Avro of schema R (3 bytes): ");
+        assertThatThrownBy(() -> codec.decode(new byte[] {0, 2, 'a', 7})) // trailing byte
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("bytes are not Avro of schema R: 4 bytes, trailing data after the record");
+        assertThatThrownBy(() -> codec.decode(new byte[] {0, 4, 'a'})) // too short
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("bytes are not Avro of schema R (3 bytes): ");
+        assertThat(codec.decode(new byte[] {0, 2, 'a'}).toString()).isEqualTo("{\"ol\": null, \"s\": \"a\"}");
+    }
+
+    @Test
+    void stringPropertiesDecodeThroughTheReader() throws IOException {
+        Schema javaString = SchemaBuilder.builder().stringBuilder().prop("avro.java.string", "String").endString();
+        Schema schema = SchemaBuilder.record("P").fields().name("s").type(javaString).noDefault().endRecord();
+        AvroCodec codec = new AvroCodec(schema);
+        GenericData.Record r = new GenericData.Record(schema);
+        r.put("s", "x");
+        byte[] encoded = codec.encode(r);
+        assertThat(encoded).isEqualTo(generic(schema, r));
+        assertThat(codec.decode(encoded).get("s")).isInstanceOf(String.class);
     }
 
     @Test
