@@ -12,6 +12,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.Serdes;
@@ -31,7 +33,7 @@ import org.apache.kafka.streams.state.Stores;
  * ({@code io.flowkafka.examples.waitclick.WaitClickJoin}) and the same join as a hand-written Kafka
  * Streams Processor API processor.
  */
-final class DriverBenchmarkJoins {
+public final class DriverBenchmarkJoins {
     static final String IMPRESSIONS = "impressions";
     static final String CLICKS = "clicks";
     static final String RESULTS = "results";
@@ -62,21 +64,41 @@ final class DriverBenchmarkJoins {
 
     // ------------------------------------------------------------------ plain Kafka Streams: a hand-written processor
 
+    /** Tasks of this JVM that read their finite input to its end and fired every timer. */
+    public static int finishedTasks() {
+        return PlainJoin.FINISHED_TASKS.get();
+    }
+
     /**
      * Source topics {@code impressions} and {@code clicks} (keyed by impression id, JSON values) ->
      * processor {@code join} (in-memory stores {@code join-state} and {@code join-timers}, without
      * changelogs, as FlowTestDriver compiles its stores) -> sink topic {@code results}.
      */
     static Topology plainTopology() {
+        return plainTopology(IMPRESSIONS, CLICKS, RESULTS, false, Map.of());
+    }
+
+    /**
+     * The plain join over the given topics. {@code persistent}: RocksDB stores with changelogs, the
+     * state store behind Kafka Streams' record cache and the timer store without it, as flow-kafka
+     * compiles the join's stores; otherwise in-memory stores without changelogs (the test driver, as
+     * FlowTestDriver compiles them). {@code endOffsets}: for a finite input, the end offset of every
+     * input partition; a task that has read both of its partitions to their ends fires all its
+     * remaining timers (empty: an endless input).
+     */
+    public static Topology plainTopology(String impressions, String clicks, String results, boolean persistent,
+            Map<TopicPartition, Long> endOffsets) {
         Topology t = new Topology();
-        t.addSource("impressions-source", new ByteArrayDeserializer(), new ByteArrayDeserializer(), IMPRESSIONS);
-        t.addSource("clicks-source", new ByteArrayDeserializer(), new ByteArrayDeserializer(), CLICKS);
-        t.addProcessor("join", PlainJoin::new, "impressions-source", "clicks-source");
-        t.addStateStore(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(PlainJoin.STATE), Serdes.String(),
-                Serdes.ByteArray()).withLoggingDisabled(), "join");
-        t.addStateStore(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(PlainJoin.TIMERS), Serdes.Bytes(),
-                Serdes.ByteArray()).withLoggingDisabled(), "join");
-        t.addSink("results-sink", RESULTS, new ByteArraySerializer(), new ByteArraySerializer(), "join");
+        t.addSource("impressions-source", new ByteArrayDeserializer(), new ByteArrayDeserializer(), impressions);
+        t.addSource("clicks-source", new ByteArrayDeserializer(), new ByteArrayDeserializer(), clicks);
+        t.addProcessor("join", () -> new PlainJoin(impressions, endOffsets), "impressions-source", "clicks-source");
+        var state = Stores.keyValueStoreBuilder(persistent ? Stores.persistentKeyValueStore(PlainJoin.STATE)
+                : Stores.inMemoryKeyValueStore(PlainJoin.STATE), Serdes.String(), Serdes.ByteArray());
+        var timers = Stores.keyValueStoreBuilder(persistent ? Stores.persistentKeyValueStore(PlainJoin.TIMERS)
+                : Stores.inMemoryKeyValueStore(PlainJoin.TIMERS), Serdes.Bytes(), Serdes.ByteArray());
+        t.addStateStore(persistent ? state.withCachingEnabled() : state.withLoggingDisabled(), "join");
+        t.addStateStore(persistent ? timers : timers.withLoggingDisabled(), "join");
+        t.addSink("results-sink", results, new ByteArraySerializer(), new ByteArraySerializer(), "join");
         return t;
     }
 
@@ -87,9 +109,14 @@ final class DriverBenchmarkJoins {
      * wall-clock punctuator every 50 ms (Flow's {@code flow.timers.punctuation.interval.ms}) once
      * the event watermark, min over the two inputs of (largest payload {@code ts} seen - 1 min),
      * exceeds the trigger. The per-input maxima live in fields, not in a store: after a restart the
-     * watermark starts low again, so timers fire late, never early.
+     * watermark starts low again, so timers fire late, never early. With end offsets (a finite
+     * input), a task that read both of its partitions to their ends fires every remaining timer and
+     * counts itself in {@link #FINISHED_TASKS}.
      */
     static final class PlainJoin implements Processor<byte[], byte[], byte[], byte[]> {
+        /** Tasks of this JVM that read their finite input to its end and fired every timer. */
+        static final java.util.concurrent.atomic.AtomicInteger FINISHED_TASKS =
+                new java.util.concurrent.atomic.AtomicInteger();
         static final String STATE = "join-state";
         static final String TIMERS = "join-timers";
         private static final ObjectMapper JSON = new ObjectMapper();
@@ -100,8 +127,18 @@ final class DriverBenchmarkJoins {
         private ProcessorContext<byte[], byte[]> context;
         private KeyValueStore<String, byte[]> state;
         private KeyValueStore<Bytes, byte[]> timers;
+        private final String impressionsTopic;
+        private final Map<TopicPartition, Long> endOffsets;
         private long maxImpressionTs = Long.MIN_VALUE;
         private long maxClickTs = Long.MIN_VALUE;
+        /** Input partitions of this task still to be read to their end offsets; null for an endless input. */
+        private java.util.Set<TopicPartition> unread;
+        private boolean finished;
+
+        PlainJoin(String impressionsTopic, Map<TopicPartition, Long> endOffsets) {
+            this.impressionsTopic = impressionsTopic;
+            this.endOffsets = endOffsets;
+        }
 
         /** A join state: what has been seen of one impression id so far. */
         private static final class JoinState {
@@ -136,6 +173,14 @@ final class DriverBenchmarkJoins {
             this.context = context;
             this.state = context.getStateStore(STATE);
             this.timers = context.getStateStore(TIMERS);
+            if (!endOffsets.isEmpty()) {
+                unread = new java.util.HashSet<>();
+                endOffsets.forEach((tp, end) -> {
+                    if (tp.partition() == context.taskId().partition() && end > 0) {
+                        unread.add(tp);
+                    }
+                });
+            }
             context.schedule(Duration.ofMillis(50), PunctuationType.WALL_CLOCK_TIME, now -> fireDueTimers());
         }
 
@@ -149,7 +194,14 @@ final class DriverBenchmarkJoins {
             }
             String id = node.get("impression_id").asText();
             long ts = node.get("ts").asLong();
-            boolean impression = context.recordMetadata().orElseThrow().topic().equals(IMPRESSIONS);
+            var meta = context.recordMetadata().orElseThrow();
+            boolean impression = meta.topic().equals(impressionsTopic);
+            if (unread != null) {
+                Long end = endOffsets.get(new TopicPartition(meta.topic(), meta.partition()));
+                if (end != null && meta.offset() >= end - 1) {
+                    unread.remove(new TopicPartition(meta.topic(), meta.partition()));
+                }
+            }
             if (impression) {
                 maxImpressionTs = Math.max(maxImpressionTs, ts);
             } else {
@@ -191,11 +243,15 @@ final class DriverBenchmarkJoins {
 
         /** Fires, in trigger order, every timer whose trigger is below the event watermark. */
         private void fireDueTimers() {
-            long low = Math.min(maxImpressionTs, maxClickTs);
-            if (low == Long.MIN_VALUE) {
+            if (finished) {
                 return;
             }
-            long watermark = low - OUT_OF_ORDERNESS_MS;
+            boolean allRead = unread != null && unread.isEmpty();
+            long low = Math.min(maxImpressionTs, maxClickTs);
+            if (low == Long.MIN_VALUE && !allRead) {
+                return;
+            }
+            long watermark = allRead ? Long.MAX_VALUE : low - OUT_OF_ORDERNESS_MS;
             // keys (trigger, id) with trigger < watermark sort below the 8 bytes of the watermark alone
             List<Bytes> due = new ArrayList<>();
             try (KeyValueIterator<Bytes, byte[]> it = timers.range(Bytes.wrap(new byte[8]),
@@ -211,6 +267,10 @@ final class DriverBenchmarkJoins {
                 String id = new String(key.get(), 8, key.get().length - 8, StandardCharsets.UTF_8);
                 timers.delete(key);
                 onTimer(id, trigger);
+            }
+            if (allRead) {
+                finished = true;
+                FINISHED_TASKS.incrementAndGet();
             }
         }
 

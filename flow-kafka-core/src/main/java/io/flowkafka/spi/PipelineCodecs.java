@@ -306,7 +306,10 @@ public final class PipelineCodecs {
         return compiled.statusTopic();
     }
 
-    /** The names of a computation's two timer stores: {timers, holds}. */
+    /**
+     * The names of a computation's two timer stores: {timers, holds}. The holds store exists only
+     * for a computation that writes an internal stream (whose output watermark is read).
+     */
     public List<String> timerStoreNames(String computationId) {
         return List.of(io.flowkafka.internal.timers.TimerStore.timersStoreName(computationId),
                 io.flowkafka.internal.timers.TimerStore.holdsStoreName(computationId));
@@ -314,12 +317,13 @@ public final class PipelineCodecs {
 
     /**
      * The pending timers of a computation in its timer stores, per timer stream in spec order and
-     * in trigger order within a stream (the order they fire in). Reads only.
+     * in trigger order within a stream (the order they fire in). Reads only; {@code holds} is not
+     * needed (null is fine).
      *
      * @throws IllegalArgumentException if the computation is unknown or has no timer streams
      */
     public List<io.flowkafka.api.Timer> pendingTimers(String computationId, KeyValueStore<Bytes, byte[]> timers,
-            KeyValueStore<Bytes, byte[]> holds) {
+            @Nullable KeyValueStore<Bytes, byte[]> holds) {
         ComputationSpec c = spec.computations().get(computationId);
         if (c == null || c.timers().isEmpty()) {
             throw new IllegalArgumentException("computation '" + computationId + "' "

@@ -569,8 +569,7 @@ public final class FlowTestDriver implements AutoCloseable {
             throw new IllegalArgumentException("computation '" + computationId + "' declares no timer streams");
         }
         KeyValueStore<Bytes, byte[]> timers = driver.getKeyValueStore(names.get(0));
-        KeyValueStore<Bytes, byte[]> holds = driver.getKeyValueStore(names.get(1));
-        return codecs.pendingTimers(computationId, timers, holds);
+        return codecs.pendingTimers(computationId, timers, null);
     }
 
     /** The committed pending timers of one key of a computation (its {@code group_by_schema} columns). */

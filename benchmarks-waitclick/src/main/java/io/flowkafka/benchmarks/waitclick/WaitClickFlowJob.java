@@ -12,26 +12,31 @@ import java.util.Properties;
  * <state> <epoch ms>} when the pipeline completed (or failed), then exits.
  *
  * <p>Arguments: {@code bootstrap pipeline impressionsTopic clicksTopic resultsTopic stateDir
- * partitions streamThreads [two-hop|keyed]} ({@code keyed}: {@link WaitClickJoin#keyedSpec}).
+ * partitions streamThreads [two-hop|keyed] [commitIntervalMs]} ({@code keyed}: {@link WaitClickJoin#keyedSpec};
+ * {@code commitIntervalMs}: Kafka Streams' {@code commit.interval.ms}, its default of 100 ms under exactly-once when
+ * absent).
  */
 public final class WaitClickFlowJob {
     private WaitClickFlowJob() {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 8 && args.length != 9) {
+        if (args.length < 8 || args.length > 10) {
             System.err.println("usage: WaitClickFlowJob bootstrap pipeline impressionsTopic clicksTopic resultsTopic"
-                    + " stateDir partitions streamThreads [two-hop|keyed]");
+                    + " stateDir partitions streamThreads [two-hop|keyed] [commitIntervalMs]");
             System.exit(2);
         }
         Properties props = new Properties();
         props.put("bootstrap.servers", args[0]);
         props.put("state.dir", args[5]);
         props.put("num.stream.threads", args[7]);
+        if (args.length == 10) {
+            props.put("commit.interval.ms", args[9]);
+        }
         System.out.println("T0 " + System.currentTimeMillis());
         System.out.flush();
         boolean ok;
-        boolean keyed = args.length == 9 && args[8].equals("keyed");
+        boolean keyed = args.length >= 9 && args[8].equals("keyed");
         var spec = keyed ? WaitClickJoin.keyedSpec(args[1], args[2], args[3], args[4], true)
                 : WaitClickJoin.spec(args[1], args[2], args[3], args[4], Integer.parseInt(args[6]), true);
         try (FlowRuntime runtime = FlowRuntime.create(spec, props)) {

@@ -42,10 +42,13 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * topics from the beginning and writing to a fresh results topic:
  * <ul>
  *   <li><b>flow</b>: {@link WaitClickFlowJob}, the example's spec ({@code WaitClickJoin.spec}, finite
- *       sources), exactly_once_v2, {@code --flow-threads} stream threads;</li>
+ *       sources), exactly_once_v2, {@code --flow-threads} stream threads, {@code commit.interval.ms} =
+ *       {@code --flow-commit-ms} (default: the checkpoint interval);</li>
  *   <li><b>flow_keyed</b> (only when asked for with {@code --jobs}): the same with
  *       {@code WaitClickJoin.keyedSpec}, the join reading both topics (keyed by impression id)
  *       directly as key-partitioned sources;</li>
+ *   <li><b>plain</b> (only when asked for): {@link WaitClickPlainJob}, the same join as a hand-written
+ *       Kafka Streams Processor API processor, same guarantee, threads and commit interval;</li>
  *   <li><b>flink</b>: {@code io.flowkafka.benchmarks.flink.WaitClickFlinkJob} (module
  *       benchmarks-flink, its own class path: {@code --flink-classpath}), a KeyedProcessFunction with
  *       RocksDB state and event-time timers, bounded Kafka sources, an exactly-once Kafka sink,
@@ -83,7 +86,7 @@ public final class WaitClickVsFlink {
             "--add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED");
 
     enum Job {
-        FLOW("flow-kafka"), FLOW_KEYED("flow-kafka-keyed"), FLINK("Flink");
+        FLOW("flow-kafka"), FLOW_KEYED("flow-kafka-keyed"), PLAIN("Kafka Streams"), FLINK("Flink");
 
         final String label;
 
@@ -121,6 +124,8 @@ public final class WaitClickVsFlink {
     private int flowThreads = 2;
     private int flinkParallelism = 2;
     private long checkpointMs = 1000;
+    /** flow-kafka's commit.interval.ms; negative: the same as {@link #checkpointMs}. */
+    private long flowCommitMs = -1;
     private String flinkGuarantee = "exactly-once";
     private String jobHeap = "1g";
     /** Record timestamps of the input: the event time (as live producers write them), or the time of producing. */
@@ -152,6 +157,8 @@ public final class WaitClickVsFlink {
                           --flow-threads N      flow-kafka num.stream.threads (2)
                           --flink-parallelism N Flink parallelism = task slots (2)
                           --checkpoint-ms N     Flink checkpoint interval (1000)
+                          --flow-commit-ms N    flow-kafka commit.interval.ms (default: the checkpoint interval, so
+                                                both jobs publish exactly-once output at the same pace)
                           --flink-guarantee G   exactly-once | at-least-once (exactly-once)
                           --job-heap SIZE       -Xms and -Xmx of each job JVM (1g)
                           --record-timestamps T event (default: each input record's Kafka timestamp is its event
@@ -160,7 +167,7 @@ public final class WaitClickVsFlink {
                           --job-jvm-opts "OPTS" extra options for both job JVMs, e.g. JFR or log levels
                                                 (-Dorg.slf4j.simpleLogger.defaultLogLevel=info)
                           --timeout-s N         bound on one run (600)
-                          --jobs LIST           of flow, flow_keyed, flink (default flow,flink)
+                          --jobs LIST           of flow, flow_keyed, plain, flink (default flow,flink)
                           --flink-classpath CP  class path of the Flink JVM (the script passes it)
                           --work-dir DIR        state, checkpoints and job logs (a new temp directory)
                           --results FILE | --no-results   where to write the summary row (benchmarks/RESULTS.md)""");
@@ -189,6 +196,7 @@ public final class WaitClickVsFlink {
                 case "--flow-threads" -> b.flowThreads = Integer.parseInt(v);
                 case "--flink-parallelism" -> b.flinkParallelism = Integer.parseInt(v);
                 case "--checkpoint-ms" -> b.checkpointMs = Long.parseLong(v);
+                case "--flow-commit-ms" -> b.flowCommitMs = Long.parseLong(v);
                 case "--flink-guarantee" -> {
                     if (!v.equals("exactly-once") && !v.equals("at-least-once")) {
                         throw new IllegalArgumentException("--flink-guarantee exactly-once|at-least-once");
@@ -228,9 +236,9 @@ public final class WaitClickVsFlink {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> children.forEach(Process::destroyForcibly)));
         String loadBefore = loadAverage();
         System.out.printf(Locale.ROOT, "WaitClickVsFlink: %,d impressions (click ratio %.2f, seed %d), %d partitions, %d "
-                        + "round(s) of %s, flow-kafka %d stream thread(s), Flink parallelism %d, %s sink, %d ms checkpoints,"
+                        + "round(s) of %s, flow-kafka %d stream thread(s) committing every %d ms, Flink parallelism %d, %s sink, %d ms checkpoints,"
                         + " job heap %s; work dir %s; load average %s; %s; Java %s%n", impressions, clickRatio, seed,
-                partitions, runs, jobs, flowThreads, flinkParallelism, flinkGuarantee, checkpointMs, jobHeap, workDir,
+                partitions, runs, jobs, flowThreads, flowCommitMs(), flinkParallelism, flinkGuarantee, checkpointMs, jobHeap, workDir,
                 loadBefore, System.getProperty("bench.built.from", "build unknown"), System.getProperty("java.version"));
         cluster = EmbeddedKafkaCluster.start();
         List<Run> all = new ArrayList<>();
@@ -293,16 +301,50 @@ public final class WaitClickVsFlink {
                     + "reads both topics, keyed by impression id, directly; one sub-topology)";
             rows.add(String.format(Locale.ROOT, "| wait-click join throughput, %s-record backlog (%s impressions + "
                             + "clicks, Kafka record timestamps = %s), %d partitions, each job in its own JVM (heap %s): %s "
-                            + "(exactly_once_v2, %d stream thread%s) vs Flink 2.2 KeyedProcessFunction (RocksDB, timers, "
+                            + "(exactly_once_v2, commit.interval.ms %d, %d stream thread%s) vs Flink 2.2 KeyedProcessFunction (RocksDB, timers, "
                             + "%s Kafka sink, %d ms checkpoints, parallelism %d, MiniCluster); median of %d "
                             + "interleaved rounds | %,.0f records/s | %,.0f records/s | %.2fx (goal >= 1.0: %s; %.2fx counting JVM and MiniCluster startup%s) | %s | %s |",
                     compact(inputRecords), compact(impressions), eventTimeStamps ? "event time" : "produce time",
-                    partitions, jobHeap, what, flowThreads,
+                    partitions, jobHeap, what, flowCommitMs(), flowThreads,
                     flowThreads == 1 ? "" : "s", flinkGuarantee, checkpointMs, flinkParallelism, runs, flow, flink, ratio,
                     ratio >= 1.0 ? "met" : "missed", fromLaunch, problems == 0 ? "; results checked: ok"
                             : "; result check problems in " + problems + " run(s)", LocalDate.now(),
                     "`benchmarks/run-waitclick-vs-flink.sh" + (commandLine.isEmpty() ? "" : " "
                             + String.join(" ", commandLine)) + "`"));
+        }
+        if (jobs.contains(Job.PLAIN) && runs > 0) {
+            double plain = median(all.stream().filter(r -> r.job() == Job.PLAIN).toList(), Run::rate);
+            if (jobs.contains(Job.FLINK)) {
+                double flink = median(all.stream().filter(r -> r.job() == Job.FLINK).toList(), Run::rate);
+                System.out.printf(Locale.ROOT, "%nKafka Streams (hand-written) %,.0f records/s, Flink %,.0f records/s: "
+                        + "ratio %.2fx%n", plain, flink, plain / flink);
+            }
+            for (Job flowJob : List.of(Job.FLOW, Job.FLOW_KEYED)) {
+                if (!jobs.contains(flowJob)) {
+                    continue;
+                }
+                double flow = median(all.stream().filter(r -> r.job() == flowJob).toList(), Run::rate);
+                double cpuFlow = median(all.stream().filter(r -> r.job() == flowJob).toList(),
+                        r -> r.jobCpuS() * 1e6 / r.records());
+                double cpuPlain = median(all.stream().filter(r -> r.job() == Job.PLAIN).toList(),
+                        r -> r.jobCpuS() * 1e6 / r.records());
+                System.out.printf(Locale.ROOT, "%s %,.0f records/s, Kafka Streams (hand-written) %,.0f records/s: ratio "
+                        + "%.2fx%n", flowJob.label, flow, plain, flow / plain);
+                rows.add(String.format(Locale.ROOT, "| wait-click join throughput, %s-record backlog (%s impressions + "
+                                + "clicks, Kafka record timestamps = %s), %d partitions, each job in its own JVM (heap %s): "
+                                + "%s vs the same join as a hand-written Kafka Streams Processor API processor (RocksDB "
+                                + "stores with changelogs, state cached, timers rows of a second store; both "
+                                + "exactly_once_v2, commit.interval.ms %d, %d stream thread%s); median of %d interleaved "
+                                + "rounds | %,.0f records/s | %,.0f records/s | %.2fx (no numeric goal: flow-kafka's cost "
+                                + "over Kafka Streams; job CPU %.0f vs %.0f us/record%s) | %s | %s |",
+                        compact(inputRecords), compact(impressions), eventTimeStamps ? "event time" : "produce time",
+                        partitions, jobHeap, flowJob == Job.FLOW ? "flow-kafka pipeline" : "flow-kafka keyed-source "
+                                + "pipeline", flowCommitMs(), flowThreads, flowThreads == 1 ? "" : "s", runs, flow, plain,
+                        flow / plain, cpuFlow, cpuPlain, problems == 0 ? "; results checked: ok"
+                                : "; result check problems in " + problems + " run(s)", LocalDate.now(),
+                        "`benchmarks/run-waitclick-vs-flink.sh" + (commandLine.isEmpty() ? "" : " "
+                                + String.join(" ", commandLine)) + "`"));
+            }
         }
         rows.forEach(System.out::println);
         if (results != null && !rows.isEmpty()) {
@@ -382,7 +424,12 @@ public final class WaitClickVsFlink {
             cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), WaitClickFlowJob.class.getName(),
                     cluster.bootstrapServers(), "wcj-flow-" + runId, in.impressionsTopic(), in.clicksTopic(), resultsTopic,
                     runDir.resolve("state").toString(), Integer.toString(partitions), Integer.toString(flowThreads),
-                    job == Job.FLOW_KEYED ? "keyed" : "two-hop"));
+                    job == Job.FLOW_KEYED ? "keyed" : "two-hop", Long.toString(flowCommitMs())));
+        } else if (job == Job.PLAIN) {
+            cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), WaitClickPlainJob.class.getName(),
+                    cluster.bootstrapServers(), "wcj-plain-" + runId, in.impressionsTopic(), in.clicksTopic(),
+                    resultsTopic, runDir.resolve("state").toString(), Integer.toString(flowThreads),
+                    Long.toString(flowCommitMs())));
         } else {
             cmd.addAll(FLINK_JAVA_OPTS);
             cmd.addAll(List.of("-cp", flinkClasspath, "io.flowkafka.benchmarks.flink.WaitClickFlinkJob",
@@ -531,6 +578,11 @@ public final class WaitClickVsFlink {
         } catch (IOException e) {
             return "?";
         }
+    }
+
+    /** The commit interval of the flow-kafka jobs: the checkpoint interval unless given. */
+    private long flowCommitMs() {
+        return flowCommitMs < 0 ? checkpointMs : flowCommitMs;
     }
 
     private static double median(List<Run> runs, java.util.function.ToDoubleFunction<Run> f) {

@@ -309,7 +309,8 @@ public final class PipelineCompiler {
                 topology.addStateStore(io.flowkafka.internal.outbox.EpochBarrierStore.builder(c.id(), slots), processorName);
             }
             if (!c.timers().isEmpty()) {
-                for (var b : io.flowkafka.internal.timers.TimerStore.storeBuilders(c.id(), persistentStores)) {
+                for (var b : io.flowkafka.internal.timers.TimerStore.storeBuilders(c.id(), persistentStores,
+                        ComputationPlan.writesInternalStreams(outputs))) {
                     topology.addStateStore(logged(b, changelogs), processorName);
                 }
             }

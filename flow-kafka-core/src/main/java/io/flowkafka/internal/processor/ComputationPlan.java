@@ -108,6 +108,15 @@ public record ComputationPlan(String pipeline, ComputationSpec spec, Map<String,
     }
 
     /**
+     * Whether any output stream goes to an internal topic, whose readers follow this computation's
+     * output watermark: only then do its pending timers need the holds index (the exact watermark
+     * hold; see {@code TimerStore}).
+     */
+    public static boolean writesInternalStreams(Map<String, List<Route>> outputs) {
+        return outputs.values().stream().anyMatch(rs -> rs.stream().anyMatch(r -> r instanceof InternalRoute));
+    }
+
+    /**
      * An internal stream topic read by {@code consumers}, which share one group-by key.
      *
      * @param consumerGroupBy the consumers' {@code group_by_schema}

@@ -341,7 +341,9 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         anyTimerWatchesStreams = watched.stream().anyMatch(java.util.Objects::nonNull);
         timerStore = new io.flowkafka.internal.timers.TimerStore(
                 context.getStateStore(io.flowkafka.internal.timers.TimerStore.timersStoreName(spec.id())),
-                context.getStateStore(io.flowkafka.internal.timers.TimerStore.holdsStoreName(spec.id())),
+                ComputationPlan.writesInternalStreams(plan.outputs())
+                        ? context.getStateStore(io.flowkafka.internal.timers.TimerStore.holdsStoreName(spec.id()))
+                        : null, // nobody reads this computation's output watermark: no holds index
                 spec.timers().stream().map(io.flowkafka.spec.TimerStreamSpec::id).toList(), dedup);
         timerGroups = new TimerGroups(spec);
         call.timers(timerStore, MessageIds.timerTag(spec.id()));
@@ -1119,7 +1121,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             idle = now - lastRecordWallMs >= spec.watermarkStrategy().idleDuration().toMillis();
             completed = finiteSourcesDone() && finiteVisitorsDone();
             if (timerStore != null) { // a keyed source with timers: the same hold as on internal inputs
-                event = Math.min(event, timerStore.minPendingEventTimestamp());
+                event = Math.min(event, timerStore.watermarkHold());
                 boolean holding = holdingTimersPending();
                 completed &= !holding;
                 idle &= !holding; // its pending timers' outputs are still to come: readers must wait for them
@@ -1140,7 +1142,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             }
             completed &= finiteVisitorsDone();
             if (timerStore != null) {
-                event = Math.min(event, timerStore.minPendingEventTimestamp()); // the watermark hold
+                event = Math.min(event, timerStore.watermarkHold()); // the watermark hold
                 completed &= !holdingTimersPending();
             }
             if (batch != null) {
@@ -1231,7 +1233,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                     inputsDone &= watermarks.completed(s);
                 }
                 if (!(inputsDone && (!pending || timeTypes[timer] == io.flowkafka.spec.TimeType.REAL_TIME))) {
-                    long hold = timerStore.minPendingEventTimestamp();
+                    long hold = timerStore.watermarkHold();
                     event = Math.min(event, Math.min(timerWatermark(timer), hold));
                     system = Math.min(system, timeTypes[timer] == io.flowkafka.spec.TimeType.EVENT_TIME
                             ? nowMs * 1_000_000L : timerWatermark(timer));

@@ -132,7 +132,7 @@ public final class DetachedCall {
             }
             // used for its call buffer only: the caller keeps the pending timers
             this.timers = new TimerStore(new ReadThroughStore(TimerStore.timersStoreName(spec.id()), k -> null),
-                    new ReadThroughStore(TimerStore.holdsStoreName(spec.id()), k -> null),
+                    null,
                     spec.timers().stream().map(TimerStreamSpec::id).toList(), dedup);
             call.timers(timers, MessageIds.timerTag(spec.id()));
         }

@@ -37,8 +37,19 @@ import org.jspecify.annotations.Nullable;
  *   <li>{@code <computation>.timer-holds}: an index with one empty-valued row per pending timer,
  *       keyed {@code (timer stream, event timestamp, rest of the timer key)}. The first row of a
  *       stream holds its smallest pending event timestamp. Every write to the timers store writes
- *       the matching hold in the same call, so both stores change in the same Kafka transaction.</li>
+ *       the matching hold in the same call, so both stores change in the same Kafka transaction.
+ *       Only for a computation whose output watermark somebody reads (one that writes an internal
+ *       stream): without a holds store ({@code null}) no hold is written, {@link #hasPending}
+ *       seeks the timers store instead, and {@link #watermarkHold} is conservative.</li>
  * </ol>
+ *
+ * <h2>A holds store that is missing its index</h2>
+ * A computation that gains a reader of its output (a new pipeline version) gets a holds store
+ * while its timers store already holds timers. The constructor notices it (the timers store has a
+ * stream's end mark, the holds store has not) and the first committing call builds the stream's
+ * index from its timers, in that call's transaction (one scan and a write per pending timer). Until
+ * then the hold of such a stream is {@link Long#MIN_VALUE} while it has timers: the watermark
+ * waits, it never overtakes a pending timer.
  *
  * <h2>Invariants</h2>
  * <ul>
@@ -156,7 +167,7 @@ public final class TimerStore {
     private static final int MAX_SCANNED = 4_096;
 
     private final KeyValueStore<Bytes, byte[]> timers;
-    private final KeyValueStore<Bytes, byte[]> holds;
+    private final @Nullable KeyValueStore<Bytes, byte[]> holds;
     private final List<String> streamIds;
     private final byte[][] streamIdBytes;
     private final boolean[] deduplicate;
@@ -166,6 +177,8 @@ public final class TimerStore {
     private final @Nullable Bytes[] holdFloor;
     private final @Nullable Bytes[] minHold;
     private final boolean[] minKnown;
+    /** Streams whose holds index is still to be built from their timers (see the class comment). */
+    private final boolean[] holdsUnbuilt;
     private final @Nullable Bytes[] addedSinceDue;
     /** Event timestamps of stored timers that {@link #due} read, so that firing them reads nothing. */
     private final Map<Bytes, Long> scannedEvents = new HashMap<>();
@@ -186,7 +199,8 @@ public final class TimerStore {
      * A timer store over a computation's two stores.
      *
      * @param timers the store named {@link #timersStoreName}
-     * @param holds the store named {@link #holdsStoreName}
+     * @param holds the store named {@link #holdsStoreName}, or null for a computation that keeps no
+     *     watermark hold (nobody reads its output watermark)
      * @param timerStreamIds the ids of the computation's timer streams, in spec order; a timer's
      *     {@link PendingTimer#streamIndex()} is a position in this list
      * @param deduplicate {@code deduplicate_equal_timestamps} of each timer stream (copied)
@@ -195,10 +209,10 @@ public final class TimerStore {
      * @throws IllegalStateException if the stores hold timers of a stream at another position (the
      *     spec's timer streams were reordered, renamed or removed)
      */
-    public TimerStore(KeyValueStore<Bytes, byte[]> timers, KeyValueStore<Bytes, byte[]> holds,
+    public TimerStore(KeyValueStore<Bytes, byte[]> timers, @Nullable KeyValueStore<Bytes, byte[]> holds,
             List<String> timerStreamIds, boolean[] deduplicate) {
         this.timers = Objects.requireNonNull(timers, "timers");
-        this.holds = Objects.requireNonNull(holds, "holds");
+        this.holds = holds;
         this.streamIds = List.copyOf(timerStreamIds);
         Objects.requireNonNull(deduplicate, "deduplicate");
         int n = streamIds.size();
@@ -223,7 +237,17 @@ public final class TimerStore {
         this.minHold = new Bytes[n];
         this.minKnown = new boolean[n];
         this.addedSinceDue = new Bytes[n];
+        this.holdsUnbuilt = new boolean[n];
         checkStoredStreams();
+        findUnbuiltHolds();
+    }
+
+    /** Marks the streams whose timers store has its end mark while the holds store has not. */
+    private void findUnbuiltHolds() {
+        for (int s = 0; s < streamIds.size(); s++) {
+            Bytes end = TimerKeys.streamEnd(s);
+            holdsUnbuilt[s] = holds != null && timers.get(end) != null && holds.get(end) == null;
+        }
     }
 
     /** The name of a computation's timer store (also names its changelog topic). */
@@ -243,8 +267,19 @@ public final class TimerStore {
      */
     public static List<StoreBuilder<KeyValueStore<Bytes, byte[]>>> storeBuilders(String computationId,
             boolean persistent) {
-        return List.of(builder(timersStoreName(computationId), persistent),
-                builder(holdsStoreName(computationId), persistent));
+        return storeBuilders(computationId, persistent, true);
+    }
+
+    /**
+     * Builders of a computation's timer stores: the timers store, and the holds store when
+     * {@code holds} (a computation whose output watermark is read: it writes an internal stream).
+     */
+    public static List<StoreBuilder<KeyValueStore<Bytes, byte[]>>> storeBuilders(String computationId,
+            boolean persistent, boolean holds) {
+        return holds
+                ? List.of(builder(timersStoreName(computationId), persistent),
+                        builder(holdsStoreName(computationId), persistent))
+                : List.of(builder(timersStoreName(computationId), persistent));
     }
 
     private static StoreBuilder<KeyValueStore<Bytes, byte[]>> builder(String name, boolean persistent) {
@@ -328,6 +363,7 @@ public final class TimerStore {
         if (buffer.isEmpty()) {
             return;
         }
+        buildMissingHolds();
         if (!endMarksWritten) {
             writeEndMarks();
         }
@@ -403,6 +439,17 @@ public final class TimerStore {
             removeHold(s, oldEvent, key);
         }
         timers.put(key, TimerValueCodec.encode(add, streamIdBytes[s]));
+        Bytes df = dueFloor[s];
+        if (df != null && TimerKeys.before(key, df)) {
+            dueFloor[s] = key;
+        }
+        Bytes lowest = addedSinceDue[s];
+        if (lowest == null || TimerKeys.before(key, lowest)) {
+            addedSinceDue[s] = key;
+        }
+        if (holds == null) {
+            return;
+        }
         Bytes hold = TimerKeys.holdKey(add.eventTs(), key.get());
         holds.put(hold, EMPTY);
         Bytes hf = holdFloor[s];
@@ -413,13 +460,32 @@ public final class TimerStore {
         if (minKnown[s] && (min == null || TimerKeys.before(hold, min))) {
             minHold[s] = hold;
         }
-        Bytes df = dueFloor[s];
-        if (df != null && TimerKeys.before(key, df)) {
-            dueFloor[s] = key;
-        }
-        Bytes lowest = addedSinceDue[s];
-        if (lowest == null || TimerKeys.before(key, lowest)) {
-            addedSinceDue[s] = key;
+    }
+
+    /**
+     * Builds the holds index of every stream that has timers but no index yet, from its timers, and
+     * writes the stream's end mark to the holds store. Inside a committing call, for the transaction.
+     */
+    private void buildMissingHolds() {
+        for (int s = 0; s < streamIds.size(); s++) {
+            if (!holdsUnbuilt[s] || holds == null) {
+                continue;
+            }
+            try (KeyValueIterator<Bytes, byte[]> it = timers.range(TimerKeys.streamStart(s), TimerKeys.streamEnd(s))) {
+                while (it.hasNext()) {
+                    KeyValue<Bytes, byte[]> kv = it.next();
+                    if (!TimerKeys.isEndMark(kv.key.get())) {
+                        holds.put(TimerKeys.holdKey(TimerValueCodec.eventTs(kv.value), kv.key.get()), EMPTY);
+                    }
+                }
+            }
+            for (Bytes mark : List.of(TimerKeys.streamEnd(s), TimerKeys.streamEndGuard(s))) {
+                holds.put(mark, EMPTY);
+            }
+            holdsUnbuilt[s] = false;
+            minKnown[s] = false;
+            minHold[s] = null;
+            holdFloor[s] = null;
         }
     }
 
@@ -433,7 +499,7 @@ public final class TimerStore {
                 if (timers.get(mark) == null) {
                     timers.put(mark, EMPTY);
                 }
-                if (holds.get(mark) == null) {
+                if (holds != null && holds.get(mark) == null) {
                     holds.put(mark, EMPTY);
                 }
             }
@@ -442,6 +508,9 @@ public final class TimerStore {
     }
 
     private void removeHold(int s, long event, Bytes timerKey) {
+        if (holds == null) {
+            return;
+        }
         Bytes hold = TimerKeys.holdKey(event, timerKey.get());
         holds.put(hold, null);
         if (minKnown[s] && hold.equals(minHold[s])) {
@@ -537,6 +606,12 @@ public final class TimerStore {
      */
     public long minPendingTriggerTimestamp(int streamIndex) {
         checkStream(streamIndex);
+        Bytes first = firstPendingTimer(streamIndex);
+        return first == null ? Long.MAX_VALUE : TimerKeys.firstTs(first.get());
+    }
+
+    /** The key of a stream's first committed timer, null when it has none; one seek from the due floor. */
+    private @Nullable Bytes firstPendingTimer(int streamIndex) {
         Bytes from = dueFloor[streamIndex];
         Bytes end = TimerKeys.streamEnd(streamIndex);
         if (from == null) {
@@ -544,15 +619,36 @@ public final class TimerStore {
         }
         Bytes first = from.compareTo(end) >= 0 ? null : firstKey(timers, from, end);
         dueFloor[streamIndex] = first != null ? first : end;
-        return first == null ? Long.MAX_VALUE : TimerKeys.firstTs(first.get());
+        return first;
     }
 
     // ---- the watermark hold ----
 
+    /** Whether this store keeps the holds index (it was given a holds store). */
+    public boolean tracksHolds() {
+        return holds != null;
+    }
+
+    /**
+     * What the task's output watermark is held back by: with the holds index, exactly
+     * {@link #minPendingEventTimestamp()}; without it (or before a missing index is built),
+     * {@link Long#MIN_VALUE} while any timer is pending, so that the watermark waits for them, and
+     * {@link Long#MAX_VALUE} when none is.
+     */
+    public long watermarkHold() {
+        if (holds == null) {
+            return hasPending() ? Long.MIN_VALUE : Long.MAX_VALUE;
+        }
+        return minPendingEventTimestamp();
+    }
+
     /**
      * The smallest event timestamp of all committed pending timers, {@link Long#MAX_VALUE} when
      * there are none: the task's watermark hold. Exact; at most one seek per stream whose minimum
-     * was fired or replaced since the last call, none otherwise.
+     * was fired or replaced since the last call, none otherwise. {@link Long#MIN_VALUE} for a stream
+     * with timers whose index is still to be built.
+     *
+     * @throws IllegalStateException if this store keeps no holds index ({@link #tracksHolds()})
      */
     public long minPendingEventTimestamp() {
         long min = Long.MAX_VALUE;
@@ -570,24 +666,35 @@ public final class TimerStore {
      */
     public long minPendingEventTimestamp(int streamIndex) {
         checkStream(streamIndex);
+        if (holds == null) {
+            throw new IllegalStateException("the timers of store " + timers.name() + " keep no watermark hold: its "
+                    + "computation writes no internal stream, so nobody reads its output watermark");
+        }
+        if (holdsUnbuilt[streamIndex]) {
+            return firstPendingTimer(streamIndex) != null ? Long.MIN_VALUE : Long.MAX_VALUE;
+        }
         Bytes min = ensureMin(streamIndex);
         return min == null ? Long.MAX_VALUE : TimerKeys.firstTs(min.get());
     }
 
     /**
-     * Whether a stream has committed pending timers. Cheap: answered by the cached minimum hold.
+     * Whether a stream has committed pending timers. Cheap: answered by the cached minimum hold, or
+     * without holds by one seek from the due floor.
      *
      * @throws IllegalArgumentException if there is no such stream
      */
     public boolean hasPending(int streamIndex) {
         checkStream(streamIndex);
+        if (holds == null || holdsUnbuilt[streamIndex]) {
+            return firstPendingTimer(streamIndex) != null;
+        }
         return ensureMin(streamIndex) != null;
     }
 
     /** Whether any stream has committed pending timers. */
     public boolean hasPending() {
         for (int s = 0; s < streamIds.size(); s++) {
-            if (ensureMin(s) != null) {
+            if (hasPending(s)) {
                 return true;
             }
         }
@@ -616,6 +723,7 @@ public final class TimerStore {
         Arrays.fill(addedSinceDue, null);
         scannedEvents.clear();
         endMarksWritten = false;
+        findUnbuiltHolds();
     }
 
     private @Nullable Bytes ensureMin(int s) {
@@ -627,7 +735,7 @@ public final class TimerStore {
         if (from == null) {
             from = TimerKeys.streamStart(s);
         }
-        Bytes first = from.compareTo(end) >= 0 ? null : firstKey(holds, from, end);
+        Bytes first = from.compareTo(end) >= 0 || holds == null ? null : firstKey(holds, from, end);
         minHold[s] = first;
         holdFloor[s] = first != null ? first : end;
         minKnown[s] = true;

@@ -426,6 +426,70 @@ abstract class AbstractTimerStoreTest {
         fireInOrder(1_000, 1_767_225_600_000_000_000L);
     }
 
+    /**
+     * A computation whose output watermark nobody reads keeps no holds index: the timers fire as
+     * with it, {@code hasPending} answers from the timers store, and the hold is conservative
+     * (minus infinity while anything is pending), never above a pending timer.
+     */
+    @Test
+    void shouldFireAndTellPendingTimersWithoutAHoldsIndex() {
+        timers = new TimerStore(stores.timers, null, STREAMS, DEDUP);
+        assertThat(timers.tracksHolds()).isFalse();
+        assertThat(timers.hasPending()).isFalse();
+        assertThat(timers.watermarkHold()).isEqualTo(Long.MAX_VALUE);
+        addAndCommit(timer(DEDUP_STREAM, "a", 100, 30), timer(DEDUP_STREAM, "b", 50, 40),
+                timer(ALL_STREAM, "c", 10, 35));
+        addAndCommit(timer(DEDUP_STREAM, "a", 100, 20)); // dedup still keeps the smaller event timestamp
+        assertThat(timers.hasPending(DEDUP_STREAM)).isTrue();
+        assertThat(timers.hasPending(ALL_STREAM)).isTrue();
+        assertThat(timers.watermarkHold()).isEqualTo(Long.MIN_VALUE);
+        assertThatThrownBy(() -> timers.minPendingEventTimestamp())
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("keep no watermark hold");
+
+        List<PendingTimer> fired = fireAll(DEDUP_STREAM, 101, 1);
+        assertThat(triggers(fired)).containsExactly(50L, 100L);
+        assertThat(fired.get(1).eventTs()).isEqualTo(20);
+        assertThat(timers.hasPending(DEDUP_STREAM)).isFalse();
+        assertThat(timers.hasPending()).isTrue();
+        assertThat(triggers(fireAll(ALL_STREAM, 11, 5))).containsExactly(10L);
+        assertThat(timers.hasPending()).isFalse();
+        assertThat(timers.watermarkHold()).isEqualTo(Long.MAX_VALUE);
+        assertThat(rows(stores.holds)).isZero();
+        assertThat(rows(stores.timers)).isZero();
+    }
+
+    /**
+     * A computation that gains a reader of its output (a new pipeline version) gets a holds store
+     * while timers are pending: the first committing call builds the index from the timers, and
+     * until then the hold keeps the watermark below every pending timer.
+     */
+    @Test
+    void shouldBuildAMissingHoldsIndexFromThePendingTimers() {
+        timers = new TimerStore(stores.timers, null, STREAMS, DEDUP); // the version without readers
+        addAndCommit(timer(DEDUP_STREAM, "a", 100, 30), timer(DEDUP_STREAM, "b", 50, 40),
+                timer(ALL_STREAM, "c", 10, 35), timer(ALL_STREAM, "d", 10, 25));
+        assertThat(rows(stores.holds)).isZero();
+
+        timers = newTimerStore(); // the new version, with the holds store (empty)
+        assertThat(timers.tracksHolds()).isTrue();
+        assertThat(timers.minPendingEventTimestamp()).isEqualTo(Long.MIN_VALUE);
+        assertThat(timers.watermarkHold()).isEqualTo(Long.MIN_VALUE);
+        assertThat(timers.hasPending(DEDUP_STREAM)).isTrue();
+
+        addAndCommit(timer(DEDUP_STREAM, "e", 200, 33)); // the first committing call builds the index
+        assertThat(rows(stores.holds)).isEqualTo(5);
+        assertThat(timers.minPendingEventTimestamp(DEDUP_STREAM)).isEqualTo(30).isEqualTo(bruteMinEvent(DEDUP_STREAM));
+        assertThat(timers.minPendingEventTimestamp(ALL_STREAM)).isEqualTo(25).isEqualTo(bruteMinEvent(ALL_STREAM));
+        assertThat(triggers(fireAll(ALL_STREAM, 11, 1))).containsExactly(10L, 10L);
+        assertThat(timers.minPendingEventTimestamp(ALL_STREAM)).isEqualTo(Long.MAX_VALUE);
+        assertThat(triggers(fireAll(DEDUP_STREAM, 101, 1))).containsExactly(50L, 100L);
+        assertThat(timers.minPendingEventTimestamp()).isEqualTo(33);
+
+        timers = newTimerStore(); // built once: a restart finds the index complete
+        assertThat(timers.minPendingEventTimestamp()).isEqualTo(33);
+        assertThat(rows(stores.holds)).isEqualTo(1);
+    }
+
     /** Adds one timer per timestamp (ascending; trigger = event), then fires them one by one, checking the minima. */
     private void fireInOrder(long... ts) {
         List<PendingTimer> pending = new ArrayList<>();
