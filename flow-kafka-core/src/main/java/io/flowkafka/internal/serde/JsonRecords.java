@@ -35,8 +35,9 @@ public final class JsonRecords {
      * @throws IllegalArgumentException naming the field and the problem
      */
     public static GenericRecord fromJson(byte[] json, Schema schema) {
-        if (isFlat(schema)) {
-            GenericRecord fast = fromJsonFlat(json, schema);
+        Flat flat = flat(schema);
+        if (flat != null) {
+            GenericRecord fast = fromJsonFlat(json, schema, flat);
             if (fast != null) {
                 return fast;
             }
@@ -57,13 +58,15 @@ public final class JsonRecords {
     public static byte[] toJson(GenericRecord record) {
         Schema schema = record.getSchema();
         try {
-            if (isFlat(schema)) {
-                java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(128);
+            Flat flat = flat(schema);
+            if (flat != null) {
+                com.fasterxml.jackson.core.util.ByteArrayBuilder out = new com.fasterxml.jackson.core.util.ByteArrayBuilder(
+                        null, 128);
                 try (com.fasterxml.jackson.core.JsonGenerator g = FACTORY.createGenerator(out)) {
                     g.writeStartObject();
-                    for (Schema.Field f : schema.getFields()) {
-                        g.writeFieldName(f.name());
-                        writeScalar(g, record.get(f.pos()), f.schema());
+                    for (int i = 0; i < flat.names.length; i++) {
+                        g.writeFieldName(flat.names[i]);
+                        writeScalar(g, record.get(i), flat.types[i]);
                     }
                     g.writeEndObject();
                 }
@@ -76,18 +79,35 @@ public final class JsonRecords {
     }
 
     private static final com.fasterxml.jackson.core.JsonFactory FACTORY = MAPPER.getFactory();
-    private static final java.util.Map<Schema, Boolean> FLAT = new java.util.concurrent.ConcurrentHashMap<>();
+    private static final java.util.Map<Schema, java.util.Optional<Flat>> FLAT =
+            new java.util.concurrent.ConcurrentHashMap<>();
 
-    /** Whether every field is a primitive (string, int, long, float, double, boolean) or a nullable one. */
-    private static boolean isFlat(Schema schema) {
+    /**
+     * A flat schema's fields in order: names pre-encoded for the generator (Avro names are ASCII
+     * identifiers, so the output is the same as writing the name) and scalar types.
+     */
+    private record Flat(com.fasterxml.jackson.core.io.SerializedString[] names, Schema.Type[] types) {
+    }
+
+    /**
+     * The fields of a schema whose every field is a primitive (string, int, long, float, double,
+     * boolean) or a nullable one; null for any other schema.
+     */
+    private static @Nullable Flat flat(Schema schema) {
         return FLAT.computeIfAbsent(schema, s -> {
-            for (Schema.Field f : s.getFields()) {
-                if (scalarType(f.schema()) == null) {
-                    return false;
+            List<Schema.Field> fields = s.getFields();
+            com.fasterxml.jackson.core.io.SerializedString[] names =
+                    new com.fasterxml.jackson.core.io.SerializedString[fields.size()];
+            Schema.Type[] types = new Schema.Type[fields.size()];
+            for (Schema.Field f : fields) {
+                types[f.pos()] = scalarType(f.schema());
+                if (types[f.pos()] == null) {
+                    return java.util.Optional.empty();
                 }
+                names[f.pos()] = new com.fasterxml.jackson.core.io.SerializedString(f.name());
             }
-            return true;
-        });
+            return java.util.Optional.of(new Flat(names, types));
+        }).orElse(null);
     }
 
     private static Schema.@Nullable Type scalarType(Schema s) {
@@ -106,20 +126,20 @@ public final class JsonRecords {
         };
     }
 
-    private static void writeScalar(com.fasterxml.jackson.core.JsonGenerator g, @Nullable Object v, Schema s)
+    private static void writeScalar(com.fasterxml.jackson.core.JsonGenerator g, @Nullable Object v, Schema.Type type)
             throws IOException {
         if (v == null) {
             g.writeNull();
             return;
         }
-        switch (scalarType(s)) {
+        switch (type) {
             case STRING -> g.writeString(v.toString());
             case INT -> g.writeNumber(((Number) v).intValue());
             case LONG -> g.writeNumber(((Number) v).longValue());
             case FLOAT -> g.writeNumber(((Number) v).floatValue());
             case DOUBLE -> g.writeNumber(((Number) v).doubleValue());
             case BOOLEAN -> g.writeBoolean((Boolean) v);
-            default -> throw new IllegalStateException("not a scalar: " + s);
+            default -> throw new IllegalStateException("not a scalar: " + type);
         }
     }
 
@@ -127,7 +147,7 @@ public final class JsonRecords {
      * Streams a JSON object straight into a flat record; null when the input needs the general
      * path (it then reports the precise error).
      */
-    private static @Nullable GenericRecord fromJsonFlat(byte[] json, Schema schema) {
+    private static @Nullable GenericRecord fromJsonFlat(byte[] json, Schema schema, Flat flat) {
         GenericData.Record r = new GenericData.Record(schema);
         boolean[] seen = new boolean[schema.getFields().size()];
         try (com.fasterxml.jackson.core.JsonParser p = FACTORY.createParser(json)) {
@@ -146,7 +166,7 @@ public final class JsonRecords {
                 if (v == com.fasterxml.jackson.core.JsonToken.VALUE_NULL) {
                     value = null;
                 } else {
-                    switch (scalarType(f.schema())) {
+                    switch (flat.types[f.pos()]) {
                         case STRING -> {
                             if (!v.isScalarValue()) {
                                 return null;

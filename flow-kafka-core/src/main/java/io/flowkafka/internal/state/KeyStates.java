@@ -45,11 +45,14 @@ public final class KeyStates {
         return computationId + ".state";
     }
 
-    /** A builder of the persistent, changelogged, cached store of a computation. */
+    /**
+     * A builder of the changelogged, cached store of a computation: RocksDB if {@code persistent}, else a
+     * {@link HashedMemoryStore} (hash map; sorted only once scanned).
+     */
     public static StoreBuilder<KeyValueStore<Bytes, byte[]>> storeBuilder(String computationId, boolean persistent) {
         KeyValueBytesStoreSupplier supplier = persistent
                 ? Stores.persistentKeyValueStore(storeName(computationId))
-                : Stores.inMemoryKeyValueStore(storeName(computationId));
+                : HashedMemoryStore.supplier(storeName(computationId));
         return Stores.keyValueStoreBuilder(supplier, org.apache.kafka.common.serialization.Serdes.Bytes(),
                 org.apache.kafka.common.serialization.Serdes.ByteArray())
                 .withCachingEnabled()
