@@ -150,6 +150,11 @@ class DrainIT {
             p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
             p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
             p.put(ProducerConfig.LINGER_MS_CONFIG, "5");
+            // one request in flight, as WaitClickJoinIT's input: on the in-JVM broker a batch to a just-created
+            // partition that a later batch overtook came back OUT_OF_ORDER_SEQUENCE_NUMBER and was retried forever
+            // (a CI run hung in flush() until the test's timeout)
+            p.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "1");
+            p.put(ProducerConfig.ACKS_CONFIG, "all");
             this.producer = new KafkaProducer<>(p);
         }
 
