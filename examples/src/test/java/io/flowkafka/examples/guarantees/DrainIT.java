@@ -150,9 +150,9 @@ class DrainIT {
             p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
             p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
             p.put(ProducerConfig.LINGER_MS_CONFIG, "5");
-            // one request in flight, as WaitClickJoinIT's input: on the in-JVM broker a batch to a just-created
-            // partition that a later batch overtook came back OUT_OF_ORDER_SEQUENCE_NUMBER and was retried forever
-            // (a CI run hung in flush() until the test's timeout)
+            // one request in flight, as WaitClickJoinIT's input: with several in flight, a CI run's idempotent
+            // producer got OUT_OF_ORDER_SEQUENCE_NUMBER from the in-JVM broker (incoming sequence 0 against the
+            // partition's 4499) and retried it until the test's timeout, hanging in flush()
             p.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "1");
             p.put(ProducerConfig.ACKS_CONFIG, "all");
             this.producer = new KafkaProducer<>(p);
