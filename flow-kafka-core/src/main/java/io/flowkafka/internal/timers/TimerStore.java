@@ -85,6 +85,9 @@ import org.jspecify.annotations.Nullable;
  *       unknown and moves the hold floor to the deleted key, so the next
  *       {@link #minPendingEventTimestamp} does one seek from there, not a scan;</li>
  *   <li>the lowest key added since the last {@link #due} of the stream, for {@link #overtaken};</li>
+ *   <li>the stream's first committed timer as last sought, until the next committing call (the only
+ *       writer of the timers store), so that {@link #hasPending} and {@link #minPendingTriggerTimestamp}
+ *       asked again before then seek nothing;</li>
  *   <li>the event timestamps of the timers {@link #due} last handed out (at most 4096), exact
  *       because every write to one of their keys removes its entry: deleting a fired timer then
  *       needs no read to find its hold, which saves a RocksDB point lookup per fired timer.</li>
@@ -179,6 +182,12 @@ public final class TimerStore {
     private final boolean[] minKnown;
     /** Streams whose holds index is still to be built from their timers (see the class comment). */
     private final boolean[] holdsUnbuilt;
+    /**
+     * Per stream, its first committed timer as last sought ({@link #firstPendingTimer}), valid until the
+     * next committing call: only {@link #commitCall()} writes the timers store.
+     */
+    private final @Nullable Bytes[] firstPending;
+    private final boolean[] firstPendingKnown;
     private final @Nullable Bytes[] addedSinceDue;
     /** Event timestamps of stored timers that {@link #due} read, so that firing them reads nothing. */
     private final Map<Bytes, Long> scannedEvents = new HashMap<>();
@@ -238,6 +247,8 @@ public final class TimerStore {
         this.minKnown = new boolean[n];
         this.addedSinceDue = new Bytes[n];
         this.holdsUnbuilt = new boolean[n];
+        this.firstPending = new Bytes[n];
+        this.firstPendingKnown = new boolean[n];
         checkStoredStreams();
         findUnbuiltHolds();
     }
@@ -371,6 +382,7 @@ public final class TimerStore {
             apply(e.getKey(), e.getValue());
         }
         clearBuffer();
+        Arrays.fill(firstPendingKnown, false);
     }
 
     /** Drops the buffered adds and deletes of a call that threw. */
@@ -610,8 +622,15 @@ public final class TimerStore {
         return first == null ? Long.MAX_VALUE : TimerKeys.firstTs(first.get());
     }
 
-    /** The key of a stream's first committed timer, null when it has none; one seek from the due floor. */
+    /**
+     * The key of a stream's first committed timer, null when it has none; one seek from the due floor,
+     * none when asked again before the next committing call (a watermark step asks for the hold and
+     * for completion).
+     */
     private @Nullable Bytes firstPendingTimer(int streamIndex) {
+        if (firstPendingKnown[streamIndex]) {
+            return firstPending[streamIndex];
+        }
         Bytes from = dueFloor[streamIndex];
         Bytes end = TimerKeys.streamEnd(streamIndex);
         if (from == null) {
@@ -619,6 +638,8 @@ public final class TimerStore {
         }
         Bytes first = from.compareTo(end) >= 0 ? null : firstKey(timers, from, end);
         dueFloor[streamIndex] = first != null ? first : end;
+        firstPending[streamIndex] = first;
+        firstPendingKnown[streamIndex] = true;
         return first;
     }
 
@@ -721,6 +742,7 @@ public final class TimerStore {
         Arrays.fill(minHold, null);
         Arrays.fill(minKnown, false);
         Arrays.fill(addedSinceDue, null);
+        Arrays.fill(firstPendingKnown, false);
         scannedEvents.clear();
         endMarksWritten = false;
         findUnbuiltHolds();
