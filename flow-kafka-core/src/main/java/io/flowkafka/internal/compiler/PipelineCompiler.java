@@ -85,6 +85,8 @@ public final class PipelineCompiler {
         boolean persistentStores = options.persistentStores();
         boolean singleTask = options.singleTask();
         boolean changelogs = options.changelogs();
+        // one cache for the state and timer stores of every task of this topology (statestore.cache.max.bytes)
+        io.flowkafka.internal.state.WriteBackStore.Budget storeCache = new io.flowkafka.internal.state.WriteBackStore.Budget();
         io.flowkafka.internal.watermarks.PartitionCounts counts =
                 new io.flowkafka.internal.watermarks.PartitionCounts(singleTask);
         Map<String, List<String>> sourceTopicsByComputation = new LinkedHashMap<>();
@@ -281,7 +283,7 @@ public final class PipelineCompiler {
             boolean ownControl = controlTopic != null;
             topology.addProcessor(processorName, () -> new ComputationProcessor(plan), sourceNodes.toArray(String[]::new));
             if (!c.states().isEmpty()) {
-                topology.addStateStore(logged(KeyStates.storeBuilder(c.id(), persistentStores), changelogs), processorName);
+                topology.addStateStore(logged(KeyStates.storeBuilder(c.id(), persistentStores, storeCache), changelogs), processorName);
             }
             topology.addStateStore(logged(io.flowkafka.internal.watermarks.WatermarkTracker.storeBuilder(c.id(),
                     persistentStores), changelogs),
@@ -310,7 +312,7 @@ public final class PipelineCompiler {
             }
             if (!c.timers().isEmpty()) {
                 for (var b : io.flowkafka.internal.timers.TimerStore.storeBuilders(c.id(), persistentStores,
-                        ComputationPlan.writesInternalStreams(outputs))) {
+                        ComputationPlan.writesInternalStreams(outputs), storeCache)) {
                     topology.addStateStore(logged(b, changelogs), processorName);
                 }
             }

@@ -12,8 +12,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A computation's per-key state, like Flow's KeyStates table: one persistent, changelogged
- * RocksDB store per computation keyed {@code (hash, key, state name)}, with a write buffer that
- * holds one process-function call's writes until the call returns.
+ * RocksDB store per computation keyed {@code (hash, key, state name)} (behind flow-kafka's
+ * {@link WriteBackStore} in a compiled topology), with a write buffer that holds one process-function
+ * call's writes until the call returns.
  *
  * <p>Store key layout: {@code encodedKey | stateName (UTF-8) | stateName length (2 bytes)}, where
  * the encoded key starts with the 8-byte hash. Keys therefore sort by hash first, so scans by hash
@@ -50,6 +51,20 @@ public final class KeyStates {
      * {@link HashedMemoryStore} (hash map; sorted only once scanned).
      */
     public static StoreBuilder<KeyValueStore<Bytes, byte[]>> storeBuilder(String computationId, boolean persistent) {
+        return storeBuilder(computationId, persistent, null);
+    }
+
+    /**
+     * As {@link #storeBuilder(String, boolean)}, with a persistent store cached by a {@link WriteBackStore} of
+     * {@code cache} instead of Kafka Streams' record cache (when not null).
+     */
+    public static StoreBuilder<KeyValueStore<Bytes, byte[]>> storeBuilder(String computationId, boolean persistent,
+            WriteBackStore.@Nullable Budget cache) {
+        if (persistent && cache != null) {
+            return WriteBackStore.builder(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(
+                    storeName(computationId)), org.apache.kafka.common.serialization.Serdes.Bytes(),
+                    org.apache.kafka.common.serialization.Serdes.ByteArray()).withLoggingEnabled(Map.of()), cache, false);
+        }
         KeyValueBytesStoreSupplier supplier = persistent
                 ? Stores.persistentKeyValueStore(storeName(computationId))
                 : HashedMemoryStore.supplier(storeName(computationId));

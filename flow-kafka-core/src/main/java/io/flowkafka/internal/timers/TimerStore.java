@@ -138,10 +138,14 @@ import org.jspecify.annotations.Nullable;
  * ({@code TimerStressMain}).
  *
  * <h2>Store options</h2>
- * Both stores are persistent RocksDB (in-memory for tests), changelogged, and not cached: a timer
- * is typically written once, read once by a scan and deleted once, so Kafka Streams' record cache
- * would save no reads, would make every scan merge a cache iterator, and, being shared by all
- * stores of the stream thread, would evict per-key state entries that do benefit from it.
+ * Both stores are persistent RocksDB (in-memory for tests) and changelogged. Not with Kafka Streams'
+ * record cache: a timer is typically written once, read once by a scan and deleted once, so it would
+ * save no reads, and its flush writes a tombstone for every deleted key. A compiled topology puts the
+ * RocksDB stores behind flow-kafka's {@link io.flowkafka.internal.state.WriteBackStore} instead
+ * ({@link #storeBuilders(String, boolean, boolean, io.flowkafka.internal.state.WriteBackStore.Budget)}):
+ * a timer added and fired between two commits, and its hold (written with
+ * {@code WriteBackStore.putNew}: a new timer has no hold), then reach neither RocksDB nor the changelog;
+ * its scans merge the unflushed timers in. Everything above holds of the merged view as of a store.
  *
  * <h2>Limitations</h2>
  * <ol>
@@ -171,6 +175,8 @@ public final class TimerStore {
 
     private final KeyValueStore<Bytes, byte[]> timers;
     private final @Nullable KeyValueStore<Bytes, byte[]> holds;
+    /** The write-back cache of the holds store, when it has one (persistent stores of a compiled topology). */
+    private final io.flowkafka.internal.state.@Nullable WriteBackStore holdsCache;
     private final List<String> streamIds;
     private final byte[][] streamIdBytes;
     private final boolean[] deduplicate;
@@ -222,6 +228,7 @@ public final class TimerStore {
             List<String> timerStreamIds, boolean[] deduplicate) {
         this.timers = Objects.requireNonNull(timers, "timers");
         this.holds = holds;
+        this.holdsCache = holds == null ? null : io.flowkafka.internal.state.WriteBackStore.find(holds);
         this.streamIds = List.copyOf(timerStreamIds);
         Objects.requireNonNull(deduplicate, "deduplicate");
         int n = streamIds.size();
@@ -287,10 +294,24 @@ public final class TimerStore {
      */
     public static List<StoreBuilder<KeyValueStore<Bytes, byte[]>>> storeBuilders(String computationId,
             boolean persistent, boolean holds) {
-        return holds
+        return storeBuilders(computationId, persistent, holds, null);
+    }
+
+    /**
+     * As {@link #storeBuilders(String, boolean, boolean)}, with persistent stores behind a
+     * {@link io.flowkafka.internal.state.WriteBackStore} of {@code cache} (when not null): a timer added and
+     * fired between two commits then never reaches RocksDB or the changelog.
+     */
+    public static List<StoreBuilder<KeyValueStore<Bytes, byte[]>>> storeBuilders(String computationId,
+            boolean persistent, boolean holds, io.flowkafka.internal.state.WriteBackStore.@Nullable Budget cache) {
+        List<StoreBuilder<KeyValueStore<Bytes, byte[]>>> builders = holds
                 ? List.of(builder(timersStoreName(computationId), persistent),
                         builder(holdsStoreName(computationId), persistent))
                 : List.of(builder(timersStoreName(computationId), persistent));
+        if (cache == null || !persistent) {
+            return builders;
+        }
+        return builders.stream().map(b -> io.flowkafka.internal.state.WriteBackStore.builder(b, cache, true)).toList();
     }
 
     private static StoreBuilder<KeyValueStore<Bytes, byte[]>> builder(String name, boolean persistent) {
@@ -463,7 +484,11 @@ public final class TimerStore {
             return;
         }
         Bytes hold = TimerKeys.holdKey(add.eventTs(), key.get());
-        holds.put(hold, EMPTY);
+        if (oldEvent == null && holdsCache != null) {
+            holdsCache.putNew(hold, EMPTY); // no timer, so no hold: a hold removed before the next commit costs nothing
+        } else {
+            holds.put(hold, EMPTY);
+        }
         Bytes hf = holdFloor[s];
         if (hf != null && TimerKeys.before(hold, hf)) {
             holdFloor[s] = hold;

@@ -19,12 +19,18 @@ final class TimerTestStores implements AutoCloseable {
     static final String COMPUTATION = "comp";
 
     private final boolean persistent;
+    private final long cacheBytes;
     private final File stateDir;
     KeyValueStore<Bytes, byte[]> timers;
     KeyValueStore<Bytes, byte[]> holds;
 
     private TimerTestStores(boolean persistent, File stateDir) {
+        this(persistent, -1, stateDir);
+    }
+
+    private TimerTestStores(boolean persistent, long cacheBytes, File stateDir) {
         this.persistent = persistent;
+        this.cacheBytes = cacheBytes;
         this.stateDir = stateDir;
         open();
     }
@@ -35,6 +41,14 @@ final class TimerTestStores implements AutoCloseable {
 
     static TimerTestStores rocksDb(File stateDir) {
         return new TimerTestStores(true, stateDir);
+    }
+
+    /**
+     * RocksDB stores behind flow-kafka's write-back cache of {@code cacheBytes} per store, as the compiler
+     * builds them; closing flushes the cache first, as a task's commit does.
+     */
+    static TimerTestStores cachedRocksDb(File stateDir, long cacheBytes) {
+        return new TimerTestStores(true, cacheBytes, stateDir);
     }
 
     boolean persistent() {
@@ -63,12 +77,20 @@ final class TimerTestStores implements AutoCloseable {
         KeyValueStore<Bytes, byte[]> store = persistent
                 ? Stores.persistentKeyValueStore(name).get()
                 : Stores.inMemoryKeyValueStore(name).get();
+        if (cacheBytes >= 0) {
+            store = io.flowkafka.internal.state.WriteBackStore.wrap(store,
+                    new io.flowkafka.internal.state.WriteBackStore.Budget(cacheBytes), true);
+        }
         store.init(context, store);
         return store;
     }
 
     @Override
     public void close() {
+        if (timers instanceof io.flowkafka.internal.state.WriteBackStore cached) {
+            cached.flushCache();
+            ((io.flowkafka.internal.state.WriteBackStore) holds).flushCache();
+        }
         timers.close();
         holds.close();
     }
