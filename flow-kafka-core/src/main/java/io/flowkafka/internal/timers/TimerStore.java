@@ -177,6 +177,16 @@ public final class TimerStore {
     private final @Nullable KeyValueStore<Bytes, byte[]> holds;
     /** The write-back cache of the holds store, when it has one (persistent stores of a compiled topology). */
     private final io.flowkafka.internal.state.@Nullable WriteBackStore holdsCache;
+    /** The write-back cache of the timers store, when it has one. */
+    private final io.flowkafka.internal.state.@Nullable WriteBackStore timersCache;
+    /**
+     * Per stream (with a timers cache only): a key at or above which the timers store holds no timer of the
+     * stream (null: the stream holds none), when known. A timer added above it is new without a read:
+     * event-time timers at a constant delay arrive in trigger order, so nearly every add skips the
+     * deduplication read. Adds raise it; deletes leave it an upper bound.
+     */
+    private final @Nullable Bytes[] maxTimer;
+    private final boolean[] maxTimerKnown;
     private final List<String> streamIds;
     private final byte[][] streamIdBytes;
     private final boolean[] deduplicate;
@@ -229,6 +239,7 @@ public final class TimerStore {
         this.timers = Objects.requireNonNull(timers, "timers");
         this.holds = holds;
         this.holdsCache = holds == null ? null : io.flowkafka.internal.state.WriteBackStore.find(holds);
+        this.timersCache = io.flowkafka.internal.state.WriteBackStore.find(timers);
         this.streamIds = List.copyOf(timerStreamIds);
         Objects.requireNonNull(deduplicate, "deduplicate");
         int n = streamIds.size();
@@ -256,6 +267,8 @@ public final class TimerStore {
         this.holdsUnbuilt = new boolean[n];
         this.firstPending = new Bytes[n];
         this.firstPendingKnown = new boolean[n];
+        this.maxTimer = new Bytes[n];
+        this.maxTimerKnown = new boolean[n];
         checkStoredStreams();
         findUnbuiltHolds();
     }
@@ -461,7 +474,8 @@ public final class TimerStore {
             return;
         }
         Long oldEvent = scanned;
-        if (oldEvent == null) {
+        boolean known = oldEvent == null && aboveMaxTimer(s, key); // no stored timer can have this key
+        if (oldEvent == null && !known) {
             byte[] old = timers.get(key);
             oldEvent = old == null ? null : TimerValueCodec.eventTs(old);
         }
@@ -471,7 +485,14 @@ public final class TimerStore {
             }
             removeHold(s, oldEvent, key);
         }
-        timers.put(key, TimerValueCodec.encode(add, streamIdBytes[s]));
+        if (known) {
+            timersCache.putNew(key, TimerValueCodec.encode(add, streamIdBytes[s]));
+        } else {
+            timers.put(key, TimerValueCodec.encode(add, streamIdBytes[s]));
+        }
+        if (maxTimerKnown[s] && (maxTimer[s] == null || TimerKeys.before(maxTimer[s], key))) {
+            maxTimer[s] = key;
+        }
         Bytes df = dueFloor[s];
         if (df != null && TimerKeys.before(key, df)) {
             dueFloor[s] = key;
@@ -497,6 +518,28 @@ public final class TimerStore {
         if (minKnown[s] && (min == null || TimerKeys.before(hold, min))) {
             minHold[s] = hold;
         }
+    }
+
+    /** Whether {@code key} is above every timer of stream {@code s} in the store (only known with a timers cache). */
+    private boolean aboveMaxTimer(int s, Bytes key) {
+        if (timersCache == null) {
+            return false;
+        }
+        if (!maxTimerKnown[s]) {
+            maxTimer[s] = null;
+            // once per stream and object: the last row before the end mark (the cache writes its rows through first)
+            try (KeyValueIterator<Bytes, byte[]> it = timers.reverseRange(TimerKeys.streamStart(s), TimerKeys.streamEnd(s))) {
+                while (it.hasNext()) {
+                    Bytes k = it.next().key;
+                    if (!TimerKeys.isEndMark(k.get())) {
+                        maxTimer[s] = k;
+                        break;
+                    }
+                }
+            }
+            maxTimerKnown[s] = true;
+        }
+        return maxTimer[s] == null || TimerKeys.before(maxTimer[s], key);
     }
 
     /**
@@ -768,6 +811,7 @@ public final class TimerStore {
         Arrays.fill(minKnown, false);
         Arrays.fill(addedSinceDue, null);
         Arrays.fill(firstPendingKnown, false);
+        Arrays.fill(maxTimerKnown, false);
         scannedEvents.clear();
         endMarksWritten = false;
         findUnbuiltHolds();
