@@ -527,6 +527,7 @@ public final class WaitClickVsFlink {
             Set<String> topics = admin.listTopics().names().get();
             List<String> delete = topics.stream().filter(t -> !t.startsWith("__") && !t.endsWith("-impressions")
                     && !t.endsWith("-clicks")).toList();
+            printTopicSizes(admin, delete);
             if (!delete.isEmpty()) {
                 admin.deleteTopics(delete).all().get();
             }
@@ -537,6 +538,29 @@ public final class WaitClickVsFlink {
             files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
         } catch (IOException e) {
             System.out.println("  (could not delete " + runDir + ": " + e + ")");
+        }
+    }
+
+    /**
+     * What the run wrote: per topic, the sum of its partitions' end offsets (records and transaction markers: each
+     * committed transaction adds a marker to every partition it wrote), largest first. Changelog volume and
+     * transaction count are where Kafka Streams jobs differ from one another in broker work.
+     */
+    private static void printTopicSizes(Admin admin, List<String> topics) {
+        try {
+            Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.admin.OffsetSpec> request =
+                    new java.util.HashMap<>();
+            admin.describeTopics(topics).allTopicNames().get().forEach((name, d) -> d.partitions().forEach(p ->
+                    request.put(new org.apache.kafka.common.TopicPartition(name, p.partition()),
+                            org.apache.kafka.clients.admin.OffsetSpec.latest())));
+            Map<String, Long> sizes = new java.util.TreeMap<>();
+            admin.listOffsets(request).all().get().forEach((tp, info) -> sizes.merge(tp.topic(), info.offset(), Long::sum));
+            StringBuilder line = new StringBuilder("  topics written (end offsets: records + transaction markers):");
+            sizes.entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+                    .forEach(e -> line.append(String.format(Locale.ROOT, " %s %,d;", e.getKey(), e.getValue())));
+            System.out.println(line);
+        } catch (Exception e) {
+            System.out.println("  (could not read the run's topic sizes: " + e + ")");
         }
     }
 

@@ -127,13 +127,18 @@ import org.jspecify.annotations.Nullable;
  * would copy all pending timers.
  * {@link #due} returns at most {@code maxTimers} timers per call, so when the watermark jumps over
  * a large backlog, firing proceeds in steps of bounded size that the caller spreads over
- * punctuations, each far inside the transaction timeout. No read-ahead cache is kept: one seek per
- * batch is cheap, and a cache would need invalidating on every add. A new object after a restore
- * starts at the streams' first keys and walks the tombstones there once.
+ * punctuations, each far inside the transaction timeout. On persistent stores a scan also reads
+ * the next 128 committed timers past the bound and keeps them, with the key up to
+ * which they are complete: while the watermark stays below that key, the next steps hand timers out
+ * from them without a seek (a watermark that moves a little per record would otherwise seek once
+ * per record). Firing a timer pops the first; any other write below the limit drops them (adds are
+ * normally far above: a timer waits). A new object after a restore starts at the streams' first keys
+ * and walks the tombstones there once.
  *
  * <h2>Memory</h2>
- * Nothing is proportional to the number of timers: per stream a few keys, per call the buffer of
- * that call's own writes, per batch at most {@code maxTimers} decoded timers. Iterators are closed
+ * Nothing is proportional to the number of timers: per stream a few keys and at most
+ * 1,024 rows read ahead, per call the buffer of that call's own writes, per batch at
+ * most {@code maxTimers} decoded timers. Iterators are closed
  * before a method returns. Ten million pending timers in a task run in a 256 MiB heap
  * ({@code TimerStressMain}).
  *
