@@ -65,8 +65,8 @@ import org.jspecify.annotations.Nullable;
 public final class WriteBackStore extends WrappedStateStore<KeyValueStore<Bytes, byte[]>, Bytes, byte[]>
         implements KeyValueStore<Bytes, byte[]> {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(WriteBackStore.class);
-    /** Estimated heap bytes of a cached row besides its key and value (map node, entry, Bytes). */
-    static final int ROW_OVERHEAD = 120;
+    /** Estimated heap bytes of a cached row besides its key and value bytes (map node, row, Bytes, array headers, sorted-index node). */
+    static final int ROW_OVERHEAD = 160;
 
     private static final class Row {
         byte @Nullable [] value;
