@@ -57,7 +57,7 @@ import org.jspecify.annotations.Nullable;
  * <h2>Memory</h2>
  * The cache of every flow-kafka store of a runtime shares one {@link Budget}: Kafka Streams'
  * {@code statestore.cache.max.bytes} (10 MiB unless set), divided evenly among the stores open in the
- * JVM; a store over its share evicts its oldest rows (first in, first out: a read does not reorder the map; writing the dirty ones). 0 turns
+ * runtime (standby stores included, which hold no rows); a store over its share evicts its oldest rows (first in, first out: a read does not reorder the map; writing the dirty ones). 0 turns
  * the cache off: every write goes straight to the store, as Kafka Streams does without a cache.
  *
  * <p>Threading: used by one stream thread (the task's); not for interactive queries.
@@ -231,8 +231,9 @@ public final class WriteBackStore extends WrappedStateStore<KeyValueStore<Bytes,
 
     @Override
     public void commit(Map<org.apache.kafka.common.TopicPartition, Long> changelogOffsets) {
-        // Kafka Streams flushes caches before the transaction commits; this runs after it (checkpoint)
-        writeDirty();
+        // Kafka Streams flushes caches before the transaction commits (flushCache); this runs after it
+        // (checkpoint): rows written here would join the next transaction under this one's offsets. Any row
+        // still dirty waits for the next flushCache.
         super.commit(changelogOffsets);
     }
 
@@ -257,6 +258,7 @@ public final class WriteBackStore extends WrappedStateStore<KeyValueStore<Bytes,
         }
         dirtyCount = 0;
         bytes = 0;
+        openIterators = 0;
         modifications++;
     }
 
@@ -419,6 +421,11 @@ public final class WriteBackStore extends WrappedStateStore<KeyValueStore<Bytes,
         if (dirtyCount == 0) {
             return;
         }
+        if (openIterators > 0) {
+            // an open merged scan reads the rows it has not reached from the sorted index or from its RocksDB
+            // snapshot: rows written through now would be in neither
+            throw new IllegalStateException("store " + name() + " written through while one of its scans is open");
+        }
         ProcessorRecordContext previous = beginWrites();
         try {
             if (dirtySorted != null) {
@@ -506,8 +513,9 @@ public final class WriteBackStore extends WrappedStateStore<KeyValueStore<Bytes,
     /**
      * The store's iterator merged with the dirty rows of {@code [from, to]}: a dirty row replaces the
      * store's row of its key, a dirty delete hides it. The dirty rows are read live from the sorted index;
-     * when it changes during the iteration (a write, or a flush), the iterator seeks it again past the
-     * last key it returned.
+     * when a write changes it during the iteration, the iterator seeks it again past the last key it
+     * returned, and a row of the store's iterator is replaced by the cache's row of its key, if any. While
+     * it is open the store neither evicts nor writes through ({@link #writeDirty} refuses).
      */
     private final class Merged implements KeyValueIterator<Bytes, byte[]> {
         private final KeyValueIterator<Bytes, byte[]> below;
@@ -585,8 +593,9 @@ public final class WriteBackStore extends WrappedStateStore<KeyValueStore<Bytes,
                     belowNext = below.hasNext() ? below.next() : null;
                     last = candidate.key;
                     Row r = rows.get(candidate.key);
-                    if (r != null && r.dirty) {
-                        // dirtied after the index was read past it: the cache's value is the current one
+                    if (r != null) {
+                        // the cache's row is the current one (a clean row equals the store's, unless written
+                        // since the store's iterator was opened)
                         if (r.value == null) {
                             continue;
                         }

@@ -1,6 +1,7 @@
 package io.flowkafka.internal.state;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -264,9 +265,13 @@ class WriteBackStoreTest {
             store.put(key(1), new byte[] {1}); // ahead: seen
             store.put(key(4), null); // ahead, below: hidden
             store.put(key(5), new byte[] {5}); // ahead: seen
+            assertThatThrownBy(store::flushCache).as("no write-through under an open scan")
+                    .isInstanceOf(IllegalStateException.class);
             it.forEachRemaining(kv -> seen.add((int) kv.value[0]));
         }
         assertThat(seen).containsExactly(0, 1, 2, 3, 5);
+        store.flushCache(); // closed: allowed again
+        assertThat(below.get(key(4))).isNull();
     }
 
     @Test
