@@ -6,7 +6,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableSet;
-import java.util.NoSuchElementException;
 import java.util.TreeSet;
 import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.common.utils.Bytes;
@@ -222,43 +221,24 @@ final class HashedMemoryStore implements KeyValueStore<Bytes, byte[]> {
     }
 
     /** Over keys copied when the scan began; values read as it advances; keys deleted since are skipped. */
-    private final class Iter implements KeyValueIterator<Bytes, byte[]> {
+    private final class Iter extends LookaheadIterator {
         private final List<Bytes> keys;
         private int i;
-        private @Nullable KeyValue<Bytes, byte[]> next;
 
         Iter(List<Bytes> keys) {
             this.keys = keys;
         }
 
         @Override
-        public boolean hasNext() {
-            while (next == null && i < keys.size()) {
+        protected @Nullable KeyValue<Bytes, byte[]> fetch() {
+            while (i < keys.size()) {
                 Bytes k = keys.get(i++);
                 byte[] v = map.get(k);
                 if (v != null) {
-                    next = KeyValue.pair(k, v);
+                    return KeyValue.pair(k, v);
                 }
             }
-            return next != null;
-        }
-
-        @Override
-        public KeyValue<Bytes, byte[]> next() {
-            if (!hasNext()) {
-                throw new NoSuchElementException();
-            }
-            KeyValue<Bytes, byte[]> r = next;
-            next = null;
-            return r;
-        }
-
-        @Override
-        public Bytes peekNextKey() {
-            if (!hasNext()) {
-                throw new NoSuchElementException();
-            }
-            return next.key;
+            return null;
         }
 
         @Override

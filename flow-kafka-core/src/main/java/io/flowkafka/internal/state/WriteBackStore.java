@@ -6,7 +6,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
-import java.util.NoSuchElementException;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -517,7 +516,7 @@ public final class WriteBackStore extends WrappedStateStore<KeyValueStore<Bytes,
      * returned, and a row of the store's iterator is replaced by the cache's row of its key, if any. While
      * it is open the store neither evicts nor writes through ({@link #writeDirty} refuses).
      */
-    private final class Merged implements KeyValueIterator<Bytes, byte[]> {
+    private final class Merged extends LookaheadIterator {
         private final KeyValueIterator<Bytes, byte[]> below;
         private final @Nullable Bytes to;
         private @Nullable KeyValue<Bytes, byte[]> belowNext;
@@ -526,7 +525,6 @@ public final class WriteBackStore extends WrappedStateStore<KeyValueStore<Bytes,
         private @Nullable Bytes last;
         private int seenModifications;
         private final @Nullable Bytes from;
-        private @Nullable KeyValue<Bytes, byte[]> next;
 
         Merged(KeyValueIterator<Bytes, byte[]> below, @Nullable Bytes from, @Nullable Bytes to) {
             this.below = below;
@@ -563,19 +561,15 @@ public final class WriteBackStore extends WrappedStateStore<KeyValueStore<Bytes,
         }
 
         @Override
-        public boolean hasNext() {
-            if (next != null) {
-                return true;
-            }
+        protected @Nullable KeyValue<Bytes, byte[]> fetch() {
             if (seenModifications != modifications) {
                 seekDirty();
             }
             while (true) {
                 if (dirtyNext == null && belowNext == null) {
-                    return false;
+                    return null;
                 }
                 int c = dirtyNext == null ? 1 : belowNext == null ? -1 : dirtyNext.getKey().compareTo(belowNext.key);
-                KeyValue<Bytes, byte[]> candidate;
                 if (c <= 0) {
                     Bytes k = dirtyNext.getKey();
                     byte[] v = dirtyNext.getValue().value;
@@ -584,45 +578,24 @@ public final class WriteBackStore extends WrappedStateStore<KeyValueStore<Bytes,
                         belowNext = below.hasNext() ? below.next() : null;
                     }
                     last = k;
-                    if (v == null) {
-                        continue;
+                    if (v != null) {
+                        return KeyValue.pair(k, v);
                     }
-                    candidate = KeyValue.pair(k, v);
                 } else {
-                    candidate = belowNext;
+                    KeyValue<Bytes, byte[]> candidate = belowNext;
                     belowNext = below.hasNext() ? below.next() : null;
                     last = candidate.key;
                     Row r = rows.get(candidate.key);
-                    if (r != null) {
-                        // the cache's row is the current one (a clean row equals the store's, unless written
-                        // since the store's iterator was opened)
-                        if (r.value == null) {
-                            continue;
-                        }
-                        candidate = KeyValue.pair(candidate.key, r.value);
+                    if (r == null) {
+                        return candidate;
+                    }
+                    // the cache's row is the current one (a clean row equals the store's, unless written
+                    // since the store's iterator was opened)
+                    if (r.value != null) {
+                        return KeyValue.pair(candidate.key, r.value);
                     }
                 }
-                next = candidate;
-                return true;
             }
-        }
-
-        @Override
-        public KeyValue<Bytes, byte[]> next() {
-            if (!hasNext()) {
-                throw new NoSuchElementException();
-            }
-            KeyValue<Bytes, byte[]> n = next;
-            next = null;
-            return n;
-        }
-
-        @Override
-        public Bytes peekNextKey() {
-            if (!hasNext()) {
-                throw new NoSuchElementException();
-            }
-            return next.key;
         }
 
         private boolean closed;

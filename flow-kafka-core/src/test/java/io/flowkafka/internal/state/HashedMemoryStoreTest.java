@@ -1,5 +1,7 @@
 package io.flowkafka.internal.state;
 
+import static io.flowkafka.internal.state.StoreRows.drain;
+import static io.flowkafka.internal.state.StoreRows.key;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -20,25 +22,6 @@ import org.junit.jupiter.api.Test;
 
 /** {@link HashedMemoryStore} against Kafka's in-memory store as the reference. */
 class HashedMemoryStoreTest {
-
-    private static Bytes key(int... b) {
-        byte[] k = new byte[b.length];
-        for (int i = 0; i < b.length; i++) {
-            k[i] = (byte) b[i];
-        }
-        return Bytes.wrap(k);
-    }
-
-    private static List<String> drain(KeyValueIterator<Bytes, byte[]> it) {
-        List<String> out = new ArrayList<>();
-        try (it) {
-            while (it.hasNext()) {
-                KeyValue<Bytes, byte[]> kv = it.next();
-                out.add(kv.key + "=" + Bytes.wrap(kv.value));
-            }
-        }
-        return out;
-    }
 
     @Test
     void randomOperationsMatchKafkasInMemoryStore() {

@@ -1,5 +1,7 @@
 package io.flowkafka.internal.state;
 
+import static io.flowkafka.internal.state.StoreRows.drain;
+import static io.flowkafka.internal.state.StoreRows.key;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -98,26 +100,7 @@ class WriteBackStoreTest {
         return store;
     }
 
-    private static Bytes key(int... b) {
-        byte[] k = new byte[b.length];
-        for (int i = 0; i < b.length; i++) {
-            k[i] = (byte) b[i];
-        }
-        return Bytes.wrap(k);
-    }
-
-    private static List<String> drain(KeyValueIterator<Bytes, byte[]> it) {
-        List<String> out = new ArrayList<>();
-        try (it) {
-            while (it.hasNext()) {
-                KeyValue<Bytes, byte[]> kv = it.next();
-                out.add(kv.key + "=" + Bytes.wrap(kv.value));
-            }
-        }
-        return out;
-    }
-
-    private static List<String> drain(Map<Bytes, byte[]> model) {
+    private static List<String> rows(Map<Bytes, byte[]> model) {
         List<String> out = new ArrayList<>();
         model.forEach((k, v) -> out.add(k + "=" + Bytes.wrap(v)));
         return out;
@@ -152,21 +135,21 @@ class WriteBackStoreTest {
                         int a = random.nextInt(64);
                         Bytes from = key(a);
                         Bytes to = key(a + random.nextInt(64 - a), 255);
-                        assertThat(drain(store.range(from, to))).isEqualTo(drain(model.subMap(from, true, to, true)));
+                        assertThat(drain(store.range(from, to))).isEqualTo(rows(model.subMap(from, true, to, true)));
                     }
                     case 7 -> {
                         if (random.nextInt(50) == 0) {
                             store.flushCache();
-                            assertThat(drain(below.all())).as("the store below after a flush").isEqualTo(drain(model));
+                            assertThat(drain(below.all())).as("the store below after a flush").isEqualTo(rows(model));
                         }
                     }
                     default -> assertThat(store.get(k)).isEqualTo(model.get(k));
                 }
                 assertThat(store.cachedBytes()).isLessThanOrEqualTo(cacheBytes);
             }
-            assertThat(drain(store.all())).isEqualTo(drain(model));
+            assertThat(drain(store.all())).isEqualTo(rows(model));
             store.flushCache();
-            assertThat(drain(below.all())).isEqualTo(drain(model));
+            assertThat(drain(below.all())).isEqualTo(rows(model));
             store.close();
         }
     }
