@@ -18,16 +18,21 @@ import org.junit.jupiter.api.Test;
 class WaitClickJoinTest {
     private static final long MIN = 60_000L;
     private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
-    private FlowTestDriver driver;
+    protected FlowTestDriver driver;
 
     /** The spec under test: the two-hop pipeline of the example. */
     protected io.flowkafka.spec.PipelineSpec spec() {
         return WaitClickJoin.spec("wcj", "impressions", "clicks", "results", 4, false);
     }
 
+    /** Deployment properties of the driver (FlowTestDriver's defaults: in-memory stores). */
+    protected java.util.Properties props() {
+        return new java.util.Properties();
+    }
+
     @BeforeEach
     void start() {
-        driver = FlowTestDriver.create(spec());
+        driver = FlowTestDriver.create(spec(), props());
     }
 
     @AfterEach
@@ -35,7 +40,7 @@ class WaitClickJoinTest {
         driver.close();
     }
 
-    private void impression(String id, long tsMs) {
+    protected void impression(String id, long tsMs) {
         driver.pipeSource("impressions", id, "{\"impression_id\":\"" + id + "\",\"user\":\"u-" + id + "\",\"ts\":" + tsMs + "}");
         driver.advanceWallClockTime(Duration.ofMillis(200));
     }
@@ -46,12 +51,12 @@ class WaitClickJoinTest {
     }
 
     /** Moves both inputs' event watermarks to at least {@code tsMs} (the default out-of-orderness bound is 1 min). */
-    private void watermarksTo(long tsMs) {
+    protected void watermarksTo(long tsMs) {
         impression("tick", tsMs + MIN + 1);
         click("tick", tsMs + MIN + 1);
     }
 
-    private Map<String, String> results() {
+    protected Map<String, String> results() {
         Map<String, String> out = new TreeMap<>();
         for (String json : driver.readSinkJson("results")) {
             com.fasterxml.jackson.databind.JsonNode r;

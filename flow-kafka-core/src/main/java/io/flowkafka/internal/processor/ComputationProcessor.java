@@ -136,6 +136,10 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         KeyValueStore<Bytes, byte[]> store = spec.states().isEmpty() ? null
                 : context.getStateStore(KeyStates.storeName(spec.id()));
         this.states = new KeyStates(store);
+        if (store != null) {
+            meters.addAll(io.flowkafka.internal.state.WriteBackStore.registerMeters(store, plan.visitors().meters(),
+                    storeTags()));
+        }
         this.keyCodec = KeyCodec.of(spec.groupBySchema(), spec.id());
         this.computationTag = MessageIds.computationTag(spec.id());
         for (ComputationPlan.Input in : plan.inputs().values()) {
@@ -359,6 +363,13 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                         Integer.toString(context.taskId().partition()))
                 .register(plan.visitors().meters());
         meters.add(firedTimers);
+        for (String name : List.of(io.flowkafka.internal.timers.TimerStore.timersStoreName(spec.id()),
+                io.flowkafka.internal.timers.TimerStore.holdsStoreName(spec.id()))) {
+            if (name.endsWith(".timers") || ComputationPlan.writesInternalStreams(plan.outputs())) {
+                meters.addAll(io.flowkafka.internal.state.WriteBackStore.registerMeters(context.getStateStore(name),
+                        plan.visitors().meters(), storeTags()));
+            }
+        }
         context.schedule(java.time.Duration.ofMillis(plan.timers().punctuationIntervalMs()),
                 org.apache.kafka.streams.processor.PunctuationType.WALL_CLOCK_TIME, now -> {
                     fireTimers();
@@ -1606,5 +1617,12 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
     /** For tests: the computation kind. */
     ComputationKind kind() {
         return spec.kind();
+    }
+
+    /** The tags of this task's store meters. */
+    private List<io.micrometer.core.instrument.Tag> storeTags() {
+        return List.of(io.micrometer.core.instrument.Tag.of("pipeline", plan.pipeline()),
+                io.micrometer.core.instrument.Tag.of("computation", spec.id()),
+                io.micrometer.core.instrument.Tag.of("partition", Integer.toString(context.taskId().partition())));
     }
 }

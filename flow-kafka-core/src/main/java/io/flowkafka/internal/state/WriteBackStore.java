@@ -504,6 +504,31 @@ public final class WriteBackStore extends WrappedStateStore<KeyValueStore<Bytes,
         return new long[] {writesThrough, writesSkipped};
     }
 
+    /**
+     * Registers the cache's counters of the store under {@code name} (a state or timer store of a task), if it has
+     * a write-back cache: {@code flow.store.cache.written} (rows written through to RocksDB and the changelog) and
+     * {@code flow.store.cache.skipped} (rows removed before they were ever written: nothing written for them).
+     *
+     * @return the registered meters (none without a cache), for the caller to remove when the task closes
+     */
+    public static List<io.micrometer.core.instrument.Meter> registerMeters(StateStore store,
+            io.micrometer.core.instrument.MeterRegistry registry, Iterable<io.micrometer.core.instrument.Tag> tags) {
+        WriteBackStore cache = find(store);
+        if (cache == null) {
+            return List.of();
+        }
+        List<io.micrometer.core.instrument.Tag> all = new ArrayList<>();
+        tags.forEach(all::add);
+        all.add(io.micrometer.core.instrument.Tag.of("store", cache.name()));
+        return List.of(
+                io.micrometer.core.instrument.FunctionCounter.builder("flow.store.cache.written", cache,
+                        c -> c.writesThrough).description("Rows the store cache wrote through to RocksDB and the changelog")
+                        .tags(all).register(registry),
+                io.micrometer.core.instrument.FunctionCounter.builder("flow.store.cache.skipped", cache,
+                        c -> c.writesSkipped).description("Rows removed before the store cache wrote them: never written")
+                        .tags(all).register(registry));
+    }
+
     /** Heap bytes the cache accounts for (tests). */
     long cachedBytes() {
         return bytes;
