@@ -168,6 +168,34 @@ class WatermarkIT {
         }
     }
 
+    /**
+     * A task that completes asks Kafka Streams to commit at once: with a commit interval far longer than the test's
+     * bound, the source task's last records and its completion reach the next computation, whose completion reaches
+     * the runtime, only because each task commits when it completes.
+     */
+    @Test
+    @Timeout(180)
+    void shouldCommitWhenATaskCompletesInsteadOfWaitingForTheCommitInterval(KafkaCluster cluster, TestNames names)
+            throws Exception {
+        String input = names.topic("in");
+        cluster.createTopic(input, 3);
+        for (int i = 0; i < 30; i++) {
+            produce(cluster, input, i % 3, 1000 + i);
+        }
+        PipelineSpec spec = spec(names.name("prompt"), input, WatermarkStrategy.DEFAULT, true);
+        Properties p = props(cluster);
+        p.put("commit.interval.ms", "600000");
+        p.put("producer.transaction.timeout.ms", "900000"); // no transaction times out while nothing commits
+        try (FlowRuntime runtime = FlowRuntime.create(spec, p);
+                ControlReader out = new ControlReader(cluster, spec.name() + ".out")) {
+            runtime.start();
+            assertThat(runtime.awaitCompletion(Duration.ofSeconds(60)))
+                    .as("completed long before the 10-minute commit interval; state " + runtime.state()).isTrue();
+            out.awaitCompleted(2);
+            assertThat(out.dataRecords()).as("every record of the finite range, committed").isEqualTo(30);
+        }
+    }
+
     private static Properties props(KafkaCluster cluster) throws Exception {
         Properties p = cluster.clientProperties();
         Path dir = Files.createTempDirectory("flow-wm-it");

@@ -1177,6 +1177,9 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             String task = spec.id() + "/" + context.taskId().partition();
             context.forward(new Record<>(task.getBytes(java.nio.charset.StandardCharsets.UTF_8),
                     "completed".getBytes(java.nio.charset.StandardCharsets.UTF_8), now), plan.statusNode());
+            // Kafka Streams commits the task right after this punctuation (the control records below included),
+            // not up to commit.interval.ms later: the next computation and awaitCompletion wait for these outputs
+            context.commit();
         }
         boolean heartbeat = lastEmitWallMs == Long.MIN_VALUE || now - lastEmitWallMs >= plan.watermarks().heartbeatMs();
         if ((changed || heartbeat) && !controlNodes.isEmpty()) {
