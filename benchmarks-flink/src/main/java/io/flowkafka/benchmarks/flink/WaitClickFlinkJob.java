@@ -30,13 +30,18 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
  * a JVM with Kafka Streams'). It starts the MiniCluster first, then prints {@code T0 <epoch ms>}
  * just before it submits the job, and {@code FINISHED <status> <epoch ms>} when the job ends (the
  * bounded sources reached the end offsets they saw at start, the final watermark fired every timer,
- * the final checkpoint committed the sink's transactions).
+ * the final checkpoint committed the sink's transactions). With the system property {@code wcj.warmup}
+ * ({@code impressionsTopic,clicksTopic,resultsTopic}) it first runs the same job over those topics on the
+ * same MiniCluster and prints {@code WARM <status> <epoch ms>}.
  *
  * <p>Arguments: {@code bootstrap impressionsTopic clicksTopic resultsTopic runId workDir} and options
  * {@code --parallelism N} (2), {@code --checkpoint-ms N} (1000), {@code --guarantee
  * exactly-once|at-least-once} (exactly-once).
  */
 public final class WaitClickFlinkJob {
+    /** The same property as the driver's {@code WaitClickVsFlink.WARM_UP_PROPERTY}. */
+    static final String WARM_UP_PROPERTY = "wcj.warmup";
+
     private WaitClickFlinkJob() {
     }
 
@@ -83,6 +88,47 @@ public final class WaitClickFlinkJob {
 
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         env.setParallelism(parallelism);
+        JobGraph job = jobGraph(env, bootstrap, impressionsTopic, clicksTopic, resultsTopic, runId, guarantee);
+        String warm = System.getProperty(WARM_UP_PROPERTY);
+        JobGraph warmJob = null;
+        if (warm != null && !warm.isBlank()) {
+            String[] t = warm.split(",");
+            warmJob = jobGraph(env, bootstrap, t[0], t[1], t[2], runId + "-warm", guarantee);
+        }
+
+        MiniClusterConfiguration cluster = new MiniClusterConfiguration.Builder()
+                .setConfiguration(conf)
+                .setNumTaskManagers(1)
+                .setNumSlotsPerTaskManager(parallelism)
+                .withRandomPorts()
+                .build();
+        int exit;
+        try (MiniCluster mini = new MiniCluster(cluster)) {
+            mini.start();
+            if (warmJob != null) {
+                JobResult warmResult = mini.requestJobResult(mini.submitJob(warmJob).get().getJobID()).get();
+                System.out.println("WARM " + warmResult.getApplicationStatus() + " " + System.currentTimeMillis());
+                if (!warmResult.isSuccess()) {
+                    System.exit(1);
+                }
+            }
+            System.out.println("T0 " + System.currentTimeMillis());
+            System.out.flush();
+            JobID id = mini.submitJob(job).get().getJobID();
+            JobResult result = mini.requestJobResult(id).get();
+            System.out.println("FINISHED " + result.getApplicationStatus() + " " + System.currentTimeMillis());
+            if (result.getSerializedThrowable().isPresent()) {
+                result.getSerializedThrowable().get().printStackTrace(System.out);
+            }
+            System.out.flush();
+            exit = result.isSuccess() ? 0 : 1;
+        }
+        System.exit(exit);
+    }
+
+    /** The join's job graph over the given topics, built on {@code env} (which forgets it after). */
+    private static JobGraph jobGraph(StreamExecutionEnvironment env, String bootstrap, String impressionsTopic,
+            String clicksTopic, String resultsTopic, String runId, DeliveryGuarantee guarantee) {
         WatermarkStrategy<Event> byTs = WatermarkStrategy.<Event>forBoundedOutOfOrderness(Duration.ofMinutes(1))
                 .withTimestampAssigner((e, recordTs) -> e.ts)
                 .withIdleness(Duration.ofMinutes(1));
@@ -103,29 +149,7 @@ public final class WaitClickFlinkJob {
                 .name("join")
                 .sinkTo(sink)
                 .name("results_topic");
-        JobGraph job = env.getStreamGraph().getJobGraph();
-
-        MiniClusterConfiguration cluster = new MiniClusterConfiguration.Builder()
-                .setConfiguration(conf)
-                .setNumTaskManagers(1)
-                .setNumSlotsPerTaskManager(parallelism)
-                .withRandomPorts()
-                .build();
-        int exit;
-        try (MiniCluster mini = new MiniCluster(cluster)) {
-            mini.start();
-            System.out.println("T0 " + System.currentTimeMillis());
-            System.out.flush();
-            JobID id = mini.submitJob(job).get().getJobID();
-            JobResult result = mini.requestJobResult(id).get();
-            System.out.println("FINISHED " + result.getApplicationStatus() + " " + System.currentTimeMillis());
-            if (result.getSerializedThrowable().isPresent()) {
-                result.getSerializedThrowable().get().printStackTrace(System.out);
-            }
-            System.out.flush();
-            exit = result.isSuccess() ? 0 : 1;
-        }
-        System.exit(exit);
+        return env.getStreamGraph().getJobGraph();
     }
 
     private static KafkaSource<Event> source(String bootstrap, String topic, String runId, boolean click) {

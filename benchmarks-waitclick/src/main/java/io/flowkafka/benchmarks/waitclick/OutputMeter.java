@@ -16,8 +16,9 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 /**
  * Reads a results topic with {@code read_committed} from the beginning while a job runs and checks
  * every result against the reference: one result per impression ({@code imp-N} keys), the expected
- * one ({@code joined} or {@code no_click}). Notes the wall-clock time of the first result and of the
- * moment every impression had its result.
+ * one ({@code joined} or {@code no_click}). Notes the wall-clock time of the first result, of the
+ * moments a tenth, two tenths, ... of the impressions had their results, and of the moment every
+ * impression had its result.
  */
 final class OutputMeter implements AutoCloseable {
     static final byte JOINED = 1;
@@ -31,6 +32,8 @@ final class OutputMeter implements AutoCloseable {
     private volatile boolean stop;
     private volatile long firstAtMs = -1;
     private volatile long completeAtMs = -1;
+    /** [k]: when k tenths of the impressions had their result (read by the caller after {@link #finish}). */
+    private final long[] tenthAtMs = new long[11];
     private volatile long total;
     private volatile long distinct;
     private long joined;
@@ -94,6 +97,11 @@ final class OutputMeter implements AutoCloseable {
                     d++;
                     if (result != expected[id]) {
                         wrong++;
+                    }
+                }
+                for (int k = 1; k <= 10; k++) {
+                    if (tenthAtMs[k] == 0 && d * 10 >= (long) expected.length * k) {
+                        tenthAtMs[k] = now;
                     }
                 }
                 total = t;
@@ -179,6 +187,15 @@ final class OutputMeter implements AutoCloseable {
 
     long completeAtMs() {
         return completeAtMs;
+    }
+
+    /**
+     * Wall-clock ms at which {@code k} tenths of the impressions had their result, or -1. Results lag
+     * their input by at most the 30 minutes of event time an impression waits, so the time between two
+     * tenths is the time the job took for a tenth of the input, without its start and its end.
+     */
+    long tenthAtMs(int k) {
+        return tenthAtMs[k] == 0 ? -1 : tenthAtMs[k];
     }
 
     long distinct() {

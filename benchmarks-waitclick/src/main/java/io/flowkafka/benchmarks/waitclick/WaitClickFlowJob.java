@@ -9,7 +9,9 @@ import java.util.Properties;
  * The flow-kafka side of the wait-click benchmark, run by {@link WaitClickVsFlink} in a JVM of its
  * own: the example's pipeline ({@link WaitClickJoin#spec}, finite sources, exactly_once_v2) until it
  * completes. Prints {@code T0 <epoch ms>} just before it creates the runtime and {@code FINISHED
- * <state> <epoch ms>} when the pipeline completed (or failed), then exits.
+ * <state> <epoch ms>} when the pipeline completed (or failed), then exits. With the system property
+ * {@value WaitClickVsFlink#WARM_UP_PROPERTY} it first runs the same pipeline (named {@code <pipeline>-warm}) over
+ * those topics, in this JVM, and prints {@code WARM <state> <epoch ms>}.
  *
  * <p>Arguments: {@code bootstrap pipeline impressionsTopic clicksTopic resultsTopic stateDir
  * partitions streamThreads [two-hop|keyed] [commitIntervalMs]} ({@code keyed}: {@link WaitClickJoin#keyedSpec};
@@ -26,25 +28,44 @@ public final class WaitClickFlowJob {
                     + " stateDir partitions streamThreads [two-hop|keyed] [commitIntervalMs]");
             System.exit(2);
         }
+        String[] warm = WaitClickVsFlink.warmUpTopics();
+        if (warm != null) {
+            boolean ok = run(args, args[1] + "-warm", warm[0], warm[1], warm[2], args[5] + "-warm", false);
+            System.out.println("WARM " + (ok ? "COMPLETED" : "FAILED") + " " + System.currentTimeMillis());
+            if (!ok) {
+                System.exit(1);
+            }
+        }
+        boolean ok = run(args, args[1], args[2], args[3], args[4], args[5], true);
+        System.exit(ok ? 0 : 1);
+    }
+
+    /** Runs the pipeline over the given topics until it completes; with {@code measured}, prints T0 and FINISHED. */
+    private static boolean run(String[] args, String pipeline, String impressions, String clicks, String results,
+            String stateDir, boolean measured) throws Exception {
         Properties props = new Properties();
         props.put("bootstrap.servers", args[0]);
-        props.put("state.dir", args[5]);
+        props.put("state.dir", stateDir);
         props.put("num.stream.threads", args[7]);
         if (args.length == 10) {
             props.put("commit.interval.ms", args[9]);
         }
-        System.out.println("T0 " + System.currentTimeMillis());
-        System.out.flush();
+        if (measured) {
+            System.out.println("T0 " + System.currentTimeMillis());
+            System.out.flush();
+        }
         boolean ok;
         boolean keyed = args.length >= 9 && args[8].equals("keyed");
-        var spec = keyed ? WaitClickJoin.keyedSpec(args[1], args[2], args[3], args[4], true)
-                : WaitClickJoin.spec(args[1], args[2], args[3], args[4], Integer.parseInt(args[6]), true);
+        var spec = keyed ? WaitClickJoin.keyedSpec(pipeline, impressions, clicks, results, true)
+                : WaitClickJoin.spec(pipeline, impressions, clicks, results, Integer.parseInt(args[6]), true);
         try (FlowRuntime runtime = FlowRuntime.create(spec, props)) {
             runtime.start();
             ok = runtime.awaitCompletion(Duration.ofMinutes(30));
-            System.out.println("FINISHED " + runtime.state() + " " + System.currentTimeMillis());
-            System.out.flush();
+            if (measured) {
+                System.out.println("FINISHED " + runtime.state() + " " + System.currentTimeMillis());
+                System.out.flush();
+            }
         }
-        System.exit(ok ? 0 : 1);
+        return ok;
     }
 }

@@ -24,7 +24,8 @@ import org.apache.kafka.streams.StreamsConfig;
  * partitions to their ends and fired every timer, after Kafka Streams' closing commit.
  *
  * <p>Prints {@code T0 <epoch ms>} just before it starts Kafka Streams and {@code FINISHED <state>
- * <epoch ms>} when done. Arguments: {@code bootstrap applicationId impressionsTopic clicksTopic
+ * <epoch ms>} when done. With the system property {@value WaitClickVsFlink#WARM_UP_PROPERTY} it first runs the
+ * same job over those topics, in this JVM, and prints {@code WARM <state> <epoch ms>}. Arguments: {@code bootstrap applicationId impressionsTopic clicksTopic
  * resultsTopic stateDir streamThreads commitIntervalMs}.
  */
 public final class WaitClickPlainJob {
@@ -37,36 +38,57 @@ public final class WaitClickPlainJob {
                     + " resultsTopic stateDir streamThreads commitIntervalMs");
             System.exit(2);
         }
-        Map<TopicPartition, Long> ends = endOffsets(args[0], List.of(args[2], args[3]));
+        String[] warm = WaitClickVsFlink.warmUpTopics();
+        if (warm != null) {
+            boolean ok = run(args[0], args[1] + "-warm", warm[0], warm[1], warm[2], args[5] + "-warm", args[6], args[7],
+                    false);
+            System.out.println("WARM " + (ok ? "COMPLETED" : "FAILED") + " " + System.currentTimeMillis());
+            if (!ok) {
+                System.exit(1);
+            }
+        }
+        boolean ok = run(args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7], true);
+        System.exit(ok ? 0 : 1);
+    }
+
+    /** Runs the join over the given topics until every task finished; with {@code measured}, prints T0 and FINISHED. */
+    private static boolean run(String bootstrap, String applicationId, String impressions, String clicks, String results,
+            String stateDir, String threads, String commitMs, boolean measured) throws Exception {
+        Map<TopicPartition, Long> ends = endOffsets(bootstrap, List.of(impressions, clicks));
         int tasks = 0;
         for (TopicPartition tp : ends.keySet()) {
             tasks = Math.max(tasks, tp.partition() + 1);
         }
         Properties props = new Properties();
-        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, args[0]);
-        props.put(StreamsConfig.APPLICATION_ID_CONFIG, args[1]);
-        props.put(StreamsConfig.STATE_DIR_CONFIG, args[5]);
-        props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, args[6]);
-        props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, args[7]);
+        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        props.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
+        props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir);
+        props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, threads);
+        props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, commitMs);
         props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
         props.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
-        System.out.println("T0 " + System.currentTimeMillis());
-        System.out.flush();
+        int finishedBefore = DriverBenchmarkJoins.finishedTasks(); // the count is per JVM: a warm-up run counted too
+        if (measured) {
+            System.out.println("T0 " + System.currentTimeMillis());
+            System.out.flush();
+        }
         boolean ok;
         try (KafkaStreams streams = new KafkaStreams(
-                DriverBenchmarkJoins.plainTopology(args[2], args[3], args[4], true, ends), props)) {
+                DriverBenchmarkJoins.plainTopology(impressions, clicks, results, true, ends), props)) {
             streams.start();
             long deadline = System.currentTimeMillis() + Duration.ofMinutes(30).toMillis();
-            while (DriverBenchmarkJoins.finishedTasks() < tasks && System.currentTimeMillis() < deadline
+            while (DriverBenchmarkJoins.finishedTasks() - finishedBefore < tasks && System.currentTimeMillis() < deadline
                     && streams.state() != KafkaStreams.State.ERROR) {
                 Thread.sleep(20); // a benchmark's main thread polling a counter, not a test waiting
             }
-            ok = DriverBenchmarkJoins.finishedTasks() >= tasks;
+            ok = DriverBenchmarkJoins.finishedTasks() - finishedBefore >= tasks;
             streams.close(Duration.ofMinutes(1)); // its closing commit publishes the last results
-            System.out.println("FINISHED " + (ok ? "COMPLETED" : streams.state()) + " " + System.currentTimeMillis());
-            System.out.flush();
+            if (measured) {
+                System.out.println("FINISHED " + (ok ? "COMPLETED" : streams.state()) + " " + System.currentTimeMillis());
+                System.out.flush();
+            }
         }
-        System.exit(ok ? 0 : 1);
+        return ok;
     }
 
     private static Map<TopicPartition, Long> endOffsets(String bootstrap, List<String> topics) {

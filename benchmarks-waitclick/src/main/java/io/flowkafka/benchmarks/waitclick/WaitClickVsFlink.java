@@ -97,9 +97,19 @@ public final class WaitClickVsFlink {
 
     /** One job run. */
     record Run(Job job, int round, long records, double seconds, double launchToT0, double firstOutput,
-            double jobCpuS, double driverCpuS, double otherCores, String finished, OutputMeter.Check check) {
+            double jobCpuS, double driverCpuS, double otherCores, String finished, OutputMeter.Check check,
+            double steadySeconds) {
         double rate() {
             return records / seconds;
+        }
+
+        /**
+         * Records/s while the job went from 20% to 90% of the results: its throughput once running, without
+         * its start (JVM, JIT compilers' first minutes, rebalance, first commits) and its end (last timers,
+         * closing commit). NaN when the run did not get that far.
+         */
+        double steadyRate() {
+            return steadySeconds > 0 ? records * STEADY_SHARE / steadySeconds : Double.NaN;
         }
 
         /** Records/s with the job JVM's own startup counted (JVM, and Flink's MiniCluster). */
@@ -109,11 +119,34 @@ public final class WaitClickVsFlink {
 
         String describe() {
             return String.format(Locale.ROOT, "%,9.0f records/s (%.2f s from start; JVM launch to start %.2f s; first "
-                            + "result at %.2f s; CPU s: job JVM %.1f = %.1f us/record, broker JVM %.1f; other processes "
-                            + "%.2f cores; %s) %s", rate(), seconds, launchToT0, firstOutput, jobCpuS,
-                    jobCpuS * 1e6 / records, driverCpuS, otherCores, finished, check);
+                            + "result at %.2f s; %,.0f records/s from 20%% to 90%% of the results; CPU s: job JVM %.1f = %.1f "
+                            + "us/record, broker JVM %.1f; other processes %.2f cores; %s) %s", rate(), seconds, launchToT0,
+                    firstOutput, steadyRate(), jobCpuS, jobCpuS * 1e6 / records, driverCpuS, otherCores, finished, check);
         }
     }
+
+    /**
+     * System property of the job JVMs: {@code impressionsTopic,clicksTopic,resultsTopic} of an input the job
+     * processes, in the same JVM and with the same job, before the measured run ({@code --warm-jvm}).
+     */
+    static final String WARM_UP_PROPERTY = "wcj.warmup";
+
+    /** The warm-up topics given by {@link #WARM_UP_PROPERTY}, or null. */
+    static String[] warmUpTopics() {
+        String v = System.getProperty(WARM_UP_PROPERTY);
+        if (v == null || v.isBlank()) {
+            return null;
+        }
+        String[] t = v.split(",");
+        if (t.length != 3) {
+            throw new IllegalArgumentException(WARM_UP_PROPERTY + " must be impressionsTopic,clicksTopic,resultsTopic "
+                    + "but was '" + v + "'");
+        }
+        return t;
+    }
+
+    /** The share of the input between 20% and 90% of the results ({@link Run#steadyRate}). */
+    static final double STEADY_SHARE = 0.7;
 
     private int impressions = 600_000;
     private double clickRatio = 0.7;
@@ -130,6 +163,10 @@ public final class WaitClickVsFlink {
     private String jobHeap = "1g";
     /** Record timestamps of the input: the event time (as live producers write them), or the time of producing. */
     private boolean eventTimeStamps = true;
+    /** Impressions each job JVM processes before its measured run ({@code --warm-jvm}); 0: none. */
+    private int warmJvm;
+    /** The input of the in-JVM warm-up, written once when {@link #warmJvm} > 0. */
+    private Input jvmWarmInput;
     private List<String> jobJvmOpts = List.of();
     private long timeoutS = 600;
     private List<Job> jobs = List.of(Job.FLOW, Job.FLINK);
@@ -153,6 +190,10 @@ public final class WaitClickVsFlink {
                           --seed N              input seed (42)
                           --runs N              interleaved rounds, medians reported (3)
                           --warmup N            impressions of the unreported warm-up run per job, 0 for none (20000)
+                                                (each run is a JVM of its own: this warms the broker, not the jobs)
+                          --warm-jvm N          impressions each job JVM processes with the same job, on topics of
+                                                their own, before the measured run: its JIT compilers have done most
+                                                of their work when T0 is taken; CPU is counted from T0; 0 for none (0)
                           --partitions N        partitions of each input and results topic (4)
                           --flow-threads N      flow-kafka num.stream.threads (2)
                           --flink-parallelism N Flink parallelism = task slots (2)
@@ -192,6 +233,7 @@ public final class WaitClickVsFlink {
                 case "--seed" -> b.seed = Long.parseLong(v);
                 case "--runs" -> b.runs = Integer.parseInt(v);
                 case "--warmup" -> b.warmup = Integer.parseInt(v);
+                case "--warm-jvm" -> b.warmJvm = Integer.parseInt(v);
                 case "--partitions" -> b.partitions = Integer.parseInt(v);
                 case "--flow-threads" -> b.flowThreads = Integer.parseInt(v);
                 case "--flink-parallelism" -> b.flinkParallelism = Integer.parseInt(v);
@@ -237,8 +279,10 @@ public final class WaitClickVsFlink {
         String loadBefore = loadAverage();
         System.out.printf(Locale.ROOT, "WaitClickVsFlink: %,d impressions (click ratio %.2f, seed %d), %d partitions, %d "
                         + "round(s) of %s, flow-kafka %d stream thread(s) committing every %d ms, Flink parallelism %d, %s sink, %d ms checkpoints,"
-                        + " job heap %s; work dir %s; load average %s; %s; Java %s%n", impressions, clickRatio, seed,
-                partitions, runs, jobs, flowThreads, flowCommitMs(), flinkParallelism, flinkGuarantee, checkpointMs, jobHeap, workDir,
+                        + " job heap %s%s; work dir %s; load average %s; %s; Java %s%n", impressions, clickRatio, seed,
+                partitions, runs, jobs, flowThreads, flowCommitMs(), flinkParallelism, flinkGuarantee, checkpointMs, jobHeap,
+                warmJvm > 0 ? String.format(Locale.ROOT, ", each job JVM warmed up by the same job over %,d impressions "
+                        + "before T0 (CPU counted from T0)", warmJvm) : "", workDir,
                 loadBefore, System.getProperty("bench.built.from", "build unknown"), System.getProperty("java.version"));
         cluster = EmbeddedKafkaCluster.start();
         List<Run> all = new ArrayList<>();
@@ -250,6 +294,9 @@ public final class WaitClickVsFlink {
                     Run r = runJob(job, 0, warm);
                     System.out.printf("  warm-up %-10s %s%n", job.label, r.describe());
                 }
+            }
+            if (warmJvm > 0) {
+                jvmWarmInput = input("jvm-warm", warmJvm);
             }
             Input in = input("main", impressions);
             inputRecords = in.records();
@@ -273,14 +320,16 @@ public final class WaitClickVsFlink {
                         + "min; load average before %s, after %s:%n", runs, inputRecords, impressions,
                 inputRecords - impressions, minutes, loadBefore, loadAverage());
         System.out.println("| job | records/s (median) | seconds from start | JVM launch to start (s) | records/s from JVM "
-                + "launch | first result (s) | job JVM CPU us/record | broker JVM CPU s | other processes (cores) | checks |");
-        System.out.println("|---|---|---|---|---|---|---|---|---|---|");
+                + "launch | first result (s) | records/s from 20% to 90% of the results | job JVM CPU us/record | broker "
+                + "JVM CPU s | other processes (cores) | checks |");
+        System.out.println("|---|---|---|---|---|---|---|---|---|---|---|");
         for (Job job : jobs) {
             List<Run> rs = all.stream().filter(r -> r.job() == job).toList();
             long bad = rs.stream().filter(r -> !r.check().ok()).count();
-            System.out.printf(Locale.ROOT, "| %s | %,.0f | %.2f | %.2f | %,.0f | %.2f | %.1f | %.1f | %.2f | %d of %d ok |%n",
+            System.out.printf(Locale.ROOT, "| %s | %,.0f | %.2f | %.2f | %,.0f | %.2f | %,.0f | %.1f | %.1f | %.2f | %d of %d ok |%n",
                     job.label, median(rs, Run::rate), median(rs, Run::seconds), median(rs, Run::launchToT0),
-                    median(rs, Run::rateFromLaunch), median(rs, Run::firstOutput), median(rs, r -> r.jobCpuS() * 1e6 / r.records()),
+                    median(rs, Run::rateFromLaunch), median(rs, Run::firstOutput), median(rs, Run::steadyRate),
+                    median(rs, r -> r.jobCpuS() * 1e6 / r.records()),
                     median(rs, Run::driverCpuS), median(rs, Run::otherCores), rs.size() - bad, rs.size());
         }
         long problems = all.stream().filter(r -> !r.check().ok()).count();
@@ -294,21 +343,37 @@ public final class WaitClickVsFlink {
             double ratio = flow / flink;
             double fromLaunch = median(all.stream().filter(r -> r.job() == flowJob).toList(), Run::rateFromLaunch)
                     / median(all.stream().filter(r -> r.job() == Job.FLINK).toList(), Run::rateFromLaunch);
+            // with an in-JVM warm-up, "from launch" would count the warm-up run: not reported
+            String startup = warmJvm > 0 ? "" : String.format(Locale.ROOT, "; %.2fx counting JVM and MiniCluster "
+                    + "startup", fromLaunch);
             System.out.printf(Locale.ROOT, "%n%s %,.0f records/s, Flink %,.0f records/s: ratio %.2fx "
-                    + "(goal >= 1.0: %s); counting each JVM's startup too: %.2fx%n", flowJob.label, flow, flink, ratio,
-                    ratio >= 1.0 ? "met" : "missed", fromLaunch);
+                    + "(goal >= 1.0: %s%s)%n", flowJob.label, flow, flink, ratio, ratio >= 1.0 ? "met" : "missed", startup);
             String what = flowJob == Job.FLOW ? "flow-kafka pipeline" : "flow-kafka keyed-source pipeline (the join "
                     + "reads both topics, keyed by impression id, directly; one sub-topology)";
             rows.add(String.format(Locale.ROOT, "| wait-click join throughput, %s-record backlog (%s impressions + "
-                            + "clicks, Kafka record timestamps = %s), %d partitions, each job in its own JVM (heap %s): %s "
+                            + "clicks, Kafka record timestamps = %s), %d partitions, each job in its own JVM (heap %s%s): %s "
                             + "(exactly_once_v2, commit.interval.ms %d, %d stream thread%s) vs Flink 2.2 KeyedProcessFunction (RocksDB, timers, "
                             + "%s Kafka sink, %d ms checkpoints, parallelism %d, MiniCluster); median of %d "
-                            + "interleaved rounds | %,.0f records/s | %,.0f records/s | %.2fx (goal >= 1.0: %s; %.2fx counting JVM and MiniCluster startup%s) | %s | %s |",
+                            + "interleaved rounds | %,.0f records/s | %,.0f records/s | %.2fx (goal >= 1.0: %s%s%s) | %s | %s |",
                     compact(inputRecords), compact(impressions), eventTimeStamps ? "event time" : "produce time",
-                    partitions, jobHeap, what, flowCommitMs(), flowThreads,
+                    partitions, jobHeap, warmNote(), what, flowCommitMs(), flowThreads,
                     flowThreads == 1 ? "" : "s", flinkGuarantee, checkpointMs, flinkParallelism, runs, flow, flink, ratio,
-                    ratio >= 1.0 ? "met" : "missed", fromLaunch, problems == 0 ? "; results checked: ok"
+                    ratio >= 1.0 ? "met" : "missed", startup, problems == 0 ? "; results checked: ok"
                             : "; result check problems in " + problems + " run(s)", LocalDate.now(),
+                    "`benchmarks/run-waitclick-vs-flink.sh" + (commandLine.isEmpty() ? "" : " "
+                            + String.join(" ", commandLine)) + "`"));
+            double flowSteady = median(all.stream().filter(r -> r.job() == flowJob).toList(), Run::steadyRate);
+            double flinkSteady = median(all.stream().filter(r -> r.job() == Job.FLINK).toList(), Run::steadyRate);
+            System.out.printf(Locale.ROOT, "%s from 20%% to 90%% of the results %,.0f records/s, Flink %,.0f records/s: "
+                    + "ratio %.2fx%n", flowJob.label, flowSteady, flinkSteady, flowSteady / flinkSteady);
+            rows.add(String.format(Locale.ROOT, "| wait-click join throughput once running (records/s while the results "
+                            + "went from 20%% to 90%%: without JVM start, JIT warm-up, rebalance and the closing commit), "
+                            + "%s-record backlog, %d partitions%s: %s vs Flink 2.2 KeyedProcessFunction (same runs as the "
+                            + "row above); median of %d interleaved rounds | %,.0f records/s | %,.0f records/s | %.2fx (goal >= "
+                            + "1.0: %s) | %s | %s |",
+                    compact(inputRecords), partitions, warmNote().replace("; ", ", "), flowJob == Job.FLOW ? "flow-kafka pipeline"
+                            : "flow-kafka keyed-source pipeline", runs, flowSteady, flinkSteady, flowSteady / flinkSteady,
+                    flowSteady / flinkSteady >= 1.0 ? "met" : "missed", LocalDate.now(),
                     "`benchmarks/run-waitclick-vs-flink.sh" + (commandLine.isEmpty() ? "" : " "
                             + String.join(" ", commandLine)) + "`"));
         }
@@ -330,15 +395,20 @@ public final class WaitClickVsFlink {
                         r -> r.jobCpuS() * 1e6 / r.records());
                 System.out.printf(Locale.ROOT, "%s %,.0f records/s, Kafka Streams (hand-written) %,.0f records/s: ratio "
                         + "%.2fx%n", flowJob.label, flow, plain, flow / plain);
+                double flowSteady = median(all.stream().filter(r -> r.job() == flowJob).toList(), Run::steadyRate);
+                double plainSteady = median(all.stream().filter(r -> r.job() == Job.PLAIN).toList(), Run::steadyRate);
+                System.out.printf(Locale.ROOT, "%s from 20%% to 90%% of the results %,.0f records/s, Kafka Streams "
+                        + "(hand-written) %,.0f records/s: ratio %.2fx%n", flowJob.label, flowSteady, plainSteady,
+                        flowSteady / plainSteady);
                 rows.add(String.format(Locale.ROOT, "| wait-click join throughput, %s-record backlog (%s impressions + "
-                                + "clicks, Kafka record timestamps = %s), %d partitions, each job in its own JVM (heap %s): "
+                                + "clicks, Kafka record timestamps = %s), %d partitions, each job in its own JVM (heap %s%s): "
                                 + "%s vs the same join as a hand-written Kafka Streams Processor API processor (RocksDB "
                                 + "stores with changelogs, state cached, timers rows of a second store; both "
                                 + "exactly_once_v2, commit.interval.ms %d, %d stream thread%s); median of %d interleaved "
                                 + "rounds | %,.0f records/s | %,.0f records/s | %.2fx (no numeric goal: flow-kafka's cost "
                                 + "over Kafka Streams; job CPU %.0f vs %.0f us/record%s) | %s | %s |",
                         compact(inputRecords), compact(impressions), eventTimeStamps ? "event time" : "produce time",
-                        partitions, jobHeap, flowJob == Job.FLOW ? "flow-kafka pipeline" : "flow-kafka keyed-source "
+                        partitions, jobHeap, warmNote(), flowJob == Job.FLOW ? "flow-kafka pipeline" : "flow-kafka keyed-source "
                                 + "pipeline", flowCommitMs(), flowThreads, flowThreads == 1 ? "" : "s", runs, flow, plain,
                         flow / plain, cpuFlow, cpuPlain, problems == 0 ? "; results checked: ok"
                                 : "; result check problems in " + problems + " run(s)", LocalDate.now(),
@@ -420,6 +490,12 @@ public final class WaitClickVsFlink {
         cmd.add("-Xms" + jobHeap);
         cmd.add("-Xmx" + jobHeap);
         cmd.addAll(jobJvmOpts);
+        if (jvmWarmInput != null && round > 0) {
+            String warmResults = "wcj-" + runId + "-jvm-warm-results";
+            cluster.createTopic(warmResults, partitions);
+            cmd.add("-D" + WARM_UP_PROPERTY + "=" + jvmWarmInput.impressionsTopic() + "," + jvmWarmInput.clicksTopic()
+                    + "," + warmResults);
+        }
         if (job == Job.FLOW || job == Job.FLOW_KEYED) {
             cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), WaitClickFlowJob.class.getName(),
                     cluster.bootstrapServers(), "wcj-flow-" + runId, in.impressionsTopic(), in.clicksTopic(), resultsTopic,
@@ -443,6 +519,8 @@ public final class WaitClickVsFlink {
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         children.add(p);
         AtomicReference<Long> t0 = new AtomicReference<>();
+        // with an in-JVM warm-up, CPU is counted from T0: {machine busy, this JVM, the job JVM} ticks at T0
+        AtomicReference<long[]> cpuAtT0 = new AtomicReference<>();
         AtomicReference<String> finished = new AtomicReference<>("");
         Thread reader = new Thread(() -> {
             try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
@@ -453,6 +531,9 @@ public final class WaitClickVsFlink {
                     w.newLine();
                     w.flush();
                     if (line.startsWith("T0 ")) {
+                        if (jvmWarmInput != null) {
+                            cpuAtT0.set(new long[] {systemBusyTicks(), selfCpuTicks(), procCpuTicks(p.pid())});
+                        }
                         t0.set(Long.parseLong(line.substring(3).trim()));
                     } else if (line.startsWith("FINISHED ")) {
                         finished.set(line.split(" ")[1]);
@@ -502,14 +583,29 @@ public final class WaitClickVsFlink {
         long start = t0.get() != null ? t0.get() : launch;
         double seconds = (end - start) / 1000.0;
         double wall = Math.max(1, System.currentTimeMillis() - launch) / 1000.0;
+        long[] atT0 = cpuAtT0.get();
+        long from = launch;
+        if (atT0 != null) { // counted from T0: the in-JVM warm-up's CPU is not the measured run's
+            cpu0 = new long[] {atT0[0], atT0[1]};
+            jobCpu = jobCpu < 0 || atT0[2] < 0 ? -1 : jobCpu - atT0[2];
+            from = start;
+        }
         double jobCpuS = jobCpu < 0 ? Double.NaN : jobCpu / 100.0;
         double driverCpuS = (cpu1[1] - cpu0[1]) / 100.0;
         double otherCores = Math.max(0, ((cpu1[0] - cpu0[0]) / 100.0 - driverCpuS - (jobCpu < 0 ? 0 : jobCpuS))
-                / ((end - launch) / 1000.0));
+                / (Math.max(1, end - from) / 1000.0));
         String status = finished.get().isEmpty() ? "exit " + (p.isAlive() ? "?" : p.exitValue()) : finished.get();
+        StringBuilder tenths = new StringBuilder();
+        for (int k = 1; k <= 10; k++) {
+            tenths.append(k == 1 ? "" : " ").append(meter.tenthAtMs(k) < 0 ? "-"
+                    : String.format(Locale.ROOT, "%.1f", (meter.tenthAtMs(k) - start) / 1000.0));
+        }
+        System.out.printf("  %s run %s: 10%%, 20%%, ... 100%% of the results at %s s from start%n", job.label, runId,
+                tenths);
         Run run = new Run(job, round, in.records(), seconds, (start - launch) / 1000.0,
                 meter.firstAtMs() < 0 ? Double.NaN : (meter.firstAtMs() - start) / 1000.0, jobCpuS, driverCpuS,
-                otherCores, status, check);
+                otherCores, status, check, meter.tenthAtMs(2) < 0 || meter.tenthAtMs(9) < 0 ? Double.NaN
+                        : Math.max(1, meter.tenthAtMs(9) - meter.tenthAtMs(2)) / 1000.0);
         if (!check.ok() || (!status.equals("COMPLETED") && !status.equals("SUCCEEDED"))) {
             System.out.printf("  %s run %s: %s; wall %.1f s; last lines of %s:%n", job.label, runId, check.problem(), wall,
                     log);
@@ -602,6 +698,12 @@ public final class WaitClickVsFlink {
         } catch (IOException e) {
             return "?";
         }
+    }
+
+    /** What the summary rows say about an in-JVM warm-up ({@code --warm-jvm}): empty without one. */
+    private String warmNote() {
+        return warmJvm <= 0 ? "" : String.format(Locale.ROOT, "; warm: each first ran the same job over %s other "
+                + "impressions", compact(warmJvm));
     }
 
     /** The commit interval of the flow-kafka jobs: the checkpoint interval unless given. */
