@@ -190,7 +190,8 @@ public final class WaitClickVsFlink {
                           --seed N              input seed (42)
                           --runs N              interleaved rounds, medians reported (3)
                           --warmup N            impressions of the unreported warm-up run per job, 0 for none (20000)
-                                                (each run is a JVM of its own: this warms the broker, not the jobs)
+                                                (each run is a JVM of its own: this warms the broker's JVM, not the
+                                                jobs'; keep it with --warm-jvm)
                           --warm-jvm N          impressions each job JVM processes with the same job, on topics of
                                                 their own, before the measured run: its JIT compilers have done most
                                                 of their work when T0 is taken; CPU is counted from T0; 0 for none (0)

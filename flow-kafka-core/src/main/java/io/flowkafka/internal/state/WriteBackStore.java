@@ -331,6 +331,20 @@ public final class WriteBackStore extends WrappedStateStore<KeyValueStore<Bytes,
             bytes += length(value) - length(r.value);
         }
         r.value = value;
+        if (value == null && !r.stored) {
+            // deletes a row the store below does not hold (a timer added and fired since the last flush): nothing
+            // to write; the row stays cached as known absent, and scans no longer walk over it
+            if (r.dirty) {
+                r.dirty = false;
+                dirtyCount--;
+                writesSkipped++;
+                if (dirtySorted != null) {
+                    dirtySorted.remove(key);
+                    modifications++;
+                }
+            }
+            return;
+        }
         if (!r.dirty) {
             r.dirty = true;
             dirtyCount++;
@@ -428,8 +442,20 @@ public final class WriteBackStore extends WrappedStateStore<KeyValueStore<Bytes,
         ProcessorRecordContext previous = beginWrites();
         try {
             if (dirtySorted != null) {
-                for (Map.Entry<Bytes, Row> e : new ArrayList<>(dirtySorted.entrySet())) {
-                    writeRow(e.getKey(), e.getValue());
+                boolean all = false;
+                try {
+                    for (Map.Entry<Bytes, Row> e : dirtySorted.entrySet()) {
+                        writeRow(e.getKey(), e.getValue(), false);
+                    }
+                    all = true;
+                } finally {
+                    // one clear instead of a removal per row; after a failed write the rows not written stay
+                    if (all) {
+                        dirtySorted.clear();
+                    } else {
+                        dirtySorted.values().removeIf(r -> !r.dirty);
+                    }
+                    modifications++;
                 }
             } else {
                 for (Map.Entry<Bytes, Row> e : rows.entrySet()) {
@@ -445,6 +471,11 @@ public final class WriteBackStore extends WrappedStateStore<KeyValueStore<Bytes,
 
     /** Writes one dirty row through (or drops the write when it deletes a key the store does not hold). */
     private void writeRow(Bytes key, Row r) {
+        writeRow(key, r, true);
+    }
+
+    /** {@link #writeRow(Bytes, Row)}; {@code unindex} false leaves the sorted index to the caller. */
+    private void writeRow(Bytes key, Row r, boolean unindex) {
         if (r.value != null || r.stored) {
             if (internalContext != null && internalContext.recordContext() == null) {
                 ProcessorRecordContext previous = beginWrites();
@@ -463,7 +494,7 @@ public final class WriteBackStore extends WrappedStateStore<KeyValueStore<Bytes,
         r.stored = r.value != null;
         r.dirty = false;
         dirtyCount--;
-        if (dirtySorted != null) {
+        if (dirtySorted != null && unindex) {
             dirtySorted.remove(key);
             modifications++;
         }
