@@ -192,8 +192,8 @@ public final class WaitClickVsFlink {
                           --warmup N            impressions of the unreported warm-up run per job, 0 for none (20000)
                                                 (each run is a JVM of its own: this warms the broker's JVM, not the
                                                 jobs'; keep it with --warm-jvm)
-                          --warm-jvm N          impressions each job JVM processes with the same job, on topics of
-                                                their own, before the measured run: its JIT compilers have done most
+                          --warm-jvm N          impressions each job JVM processes with the same job, on an input
+                                                of its own, before the measured run: its JIT compilers have done most
                                                 of their work when T0 is taken; CPU is counted from T0; 0 for none (0)
                           --partitions N        partitions of each input and results topic (4)
                           --flow-threads N      flow-kafka num.stream.threads (2)
@@ -549,7 +549,8 @@ public final class WaitClickVsFlink {
         long deadline = System.currentTimeMillis() + timeoutS * 1000;
         long exitedAt = -1;
         long jobCpu = -1; // the job JVM's CPU ticks, sampled while it lives (it may exit as its last results commit)
-        while (!meter.isComplete() && System.currentTimeMillis() < deadline) {
+        while (!meter.isComplete() && System.currentTimeMillis() < (t0.get() == null || jvmWarmInput == null ? deadline
+                : t0.get() + timeoutS * 1000)) { // with an in-JVM warm-up, the bound counts from T0
             meter.awaitComplete(100);
             long ticks = procCpuTicks(p.pid());
             if (ticks >= 0 && p.isAlive()) {
@@ -605,8 +606,7 @@ public final class WaitClickVsFlink {
                 tenths);
         Run run = new Run(job, round, in.records(), seconds, (start - launch) / 1000.0,
                 meter.firstAtMs() < 0 ? Double.NaN : (meter.firstAtMs() - start) / 1000.0, jobCpuS, driverCpuS,
-                otherCores, status, check, meter.tenthAtMs(2) < 0 || meter.tenthAtMs(9) < 0 ? Double.NaN
-                        : Math.max(1, meter.tenthAtMs(9) - meter.tenthAtMs(2)) / 1000.0);
+                otherCores, status, check, steadySeconds(meter));
         if (!check.ok() || (!status.equals("COMPLETED") && !status.equals("SUCCEEDED"))) {
             System.out.printf("  %s run %s: %s; wall %.1f s; last lines of %s:%n", job.label, runId, check.problem(), wall,
                     log);
@@ -701,10 +701,23 @@ public final class WaitClickVsFlink {
         }
     }
 
+    /**
+     * Seconds from 20% to 90% of the results, or NaN when unknown or shorter than two commit (checkpoint)
+     * intervals: results become visible at commits, and a window of one or two commits says nothing about a rate.
+     */
+    private double steadySeconds(OutputMeter meter) {
+        long from = meter.tenthAtMs(2);
+        long to = meter.tenthAtMs(9);
+        if (from < 0 || to < 0 || to - from < 2 * Math.max(flowCommitMs(), checkpointMs)) {
+            return Double.NaN;
+        }
+        return (to - from) / 1000.0;
+    }
+
     /** What the summary rows say about an in-JVM warm-up ({@code --warm-jvm}): empty without one. */
     private String warmNote() {
-        return warmJvm <= 0 ? "" : String.format(Locale.ROOT, "; warm: each first ran the same job over %s other "
-                + "impressions", compact(warmJvm));
+        return warmJvm <= 0 ? "" : String.format(Locale.ROOT, "; warm: each first ran the same job over an input of "
+                + "its own, %s impressions", compact(warmJvm));
     }
 
     /** The commit interval of the flow-kafka jobs: the checkpoint interval unless given. */
@@ -712,8 +725,9 @@ public final class WaitClickVsFlink {
         return flowCommitMs < 0 ? checkpointMs : flowCommitMs;
     }
 
+    /** The median of the known (non-NaN) values. */
     private static double median(List<Run> runs, java.util.function.ToDoubleFunction<Run> f) {
-        double[] v = runs.stream().mapToDouble(f).sorted().toArray();
+        double[] v = runs.stream().mapToDouble(f).filter(d -> !Double.isNaN(d)).sorted().toArray();
         if (v.length == 0) {
             return Double.NaN;
         }

@@ -35,8 +35,9 @@ import org.jspecify.annotations.Nullable;
  * rows are short-lived (a join's state lives until its timer fires, a timer until it fires), and their
  * keys begin with a hash, so the tree's lookups walk random paths. This cache is a hash map, and it
  * knows, per row, whether the store below holds the key ({@code stored}: learnt from a read of the store
- * or from the cache's own last write): a row that is absent below and deleted in the cache is dropped on
- * flush, with neither a RocksDB write nor a changelog record. In the wait-click join most rows are born
+ * or from the cache's own last write): a row that is absent below and deleted in the cache leaves the
+ * dirty rows at once (and the sorted index, so scans do not walk over it), with neither a RocksDB write nor
+ * a changelog record. In the wait-click join most rows are born
  * and gone within one commit interval.
  *
  * <h2>Correctness</h2>
