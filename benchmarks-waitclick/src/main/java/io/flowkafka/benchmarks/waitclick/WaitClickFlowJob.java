@@ -28,16 +28,8 @@ public final class WaitClickFlowJob {
                     + " stateDir partitions streamThreads [two-hop|keyed] [commitIntervalMs]");
             System.exit(2);
         }
-        String[] warm = WaitClickVsFlink.warmUpTopics();
-        if (warm != null) {
-            boolean ok = run(args, args[1] + "-warm", warm[0], warm[1], warm[2], args[5] + "-warm", false);
-            System.out.println("WARM " + (ok ? "COMPLETED" : "FAILED") + " " + System.currentTimeMillis());
-            if (!ok) {
-                System.exit(1);
-            }
-        }
-        boolean ok = run(args, args[1], args[2], args[3], args[4], args[5], true);
-        System.exit(ok ? 0 : 1);
+        WaitClickVsFlink.warmUpThenMeasure((impressions, clicks, results, suffix, measured) -> run(args,
+                args[1] + suffix, impressions, clicks, results, args[5] + suffix, measured), args[2], args[3], args[4]);
     }
 
     /** Runs the pipeline over the given topics until it completes; with {@code measured}, prints T0 and FINISHED. */

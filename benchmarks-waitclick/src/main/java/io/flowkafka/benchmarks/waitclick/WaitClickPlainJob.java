@@ -38,17 +38,9 @@ public final class WaitClickPlainJob {
                     + " resultsTopic stateDir streamThreads commitIntervalMs");
             System.exit(2);
         }
-        String[] warm = WaitClickVsFlink.warmUpTopics();
-        if (warm != null) {
-            boolean ok = run(args[0], args[1] + "-warm", warm[0], warm[1], warm[2], args[5] + "-warm", args[6], args[7],
-                    false);
-            System.out.println("WARM " + (ok ? "COMPLETED" : "FAILED") + " " + System.currentTimeMillis());
-            if (!ok) {
-                System.exit(1);
-            }
-        }
-        boolean ok = run(args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7], true);
-        System.exit(ok ? 0 : 1);
+        WaitClickVsFlink.warmUpThenMeasure((impressions, clicks, results, suffix, measured) -> run(args[0],
+                args[1] + suffix, impressions, clicks, results, args[5] + suffix, args[6], args[7], measured), args[2],
+                args[3], args[4]);
     }
 
     /** Runs the join over the given topics until every task finished; with {@code measured}, prints T0 and FINISHED. */

@@ -131,6 +131,28 @@ public final class WaitClickVsFlink {
      */
     static final String WARM_UP_PROPERTY = "wcj.warmup";
 
+    /** One run of a job JVM's job over the given topics; a measured run prints T0 and FINISHED. */
+    interface JobRun {
+        boolean run(String impressions, String clicks, String results, String nameSuffix, boolean measured)
+                throws Exception;
+    }
+
+    /**
+     * A job JVM's main: the warm-up run over the {@link #WARM_UP_PROPERTY} topics if given (printing {@code WARM
+     * <state> <epoch ms>}), then the measured run; exits 0 if both completed.
+     */
+    static void warmUpThenMeasure(JobRun job, String impressions, String clicks, String results) throws Exception {
+        String[] warm = warmUpTopics();
+        if (warm != null) {
+            boolean ok = job.run(warm[0], warm[1], warm[2], "-warm", false);
+            System.out.println("WARM " + (ok ? "COMPLETED" : "FAILED") + " " + System.currentTimeMillis());
+            if (!ok) {
+                System.exit(1);
+            }
+        }
+        System.exit(job.run(impressions, clicks, results, "", true) ? 0 : 1);
+    }
+
     /** The warm-up topics given by {@link #WARM_UP_PROPERTY}, or null. */
     static String[] warmUpTopics() {
         String v = System.getProperty(WARM_UP_PROPERTY);
@@ -549,8 +571,7 @@ public final class WaitClickVsFlink {
         long deadline = System.currentTimeMillis() + timeoutS * 1000;
         long exitedAt = -1;
         long jobCpu = -1; // the job JVM's CPU ticks, sampled while it lives (it may exit as its last results commit)
-        while (!meter.isComplete() && System.currentTimeMillis() < (t0.get() == null || jvmWarmInput == null ? deadline
-                : t0.get() + timeoutS * 1000)) { // with an in-JVM warm-up, the bound counts from T0
+        while (!meter.isComplete() && System.currentTimeMillis() < runDeadline(deadline, t0.get())) {
             meter.awaitComplete(100);
             long ticks = procCpuTicks(p.pid());
             if (ticks >= 0 && p.isAlive()) {
@@ -712,6 +733,11 @@ public final class WaitClickVsFlink {
             return Double.NaN;
         }
         return (to - from) / 1000.0;
+    }
+
+    /** The bound of a run: {@code deadline} (launch + timeout), or T0 + timeout after an in-JVM warm-up. */
+    private long runDeadline(long deadline, Long t0) {
+        return t0 == null || jvmWarmInput == null ? deadline : t0 + timeoutS * 1000;
     }
 
     /** What the summary rows say about an in-JVM warm-up ({@code --warm-jvm}): empty without one. */

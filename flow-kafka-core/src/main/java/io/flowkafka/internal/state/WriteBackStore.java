@@ -336,13 +336,7 @@ public final class WriteBackStore extends WrappedStateStore<KeyValueStore<Bytes,
             // deletes a row the store below does not hold (a timer added and fired since the last flush): nothing
             // to write; the row stays cached as known absent, and scans no longer walk over it
             if (r.dirty) {
-                r.dirty = false;
-                dirtyCount--;
-                writesSkipped++;
-                if (dirtySorted != null) {
-                    dirtySorted.remove(key);
-                    modifications++;
-                }
+                writeRow(key, r); // writes nothing for it: counts the skip, cleans and unindexes the row
             }
             return;
         }
