@@ -483,7 +483,21 @@ public final class CountingBenchmark {
         }
     }
 
-    private static void deleteRecursively(Path dir) {
+    /**
+     * A new temporary directory (state of a benchmark's runtime or child JVM) that this JVM deletes when it exits,
+     * also when a run fails or is interrupted.
+     */
+    static Path tempDirDeletedAtExit(String prefix) throws IOException {
+        Path dir = Files.createTempDirectory(prefix);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            if (Files.exists(dir)) {
+                deleteRecursively(dir);
+            }
+        }, "delete " + dir));
+        return dir;
+    }
+
+    static void deleteRecursively(Path dir) {
         try (Stream<Path> s = Files.walk(dir)) {
             s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         } catch (IOException e) {

@@ -13,7 +13,6 @@ import io.flowkafka.testing.EmbeddedKafkaCluster;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.Duration;
@@ -225,7 +224,7 @@ public final class KeyVisitorBenchmark {
         produce(input, keys, 0);
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         FlowRuntime runtime = FlowRuntime.create(spec(name, input, partitions, periodS, true),
-                props(Files.createTempDirectory("kvbench").toString()), registry);
+                props(CountingBenchmark.tempDirDeletedAtExit("kvbench").toString()), registry);
         List<Double> durations = new ArrayList<>();
         try {
             runtime.start();
@@ -279,7 +278,7 @@ public final class KeyVisitorBenchmark {
         cluster.createTopic(input, partitions);
         produce(input, keys, 0);
         FlowRuntime runtime = FlowRuntime.create(spec(name, input, partitions, periodS, visitor),
-                props(Files.createTempDirectory("kvbench").toString()));
+                props(CountingBenchmark.tempDirDeletedAtExit("kvbench").toString()));
         try {
             runtime.start();
             await(Duration.ofMinutes(2), () -> runtime.state() == FlowRuntime.State.RUNNING);

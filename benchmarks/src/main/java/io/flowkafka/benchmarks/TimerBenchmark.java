@@ -18,7 +18,6 @@ import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.Duration;
@@ -185,7 +184,7 @@ public final class TimerBenchmark {
         try (EmbeddedKafkaCluster cluster = EmbeddedKafkaCluster.start()) {
             cluster.createTopic(input, 1);
             cluster.createTopic(output, 1);
-            Path state = Files.createTempDirectory("timerbench");
+            Path state = CountingBenchmark.tempDirDeletedAtExit("timerbench");
             long expectedOutputs = 0;
             ChildJvm.Builder builder = ChildJvm.builder(Child.class).maxHeap("256m")
                     .args(cluster.bootstrapServers(), name, input, output, state.toString(), Long.toString(timers));

@@ -34,6 +34,10 @@ import org.jspecify.annotations.Nullable;
  * input stays open, as a pipe from this JVM, until the child stops; a child that reads it to its
  * end, such as {@code EmbeddedKafkaCluster}'s {@code main}, therefore exits when this JVM dies.
  *
+ * <p>Unless the builder sets {@code java.io.tmpdir}, the child gets a temporary directory of its own as
+ * {@code java.io.tmpdir}, which {@link #close()} deletes: what a killed child cannot delete itself (RocksDB
+ * extracts its 15 MB native library there on every start) does not pile up in the system's.
+ *
  * <pre>{@code
  * try (ChildJvm app = ChildJvm.builder(MyApp.class).arg(cluster.bootstrapServers())
  *         .maxHeap("256m").start()) {
@@ -55,11 +59,13 @@ public final class ChildJvm implements AutoCloseable {
     private final Process process;
     private final Path logFile;
     private final String mainClass;
+    private final @Nullable Path ownTempDir;
 
-    private ChildJvm(Process process, Path logFile, String mainClass) {
+    private ChildJvm(Process process, Path logFile, String mainClass, @Nullable Path ownTempDir) {
         this.process = process;
         this.logFile = logFile;
         this.mainClass = mainClass;
+        this.ownTempDir = ownTempDir;
     }
 
     /**
@@ -197,11 +203,16 @@ public final class ChildJvm implements AutoCloseable {
             }
             systemProperties.forEach((k, v) -> command.add("-D" + k + "=" + v));
             command.addAll(jvmArgs);
-            command.add("-cp");
-            command.add(System.getProperty("java.class.path"));
-            command.add(mainClass);
-            command.addAll(args);
+            Path ownTempDir = null;
             try {
+                if (!setsTempDir()) {
+                    ownTempDir = Files.createTempDirectory("flow-child-jvm-");
+                    command.add("-Djava.io.tmpdir=" + ownTempDir);
+                }
+                command.add("-cp");
+                command.add(System.getProperty("java.class.path"));
+                command.add(mainClass);
+                command.addAll(args);
                 Path parent = log.toAbsolutePath().getParent();
                 if (parent != null) {
                     Files.createDirectories(parent);
@@ -210,11 +221,17 @@ public final class ChildJvm implements AutoCloseable {
                         .redirectErrorStream(true)
                         .redirectOutput(log.toFile())
                         .start();
-                return new ChildJvm(process, log, mainClass);
+                return new ChildJvm(process, log, mainClass, ownTempDir);
             } catch (IOException e) {
+                TempDirs.deleteRecursively(ownTempDir, "a child JVM's java.io.tmpdir");
                 throw new UncheckedIOException("cannot start a child JVM running " + mainClass
                         + " with output to " + log, e);
             }
+        }
+
+        private boolean setsTempDir() {
+            return systemProperties.containsKey("java.io.tmpdir")
+                    || jvmArgs.stream().anyMatch(a -> a.startsWith("-Djava.io.tmpdir="));
         }
 
         private static Path defaultLogFile(String mainClass) {
@@ -321,10 +338,21 @@ public final class ChildJvm implements AutoCloseable {
         return match.orElseThrow();
     }
 
-    /** Kills the child if it still runs; see {@link #kill()}. */
+    /**
+     * Kills the child if it still runs (see {@link #kill()}), then deletes the temporary directory it was given
+     * as {@code java.io.tmpdir}, if any.
+     *
+     * @throws UncheckedIOException if that directory cannot be deleted
+     */
     @Override
     public void close() {
         kill();
+        TempDirs.deleteRecursively(ownTempDir, "child JVM " + this + "'s java.io.tmpdir");
+    }
+
+    /** The temporary directory the child got as {@code java.io.tmpdir}, or empty if the builder set one. */
+    public Optional<Path> tempDir() {
+        return Optional.ofNullable(ownTempDir);
     }
 
     @Override

@@ -4,10 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class ChildJvmIT {
@@ -32,6 +34,35 @@ class ChildJvmIT {
             assertThat(child.exitCode()).hasValue(137);
             assertThat(Files.readString(child.logFile())).contains("ready hello!");
         }
+    }
+
+    @Test
+    void shouldGiveTheChildATempDirOfItsOwnAndDeleteItOnClose() throws Exception {
+        Path file;
+        Path dir;
+        try (ChildJvm child = ChildJvm.builder(PrintAndWaitMain.class).arg("temp-file").maxHeap("64m").start()) {
+            file = Path.of(child.awaitOutputLine(l -> l.startsWith("file "), BOUND).substring("file ".length()));
+            dir = child.tempDir().orElseThrow();
+
+            assertThat(file.getParent()).isEqualTo(dir);
+            assertThat(dir.getFileName().toString()).startsWith("flow-child-jvm-");
+            assertThat(file).exists();
+            child.kill();
+            assertThat(file).as("a killed child cannot delete its files").exists();
+        }
+        assertThat(dir).as("close() deletes the child's java.io.tmpdir").doesNotExist();
+    }
+
+    @Test
+    void shouldKeepATempDirTheBuilderSets(@TempDir Path mine) throws Exception {
+        try (ChildJvm child = ChildJvm.builder(PrintAndWaitMain.class).arg("temp-file")
+                .systemProperty("java.io.tmpdir", mine.toString()).maxHeap("64m").start()) {
+            Path file = Path.of(child.awaitOutputLine(l -> l.startsWith("file "), BOUND).substring("file ".length()));
+
+            assertThat(child.tempDir()).isEmpty();
+            assertThat(file.getParent()).isEqualTo(mine);
+        }
+        assertThat(mine).as("not the child's to delete").exists();
     }
 
     @Test

@@ -7,7 +7,8 @@ import java.util.concurrent.CountDownLatch;
 /**
  * A child-JVM main for {@link ChildJvmIT}: prints {@code ready <arg><greeting.suffix>} and waits
  * until standard input closes, or until killed with the argument {@code until-killed}; with the
- * argument {@code exit} it prints {@code bye} and exits with code 3.
+ * argument {@code exit} it prints {@code bye} and exits with code 3; with the argument {@code temp-file} it first
+ * creates a file in {@code java.io.tmpdir} and prints {@code file <path>}.
  */
 public final class PrintAndWaitMain {
     private PrintAndWaitMain() {}
@@ -17,6 +18,9 @@ public final class PrintAndWaitMain {
         if (arg.equals("exit")) {
             System.out.println("bye");
             System.exit(3);
+        }
+        if (arg.equals("temp-file")) {
+            System.out.println("file " + java.nio.file.Files.createTempFile("child-", ".tmp"));
         }
         System.out.println("ready " + arg + System.getProperty("greeting.suffix", ""));
         System.out.flush();

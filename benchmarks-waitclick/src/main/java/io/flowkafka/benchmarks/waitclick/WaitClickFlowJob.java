@@ -42,6 +42,7 @@ public final class WaitClickFlowJob {
         if (args.length == 10) {
             props.put("commit.interval.ms", args[9]);
         }
+        WaitClickVsFlink.addStreamsOverrides(props);
         if (measured) {
             System.out.println("T0 " + System.currentTimeMillis());
             System.out.flush();

@@ -59,6 +59,7 @@ public final class WaitClickPlainJob {
         props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, commitMs);
         props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
         props.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
+        WaitClickVsFlink.addStreamsOverrides(props);
         int finishedBefore = DriverBenchmarkJoins.finishedTasks(); // the count is per JVM: a warm-up run counted too
         if (measured) {
             System.out.println("T0 " + System.currentTimeMillis());

@@ -131,6 +131,21 @@ public final class WaitClickVsFlink {
      */
     static final String WARM_UP_PROPERTY = "wcj.warmup";
 
+    /**
+     * Prefix of system properties of the job JVMs that are added to both Kafka Streams jobs' properties (flow-kafka
+     * and hand-written), e.g. {@code --job-jvm-opts "-Dwcj.streams.max.task.idle.ms=0"}.
+     */
+    static final String STREAMS_OVERRIDE_PREFIX = "wcj.streams.";
+
+    /** Adds the {@link #STREAMS_OVERRIDE_PREFIX} system properties of this JVM to a Kafka Streams job's properties. */
+    static void addStreamsOverrides(java.util.Properties props) {
+        for (String name : System.getProperties().stringPropertyNames()) {
+            if (name.startsWith(STREAMS_OVERRIDE_PREFIX)) {
+                props.put(name.substring(STREAMS_OVERRIDE_PREFIX.length()), System.getProperty(name));
+            }
+        }
+    }
+
     /** One run of a job JVM's job over the given topics; a measured run prints T0 and FINISHED. */
     interface JobRun {
         boolean run(String impressions, String clicks, String results, String nameSuffix, boolean measured)
@@ -229,7 +244,8 @@ public final class WaitClickVsFlink {
                                                 time, as producers of live traffic write them) | produce (the time
                                                 of writing the backlog: every impression before every click)
                           --job-jvm-opts "OPTS" extra options for both job JVMs, e.g. JFR or log levels
-                                                (-Dorg.slf4j.simpleLogger.defaultLogLevel=info)
+                                                (-Dorg.slf4j.simpleLogger.defaultLogLevel=info); -Dwcj.streams.K=V
+                                                sets Kafka Streams property K of both Kafka Streams jobs
                           --timeout-s N         bound on one run (600)
                           --jobs LIST           of flow, flow_keyed, plain, flink (default flow,flink)
                           --flink-classpath CP  class path of the Flink JVM (the script passes it)

@@ -18,6 +18,7 @@ import io.flowkafka.testing.WithKafka;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -40,6 +41,7 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Bad input on a real broker: poison records land in {@code <pipeline>.dlq} with the reason in
@@ -48,6 +50,10 @@ import org.junit.jupiter.api.Timeout;
  */
 @WithKafka
 class DeadLetterIT {
+    /** State directories of this class's runtimes (and child JVMs), deleted by JUnit after the class. */
+    @TempDir
+    static Path tempRoot;
+
     static final Schema EVENT = SchemaBuilder.record("Ev").namespace("dlq").fields()
             .optionalString("user").requiredString("action").endRecord();
     static final Schema COUNT = SchemaBuilder.record("Cnt").namespace("dlq").fields()
@@ -104,7 +110,7 @@ class DeadLetterIT {
         }
 
         Properties props = cluster.clientProperties();
-        props.put("state.dir", Files.createTempDirectory("flow-dlq").toString());
+        props.put("state.dir", Files.createTempDirectory(tempRoot, "flow-dlq").toString());
         props.put("commit.interval.ms", "100");
         try (FlowRuntime runtime = FlowRuntime.create(spec, props)) {
             runtime.start();

@@ -30,6 +30,7 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Exactly-once under failure, on a real broker: two instances of a source -> stateful count ->
@@ -39,6 +40,10 @@ import org.junit.jupiter.api.Timeout;
  */
 @WithKafka
 class ExactlyOnceCrashIT {
+    /** State directories of this class's runtimes (and child JVMs), deleted by JUnit after the class. */
+    @TempDir
+    static Path tempRoot;
+
     private static final int MESSAGES = 100_000;
     private static final int USERS = 500;
     private static final long SEED = Long.getLong("flow.it.seed", 20261129L);
@@ -108,7 +113,7 @@ class ExactlyOnceCrashIT {
             this.pipeline = names.name("pipeline");
             this.input = names.topic("input");
             this.output = names.topic("output");
-            this.stateRoot = Files.createTempDirectory("flow-it-state");
+            this.stateRoot = Files.createTempDirectory(tempRoot, "flow-it-state");
             cluster.createTopic(input, 4);
         }
 

@@ -12,6 +12,7 @@ import io.flowkafka.testing.KafkaCluster;
 import io.flowkafka.testing.TestNames;
 import io.flowkafka.testing.WithKafka;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Properties;
@@ -26,10 +27,15 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /** FlowRuntime on a real broker: topic creation and check mode, lifecycle states, pause and resume. */
 @WithKafka
 class FlowRuntimeIT {
+    /** State directories of this class's runtimes (and child JVMs), deleted by JUnit after the class. */
+    @TempDir
+    static Path tempRoot;
+
     @Test
     @Timeout(120)
     void shouldCreateInternalTopicsWithPartitionsAndInfiniteRetention(KafkaCluster cluster, TestNames names) throws Exception {
@@ -121,7 +127,7 @@ class FlowRuntimeIT {
     private static Properties props(KafkaCluster cluster) {
         Properties p = cluster.clientProperties();
         try {
-            p.put("state.dir", Files.createTempDirectory("flow-runtime-it").toString());
+            p.put("state.dir", Files.createTempDirectory(tempRoot, "flow-runtime-it").toString());
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException(e);
         }

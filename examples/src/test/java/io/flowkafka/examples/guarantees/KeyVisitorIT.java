@@ -37,6 +37,7 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The key-visitor guarantees that need a real broker (reference 000, "Guarantees"):
@@ -54,6 +55,10 @@ import org.junit.jupiter.api.Timeout;
  */
 @WithKafka
 class KeyVisitorIT {
+    /** State directories of this class's runtimes (and child JVMs), deleted by JUnit after the class. */
+    @TempDir
+    static Path tempRoot;
+
     private static final int KEYS = 100_000;
     private static final int DELETED = 2_000;
     private static final long SEED = Long.getLong("flow.it.seed", 20261130L);
@@ -67,7 +72,7 @@ class KeyVisitorIT {
         String pipeline = names.name("visits");
         String input = names.topic("commands");
         String output = names.topic("visits");
-        Path state = Files.createTempDirectory("flow-kv-it");
+        Path state = Files.createTempDirectory(tempRoot, "flow-kv-it");
         cluster.createTopic(input, 4);
         VisitLog log = new VisitLog(cluster, output);
         try (log) {
@@ -166,7 +171,7 @@ class KeyVisitorIT {
                 .build();
         Properties props = new Properties();
         props.put("bootstrap.servers", cluster.bootstrapServers());
-        props.put("state.dir", Files.createTempDirectory("flow-kv-audit").toString());
+        props.put("state.dir", Files.createTempDirectory(tempRoot, "flow-kv-audit").toString());
         props.put("commit.interval.ms", "100");
         props.put("flow.watermark.heartbeat.ms", "200");
         try (io.flowkafka.runtime.FlowRuntime runtime = io.flowkafka.runtime.FlowRuntime.create(spec, props)) {
@@ -283,7 +288,7 @@ class KeyVisitorIT {
     private static Properties zombieProps(KafkaCluster cluster, String clientId) throws Exception {
         Properties p = new Properties();
         p.put("bootstrap.servers", cluster.bootstrapServers());
-        p.put("state.dir", Files.createTempDirectory("flow-kv-zombie").toString());
+        p.put("state.dir", Files.createTempDirectory(tempRoot, "flow-kv-zombie").toString());
         p.put("client.id", clientId);
         p.put("commit.interval.ms", "100");
         p.put("max.poll.interval.ms", "6000");

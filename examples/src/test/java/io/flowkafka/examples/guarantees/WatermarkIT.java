@@ -39,6 +39,7 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Watermarks on a real broker (TopologyTestDriver has one partition): the minimum over
@@ -47,6 +48,10 @@ import org.junit.jupiter.api.Timeout;
  */
 @WithKafka
 class WatermarkIT {
+    /** State directories of this class's runtimes (and child JVMs), deleted by JUnit after the class. */
+    @TempDir
+    static Path tempRoot;
+
     static final Schema EVENT = SchemaBuilder.record("WEvent").namespace("wm").fields()
             .requiredString("id").requiredLong("ts").endRecord();
     private static final long MS = 1_000_000L;
@@ -198,7 +203,7 @@ class WatermarkIT {
 
     private static Properties props(KafkaCluster cluster) throws Exception {
         Properties p = cluster.clientProperties();
-        Path dir = Files.createTempDirectory("flow-wm-it");
+        Path dir = Files.createTempDirectory(tempRoot, "flow-wm-it");
         p.put("state.dir", dir.toString());
         p.put("commit.interval.ms", "100");
         p.put("flow.watermark.interval.ms", "100");

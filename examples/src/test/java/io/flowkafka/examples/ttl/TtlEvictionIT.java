@@ -10,6 +10,7 @@ import io.flowkafka.testing.KafkaCluster;
 import io.flowkafka.testing.TestNames;
 import io.flowkafka.testing.WithKafka;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -25,6 +26,7 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The TTL example on a real broker: stale users are evicted without a report, fresh users get one
@@ -32,6 +34,10 @@ import org.junit.jupiter.api.Timeout;
  */
 @WithKafka
 class TtlEvictionIT {
+    /** State directories of this class's runtimes (and child JVMs), deleted by JUnit after the class. */
+    @TempDir
+    static Path tempRoot;
+
     @Test
     @Timeout(180)
     void shouldReportFreshUsersOncePerPassAndEvictStaleOnes(KafkaCluster cluster, TestNames names) throws Exception {
@@ -40,7 +46,7 @@ class TtlEvictionIT {
         cluster.createTopic(events, 2);
         Properties props = new Properties();
         props.put("bootstrap.servers", cluster.bootstrapServers());
-        props.put("state.dir", Files.createTempDirectory("flow-ttl-it").toString());
+        props.put("state.dir", Files.createTempDirectory(tempRoot, "flow-ttl-it").toString());
         props.put("commit.interval.ms", "100");
         try (FlowRuntime runtime = FlowRuntime.create(TtlPipeline.spec(names.name("ttl"), events, totals, "7d", "3s", 2),
                 props)) {

@@ -30,6 +30,7 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The wait-click join on a real broker over 4 partitions with two instances as child JVMs; one is
@@ -39,6 +40,10 @@ import org.junit.jupiter.api.Timeout;
  */
 @WithKafka
 class WaitClickJoinIT {
+    /** State directories of this class's runtimes (and child JVMs), deleted by JUnit after the class. */
+    @TempDir
+    static Path tempRoot;
+
     private static final int IMPRESSIONS = 20_000;
     private static final long SEED = Long.getLong("flow.it.seed", 20261129L);
 
@@ -183,7 +188,7 @@ class WaitClickJoinIT {
         static Setup create(KafkaCluster cluster, TestNames names, String pipelineSuffix) throws Exception {
             Setup t = new Setup(names.name(pipelineSuffix), names.topic("impressions"), names.topic("clicks"),
                     names.topic("results"), WaitClickData.generate(IMPRESSIONS, 0.7, 1_767_225_600_000L, 200, SEED),
-                    Files.createTempDirectory("flow-wcj-it"));
+                    Files.createTempDirectory(tempRoot, "flow-wcj-it"));
             cluster.createTopic(t.impressions(), 4);
             cluster.createTopic(t.clicks(), 4);
             Properties pp = cluster.clientProperties();

@@ -8,6 +8,7 @@ import io.flowkafka.testing.KafkaCluster;
 import io.flowkafka.testing.TestNames;
 import io.flowkafka.testing.WithKafka;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
@@ -20,6 +21,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code at_most_once_strategy} on a real broker (reference 002: "messages are placed in an internal
@@ -29,6 +31,10 @@ import org.junit.jupiter.api.Timeout;
  */
 @WithKafka
 class AtMostOnceSinkIT {
+    /** State directories of this class's runtimes (and child JVMs), deleted by JUnit after the class. */
+    @TempDir
+    static Path tempRoot;
+
     @Test
     @Timeout(300)
     void shouldDropOnlyPastTheQueueLimitCountTheDropsAndDeliverTheRest(KafkaCluster cluster, TestNames names)
@@ -55,7 +61,7 @@ class AtMostOnceSinkIT {
                         .desiredPartitionCount(1))
                 .build();
         Properties props = cluster.clientProperties();
-        props.put("state.dir", Files.createTempDirectory("amo-it").toString());
+        props.put("state.dir", Files.createTempDirectory(tempRoot, "amo-it").toString());
         props.put("commit.interval.ms", "100");
         int records = 200;
         produce(cluster, input, records);

@@ -19,6 +19,7 @@ import io.flowkafka.testing.TestNames;
 import io.flowkafka.testing.WithKafka;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -39,6 +40,7 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The Kafka source on a real broker, where partitions are real: starting offsets seeded from
@@ -48,6 +50,10 @@ import org.junit.jupiter.api.Timeout;
  */
 @WithKafka
 class KafkaSourceIT {
+    /** State directories of this class's runtimes (and child JVMs), deleted by JUnit after the class. */
+    @TempDir
+    static Path tempRoot;
+
     private static final long MS = 1_000_000L;
 
     /** Copies each message to the output stream. */
@@ -161,7 +167,7 @@ class KafkaSourceIT {
 
     private static Properties props(KafkaCluster cluster) throws Exception {
         Properties p = cluster.clientProperties();
-        p.put("state.dir", Files.createTempDirectory("flow-source-it").toString());
+        p.put("state.dir", Files.createTempDirectory(tempRoot, "flow-source-it").toString());
         p.put("commit.interval.ms", "100");
         p.put("flow.watermark.interval.ms", "100");
         p.put("flow.watermark.heartbeat.ms", "500");

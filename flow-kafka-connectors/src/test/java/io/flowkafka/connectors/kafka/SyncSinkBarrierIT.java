@@ -8,6 +8,7 @@ import io.flowkafka.testing.KafkaCluster;
 import io.flowkafka.testing.TestNames;
 import io.flowkafka.testing.WithKafka;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.Map;
@@ -19,6 +20,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A synchronous external sink's epoch barrier on a real broker: every commit waits for the sink
@@ -29,6 +31,10 @@ import org.junit.jupiter.api.Timeout;
  */
 @WithKafka
 class SyncSinkBarrierIT {
+    /** State directories of this class's runtimes (and child JVMs), deleted by JUnit after the class. */
+    @TempDir
+    static Path tempRoot;
+
     @Test
     @Timeout(300)
     void shouldReplayAnEpochWhoseAcknowledgementsFailedAndLoseNothing(KafkaCluster cluster, TestNames names)
@@ -48,7 +54,7 @@ class SyncSinkBarrierIT {
             }
         }
         Properties props = cluster.clientProperties();
-        props.put("state.dir", Files.createTempDirectory("sync-barrier").toString());
+        props.put("state.dir", Files.createTempDirectory(tempRoot, "sync-barrier").toString());
         props.put("commit.interval.ms", "100");
         try (FlowRuntime runtime = FlowRuntime.create(OutboxPipeline.spec(names.name("sb"), input, "unused",
                 "FailingAckTestSink", Map.of()), props)) {
@@ -81,7 +87,7 @@ class SyncSinkBarrierIT {
             producer.send(new ProducerRecord<>(input, "u1", "{\"id\":\"e1\",\"user\":\"u1\"}")).get();
         }
         Properties props = cluster.clientProperties();
-        props.put("state.dir", Files.createTempDirectory("sync-fatal").toString());
+        props.put("state.dir", Files.createTempDirectory(tempRoot, "sync-fatal").toString());
         try (FlowRuntime runtime = FlowRuntime.create(OutboxPipeline.spec(names.name("sf"), input, "unused",
                 "FailingAckTestSink", Map.of()), props)) {
             runtime.start();

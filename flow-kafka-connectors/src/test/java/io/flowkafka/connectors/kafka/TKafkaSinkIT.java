@@ -36,6 +36,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code TKafkaSink} across two in-JVM clusters: the pipeline runs on the shared cluster (its
@@ -49,6 +50,10 @@ import org.junit.jupiter.api.Timeout;
  */
 @WithKafka
 class TKafkaSinkIT {
+    /** State directories of this class's runtimes (and child JVMs), deleted by JUnit after the class. */
+    @TempDir
+    static Path tempRoot;
+
     private static final long SEED = Long.getLong("flow.it.seed", 20261201L);
     private static EmbeddedKafkaCluster target;
 
@@ -194,7 +199,7 @@ class TKafkaSinkIT {
     private static Properties props(KafkaCluster cluster, Run run, String instance) throws Exception {
         Properties props = cluster.clientProperties();
         props.put("flow.sink.out.bootstrap.servers", target.bootstrapServers());
-        props.put("state.dir", Files.createTempDirectory("tks-" + instance).toString());
+        props.put("state.dir", Files.createTempDirectory(tempRoot, "tks-" + instance).toString());
         props.put("commit.interval.ms", "100");
         return props;
     }
@@ -214,7 +219,7 @@ class TKafkaSinkIT {
     private record Run(String pipeline, String input, String output, Set<String> ids, Path state) {
         static Run create(KafkaCluster cluster, TestNames names, String suffix, int records) throws Exception {
             Run run = new Run(names.name(suffix), names.topic("input"), names.topic("output"), new LinkedHashSet<>(),
-                    Files.createTempDirectory("flow-tks-it"));
+                    Files.createTempDirectory(tempRoot, "flow-tks-it"));
             cluster.createTopic(run.input(), 4);
             target.createTopic(run.output(), 4, Map.of());
             for (int i = 0; i < records; i++) {
