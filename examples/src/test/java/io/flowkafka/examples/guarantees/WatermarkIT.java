@@ -201,6 +201,47 @@ class WatermarkIT {
         }
     }
 
+    @Test
+    @Timeout(180)
+    void shouldCommitWhenAnOutputWithItsOwnDependenciesCompletesBeforeTheTask(KafkaCluster cluster, TestNames names)
+            throws Exception {
+        // "early" depends only on the input "events", from a finite source (streams_dependency): it completes once
+        // that range is read, while the task's main output "out" also follows "others", an infinite source
+        String finite = names.topic("finite");
+        String infinite = names.topic("infinite");
+        cluster.createTopic(finite, 2);
+        cluster.createTopic(infinite, 2);
+        for (int i = 0; i < 10; i++) {
+            produce(cluster, finite, i % 2, 1000 + i);
+            produce(cluster, infinite, i % 2, 1000 + i);
+        }
+        PipelineSpec spec = PipelineSpec.builder(names.name("own"))
+                .stream("raw", EVENT).stream("raw2", EVENT).stream("events", EVENT).stream("others", EVENT)
+                .stream("out", EVENT).stream("early", EVENT)
+                .computation("read", c -> c.kind(ComputationKind.SOURCE)
+                        .source("raw", "KafkaSource", Map.of("topics", finite, "finite", true))
+                        .watermarkStrategy(WatermarkStrategy.DEFAULT.withTimestampColumn("ts"))
+                        .outputStreamIds("events"))
+                .computation("read2", c -> c.kind(ComputationKind.SOURCE)
+                        .source("raw2", "KafkaSource", Map.of("topics", infinite))
+                        .watermarkStrategy(WatermarkStrategy.DEFAULT.withTimestampColumn("ts"))
+                        .outputStreamIds("others"))
+                .computation("mid", c -> c.inputStreamIds("events", "others")
+                        .groupBy("hash", ColumnType.UINT64, "farm_hash(id)").groupBy("id", ColumnType.STRING, null)
+                        .processingFunction(Copy::new).outputStreamIds("out", "early").desiredPartitionCount(2)
+                        .streamsDependency("early", List.of("events")))
+                .build();
+        Properties p = props(cluster);
+        p.put("commit.interval.ms", "600000");
+        p.put("producer.transaction.timeout.ms", "900000"); // no transaction times out while nothing commits
+        try (FlowRuntime runtime = FlowRuntime.create(spec, p);
+                ControlReader early = new ControlReader(cluster, spec.name() + ".early")) {
+            runtime.start();
+            early.awaitCompleted(2); // within a minute: long before the 10-minute commit interval
+            assertThat(runtime.state()).as("the main output never completes").isEqualTo(FlowRuntime.State.RUNNING);
+        }
+    }
+
     private static Properties props(KafkaCluster cluster) throws Exception {
         Properties p = cluster.clientProperties();
         Path dir = Files.createTempDirectory(tempRoot, "flow-wm-it");

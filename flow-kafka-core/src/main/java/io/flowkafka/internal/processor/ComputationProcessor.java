@@ -1168,17 +1168,24 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         boolean wasCompleted = watermarks.output().completed();
         WatermarkTracker.Output out = watermarks.recordOutput(event, system, completed);
         Map<String, WatermarkTracker.Output> own = ownDependencies.isEmpty() ? Map.of() : new HashMap<>();
+        boolean ownCompletedNow = false;
         for (Map.Entry<String, List<String>> e : ownDependencies.entrySet()) {
             long[] w = dependencyWatermarks(e.getValue(), now);
-            own.put(e.getKey(), watermarks.recordOutput(e.getKey(), w[0], w[1], w[2] != 0));
+            boolean ownWasCompleted = watermarks.output(e.getKey()).completed();
+            WatermarkTracker.Output o = watermarks.recordOutput(e.getKey(), w[0], w[1], w[2] != 0);
+            ownCompletedNow |= o.completed() && !ownWasCompleted;
+            own.put(e.getKey(), o);
         }
         boolean changed = !out.equals(lastEmitted) || !own.equals(lastEmittedOwn);
         if (out.completed() && !wasCompleted) {
             String task = spec.id() + "/" + context.taskId().partition();
             context.forward(new Record<>(task.getBytes(java.nio.charset.StandardCharsets.UTF_8),
                     "completed".getBytes(java.nio.charset.StandardCharsets.UTF_8), now), plan.statusNode());
+        }
+        if ((out.completed() && !wasCompleted) || ownCompletedNow) {
             // Kafka Streams commits the task right after this punctuation (the control records below included),
-            // not up to commit.interval.ms later: the next computation and awaitCompletion wait for these outputs
+            // not up to commit.interval.ms later: the readers of a completed output (the next computation,
+            // awaitCompletion) wait for these records
             context.commit();
         }
         boolean heartbeat = lastEmitWallMs == Long.MIN_VALUE || now - lastEmitWallMs >= plan.watermarks().heartbeatMs();
