@@ -91,6 +91,26 @@ class FlowRuntimeGuaranteeTest {
     }
 
     @Test
+    void shouldShortenTheRestoreConsumersFetchWaitUnlessTheUserSetsOne() {
+        String restore = StreamsConfig.restoreConsumerPrefix("fetch.max.wait.ms");
+        try (FlowRuntime runtime = FlowRuntime.create(spec(), props())) {
+            assertThat(runtime.streamsProperties().get(restore)).isEqualTo(FlowRuntime.RESTORE_FETCH_MAX_WAIT_MS);
+            assertThat(new StreamsConfig(runtime.streamsProperties()).getRestoreConsumerConfigs("c"))
+                    .as("what Kafka Streams gives its restore consumer").containsEntry("fetch.max.wait.ms", "50");
+            assertThat(new StreamsConfig(runtime.streamsProperties()).getMainConsumerConfigs("g", "c", 0))
+                    .as("the main consumer keeps the Kafka default").doesNotContainKey("fetch.max.wait.ms");
+        }
+        for (String key : List.of("fetch.max.wait.ms", StreamsConfig.consumerPrefix("fetch.max.wait.ms"), restore)) {
+            Properties p = props();
+            p.put(key, "300");
+            try (FlowRuntime runtime = FlowRuntime.create(spec(), p)) {
+                assertThat(new StreamsConfig(runtime.streamsProperties()).getRestoreConsumerConfigs("c"))
+                        .as("the user's " + key).containsEntry("fetch.max.wait.ms", "300");
+            }
+        }
+    }
+
+    @Test
     void shouldTagEachComputationWithItsModeAndGuarantee() {
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
         try (FlowRuntime runtime = FlowRuntime.create(spec(), props(), meters)) {
