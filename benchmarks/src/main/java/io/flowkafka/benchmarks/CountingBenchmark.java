@@ -357,7 +357,7 @@ public final class CountingBenchmark {
         String id = "cnt-" + job.label + "-t" + round + "-" + stamp;
         String output = id + "-out";
         cluster.createTopic(output, o.partitions);
-        Path stateDir = Files.createTempDirectory("bench-state-");
+        Path stateDir = tempDirDeletedAtExit("bench-state-");
         settle();
         String problem = null;
         long start;
@@ -403,7 +403,7 @@ public final class CountingBenchmark {
         String output = id + "-out";
         cluster.createTopic(input, o.partitions);
         cluster.createTopic(output, o.partitions);
-        Path stateDir = Files.createTempDirectory("bench-state-");
+        Path stateDir = tempDirDeletedAtExit("bench-state-");
         settle();
         String problem = null;
         long[] sorted;

@@ -45,7 +45,9 @@ import org.jspecify.annotations.Nullable;
  * <p>Properties: the {@code flow.*} keys of {@link FlowConfig}; everything else passes through to
  * Kafka Streams unchanged (security settings included). flow-kafka sets, unless given:
  * {@code application.id} (prefix + pipeline name), {@code processing.guarantee=exactly_once_v2},
- * its dead-letter processing-exception handler, and byte-array default serdes. Every computation
+ * its dead-letter processing-exception handler, byte-array default serdes, and
+ * {@code restore.consumer.fetch.max.wait.ms=50} (unless {@code fetch.max.wait.ms} is given plain or with the
+ * {@code consumer.} or {@code restore.consumer.} prefix). Every computation
  * runs on {@code exactly_once_v2}, whatever its {@code processing_mode}: another
  * {@code processing.guarantee} is rejected. The gauge {@value #GUARANTEE_METRIC} and a log line at
  * {@link #start()} say what each computation runs with.

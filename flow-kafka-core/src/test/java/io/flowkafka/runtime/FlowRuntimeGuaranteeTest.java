@@ -100,6 +100,12 @@ class FlowRuntimeGuaranteeTest {
             assertThat(new StreamsConfig(runtime.streamsProperties()).getMainConsumerConfigs("g", "c", 0))
                     .as("the main consumer keeps the Kafka default").doesNotContainKey("fetch.max.wait.ms");
         }
+        Properties mainOnly = props();
+        mainOnly.put(StreamsConfig.mainConsumerPrefix("fetch.max.wait.ms"), "300");
+        try (FlowRuntime runtime = FlowRuntime.create(spec(), mainOnly)) {
+            assertThat(new StreamsConfig(runtime.streamsProperties()).getRestoreConsumerConfigs("c"))
+                    .as("main.consumer. does not reach the restore consumer").containsEntry("fetch.max.wait.ms", "50");
+        }
         for (String key : List.of("fetch.max.wait.ms", StreamsConfig.consumerPrefix("fetch.max.wait.ms"), restore)) {
             Properties p = props();
             p.put(key, "300");

@@ -36,7 +36,9 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Unless the builder sets {@code java.io.tmpdir}, the child gets a temporary directory of its own as
  * {@code java.io.tmpdir}, which {@link #close()} deletes: what a killed child cannot delete itself (RocksDB
- * extracts its 15 MB native library there on every start) does not pile up in the system's.
+ * extracts its 15 MB native library there on every start) does not pile up in the system's. A child that keeps
+ * state across restarts must therefore set its {@code state.dir} (Kafka Streams' default is under
+ * {@code java.io.tmpdir}).
  *
  * <pre>{@code
  * try (ChildJvm app = ChildJvm.builder(MyApp.class).arg(cluster.bootstrapServers())
@@ -226,6 +228,9 @@ public final class ChildJvm implements AutoCloseable {
                 TempDirs.deleteRecursively(ownTempDir, "a child JVM's java.io.tmpdir");
                 throw new UncheckedIOException("cannot start a child JVM running " + mainClass
                         + " with output to " + log, e);
+            } catch (RuntimeException e) {
+                TempDirs.deleteRecursively(ownTempDir, "a child JVM's java.io.tmpdir");
+                throw e;
             }
         }
 
@@ -346,8 +351,13 @@ public final class ChildJvm implements AutoCloseable {
      */
     @Override
     public void close() {
-        kill();
-        TempDirs.deleteRecursively(ownTempDir, "child JVM " + this + "'s java.io.tmpdir");
+        try {
+            kill();
+        } finally {
+            if (!process.isAlive()) { // a child still alive may still write there
+                TempDirs.deleteRecursively(ownTempDir, "child JVM " + this + "'s java.io.tmpdir");
+            }
+        }
     }
 
     /** The temporary directory the child got as {@code java.io.tmpdir}, or empty if the builder set one. */

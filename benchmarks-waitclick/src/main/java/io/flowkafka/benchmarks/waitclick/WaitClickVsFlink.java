@@ -528,6 +528,10 @@ public final class WaitClickVsFlink {
         cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
         cmd.add("-Xms" + jobHeap);
         cmd.add("-Xmx" + jobHeap);
+        // a temporary directory of the run's own (deleted with its state): a job JVM killed at a timeout would
+        // leave RocksDB's native library in the system's
+        Files.createDirectories(runDir.resolve("tmp"));
+        cmd.add("-Djava.io.tmpdir=" + runDir.resolve("tmp"));
         cmd.addAll(jobJvmOpts);
         if (jvmWarmInput != null && round > 0) {
             String warmResults = "wcj-" + runId + "-jvm-warm-results";

@@ -27,13 +27,14 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 
 /** FlowRuntime on a real broker: topic creation and check mode, lifecycle states, pause and resume. */
 @WithKafka
 class FlowRuntimeIT {
-    /** State directories of this class's runtimes (and child JVMs), deleted by JUnit after the class. */
-    @TempDir
+    /** State directories of this class's runtimes (and child JVMs); JUnit deletes it after the class if it passed. */
+    @TempDir(cleanup = CleanupMode.ON_SUCCESS)
     static Path tempRoot;
 
     @Test

@@ -30,6 +30,7 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -40,8 +41,8 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @WithKafka
 class WaitClickJoinIT {
-    /** State directories of this class's runtimes (and child JVMs), deleted by JUnit after the class. */
-    @TempDir
+    /** State directories of this class's runtimes (and child JVMs); JUnit deletes it after the class if it passed. */
+    @TempDir(cleanup = CleanupMode.ON_SUCCESS)
     static Path tempRoot;
 
     private static final int IMPRESSIONS = 20_000;

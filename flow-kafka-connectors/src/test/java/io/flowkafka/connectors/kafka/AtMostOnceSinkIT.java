@@ -21,6 +21,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -31,8 +32,8 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @WithKafka
 class AtMostOnceSinkIT {
-    /** State directories of this class's runtimes (and child JVMs), deleted by JUnit after the class. */
-    @TempDir
+    /** State directories of this class's runtimes (and child JVMs); JUnit deletes it after the class if it passed. */
+    @TempDir(cleanup = CleanupMode.ON_SUCCESS)
     static Path tempRoot;
 
     @Test

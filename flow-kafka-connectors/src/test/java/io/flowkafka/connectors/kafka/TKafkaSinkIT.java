@@ -36,6 +36,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -50,8 +51,8 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @WithKafka
 class TKafkaSinkIT {
-    /** State directories of this class's runtimes (and child JVMs), deleted by JUnit after the class. */
-    @TempDir
+    /** State directories of this class's runtimes (and child JVMs); JUnit deletes it after the class if it passed. */
+    @TempDir(cleanup = CleanupMode.ON_SUCCESS)
     static Path tempRoot;
 
     private static final long SEED = Long.getLong("flow.it.seed", 20261201L);
