@@ -371,6 +371,7 @@ public final class WaitClickVsFlink {
                     median(rs, r -> r.jobCpuS() * 1e6 / r.records()),
                     median(rs, Run::driverCpuS), median(rs, Run::otherCores), rs.size() - bad, rs.size());
         }
+        printDrift(all);
         long problems = all.stream().filter(r -> !r.check().ok()).count();
         List<String> rows = new ArrayList<>();
         for (Job flowJob : List.of(Job.FLOW, Job.FLOW_KEYED)) {
@@ -772,6 +773,39 @@ public final class WaitClickVsFlink {
     }
 
     /** The median of the known (non-NaN) values. */
+    /**
+     * Per job, the range of its job JVM's CPU per record over the rounds, and a warning when it spans more than
+     * {@value #DRIFT_WARNING} of the median: the same work costing that much more in one round than in another
+     * means the machine changed speed during the run (these VMs do), and ratios of rounds that ran at different
+     * speeds mislead.
+     */
+    private void printDrift(List<Run> all) {
+        List<String> drifted = new ArrayList<>();
+        StringBuilder line = new StringBuilder("job JVM CPU us/record per round (min-max):");
+        for (Job job : jobs) {
+            double[] v = all.stream().filter(r -> r.job() == job && !Double.isNaN(r.jobCpuS()))
+                    .mapToDouble(r -> r.jobCpuS() * 1e6 / r.records()).sorted().toArray();
+            if (v.length == 0) {
+                continue;
+            }
+            double med = median(all.stream().filter(r -> r.job() == job && !Double.isNaN(r.jobCpuS())).toList(),
+                    r -> r.jobCpuS() * 1e6 / r.records());
+            line.append(String.format(Locale.ROOT, " %s %.1f-%.1f;", job.label, v[0], v[v.length - 1]));
+            if (v.length > 1 && (v[v.length - 1] - v[0]) > DRIFT_WARNING * med) {
+                drifted.add(job.label);
+            }
+        }
+        System.out.println(line);
+        if (!drifted.isEmpty()) {
+            System.out.printf(Locale.ROOT, "WARNING: the CPU per record of %s varied by more than %.0f%% between rounds: "
+                    + "the machine's speed changed during the run; compare each round's jobs with each other, or "
+                    + "run again%n", String.join(", ", drifted), DRIFT_WARNING * 100);
+        }
+    }
+
+    /** {@link #printDrift}'s threshold: a job's CPU per record range over its median. */
+    static final double DRIFT_WARNING = 0.20;
+
     private static double median(List<Run> runs, java.util.function.ToDoubleFunction<Run> f) {
         double[] v = runs.stream().mapToDouble(f).filter(d -> !Double.isNaN(d)).sorted().toArray();
         if (v.length == 0) {
