@@ -234,6 +234,30 @@ public final class ChildJvm implements AutoCloseable {
             }
         }
 
+        /**
+         * Launches the child and waits until it prints a line that {@code matcher} accepts (see
+         * {@link ChildJvm#awaitOutputLine}), e.g. a pipeline's {@code RUNNING}; if it does not, closes the child
+         * (kills it, deletes its temporary directory) before the error propagates, so that a failed start leaves
+         * no process behind to disturb later tests.
+         *
+         * @return the running child, which the caller closes
+         * @throws AssertionError if no line matches within {@code bound}, or the child exits first
+         */
+        public ChildJvm startAndAwaitOutputLine(Predicate<String> matcher, Duration bound) {
+            ChildJvm child = start();
+            try {
+                child.awaitOutputLine(matcher, bound);
+                return child;
+            } catch (RuntimeException | Error e) {
+                try {
+                    child.close();
+                } catch (RuntimeException closing) {
+                    e.addSuppressed(closing);
+                }
+                throw e;
+            }
+        }
+
         private boolean setsTempDir() {
             return systemProperties.containsKey("java.io.tmpdir")
                     || jvmArgs.stream().anyMatch(a -> a.startsWith("-Djava.io.tmpdir="));

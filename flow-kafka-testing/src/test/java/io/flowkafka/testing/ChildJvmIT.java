@@ -66,6 +66,18 @@ class ChildJvmIT {
     }
 
     @Test
+    void shouldCloseAChildThatNeverPrintsTheAwaitedLine() {
+        ChildJvm.Builder b = ChildJvm.builder(PrintAndWaitMain.class).arg("temp-file").maxHeap("64m");
+        long before = ProcessHandle.current().children().count();
+
+        assertThatThrownBy(() -> b.startAndAwaitOutputLine(l -> l.equals("never"), Duration.ofSeconds(3)))
+                .isInstanceOf(AssertionError.class).hasMessageContaining("ready temp-file");
+
+        assertThat(ProcessHandle.current().children().filter(ProcessHandle::isAlive).count())
+                .as("the child was killed").isEqualTo(before);
+    }
+
+    @Test
     void shouldStopTheChildWithSigterm() {
         try (ChildJvm child = ChildJvm.builder(PrintAndWaitMain.class).arg("until-killed")
                 .maxHeap("64m").start()) {

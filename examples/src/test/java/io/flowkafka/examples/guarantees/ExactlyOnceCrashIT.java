@@ -125,9 +125,7 @@ class ExactlyOnceCrashIT {
             if (throwOnceAt != null) {
                 b.arg(throwOnceAt);
             }
-            ChildJvm jvm = b.start();
-            jvm.awaitOutputLine(l -> l.contains("RUNNING"), Duration.ofMinutes(2));
-            return jvm;
+            return b.startAndAwaitOutputLine(l -> l.contains("RUNNING"), Duration.ofMinutes(2));
         }
 
         void produceInput() {

@@ -316,9 +316,7 @@ class KeyVisitorIT {
         if (haltAt > 0) {
             b.arg(Long.toString(haltAt));
         }
-        ChildJvm jvm = b.start();
-        jvm.awaitOutputLine(l -> l.contains("RUNNING"), Duration.ofMinutes(2));
-        return jvm;
+        return b.startAndAwaitOutputLine(l -> l.contains("RUNNING"), Duration.ofMinutes(2));
     }
 
     private static void produce(KafkaCluster cluster, String topic, int from, int to, String cmd) {

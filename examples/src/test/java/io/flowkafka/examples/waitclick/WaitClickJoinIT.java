@@ -272,10 +272,8 @@ class WaitClickJoinIT {
         ChildJvm.Builder builder = ChildJvm.builder(WaitClickMain.class).maxHeap("384m").systemProperty("purge.ms", "0")
                 .systemProperty("cache.bytes", System.getProperty("cache.bytes", "10485760"));
         properties.forEach(builder::systemProperty);
-        ChildJvm jvm = builder.args(cluster.bootstrapServers(), pipeline, impressions, clicks, results,
-                stateDir.toString()).start();
-        jvm.awaitOutputLine(l -> l.contains("RUNNING"), Duration.ofMinutes(2));
-        return jvm;
+        return builder.args(cluster.bootstrapServers(), pipeline, impressions, clicks, results, stateDir.toString())
+                .startAndAwaitOutputLine(l -> l.contains("RUNNING"), Duration.ofMinutes(2));
     }
 
     /** Every record of {@code topic} up to its end, aborted ones included, counted by key. */

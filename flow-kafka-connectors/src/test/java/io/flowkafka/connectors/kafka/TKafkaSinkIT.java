@@ -206,14 +206,12 @@ class TKafkaSinkIT {
     }
 
     private static ChildJvm instance(KafkaCluster cluster, Run run, String name, String guarantee) {
-        ChildJvm jvm = ChildJvm.builder(OutboxSinkMain.class)
+        return ChildJvm.builder(OutboxSinkMain.class)
                 .args(cluster.bootstrapServers(), target.bootstrapServers(), run.pipeline(), run.input(), run.output(),
                         run.state().resolve(name).toString(), guarantee)
                 .maxHeap("384m")
                 .logFile(run.state().resolve(name + ".log"))
-                .start();
-        jvm.awaitOutputLine(l -> l.equals("RUNNING"), Duration.ofMinutes(2));
-        return jvm;
+                .startAndAwaitOutputLine(l -> l.equals("RUNNING"), Duration.ofMinutes(2));
     }
 
     /** Topics, input (already written) and a state directory for one test. */
