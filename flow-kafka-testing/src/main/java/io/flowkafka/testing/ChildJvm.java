@@ -206,6 +206,7 @@ public final class ChildJvm implements AutoCloseable {
             systemProperties.forEach((k, v) -> command.add("-D" + k + "=" + v));
             command.addAll(jvmArgs);
             Path ownTempDir = null;
+            boolean started = false;
             try {
                 if (!setsTempDir()) {
                     ownTempDir = Files.createTempDirectory("flow-child-jvm-");
@@ -223,14 +224,15 @@ public final class ChildJvm implements AutoCloseable {
                         .redirectErrorStream(true)
                         .redirectOutput(log.toFile())
                         .start();
+                started = true;
                 return new ChildJvm(process, log, mainClass, ownTempDir);
             } catch (IOException e) {
-                TempDirs.deleteRecursively(ownTempDir, "a child JVM's java.io.tmpdir");
                 throw new UncheckedIOException("cannot start a child JVM running " + mainClass
                         + " with output to " + log, e);
-            } catch (RuntimeException e) {
-                TempDirs.deleteRecursively(ownTempDir, "a child JVM's java.io.tmpdir");
-                throw e;
+            } finally {
+                if (!started) {
+                    TempDirs.deleteRecursively(ownTempDir, "a child JVM's java.io.tmpdir");
+                }
             }
         }
 

@@ -788,8 +788,7 @@ public final class WaitClickVsFlink {
             if (v.length == 0) {
                 continue;
             }
-            double med = median(all.stream().filter(r -> r.job() == job && !Double.isNaN(r.jobCpuS())).toList(),
-                    r -> r.jobCpuS() * 1e6 / r.records());
+            double med = medianOfSorted(v);
             line.append(String.format(Locale.ROOT, " %s %.1f-%.1f;", job.label, v[0], v[v.length - 1]));
             if (v.length > 1 && (v[v.length - 1] - v[0]) > DRIFT_WARNING * med) {
                 drifted.add(job.label);
@@ -807,7 +806,10 @@ public final class WaitClickVsFlink {
     static final double DRIFT_WARNING = 0.20;
 
     private static double median(List<Run> runs, java.util.function.ToDoubleFunction<Run> f) {
-        double[] v = runs.stream().mapToDouble(f).filter(d -> !Double.isNaN(d)).sorted().toArray();
+        return medianOfSorted(runs.stream().mapToDouble(f).filter(d -> !Double.isNaN(d)).sorted().toArray());
+    }
+
+    private static double medianOfSorted(double[] v) {
         if (v.length == 0) {
             return Double.NaN;
         }

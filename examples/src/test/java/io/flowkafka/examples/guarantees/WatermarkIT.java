@@ -189,9 +189,7 @@ class WatermarkIT {
             produce(cluster, input, i % 3, 1000 + i);
         }
         PipelineSpec spec = spec(names.name("prompt"), input, WatermarkStrategy.DEFAULT, true);
-        Properties p = props(cluster);
-        p.put("commit.interval.ms", "600000");
-        p.put("producer.transaction.timeout.ms", "900000"); // no transaction times out while nothing commits
+        Properties p = tenMinuteCommitProps(cluster);
         try (FlowRuntime runtime = FlowRuntime.create(spec, p);
                 ControlReader out = new ControlReader(cluster, spec.name() + ".out")) {
             runtime.start();
@@ -232,15 +230,21 @@ class WatermarkIT {
                         .processingFunction(Copy::new).outputStreamIds("out", "early").desiredPartitionCount(2)
                         .streamsDependency("early", List.of("events")))
                 .build();
-        Properties p = props(cluster);
-        p.put("commit.interval.ms", "600000");
-        p.put("producer.transaction.timeout.ms", "900000"); // no transaction times out while nothing commits
+        Properties p = tenMinuteCommitProps(cluster);
         try (FlowRuntime runtime = FlowRuntime.create(spec, p);
                 ControlReader early = new ControlReader(cluster, spec.name() + ".early")) {
             runtime.start();
             early.awaitCompleted(2); // within a minute: long before the 10-minute commit interval
             assertThat(runtime.state()).as("the main output never completes").isEqualTo(FlowRuntime.State.RUNNING);
         }
+    }
+
+    /** {@link #props} with a 10-minute commit interval: only an explicit commit publishes within a test. */
+    private static Properties tenMinuteCommitProps(KafkaCluster cluster) throws Exception {
+        Properties p = props(cluster);
+        p.put("commit.interval.ms", "600000");
+        p.put("producer.transaction.timeout.ms", "900000"); // no transaction times out while nothing commits
+        return p;
     }
 
     private static Properties props(KafkaCluster cluster) throws Exception {
