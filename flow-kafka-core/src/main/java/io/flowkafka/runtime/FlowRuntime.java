@@ -101,6 +101,7 @@ public final class FlowRuntime implements AutoCloseable {
     private final AtomicReference<State> state = new AtomicReference<>(State.CREATED);
     private volatile KafkaStreams streams;
     private volatile io.flowkafka.internal.drain.@Nullable DrainingClientSupplier clientSupplier;
+    private volatile io.flowkafka.internal.watermarks.@Nullable AlignmentReader alignmentReader;
     private org.apache.kafka.clients.consumer.KafkaConsumer<String, String> statusConsumer;
     private final java.util.Set<String> completedTasks = new java.util.HashSet<>();
     private ScheduledExecutorService maintenance;
@@ -466,8 +467,9 @@ public final class FlowRuntime implements AutoCloseable {
             admin.close(Duration.ofSeconds(5));
             throw e;
         }
+        var alignment = compiled.alignment();
         var supplier = new io.flowkafka.internal.drain.DrainingClientSupplier(
-                new java.util.HashSet<>(compiled.sourceTopics()));
+                new java.util.HashSet<>(compiled.sourceTopics()), alignment.active() ? alignment::blocked : null);
         clientSupplier = supplier;
         KafkaStreams ks = new KafkaStreams(compiled.topology(), streamsProps, supplier);
         boolean replace = "replace".equals(config.getString(FlowConfig.STREAM_THREAD_FAILURE_CONFIG));
@@ -509,6 +511,23 @@ public final class FlowRuntime implements AutoCloseable {
                     compiled.internalTopics().keySet()), purgeMs, purgeMs, TimeUnit.MILLISECONDS);
         }
         startOutboxServices(purgeMs);
+        if (alignment.active()) {
+            Map<String, Integer> partitions = new java.util.LinkedHashMap<>();
+            alignment.computations().forEach(c -> partitions.put(c, compiled.partitionCounts().of(c)));
+            alignment.expect(partitions);
+            Map<String, String> changelogs = new java.util.LinkedHashMap<>();
+            for (String c : alignment.computations()) {
+                changelogs.put(applicationId() + "-" + io.flowkafka.internal.watermarks.WatermarkTracker.storeName(c)
+                        + "-changelog", c);
+            }
+            var reader = new io.flowkafka.internal.watermarks.AlignmentReader(clientProperties(),
+                    applicationId() + "-alignment-reader", changelogs, alignment);
+            alignmentReader = reader;
+            maintenance.scheduleWithFixedDelay(() -> {
+                reader.poll();
+                alignment.tick();
+            }, 200, 200, TimeUnit.MILLISECONDS);
+        }
     }
 
     /** The pipeline cluster's client properties (bootstrap servers, security). */
@@ -1122,6 +1141,10 @@ public final class FlowRuntime implements AutoCloseable {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
+        }
+        if (alignmentReader != null) {
+            alignmentReader.close(); // the maintenance thread that polled it has stopped
+            alignmentReader = null;
         }
         if (statusConsumer != null) {
             statusConsumer.close(Duration.ofSeconds(2));

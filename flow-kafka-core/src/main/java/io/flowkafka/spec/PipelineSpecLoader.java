@@ -324,7 +324,8 @@ public final class PipelineSpecLoader {
                 typeError(id, field, node, "an object", "{\"watermark_generator\": {\"out_of_orderness_bound\": \"1m\"}}");
                 return;
             }
-            unknownFields(node, id, field + ".", List.of("event_timestamp_assigner", "watermark_generator"), List.of());
+            unknownFields(node, id, field + ".", List.of("event_timestamp_assigner", "watermark_generator",
+                    "watermark_alignment"), List.of());
             WatermarkStrategy ws = WatermarkStrategy.DEFAULT;
             try {
                 JsonNode assigner = node.get("event_timestamp_assigner");
@@ -350,6 +351,21 @@ public final class PipelineSpecLoader {
                                 : ws.idleDuration();
                         double r = idle.hasNonNull("max_ratio") ? idle.get("max_ratio").asDouble() : ws.idleMaxRatio();
                         ws = ws.withIdlePartitions(d, r);
+                    }
+                }
+                JsonNode align = node.get("watermark_alignment");
+                if (align != null && !align.isNull()) {
+                    String af = field + ".watermark_alignment";
+                    if (!align.isObject() || !align.hasNonNull("group_name")) {
+                        error(id, af + ".group_name", "watermark_alignment needs a group_name",
+                                "name the group of sources to read in step, e.g. {\"group_name\": \"clicks-and-views\", "
+                                        + "\"drift_bound\": \"20m\"}");
+                    } else {
+                        unknownFields(align, id, af + ".", List.of("group_name", "drift_bound"), List.of());
+                        java.time.Duration drift = align.hasNonNull("drift_bound")
+                                ? Durations.parse(align.get("drift_bound"), af + ".drift_bound")
+                                : WatermarkStrategy.DEFAULT_DRIFT_BOUND;
+                        ws = ws.withAlignment(align.get("group_name").asText(), drift);
                     }
                 }
                 b.watermarkStrategy(ws);

@@ -69,6 +69,25 @@ final class SpecValidator {
         for (ComputationSpec c : spec.computations().values()) {
             checkComputation(c);
         }
+        checkAlignmentGroups();
+    }
+
+    /** The computations of one {@code watermark_alignment} group agree on its {@code drift_bound}. */
+    private void checkAlignmentGroups() {
+        Map<String, ComputationSpec> first = new LinkedHashMap<>();
+        for (ComputationSpec c : spec.computations().values()) {
+            String group = c.watermarkStrategy().alignmentGroup();
+            if (group == null) {
+                continue;
+            }
+            ComputationSpec other = first.putIfAbsent(group, c);
+            if (other != null && !other.watermarkStrategy().driftBound().equals(c.watermarkStrategy().driftBound())) {
+                error(c.id(), "watermark_strategy.watermark_alignment.drift_bound", "alignment group '" + group
+                        + "' has drift_bound " + c.watermarkStrategy().driftBound() + " in '" + c.id()
+                        + "' but " + other.watermarkStrategy().driftBound() + " in '" + other.id() + "'",
+                        "give every computation of group '" + group + "' the same drift_bound");
+            }
+        }
     }
 
     private void indexStreams() {
@@ -372,6 +391,12 @@ final class SpecValidator {
             error(id, "timers", "timers only in Transform computations: " + kindName + " computation '" + id
                     + "' declares timers " + c.timers().stream().map(TimerStreamSpec::id).toList(),
                     "remove the timers, or make '" + id + "' a Transform computation");
+        }
+        if (c.watermarkStrategy().alignmentGroup() != null && !hasSources) {
+            error(id, "watermark_strategy.watermark_alignment", "computation '" + id + "' aligns its watermark with group '"
+                    + c.watermarkStrategy().alignmentGroup() + "' but reads no source_streams: alignment paces the "
+                    + "reading of source partitions", "remove watermark_alignment from '" + id + "', or set it on the "
+                    + "computations that read the sources");
         }
     }
 

@@ -17,13 +17,27 @@ import org.jspecify.annotations.Nullable;
  * @param outOfOrdernessBound {@code watermark_generator.out_of_orderness_bound} (default 1m)
  * @param idleDuration {@code watermark_generator.idle_partitions.duration} (default 1m)
  * @param idleMaxRatio {@code watermark_generator.idle_partitions.max_ratio} (default 0.4)
+ * @param alignmentGroup {@code watermark_alignment.group_name}: the source partitions of every
+ *     computation naming the same group read in step (a partition whose event watermark runs more
+ *     than {@code drift_bound} ahead of the group's slowest non-idle partition is paused until that
+ *     one catches up); null for none
+ * @param driftBound {@code watermark_alignment.drift_bound} (default 20m)
  */
 public record WatermarkStrategy(@Nullable String timestampColumn, Duration outOfOrdernessBound, Duration idleDuration,
-        double idleMaxRatio) {
+        double idleMaxRatio, @Nullable String alignmentGroup, Duration driftBound) {
 
-    /** Flow's defaults: no column, 1m bound, 1m idle duration, 0.4 max ratio. */
+    /** Flow's default {@code watermark_alignment.drift_bound}. */
+    public static final Duration DEFAULT_DRIFT_BOUND = Duration.ofMinutes(20);
+
+    /** Flow's defaults: no column, 1m bound, 1m idle duration, 0.4 max ratio, no alignment. */
     public static final WatermarkStrategy DEFAULT =
             new WatermarkStrategy(null, Duration.ofMinutes(1), Duration.ofMinutes(1), 0.4);
+
+    /** A strategy without watermark alignment. */
+    public WatermarkStrategy(@Nullable String timestampColumn, Duration outOfOrdernessBound, Duration idleDuration,
+            double idleMaxRatio) {
+        this(timestampColumn, outOfOrdernessBound, idleDuration, idleMaxRatio, null, DEFAULT_DRIFT_BOUND);
+    }
 
     /**
      * Validates the fields.
@@ -42,21 +56,41 @@ public record WatermarkStrategy(@Nullable String timestampColumn, Duration outOf
         if (!(idleMaxRatio >= 0 && idleMaxRatio <= 1)) {
             throw new IllegalArgumentException("idle_partitions.max_ratio must be in [0, 1] but was " + idleMaxRatio);
         }
+        Objects.requireNonNull(driftBound, "driftBound");
+        if (alignmentGroup != null && alignmentGroup.isBlank()) {
+            throw new IllegalArgumentException("watermark_alignment.group_name must not be empty");
+        }
+        if (driftBound.isNegative() || driftBound.isZero()) {
+            throw new IllegalArgumentException("watermark_alignment.drift_bound must be > 0 but was " + driftBound);
+        }
     }
 
     /** A copy with another timestamp column. */
     public WatermarkStrategy withTimestampColumn(@Nullable String column) {
-        return new WatermarkStrategy(column, outOfOrdernessBound, idleDuration, idleMaxRatio);
+        return new WatermarkStrategy(column, outOfOrdernessBound, idleDuration, idleMaxRatio, alignmentGroup,
+                driftBound);
     }
 
     /** A copy with another out-of-orderness bound. */
     public WatermarkStrategy withOutOfOrdernessBound(Duration bound) {
-        return new WatermarkStrategy(timestampColumn, bound, idleDuration, idleMaxRatio);
+        return new WatermarkStrategy(timestampColumn, bound, idleDuration, idleMaxRatio, alignmentGroup,
+                driftBound);
     }
 
     /** A copy with other idle-partition settings. */
     public WatermarkStrategy withIdlePartitions(Duration duration, double maxRatio) {
-        return new WatermarkStrategy(timestampColumn, outOfOrdernessBound, duration, maxRatio);
+        return new WatermarkStrategy(timestampColumn, outOfOrdernessBound, duration, maxRatio, alignmentGroup,
+                driftBound);
+    }
+
+    /**
+     * A copy whose source partitions read in step with every other computation's of alignment group
+     * {@code group} ({@code watermark_alignment}): none runs more than {@code driftBound} of event
+     * time ahead of the group's slowest non-idle partition.
+     */
+    public WatermarkStrategy withAlignment(String group, Duration driftBound) {
+        return new WatermarkStrategy(timestampColumn, outOfOrdernessBound, idleDuration, idleMaxRatio,
+                Objects.requireNonNull(group, "group"), driftBound);
     }
 
     /** How many of {@code partitions} partitions may be skipped as idle: ⌈max_ratio·P⌉, less than P. */

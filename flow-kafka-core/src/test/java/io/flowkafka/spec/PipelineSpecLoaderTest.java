@@ -315,6 +315,36 @@ class PipelineSpecLoaderTest {
     }
 
     @Test
+    void shouldReadWatermarkAlignmentWithFlowFieldNamesAndDefaultDriftBound() {
+        String json = sourceWithStrategy("{\"watermark_alignment\": {\"group_name\": \"views-and-clicks\", \"drift_bound\": \"5m\"}}");
+        WatermarkStrategy ws = PipelineSpecLoader.fromJson(json).computations().get("c").watermarkStrategy();
+        assertThat(ws.alignmentGroup()).isEqualTo("views-and-clicks");
+        assertThat(ws.driftBound()).isEqualTo(java.time.Duration.ofMinutes(5));
+
+        WatermarkStrategy byDefault = PipelineSpecLoader.fromJson(sourceWithStrategy(
+                "{\"watermark_alignment\": {\"group_name\": \"g\"}}")).computations().get("c").watermarkStrategy();
+        assertThat(byDefault.driftBound()).as("Flow's default drift_bound").isEqualTo(java.time.Duration.ofMinutes(20));
+        assertThat(WatermarkStrategy.DEFAULT.alignmentGroup()).as("no alignment unless asked").isNull();
+    }
+
+    @Test
+    void shouldRejectWatermarkAlignmentWithoutAGroupName() {
+        assertThatThrownBy(() -> PipelineSpecLoader.fromJson(sourceWithStrategy(
+                "{\"watermark_alignment\": {\"drift_bound\": \"5m\"}}")))
+                .isInstanceOf(InvalidSpecException.class)
+                .hasMessageContaining("watermark_strategy.watermark_alignment.group_name")
+                .hasMessageContaining("watermark_alignment needs a group_name");
+    }
+
+    private static String sourceWithStrategy(String strategy) {
+        return "{\"name\": \"p\", \"streams\": {\"e\": {\"schema\": " + EVENT_SCHEMA + "}, \"o\": {\"schema\": "
+                + EVENT_SCHEMA + "}}, \"computations\": {\"c\": {\"computation_class_name\": \"Source\","
+                + " \"output_stream_ids\": [\"o\"],"
+                + " \"source_streams\": {\"e\": {\"source_class_name\": \"KafkaSource\", \"parameters\": {\"topics\": \"t\"}}},"
+                + " \"watermark_strategy\": " + strategy + "}}}";
+    }
+
+    @Test
     void shouldReportABadWatermarkDurationWithTheField() {
         String json = "{\"name\": \"p\", \"streams\": {\"e\": {\"schema\": " + EVENT_SCHEMA + "}, \"o\": {\"schema\": "
                 + EVENT_SCHEMA + "}}, \"computations\": {\"c\": {\"computation_class_name\": \"Source\","

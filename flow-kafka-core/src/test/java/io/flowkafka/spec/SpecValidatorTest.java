@@ -353,6 +353,28 @@ class SpecValidatorTest {
     }
 
     @Test
+    void shouldRejectWatermarkAlignmentOnAComputationWithoutSources() {
+        PipelineSpec spec = spec(read(), count().watermarkStrategy(WatermarkStrategy.DEFAULT.withAlignment("g",
+                java.time.Duration.ofMinutes(5))));
+        assertSingleError(spec, "count", "watermark_strategy.watermark_alignment",
+                "computation 'count' aligns its watermark with group 'g' but reads no source_streams",
+                "set it on the computations that read the sources");
+    }
+
+    @Test
+    void shouldRejectTwoDriftBoundsInOneAlignmentGroup() {
+        PipelineSpec spec = spec(streams().stream("clicks", EVENT),
+                read().watermarkStrategy(WatermarkStrategy.DEFAULT.withAlignment("g", java.time.Duration.ofMinutes(5))),
+                ComputationSpec.builder("read_clicks").kind(ComputationKind.SOURCE)
+                        .source("clicks", "KafkaSource", Map.of("topics", "user-clicks")).outputStreamIds("clicks")
+                        .watermarkStrategy(WatermarkStrategy.DEFAULT.withAlignment("g", java.time.Duration.ofMinutes(20))),
+                count());
+        assertSingleError(spec, "read_clicks", "watermark_strategy.watermark_alignment.drift_bound",
+                "alignment group 'g' has drift_bound PT20M in 'read_clicks' but PT5M in 'read'",
+                "give every computation of group 'g' the same drift_bound");
+    }
+
+    @Test
     void shouldRejectTimersInSourceComputation() {
         PipelineSpec spec = spec(read().timer("t", Map.of()), count());
         assertSingleError(spec, "read", "timers", "timers only in Transform computations: Source computation 'read'",

@@ -28,7 +28,7 @@ public record CompiledPipeline(Topology topology, Map<String, Integer> internalT
         Map<String, List<String>> sourceTopicsByComputation,
         io.flowkafka.internal.watermarks.FiniteSources finiteSources, String statusTopic,
         io.flowkafka.internal.watermarks.OutputLimits outputLimits, Map<String, Integer> outboxTopics,
-        List<AsyncSink> asyncSinks) {
+        List<AsyncSink> asyncSinks, io.flowkafka.internal.watermarks.WatermarkAlignment alignment) {
 
     /**
      * An external sink: its spec, the computation it belongs to and its outbox topic, or, with

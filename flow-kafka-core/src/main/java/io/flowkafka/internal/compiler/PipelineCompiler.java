@@ -91,6 +91,19 @@ public final class PipelineCompiler {
                 new io.flowkafka.internal.watermarks.PartitionCounts(singleTask);
         Map<String, List<String>> sourceTopicsByComputation = new LinkedHashMap<>();
         io.flowkafka.internal.watermarks.FiniteSources finite = new io.flowkafka.internal.watermarks.FiniteSources();
+        Map<String, String> alignmentGroups = new LinkedHashMap<>();
+        Map<String, Long> driftNanos = new LinkedHashMap<>();
+        Map<String, Long> alignedIdleMs = new LinkedHashMap<>();
+        for (ComputationSpec c : spec.computations().values()) {
+            String group = c.watermarkStrategy().alignmentGroup();
+            if (group != null && !c.sourceStreams().isEmpty()) {
+                alignmentGroups.put(c.id(), group);
+                driftNanos.putIfAbsent(group, c.watermarkStrategy().driftBound().toNanos());
+                alignedIdleMs.put(c.id(), c.watermarkStrategy().idleDuration().toMillis());
+            }
+        }
+        io.flowkafka.internal.watermarks.WatermarkAlignment alignment =
+                new io.flowkafka.internal.watermarks.WatermarkAlignment(alignmentGroups, driftNanos, alignedIdleMs);
         String statusTopic = statusTopic(topicPrefix, spec.name());
         String pipeline = spec.name();
         Map<String, Integer> internalTopics = new LinkedHashMap<>();
@@ -262,7 +275,8 @@ public final class PipelineCompiler {
             }
             ComputationPlan plan = new ComputationPlan(pipeline, c, inputs, outputs, outputSchemas, inputSchemas,
                     writers, counts, options.watermarks(), finite, c.id() + ".sink.status", options.timers(),
-                    options.outputLimits(), options.deadLetters(), c.id() + ".sink.dlq", visitors, controlTopic);
+                    options.outputLimits(), options.deadLetters(), c.id() + ".sink.dlq", visitors, controlTopic,
+                    alignment);
 
             String processorName = c.id() + ".process";
             List<String> sourceNodes = new ArrayList<>();
@@ -346,7 +360,7 @@ public final class PipelineCompiler {
         }
         return new CompiledPipeline(topology, internalTopics, sourceTopics, sinkTopics, streamTopics,
                 deadLetterTopic(topicPrefix, pipeline), counts, sourceTopicsByComputation, finite, statusTopic,
-                options.outputLimits(), outboxPartitions, asyncSinks);
+                options.outputLimits(), outboxPartitions, asyncSinks, alignment);
     }
 
     /**

@@ -19,7 +19,8 @@ import org.apache.kafka.streams.KafkaClientSupplier;
 /**
  * The clients Kafka Streams' default supplier creates, except that each stream thread's main
  * consumer is a {@link SourcePausingConsumer}, so that {@link #startDraining()} stops reading the
- * source topics on every stream thread of the instance, present and future (replaced threads).
+ * source topics on every stream thread of the instance, present and future (replaced threads), and
+ * {@code watermark_alignment} pauses the source partitions that run ahead.
  *
  * <p>With {@code group.protocol=streams}, Kafka Streams 4.4 creates its main consumer itself and
  * never asks the supplier: {@link #consumers()} then stays 0.
@@ -31,9 +32,22 @@ public final class DrainingClientSupplier implements KafkaClientSupplier {
     private final List<SourcePausingConsumer> consumers = new CopyOnWriteArrayList<>();
     private volatile boolean draining;
 
+    private final java.util.function.@org.jspecify.annotations.Nullable Supplier<Set<TopicPartition>> aligned;
+
     /** @param sourceTopics the pipeline's source topics */
     public DrainingClientSupplier(Set<String> sourceTopics) {
+        this(sourceTopics, null);
+    }
+
+    /**
+     * @param sourceTopics the pipeline's source topics
+     * @param aligned the source partitions {@code watermark_alignment} wants paused now, or null
+     *     when no computation is aligned
+     */
+    public DrainingClientSupplier(Set<String> sourceTopics,
+            java.util.function.@org.jspecify.annotations.Nullable Supplier<Set<TopicPartition>> aligned) {
         this.sourceTopics = Set.copyOf(sourceTopics);
+        this.aligned = aligned;
     }
 
     /** From now on, every main consumer keeps its source partitions paused (from its next poll). Not undone. */
@@ -82,7 +96,8 @@ public final class DrainingClientSupplier implements KafkaClientSupplier {
         KafkaConsumer<byte[], byte[]> delegate = new KafkaConsumer<>(config, new ByteArrayDeserializer(),
                 new ByteArrayDeserializer());
         SourcePausingConsumer[] self = new SourcePausingConsumer[1];
-        self[0] = new SourcePausingConsumer(delegate, sourceTopics, () -> draining, () -> consumers.remove(self[0]));
+        self[0] = new SourcePausingConsumer(delegate, sourceTopics, () -> draining, aligned,
+                () -> consumers.remove(self[0]));
         consumers.add(self[0]);
         return self[0];
     }

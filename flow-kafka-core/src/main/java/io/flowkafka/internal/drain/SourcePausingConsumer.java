@@ -56,6 +56,11 @@ public final class SourcePausingConsumer implements Consumer<byte[], byte[]> {
     private final Map<TopicPartition, Long> taken = new HashMap<>();
     private volatile Map<TopicPartition, Long> inHand = Map.of();
     private volatile long drainPolls;
+    /** watermark_alignment: the source partitions to keep paused now (read before each poll), or null. */
+    private final java.util.function.@Nullable Supplier<Set<TopicPartition>> aligned;
+    /** Poll thread only: partitions paused for alignment, and partitions Kafka Streams paused itself. */
+    private final Set<TopicPartition> alignPaused = new java.util.HashSet<>();
+    private final Set<TopicPartition> streamsPaused = new java.util.HashSet<>();
 
     /**
      * @param delegate the consumer Kafka Streams would have used
@@ -65,9 +70,20 @@ public final class SourcePausingConsumer implements Consumer<byte[], byte[]> {
      */
     public SourcePausingConsumer(Consumer<byte[], byte[]> delegate, Set<String> sourceTopics, BooleanSupplier draining,
             Runnable onClose) {
+        this(delegate, sourceTopics, draining, null, onClose);
+    }
+
+    /**
+     * @param aligned read before each poll: the source partitions {@code watermark_alignment} wants
+     *     paused now (they are resumed once they leave the set, unless Kafka Streams paused them
+     *     too); null when no computation is aligned
+     */
+    public SourcePausingConsumer(Consumer<byte[], byte[]> delegate, Set<String> sourceTopics, BooleanSupplier draining,
+            java.util.function.@Nullable Supplier<Set<TopicPartition>> aligned, Runnable onClose) {
         this.delegate = delegate;
         this.sourceTopics = Set.copyOf(sourceTopics);
         this.draining = draining;
+        this.aligned = aligned;
         this.onClose = onClose;
     }
 
@@ -95,6 +111,9 @@ public final class SourcePausingConsumer implements Consumer<byte[], byte[]> {
                 delegate.pause(sources);
             }
         }
+        if (aligned != null) {
+            applyAlignment(drain);
+        }
         ConsumerRecords<byte[], byte[]> records = delegate.poll(timeout);
         if (!records.isEmpty()) {
             for (TopicPartition tp : records.partitions()) {
@@ -109,6 +128,75 @@ public final class SourcePausingConsumer implements Consumer<byte[], byte[]> {
             drainPolls++;
         }
         return records;
+    }
+
+    /**
+     * Pauses the assigned partitions alignment blocks (again after a rebalance: a pause does not
+     * survive reassignment), and resumes those it no longer blocks unless Kafka Streams paused them
+     * itself in the meantime or a drain keeps sources paused.
+     */
+    private void applyAlignment(boolean drain) {
+        Set<TopicPartition> blocked = aligned.get();
+        if (blocked.isEmpty() && alignPaused.isEmpty()) {
+            return;
+        }
+        Set<TopicPartition> assigned = delegate.assignment();
+        List<TopicPartition> pause = new ArrayList<>();
+        for (TopicPartition tp : blocked) {
+            if (assigned.contains(tp)) {
+                pause.add(tp);
+            }
+        }
+        List<TopicPartition> resume = new ArrayList<>();
+        for (TopicPartition tp : alignPaused) {
+            if (!blocked.contains(tp) && assigned.contains(tp) && !streamsPaused.contains(tp) && !drain) {
+                resume.add(tp);
+            }
+        }
+        alignPaused.clear();
+        alignPaused.addAll(pause);
+        if (!pause.isEmpty()) {
+            delegate.pause(pause);
+        }
+        if (!resume.isEmpty()) {
+            delegate.resume(resume);
+        }
+    }
+
+    /**
+     * A partition revoked or lost is no longer paused by anyone (a pause does not survive
+     * reassignment): forget it, so that neither a stale Kafka Streams pause keeps it paused after
+     * alignment lets it go, nor a stale alignment pause filters out Kafka Streams' resume.
+     */
+    private ConsumerRebalanceListener forgetPausesOnRevocation(ConsumerRebalanceListener callback) {
+        if (aligned == null) {
+            return callback;
+        }
+        return new ConsumerRebalanceListener() {
+            @Override
+            public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+                streamsPaused.removeAll(partitions);
+                alignPaused.removeAll(partitions);
+                callback.onPartitionsRevoked(partitions);
+            }
+
+            @Override
+            public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+                callback.onPartitionsAssigned(partitions);
+            }
+
+            @Override
+            public void onPartitionsLost(Collection<TopicPartition> partitions) {
+                streamsPaused.removeAll(partitions);
+                alignPaused.removeAll(partitions);
+                callback.onPartitionsLost(partitions);
+            }
+        };
+    }
+
+    /** The source partitions alignment keeps paused now (poll thread; tests). */
+    public Set<TopicPartition> alignmentPaused() {
+        return Set.copyOf(alignPaused);
     }
 
     private List<TopicPartition> assignedSources() {
@@ -139,13 +227,17 @@ public final class SourcePausingConsumer implements Consumer<byte[], byte[]> {
 
     @Override
     public void resume(Collection<TopicPartition> partitions) {
-        if (!draining.getAsBoolean()) {
+        if (aligned != null) {
+            streamsPaused.removeAll(partitions);
+        }
+        boolean drain = draining.getAsBoolean();
+        if (!drain && alignPaused.isEmpty()) {
             delegate.resume(partitions);
             return;
         }
         List<TopicPartition> others = new ArrayList<>(partitions.size());
         for (TopicPartition tp : partitions) {
-            if (!sourceTopics.contains(tp.topic())) {
+            if (!(drain && sourceTopics.contains(tp.topic())) && !alignPaused.contains(tp)) {
                 others.add(tp);
             }
         }
@@ -154,6 +246,9 @@ public final class SourcePausingConsumer implements Consumer<byte[], byte[]> {
 
     @Override
     public void pause(Collection<TopicPartition> partitions) {
+        if (aligned != null) {
+            streamsPaused.addAll(partitions);
+        }
         delegate.pause(partitions);
     }
 
@@ -208,7 +303,7 @@ public final class SourcePausingConsumer implements Consumer<byte[], byte[]> {
 
     @Override
     public void subscribe(Collection<String> topics, ConsumerRebalanceListener callback) {
-        delegate.subscribe(topics, callback);
+        delegate.subscribe(topics, forgetPausesOnRevocation(callback));
     }
 
     @Override
@@ -218,7 +313,7 @@ public final class SourcePausingConsumer implements Consumer<byte[], byte[]> {
 
     @Override
     public void subscribe(Pattern pattern, ConsumerRebalanceListener callback) {
-        delegate.subscribe(pattern, callback);
+        delegate.subscribe(pattern, forgetPausesOnRevocation(callback));
     }
 
     @Override
@@ -228,7 +323,7 @@ public final class SourcePausingConsumer implements Consumer<byte[], byte[]> {
 
     @Override
     public void subscribe(SubscriptionPattern pattern, ConsumerRebalanceListener callback) {
-        delegate.subscribe(pattern, callback);
+        delegate.subscribe(pattern, forgetPausesOnRevocation(callback));
     }
 
     @Override

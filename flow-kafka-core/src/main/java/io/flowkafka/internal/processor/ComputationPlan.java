@@ -37,7 +37,8 @@ public record ComputationPlan(String pipeline, ComputationSpec spec, Map<String,
         Map<String, String> writers, io.flowkafka.internal.watermarks.PartitionCounts partitionCounts,
         WatermarkSettings watermarks, io.flowkafka.internal.watermarks.FiniteSources finiteSources,
         String statusNode, TimerSettings timers, io.flowkafka.internal.watermarks.OutputLimits outputLimits,
-        boolean deadLetters, String deadLetterNode, VisitorRuntime visitors, @Nullable String controlTopic) {
+        boolean deadLetters, String deadLetterNode, VisitorRuntime visitors, @Nullable String controlTopic,
+        io.flowkafka.internal.watermarks.WatermarkAlignment alignment) {
     /**
      * Whether the computation's task has an {@code EpochBarrierStore}: it writes a synchronous
      * external sink or an at-most-once sink.

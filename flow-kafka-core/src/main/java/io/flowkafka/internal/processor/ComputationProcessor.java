@@ -82,6 +82,9 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
     private final Map<String, SourceClock> sourceClocks = new java.util.LinkedHashMap<>();
     /** When the task last read a source record (wall clock). */
     private long lastRecordWallMs;
+    /** watermark_alignment: the source partitions this task reads, reported with its watermark; null if not aligned. */
+    private java.util.@Nullable Set<org.apache.kafka.common.TopicPartition> alignedPartitions;
+    private io.flowkafka.internal.watermarks.WatermarkAlignment.@Nullable Limit alignmentLimit;
     private long lastEmitWallMs = Long.MIN_VALUE;
     private long controlSequence;
     private WatermarkTracker.Output lastEmitted;
@@ -170,6 +173,13 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         }
         this.lastRecordWallMs = context.currentSystemTimeMs();
         sourceClocks.values().forEach(c -> c.lastRecordWallMs = lastRecordWallMs);
+        if (sourceComputation && plan.alignment().aligned(spec.id())) {
+            java.util.Set<org.apache.kafka.common.TopicPartition> tps = new java.util.HashSet<>();
+            plan.inputs().values().stream().filter(i -> i.source() != null)
+                    .forEach(i -> tps.add(new org.apache.kafka.common.TopicPartition(i.topic(), context.taskId().partition())));
+            this.alignedPartitions = java.util.Set.copyOf(tps);
+            this.alignmentLimit = plan.alignment().limit(spec.id());
+        }
         this.lastEmitted = watermarks.output();
         initFiniteSources();
         this.call = new CallContext(spec, states, keyCodec, plan.outputSchemas(),
@@ -230,6 +240,10 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             clock.lastSystemTs = Math.max(clock.lastSystemTs, message.systemTimestamp());
             lastRecordWallMs = context.currentSystemTimeMs();
             clock.lastRecordWallMs = lastRecordWallMs;
+            if (alignmentLimit != null && clock.eventWatermark() > alignmentLimit.value()
+                    && sourceEventWatermark() > alignmentLimit.value()) {
+                reportAlignment(false); // ahead of the group: be paused now, not at the next emission
+            }
         }
         runCall(message.key(), encodedKey, message.messageId(), message.eventTimestamp(), "message",
                 () -> call.deliverMessage(function, message, call, call), null);
@@ -1108,6 +1122,22 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         }
     }
 
+    /**
+     * watermark_alignment: reports the sources' own watermark (not held by timers) and idleness to
+     * this instance's alignment and, on a watermark emission, to the watermark store for the other
+     * instances; a completed finite source no longer holds its group back.
+     */
+    private void reportAlignment(boolean emission) {
+        long now = context.currentSystemTimeMs();
+        boolean completed = finiteSourcesDone();
+        boolean idle = completed || now - lastRecordWallMs >= spec.watermarkStrategy().idleDuration().toMillis();
+        long wm = completed ? Long.MAX_VALUE : sourceEventWatermark();
+        plan.alignment().report(spec.id(), context.taskId().partition(), wm, idle, alignedPartitions);
+        if (emission) {
+            watermarks.recordAlignment(wm, idle);
+        }
+    }
+
     /** Sends watermarks if they changed and the interval passed since the last send. */
     private void maybeEmitWatermarks() {
         long now = context.currentSystemTimeMs();
@@ -1131,6 +1161,9 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             system = sourceSystemWatermark(now);
             idle = now - lastRecordWallMs >= spec.watermarkStrategy().idleDuration().toMillis();
             completed = finiteSourcesDone() && finiteVisitorsDone();
+            if (alignedPartitions != null) {
+                reportAlignment(true);
+            }
             if (timerStore != null) { // a keyed source with timers: the same hold as on internal inputs
                 event = Math.min(event, timerStore.watermarkHold());
                 boolean holding = holdingTimersPending();

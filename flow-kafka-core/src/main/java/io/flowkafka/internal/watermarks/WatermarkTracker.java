@@ -54,6 +54,9 @@ public final class WatermarkTracker {
     }
 
     private static final Bytes OUTPUT_KEY = Bytes.wrap("o|output".getBytes(StandardCharsets.UTF_8));
+    private static final Bytes ALIGN_KEY = Bytes.wrap(AlignmentReader.KEY.getBytes(StandardCharsets.UTF_8));
+    private long alignedWatermark = Long.MIN_VALUE;
+    private boolean alignedIdle;
 
     private final KeyValueStore<Bytes, byte[]> store;
     private final Map<String, ExpectedProducers> expected;
@@ -235,6 +238,20 @@ public final class WatermarkTracker {
                             .put((byte) (next.completed() ? 1 : 0)).array());
         }
         return next;
+    }
+
+    /**
+     * Records what {@code watermark_alignment} needs to know of this task on other instances (see
+     * {@link AlignmentReader}): its sources' event watermark and whether it is idle; written when
+     * either changed.
+     */
+    public void recordAlignment(long eventWatermark, boolean idle) {
+        if (eventWatermark == alignedWatermark && idle == alignedIdle) {
+            return;
+        }
+        alignedWatermark = eventWatermark;
+        alignedIdle = idle;
+        store.put(ALIGN_KEY, java.nio.ByteBuffer.allocate(9).putLong(eventWatermark).put((byte) (idle ? 1 : 0)).array());
     }
 
     /** A changelogged per-task value (e.g. a finite source's bound), or null. */

@@ -1,0 +1,229 @@
+package io.flowkafka.internal.watermarks;
+
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * {@code watermark_alignment}: the source partitions of the computations naming one alignment
+ * group read in step. A member (one task of one computation: its source partitions) whose event
+ * watermark runs more than {@code drift_bound} ahead of the group's slowest non-idle member is
+ * <em>blocked</em>: the main consumers keep its source partitions paused (see
+ * {@link io.flowkafka.internal.drain.SourcePausingConsumer}) until the slowest one is within the
+ * bound again. Without it, a source whose records are sparser in event time (clicks vs
+ * impressions) runs hours ahead of the other, and a join downstream keeps its records in state
+ * until the other catches up.
+ *
+ * <p>Members are reported by the tasks of this instance (each watermark emission) and, for tasks
+ * of other instances, by {@link AlignmentReader}, which follows the groups' watermark changelogs.
+ * A member never reported holds the group back, as a producer never heard from holds a watermark
+ * back, but only for its source's {@code idle_partitions.duration} after the start; a member idle
+ * for that long does not hold it back either, so a source that reached the end of its data (or a
+ * partition nobody reads) cannot stall the others for longer than that. Each member's watermark only goes up (a report lower than the last is ignored), so a
+ * stale report of a task since moved to another instance cannot move the group back.
+ *
+ * <p>Blocking is approximate by design, as in Flink: records already fetched or buffered by Kafka
+ * Streams (up to {@code buffered.records.per.partition} per partition, plus one poll) are still
+ * processed after a partition is paused.
+ *
+ * <p>Thread-safe: reports come from stream threads and the reader thread; {@link #blocked()} is a
+ * volatile read for the consumers' polls. Memory: one entry per member (partitions of the groups'
+ * computations), whatever the data.
+ */
+public final class WatermarkAlignment {
+    /** What is known of one member. */
+    private record Member(String group, long eventWatermark, boolean idle, Set<TopicPartition> partitions) {
+    }
+
+    /**
+     * A group's current limit: its slowest non-idle member's watermark plus the drift bound
+     * ({@link Long#MAX_VALUE} while nothing holds the group). A task compares its sources' watermark
+     * with it per record (one volatile read) and reports at once when it passes it, instead of at its
+     * next watermark emission, so a fast source is paused after a few records, not after a few hundred
+     * milliseconds of them.
+     */
+    public static final class Limit {
+        private volatile long value = Long.MAX_VALUE;
+
+        /** The limit now. */
+        public long value() {
+            return value;
+        }
+    }
+
+    private final Map<String, Limit> limits = new HashMap<>();
+    /** Per group: its drift bound in nanoseconds. */
+    private final Map<String, Long> driftNanos;
+    /** Per computation: its group. */
+    private final Map<String, String> groupOf;
+    /** Per computation: its sources' idle_partitions.duration in ms. */
+    private final Map<String, Long> idleMs;
+    private final Map<String, Member> members = new HashMap<>();
+    /** Per computation: its partition count, once the runtime knows it ({@link #expect}). */
+    private Map<String, Integer> expected = Map.of();
+    private long expectedSinceMs;
+    private final java.util.function.LongSupplier clockMs;
+    private volatile Set<TopicPartition> blocked = Set.of();
+
+    /**
+     * @param groupOf per aligned computation, its alignment group
+     * @param driftNanosByGroup per group, its {@code drift_bound} in nanoseconds (one per group: the
+     *     validator requires computations of a group to agree)
+     * @param idleMsByComputation per aligned computation, its {@code idle_partitions.duration} in ms
+     */
+    public WatermarkAlignment(Map<String, String> groupOf, Map<String, Long> driftNanosByGroup,
+            Map<String, Long> idleMsByComputation) {
+        this(groupOf, driftNanosByGroup, idleMsByComputation, System::currentTimeMillis);
+    }
+
+    /** As above, with a clock of its own (tests). */
+    public WatermarkAlignment(Map<String, String> groupOf, Map<String, Long> driftNanosByGroup,
+            Map<String, Long> idleMsByComputation, java.util.function.LongSupplier clockMs) {
+        this.clockMs = clockMs;
+        this.groupOf = Map.copyOf(groupOf);
+        this.driftNanos = Map.copyOf(driftNanosByGroup);
+        this.idleMs = Map.copyOf(idleMsByComputation);
+        groupOf.values().forEach(g -> limits.put(g, new Limit()));
+    }
+
+    /** The limit of {@code computation}'s group (see {@link Limit}); null if it is not aligned. */
+    public @org.jspecify.annotations.Nullable Limit limit(String computation) {
+        String group = groupOf.get(computation);
+        return group == null ? null : limits.get(group);
+    }
+
+    /**
+     * From now on, every partition of the aligned computations is a member: one never reported holds
+     * its group back (as if it had read nothing) until its {@code idle_partitions.duration} has
+     * passed since this call, as a producer never heard from holds a watermark back. Without this
+     * call (the test driver), only reported members count.
+     *
+     * @param partitions per aligned computation, its partition count
+     */
+    public synchronized void expect(Map<String, Integer> partitions) {
+        expected = Map.copyOf(partitions);
+        expectedSinceMs = clockMs.getAsLong();
+        recompute(expectedSinceMs);
+    }
+
+    /** Re-evaluates the members never reported as time passes (called periodically). */
+    public synchronized void tick() {
+        if (!expected.isEmpty()) {
+            recompute(clockMs.getAsLong());
+        }
+    }
+
+    /** Whether any computation is aligned (otherwise nothing needs to report or pause). */
+    public boolean active() {
+        return !groupOf.isEmpty();
+    }
+
+    /** Whether {@code computation} belongs to an alignment group. */
+    public boolean aligned(String computation) {
+        return groupOf.containsKey(computation);
+    }
+
+    /** The aligned computations. */
+    public Set<String> computations() {
+        return groupOf.keySet();
+    }
+
+    /**
+     * Reports a member's state: the event watermark of its sources (not held back by timers), whether
+     * it is idle, and the source partitions it reads ({@code partitions} may be empty for a member
+     * of another instance: it is then never paused here, which it need not be).
+     */
+    public void report(String computation, int partition, long eventWatermark, boolean idle,
+            Set<TopicPartition> partitions) {
+        String group = groupOf.get(computation);
+        if (group == null) {
+            return;
+        }
+        String id = computation + "/" + partition;
+        synchronized (this) {
+            Member old = members.get(id);
+            if (old != null && eventWatermark < old.eventWatermark()) {
+                return; // a stale report (e.g. a remote changelog behind this instance's own task)
+            }
+            Set<TopicPartition> tps = partitions.isEmpty() && old != null ? old.partitions() : Set.copyOf(partitions);
+            Member next = new Member(group, eventWatermark, idle, tps);
+            if (next.equals(old)) {
+                return;
+            }
+            members.put(id, next);
+            recompute(clockMs.getAsLong());
+        }
+    }
+
+    /** Source partitions to keep paused now: those of the blocked members. */
+    public Set<TopicPartition> blocked() {
+        return blocked;
+    }
+
+    /** Whether the member's partitions are paused by alignment. */
+    public synchronized boolean isBlocked(String computation, int partition) {
+        Member m = members.get(computation + "/" + partition);
+        return m != null && !m.partitions().isEmpty() && blocked.containsAll(m.partitions());
+    }
+
+    /**
+     * The group's slowest non-idle member's event watermark, {@link Long#MIN_VALUE} while an expected
+     * member has not reported within its idle duration, or {@link Long#MAX_VALUE} if none.
+     */
+    public synchronized long groupWatermark(String group) {
+        return groupWatermark(group, clockMs.getAsLong());
+    }
+
+    private long groupWatermark(String group, long nowMs) {
+        long min = Long.MAX_VALUE;
+        for (Member m : members.values()) {
+            if (m.group().equals(group) && !m.idle()) {
+                min = Math.min(min, m.eventWatermark());
+            }
+        }
+        for (Map.Entry<String, Integer> e : expected.entrySet()) {
+            if (!group.equals(groupOf.get(e.getKey())) || nowMs - expectedSinceMs >= idleMs.getOrDefault(e.getKey(), 0L)) {
+                continue;
+            }
+            for (int p = 0; p < e.getValue(); p++) {
+                if (!members.containsKey(e.getKey() + "/" + p)) {
+                    return Long.MIN_VALUE; // not heard from yet: it may be at the very beginning
+                }
+            }
+        }
+        return min;
+    }
+
+    private void recompute(long nowMs) {
+        Set<TopicPartition> next = new HashSet<>();
+        for (String group : new HashSet<>(groupOf.values())) {
+            long min = groupWatermark(group, nowMs);
+            long limit = min == Long.MAX_VALUE ? Long.MAX_VALUE : min + driftNanos.get(group);
+            if (limit < min) {
+                limit = Long.MAX_VALUE; // overflow: nothing is that far ahead
+            }
+            limits.get(group).value = limit;
+            if (limit == Long.MAX_VALUE) {
+                continue;
+            }
+            for (Member m : members.values()) {
+                if (m.group().equals(group) && m.eventWatermark() > limit) {
+                    next.addAll(m.partitions());
+                }
+            }
+        }
+        if (!next.equals(blocked)) {
+            blocked = Set.copyOf(next);
+        }
+    }
+
+    /** Members as "computation/partition=watermark[ idle]" (diagnostics, tests). */
+    public synchronized List<String> describe() {
+        return members.entrySet().stream().sorted(Map.Entry.comparingByKey())
+                .map(e -> e.getKey() + "=" + e.getValue().eventWatermark() + (e.getValue().idle() ? " idle" : ""))
+                .toList();
+    }
+}

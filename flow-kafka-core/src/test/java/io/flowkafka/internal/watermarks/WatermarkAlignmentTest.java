@@ -1,0 +1,114 @@
+package io.flowkafka.internal.watermarks;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Flow's {@code watermark_alignment} (flow-catalog §5: "watermark_alignment with group_name,
+ * drift_bound (20m)"): a member more than drift_bound ahead of its group's slowest non-idle member
+ * is blocked.
+ */
+class WatermarkAlignmentTest {
+    private static final long MIN = 60_000_000_000L;
+    private static final TopicPartition VIEWS0 = new TopicPartition("views", 0);
+    private static final TopicPartition VIEWS1 = new TopicPartition("views", 1);
+    private static final TopicPartition CLICKS0 = new TopicPartition("clicks", 0);
+    private static final TopicPartition ORDERS0 = new TopicPartition("orders", 0);
+
+    private final WatermarkAlignment alignment = new WatermarkAlignment(
+            Map.of("read_views", "g", "read_clicks", "g", "read_orders", "other"),
+            Map.of("g", Duration.ofMinutes(20).toNanos(), "other", Duration.ofMinutes(5).toNanos()),
+            Map.of("read_views", 60_000L, "read_clicks", 60_000L, "read_orders", 60_000L), () -> this.now);
+    private long now = 1_000;
+
+    @Test
+    void shouldBlockAMemberMoreThanTheDriftBoundAheadOfTheSlowest() {
+        alignment.report("read_views", 0, 100 * MIN, false, Set.of(VIEWS0));
+        alignment.report("read_clicks", 0, 120 * MIN, false, Set.of(CLICKS0));
+        assertThat(alignment.blocked()).isEmpty(); // exactly the bound ahead: still allowed
+
+        alignment.report("read_clicks", 0, 121 * MIN, false, Set.of(CLICKS0));
+        assertThat(alignment.blocked()).containsExactly(CLICKS0);
+        assertThat(alignment.isBlocked("read_clicks", 0)).isTrue();
+
+        alignment.report("read_views", 0, 101 * MIN, false, Set.of(VIEWS0));
+        assertThat(alignment.blocked()).isEmpty();
+    }
+
+    @Test
+    void shouldTakeTheSlowestOverEveryMemberOfTheGroupOnly() {
+        alignment.report("read_views", 0, 100 * MIN, false, Set.of(VIEWS0));
+        alignment.report("read_views", 1, 200 * MIN, false, Set.of(VIEWS1));
+        alignment.report("read_clicks", 0, 130 * MIN, false, Set.of(CLICKS0));
+        alignment.report("read_orders", 0, 10 * MIN, false, Set.of(ORDERS0)); // another group: far behind, no effect
+
+        assertThat(alignment.groupWatermark("g")).isEqualTo(100 * MIN);
+        assertThat(alignment.blocked()).containsExactlyInAnyOrder(VIEWS1, CLICKS0);
+    }
+
+    @Test
+    void shouldNotLetAnIdleMemberHoldTheGroupBack() {
+        alignment.report("read_views", 0, 100 * MIN, false, Set.of(VIEWS0));
+        alignment.report("read_clicks", 0, 300 * MIN, false, Set.of(CLICKS0));
+        assertThat(alignment.blocked()).containsExactly(CLICKS0);
+
+        alignment.report("read_views", 0, 100 * MIN, true, Set.of(VIEWS0)); // the end of its data: idle
+
+        assertThat(alignment.blocked()).isEmpty();
+    }
+
+    @Test
+    void shouldHoldTheGroupWhileAMemberHasReadNothingYet() {
+        alignment.report("read_views", 0, Long.MIN_VALUE, false, Set.of(VIEWS0));
+        alignment.report("read_clicks", 0, 5 * MIN, false, Set.of(CLICKS0));
+
+        assertThat(alignment.blocked()).containsExactly(CLICKS0);
+    }
+
+    @Test
+    void shouldIgnoreAReportBelowTheLastAndKeepTheLocalPartitionsOfARemoteReport() {
+        alignment.report("read_views", 0, 100 * MIN, false, Set.of(VIEWS0));
+        alignment.report("read_clicks", 0, 200 * MIN, false, Set.of(CLICKS0));
+        alignment.report("read_views", 0, 50 * MIN, false, Set.of()); // a changelog record behind the local task
+        assertThat(alignment.groupWatermark("g")).isEqualTo(100 * MIN);
+
+        alignment.report("read_clicks", 0, 201 * MIN, false, Set.of()); // the reader: no partitions of its own
+        assertThat(alignment.blocked()).containsExactly(CLICKS0);
+    }
+
+    @Test
+    void shouldNeverBlockAMemberOfAnotherInstance() {
+        alignment.report("read_views", 0, 100 * MIN, false, Set.of(VIEWS0));
+        alignment.report("read_clicks", 0, 500 * MIN, false, Set.of()); // remote: this instance reads none of it
+
+        assertThat(alignment.blocked()).isEmpty();
+        assertThat(alignment.isBlocked("read_clicks", 0)).isFalse();
+    }
+
+    @Test
+    void shouldHoldTheGroupForAnExpectedMemberNeverHeardFromUntilItsIdleDurationPassed() {
+        alignment.expect(Map.of("read_views", 1, "read_clicks", 1));
+        alignment.report("read_clicks", 0, 5 * MIN, false, Set.of(CLICKS0)); // read_views/0 runs elsewhere, unheard
+
+        assertThat(alignment.blocked()).containsExactly(CLICKS0);
+        now = 1_000 + 59_999;
+        alignment.tick();
+        assertThat(alignment.blocked()).containsExactly(CLICKS0);
+        now = 1_000 + 60_000;
+        alignment.tick();
+        assertThat(alignment.blocked()).as("unheard for idle_partitions.duration: no longer holding").isEmpty();
+    }
+
+    @Test
+    void shouldIgnoreComputationsOutsideEveryGroup() {
+        alignment.report("join", 0, 500 * MIN, false, Set.of(VIEWS0));
+
+        assertThat(alignment.describe()).isEmpty();
+        assertThat(alignment.aligned("join")).isFalse();
+    }
+}
