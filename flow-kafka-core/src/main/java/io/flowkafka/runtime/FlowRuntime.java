@@ -512,6 +512,11 @@ public final class FlowRuntime implements AutoCloseable {
         }
         startOutboxServices(purgeMs);
         if (alignment.active()) {
+            if ("streams".equalsIgnoreCase(String.valueOf(streamsProps.get(StreamsConfig.GROUP_PROTOCOL_CONFIG)).trim())) {
+                LOG.warn("pipeline '{}': watermark_alignment of {} does nothing with group.protocol=streams (Kafka "
+                        + "Streams creates its main consumer itself, so no source partition can be paused); use "
+                        + "group.protocol=classic", spec.name(), alignment.computations());
+            }
             Map<String, Integer> partitions = new java.util.LinkedHashMap<>();
             alignment.computations().forEach(c -> partitions.put(c, compiled.partitionCounts().of(c)));
             alignment.expect(partitions);

@@ -32,6 +32,15 @@ public final class WaitClickFlowJob {
                 args[1] + suffix, impressions, clicks, results, args[5] + suffix, measured), args[2], args[3], args[4]);
     }
 
+    /**
+     * The two-hop pipeline's source alignment: the example's unless the job JVM's system property
+     * {@code wcj.flow.alignment} says {@code none} or gives another drift bound (ISO-8601, e.g. {@code PT1M}).
+     */
+    private static Duration alignment() {
+        String p = System.getProperty("wcj.flow.alignment");
+        return p == null ? WaitClickJoin.ALIGNMENT_DRIFT : p.equals("none") ? null : Duration.parse(p);
+    }
+
     /** Runs the pipeline over the given topics until it completes; with {@code measured}, prints T0 and FINISHED. */
     private static boolean run(String[] args, String pipeline, String impressions, String clicks, String results,
             String stateDir, boolean measured) throws Exception {
@@ -50,7 +59,8 @@ public final class WaitClickFlowJob {
         boolean ok;
         boolean keyed = args.length >= 9 && args[8].equals("keyed");
         var spec = keyed ? WaitClickJoin.keyedSpec(pipeline, impressions, clicks, results, true)
-                : WaitClickJoin.spec(pipeline, impressions, clicks, results, Integer.parseInt(args[6]), true);
+                : WaitClickJoin.spec(pipeline, impressions, clicks, results, Integer.parseInt(args[6]), true,
+                        alignment());
         try (FlowRuntime runtime = FlowRuntime.create(spec, props)) {
             runtime.start();
             ok = runtime.awaitCompletion(Duration.ofMinutes(30));

@@ -245,7 +245,9 @@ public final class WaitClickVsFlink {
                                                 of writing the backlog: every impression before every click)
                           --job-jvm-opts "OPTS" extra options for both job JVMs, e.g. JFR or log levels
                                                 (-Dorg.slf4j.simpleLogger.defaultLogLevel=info); -Dwcj.streams.K=V
-                                                sets Kafka Streams property K of both Kafka Streams jobs
+                                                sets Kafka Streams property K of both Kafka Streams jobs;
+                                                -Dwcj.flow.alignment=none|<ISO duration> the flow job's
+                                                watermark_alignment (default the example's, 20m)
                           --timeout-s N         bound on one run (600)
                           --jobs LIST           of flow, flow_keyed, plain, flink (default flow,flink)
                           --flink-classpath CP  class path of the Flink JVM (the script passes it)

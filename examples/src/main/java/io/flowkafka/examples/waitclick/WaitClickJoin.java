@@ -50,16 +50,35 @@ public final class WaitClickJoin implements RowFunction {
             .fields().optionalString("user").optionalLong("impression_ts").optionalLong("click_ts")
             .name("joined").type().booleanType().booleanDefault(false).endRecord();
 
+    /**
+     * How far in event time one source may read ahead of the other ({@code watermark_alignment}'s
+     * {@code drift_bound}, Flow's default). Clicks are sparser than impressions, so without alignment
+     * the clicks source runs ahead (by hours in a backlog) and every early click waits in the join's
+     * state, with a timer, for its impression.
+     */
+    public static final Duration ALIGNMENT_DRIFT = WatermarkStrategy.DEFAULT_DRIFT_BOUND;
+
     private static final long MS = 1_000_000L;
 
     /**
-     * The pipeline spec.
+     * The pipeline spec, its two sources aligned within {@link #ALIGNMENT_DRIFT}.
      *
      * @param finite whether the sources stop at the end offsets seen at start (backfills, tests)
      */
     public static PipelineSpec spec(String name, String impressionsTopic, String clicksTopic, String resultsTopic,
             int partitions, boolean finite) {
-        WatermarkStrategy byTs = WatermarkStrategy.DEFAULT.withTimestampColumn("ts");
+        return spec(name, impressionsTopic, clicksTopic, resultsTopic, partitions, finite, ALIGNMENT_DRIFT);
+    }
+
+    /**
+     * The pipeline spec with another alignment of its sources.
+     *
+     * @param alignmentDrift the sources' {@code watermark_alignment.drift_bound}; null for no alignment
+     */
+    public static PipelineSpec spec(String name, String impressionsTopic, String clicksTopic, String resultsTopic,
+            int partitions, boolean finite, Duration alignmentDrift) {
+        WatermarkStrategy byTs = alignmentDrift == null ? WatermarkStrategy.DEFAULT.withTimestampColumn("ts")
+                : WatermarkStrategy.DEFAULT.withTimestampColumn("ts").withAlignment("impressions-and-clicks", alignmentDrift);
         // tag::spec[]
         return PipelineSpec.builder(name)
                 .stream("raw_impressions", IMPRESSION).stream("impressions", IMPRESSION)
