@@ -517,6 +517,11 @@ public final class FlowRuntime implements AutoCloseable {
                         + "Streams creates its main consumer itself, so no source partition can be paused); use "
                         + "group.protocol=classic", spec.name(), alignment.computations());
             }
+            io.micrometer.core.instrument.Gauge.builder("flow.watermark.alignment.paused", alignment,
+                            a -> a.blocked().size())
+                    .description("Source partitions watermark_alignment wants paused now (ahead of their group by "
+                            + "more than drift_bound; this instance's view)")
+                    .tag("pipeline", spec.name()).register(meterRegistry);
             Map<String, Integer> partitions = new java.util.LinkedHashMap<>();
             alignment.computations().forEach(c -> partitions.put(c, compiled.partitionCounts().of(c)));
             alignment.expect(partitions);

@@ -95,12 +95,18 @@ class WatermarkAlignmentIT {
             throws Exception {
         String name = names.name("aligned");
         String[] topics = backlog(cluster, names);
+        double[] maxPaused = {0};
         try (FlowRuntime runtime = FlowRuntime.create(spec(name, topics[0], topics[1], true), props(cluster, "one"))) {
             runtime.start();
-            awaitAllRead(name);
+            Await.until(Duration.ofSeconds(120), "both sources read to the end", () -> {
+                var gauge = runtime.meterRegistry().find("flow.watermark.alignment.paused").gauge();
+                maxPaused[0] = Math.max(maxPaused[0], gauge == null ? 0 : gauge.value());
+                return allRead(name);
+            });
         }
         assertThat(maxLeadMs(name)).as("the sparse source's lead over the dense one (ms)")
                 .isLessThanOrEqualTo(DRIFT.plus(OVERSHOOT).toMillis());
+        assertThat(maxPaused[0]).as("the gauge showed the sparse partition paused").isEqualTo(1.0);
     }
 
     @Test
@@ -173,15 +179,17 @@ class WatermarkAlignmentIT {
     }
 
     private static void awaitAllRead(String run) {
-        Await.until(Duration.ofSeconds(120), "both sources read to the end", () -> {
-            Queue<Object[]> q = SEEN.get(run);
-            if (q == null) {
-                return false;
-            }
-            long dense = q.stream().filter(e -> e[0].equals("dense_raw")).map(e -> (Long) e[1]).distinct().count();
-            long sparse = q.stream().filter(e -> e[0].equals("sparse_raw")).map(e -> (Long) e[1]).distinct().count();
-            return dense == DENSE && sparse == SPARSE;
-        });
+        Await.until(Duration.ofSeconds(120), "both sources read to the end", () -> allRead(run));
+    }
+
+    private static boolean allRead(String run) {
+        Queue<Object[]> q = SEEN.get(run);
+        if (q == null) {
+            return false;
+        }
+        long dense = q.stream().filter(e -> e[0].equals("dense_raw")).map(e -> (Long) e[1]).distinct().count();
+        long sparse = q.stream().filter(e -> e[0].equals("sparse_raw")).map(e -> (Long) e[1]).distinct().count();
+        return dense == DENSE && sparse == SPARSE;
     }
 
     private static String[] backlog(KafkaCluster cluster, TestNames names) {
