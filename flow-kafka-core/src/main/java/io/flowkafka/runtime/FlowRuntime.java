@@ -517,10 +517,10 @@ public final class FlowRuntime implements AutoCloseable {
                         + "Streams creates its main consumer itself, so no source partition can be paused); use "
                         + "group.protocol=classic", spec.name(), alignment.computations());
             }
-            io.micrometer.core.instrument.Gauge.builder("flow.watermark.alignment.paused", alignment,
-                            a -> a.blocked().size())
-                    .description("Source partitions watermark_alignment wants paused now (ahead of their group by "
-                            + "more than drift_bound; this instance's view)")
+            io.micrometer.core.instrument.Gauge.builder("flow.watermark.alignment.paused", supplier,
+                            io.flowkafka.internal.drain.DrainingClientSupplier::alignmentPaused)
+                    .description("Source partitions this instance keeps paused for watermark_alignment now (ahead "
+                            + "of their group by more than drift_bound)")
                     .tag("pipeline", spec.name()).register(meterRegistry);
             Map<String, Integer> partitions = new java.util.LinkedHashMap<>();
             alignment.computations().forEach(c -> partitions.put(c, compiled.partitionCounts().of(c)));
@@ -534,8 +534,14 @@ public final class FlowRuntime implements AutoCloseable {
                     applicationId() + "-alignment-reader", changelogs, alignment);
             alignmentReader = reader;
             maintenance.scheduleWithFixedDelay(() -> {
-                reader.poll();
-                alignment.tick();
+                try {
+                    reader.poll();
+                    alignment.tick();
+                } catch (RuntimeException e) {
+                    // an exception would cancel this schedule, and remote members would freeze where they are
+                    LOG.warn("pipeline '{}': watermark alignment: following the other instances failed, retrying: {}",
+                            spec.name(), e.toString());
+                }
             }, 200, 200, TimeUnit.MILLISECONDS);
         }
     }

@@ -355,24 +355,40 @@ public final class PipelineSpecLoader {
                 }
                 JsonNode align = node.get("watermark_alignment");
                 if (align != null && !align.isNull()) {
-                    String af = field + ".watermark_alignment";
-                    if (!align.isObject() || !align.hasNonNull("group_name")) {
-                        error(id, af + ".group_name", "watermark_alignment needs a group_name",
-                                "name the group of sources to read in step, e.g. {\"group_name\": \"clicks-and-views\", "
-                                        + "\"drift_bound\": \"20m\"}");
-                    } else {
-                        unknownFields(align, id, af + ".", List.of("group_name", "drift_bound"), List.of());
-                        java.time.Duration drift = align.hasNonNull("drift_bound")
-                                ? Durations.parse(align.get("drift_bound"), af + ".drift_bound")
-                                : WatermarkStrategy.DEFAULT_DRIFT_BOUND;
-                        ws = ws.withAlignment(align.get("group_name").asText(), drift);
-                    }
+                    ws = readAlignment(id, field + ".watermark_alignment", align, ws);
                 }
                 b.watermarkStrategy(ws);
             } catch (IllegalArgumentException e) {
                 error(id, field, e.getMessage(), "durations are strings like \"1m\", \"30s\", \"500ms\" or "
                         + "milliseconds as a number; max_ratio is in [0, 1]");
             }
+        }
+
+        /** {@code watermark_alignment}: {@code group_name} (required), {@code drift_bound} (default 20m). */
+        private WatermarkStrategy readAlignment(String id, String field, JsonNode align, WatermarkStrategy ws) {
+            String example = "{\"group_name\": \"impressions-and-clicks\", \"drift_bound\": \"20m\"}";
+            if (!align.isObject()) {
+                typeError(id, field, align, "an object", example);
+                return ws;
+            }
+            unknownFields(align, id, field + ".", List.of("group_name", "drift_bound"), List.of());
+            JsonNode group = align.get("group_name");
+            if (group == null || !group.isTextual() || group.asText().isBlank()) {
+                error(id, field + ".group_name", "watermark_alignment needs a group_name (a non-empty string) but "
+                        + (group == null ? "has none" : "has " + group),
+                        "name the group of sources to read in step, e.g. " + example);
+                return ws;
+            }
+            java.time.Duration drift = WatermarkStrategy.DEFAULT_DRIFT_BOUND;
+            if (align.hasNonNull("drift_bound")) {
+                drift = Durations.parse(align.get("drift_bound"), field + ".drift_bound");
+                if (drift.isNegative() || drift.isZero()) {
+                    error(id, field + ".drift_bound", "drift_bound must be > 0 but was " + align.get("drift_bound"),
+                            "give how far in event time a source may read ahead of its group, e.g. \"20m\" (Flow's default)");
+                    return ws;
+                }
+            }
+            return ws.withAlignment(group.asText(), drift);
         }
 
         private void readParameters(ComputationSpec.Builder b, String id, JsonNode node) {

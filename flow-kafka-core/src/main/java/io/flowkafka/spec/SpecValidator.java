@@ -72,6 +72,11 @@ final class SpecValidator {
         checkAlignmentGroups();
     }
 
+    private static String human(java.time.Duration d) {
+        long ms = d.toMillis();
+        return ms % 60_000 == 0 ? ms / 60_000 + "m" : ms % 1000 == 0 ? ms / 1000 + "s" : ms + "ms";
+    }
+
     /** The computations of one {@code watermark_alignment} group agree on its {@code drift_bound}. */
     private void checkAlignmentGroups() {
         Map<String, ComputationSpec> first = new LinkedHashMap<>();
@@ -83,8 +88,9 @@ final class SpecValidator {
             ComputationSpec other = first.putIfAbsent(group, c);
             if (other != null && !other.watermarkStrategy().driftBound().equals(c.watermarkStrategy().driftBound())) {
                 error(c.id(), "watermark_strategy.watermark_alignment.drift_bound", "alignment group '" + group
-                        + "' has drift_bound " + c.watermarkStrategy().driftBound() + " in '" + c.id()
-                        + "' but " + other.watermarkStrategy().driftBound() + " in '" + other.id() + "'",
+                        + "' has drift_bound " + human(c.watermarkStrategy().driftBound()) + " in '" + c.id()
+                        + "' but " + human(other.watermarkStrategy().driftBound()) + " in '" + other.id() + "' (20m when "
+                        + "not set)",
                         "give every computation of group '" + group + "' the same drift_bound");
             }
         }

@@ -336,6 +336,23 @@ class PipelineSpecLoaderTest {
                 .hasMessageContaining("watermark_alignment needs a group_name");
     }
 
+    @Test
+    void shouldReportABadDriftBoundOrGroupNameAtItsField() {
+        assertThatThrownBy(() -> PipelineSpecLoader.fromJson(sourceWithStrategy(
+                "{\"watermark_alignment\": {\"group_name\": \"g\", \"drift_bound\": \"0s\"}}")))
+                .isInstanceOf(InvalidSpecException.class)
+                .hasMessageContaining("watermark_strategy.watermark_alignment.drift_bound")
+                .hasMessageContaining("drift_bound must be > 0");
+        assertThatThrownBy(() -> PipelineSpecLoader.fromJson(sourceWithStrategy(
+                "{\"watermark_alignment\": {\"group_name\": 7}}")))
+                .isInstanceOf(InvalidSpecException.class)
+                .hasMessageContaining("watermark_strategy.watermark_alignment.group_name")
+                .hasMessageContaining("a non-empty string");
+        assertThatThrownBy(() -> PipelineSpecLoader.fromJson(sourceWithStrategy("{\"watermark_alignment\": \"g\"}")))
+                .isInstanceOf(InvalidSpecException.class)
+                .hasMessageContaining("watermark_strategy.watermark_alignment");
+    }
+
     private static String sourceWithStrategy(String strategy) {
         return "{\"name\": \"p\", \"streams\": {\"e\": {\"schema\": " + EVENT_SCHEMA + "}, \"o\": {\"schema\": "
                 + EVENT_SCHEMA + "}}, \"computations\": {\"c\": {\"computation_class_name\": \"Source\","

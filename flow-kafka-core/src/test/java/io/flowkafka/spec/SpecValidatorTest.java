@@ -370,7 +370,7 @@ class SpecValidatorTest {
                         .watermarkStrategy(WatermarkStrategy.DEFAULT.withAlignment("g", java.time.Duration.ofMinutes(20))),
                 count());
         assertSingleError(spec, "read_clicks", "watermark_strategy.watermark_alignment.drift_bound",
-                "alignment group 'g' has drift_bound PT20M in 'read_clicks' but PT5M in 'read'",
+                "alignment group 'g' has drift_bound 20m in 'read_clicks' but 5m in 'read'",
                 "give every computation of group 'g' the same drift_bound");
     }
 

@@ -60,6 +60,15 @@ public final class DrainingClientSupplier implements KafkaClientSupplier {
         return draining;
     }
 
+    /** How many source partitions the open main consumers keep paused for watermark alignment now. */
+    public int alignmentPaused() {
+        int n = 0;
+        for (SourcePausingConsumer c : consumers) {
+            n += c.alignmentPausedCount();
+        }
+        return n;
+    }
+
     /** How many main consumers are open. */
     public int consumers() {
         return consumers.size();

@@ -61,6 +61,7 @@ public final class SourcePausingConsumer implements Consumer<byte[], byte[]> {
     /** Poll thread only: partitions paused for alignment, and partitions Kafka Streams paused itself. */
     private final Set<TopicPartition> alignPaused = new java.util.HashSet<>();
     private final Set<TopicPartition> streamsPaused = new java.util.HashSet<>();
+    private volatile int alignPausedCount;
 
     /**
      * @param delegate the consumer Kafka Streams would have used
@@ -155,6 +156,7 @@ public final class SourcePausingConsumer implements Consumer<byte[], byte[]> {
         }
         alignPaused.clear();
         alignPaused.addAll(pause);
+        alignPausedCount = pause.size();
         if (!pause.isEmpty()) {
             delegate.pause(pause);
         }
@@ -177,6 +179,7 @@ public final class SourcePausingConsumer implements Consumer<byte[], byte[]> {
             public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
                 streamsPaused.removeAll(partitions);
                 alignPaused.removeAll(partitions);
+                alignPausedCount = alignPaused.size();
                 callback.onPartitionsRevoked(partitions);
             }
 
@@ -189,9 +192,15 @@ public final class SourcePausingConsumer implements Consumer<byte[], byte[]> {
             public void onPartitionsLost(Collection<TopicPartition> partitions) {
                 streamsPaused.removeAll(partitions);
                 alignPaused.removeAll(partitions);
+                alignPausedCount = alignPaused.size();
                 callback.onPartitionsLost(partitions);
             }
         };
+    }
+
+    /** How many source partitions alignment keeps paused now (any thread). */
+    public int alignmentPausedCount() {
+        return alignPausedCount;
     }
 
     /** The source partitions alignment keeps paused now (poll thread; tests). */

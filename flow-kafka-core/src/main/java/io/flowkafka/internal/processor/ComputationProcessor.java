@@ -85,6 +85,8 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
     /** watermark_alignment: the source partitions this task reads, reported with its watermark; null if not aligned. */
     private java.util.@Nullable Set<org.apache.kafka.common.TopicPartition> alignedPartitions;
     private io.flowkafka.internal.watermarks.WatermarkAlignment.@Nullable Limit alignmentLimit;
+    private long alignmentLimitReported = Long.MIN_VALUE;
+    private long alignedWatermark = Long.MIN_VALUE;
     private long lastEmitWallMs = Long.MIN_VALUE;
     private long controlSequence;
     private WatermarkTracker.Output lastEmitted;
@@ -179,6 +181,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                     .forEach(i -> tps.add(new org.apache.kafka.common.TopicPartition(i.topic(), context.taskId().partition())));
             this.alignedPartitions = java.util.Set.copyOf(tps);
             this.alignmentLimit = plan.alignment().limit(spec.id());
+            this.alignedWatermark = watermarks.alignedWatermark(); // where the task was before a restart
         }
         this.lastEmitted = watermarks.output();
         initFiniteSources();
@@ -240,9 +243,12 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             clock.lastSystemTs = Math.max(clock.lastSystemTs, message.systemTimestamp());
             lastRecordWallMs = context.currentSystemTimeMs();
             clock.lastRecordWallMs = lastRecordWallMs;
-            if (alignmentLimit != null && clock.eventWatermark() > alignmentLimit.value()
-                    && sourceEventWatermark() > alignmentLimit.value()) {
-                reportAlignment(false); // ahead of the group: be paused now, not at the next emission
+            if (alignmentLimit != null) {
+                long limit = alignmentLimit.value();
+                if (limit != alignmentLimitReported && clock.eventWatermark() > limit && sourceEventWatermark() > limit) {
+                    alignmentLimitReported = limit; // once per limit: until it moves, another report changes nothing
+                    reportAlignment(false); // ahead of the group: be paused now, not at the next emission
+                }
             }
         }
         runCall(message.key(), encodedKey, message.messageId(), message.eventTimestamp(), "message",
@@ -1131,10 +1137,11 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         long now = context.currentSystemTimeMs();
         boolean completed = finiteSourcesDone();
         boolean idle = completed || now - lastRecordWallMs >= spec.watermarkStrategy().idleDuration().toMillis();
-        long wm = completed ? Long.MAX_VALUE : sourceEventWatermark();
-        plan.alignment().report(spec.id(), context.taskId().partition(), wm, idle, alignedPartitions);
+        // monotonic, like any watermark, also across restarts (the sources' clocks start over empty after one)
+        alignedWatermark = Math.max(alignedWatermark, completed ? Long.MAX_VALUE : sourceEventWatermark());
+        plan.alignment().reportLocal(spec.id(), context.taskId().partition(), alignedWatermark, idle, alignedPartitions);
         if (emission) {
-            watermarks.recordAlignment(wm, idle);
+            watermarks.recordAlignment(alignedWatermark, idle);
         }
     }
 

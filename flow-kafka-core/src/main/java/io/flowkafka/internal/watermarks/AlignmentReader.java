@@ -43,6 +43,7 @@ public final class AlignmentReader implements AutoCloseable {
     private final Map<String, String> pending;
     private final Map<String, String> computationOf;
     private long nextLookupMs;
+    private long nextWarnMs;
 
     /**
      * @param client the cluster's client properties (bootstrap servers, security)
@@ -81,31 +82,43 @@ public final class AlignmentReader implements AutoCloseable {
             for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ZERO)) {
                 if (r.key() != null && Arrays.equals(r.key(), KEY_BYTES) && r.value() != null && r.value().length >= 9) {
                     ByteBuffer v = ByteBuffer.wrap(r.value());
-                    alignment.report(computationOf.get(r.topic()), r.partition(), v.getLong(), v.get() != 0,
-                            java.util.Set.of());
+                    alignment.reportRemote(computationOf.get(r.topic()), r.partition(), v.getLong(), v.get() != 0);
                 }
             }
         } catch (KafkaException e) {
-            // the broker is away or a topic is being recreated: the members keep their last values; next call retries
-            LOG.debug("watermark alignment: reading the watermark changelogs failed, retrying: {}", e.toString());
+            // the broker is away, or no access: the members keep their last values; the next call retries
+            warn("reading the watermark changelogs failed, retrying: " + e);
         }
     }
 
     private void assignExisting() {
-        List<TopicPartition> found = new ArrayList<>();
         for (String topic : List.copyOf(pending.keySet())) {
-            List<PartitionInfo> parts = consumer.partitionsFor(topic, Duration.ofMillis(500));
-            if (parts == null || parts.isEmpty()) {
+            List<PartitionInfo> parts;
+            try {
+                parts = consumer.partitionsFor(topic, Duration.ofMillis(200));
+            } catch (KafkaException e) {
+                warn("looking up watermark changelog " + topic + " failed, retrying: " + e);
                 continue;
             }
+            if (parts == null || parts.isEmpty()) {
+                continue; // not created yet: Kafka Streams creates it at the first rebalance
+            }
+            List<TopicPartition> found = new ArrayList<>();
             parts.forEach(p -> found.add(new TopicPartition(topic, p.partition())));
-            pending.remove(topic);
-        }
-        if (!found.isEmpty()) {
             List<TopicPartition> all = new ArrayList<>(consumer.assignment());
             all.addAll(found);
             consumer.assign(all);
             consumer.seekToBeginning(found);
+            pending.remove(topic); // only once assigned
+        }
+    }
+
+    /** A warning at most once a minute: the reader retries every poll, and a lasting failure must not flood the log. */
+    private void warn(String message) {
+        long now = System.currentTimeMillis();
+        if (now >= nextWarnMs) {
+            nextWarnMs = now + 60_000;
+            LOG.warn("watermark alignment: {} (members on other instances keep their last known state)", message);
         }
     }
 

@@ -22,8 +22,11 @@ import org.apache.kafka.common.TopicPartition;
  * A member never reported holds the group back, as a producer never heard from holds a watermark
  * back, but only for its source's {@code idle_partitions.duration} after the start; a member idle
  * for that long does not hold it back either, so a source that reached the end of its data (or a
- * partition nobody reads) cannot stall the others for longer than that. Each member's watermark only goes up (a report lower than the last is ignored), so a
- * stale report of a task since moved to another instance cannot move the group back.
+ * partition nobody reads) cannot stall the others for longer than that. A member is known by its latest report: this
+ * instance's own reports while it runs the member (and {@value #LOCAL_AUTHORITY_MS} ms after),
+ * otherwise the member's changelog, written in order by whichever instance runs it. A member whose
+ * owner stopped reporting (a crashed instance, until its tasks restart elsewhere) keeps its last
+ * state meanwhile.
  *
  * <p>Blocking is approximate by design, as in Flink: records already fetched or buffered by Kafka
  * Streams (up to {@code buffered.records.per.partition} per partition, plus one poll) are still
@@ -35,7 +38,8 @@ import org.apache.kafka.common.TopicPartition;
  */
 public final class WatermarkAlignment {
     /** What is known of one member. */
-    private record Member(String group, long eventWatermark, boolean idle, Set<TopicPartition> partitions) {
+    private record Member(String group, long eventWatermark, boolean idle, Set<TopicPartition> partitions,
+            long localAtMs) {
     }
 
     /**
@@ -132,29 +136,49 @@ public final class WatermarkAlignment {
     }
 
     /**
-     * Reports a member's state: the event watermark of its sources (not held back by timers), whether
-     * it is idle, and the source partitions it reads ({@code partitions} may be empty for a member
-     * of another instance: it is then never paused here, which it need not be).
+     * Reports the state of a member this instance runs: the event watermark of its sources (not held
+     * back by timers; the task keeps it monotonic, also across restarts), whether it is idle, and the
+     * source partitions it reads. It replaces what was known of the member.
      */
-    public void report(String computation, int partition, long eventWatermark, boolean idle,
+    public void reportLocal(String computation, int partition, long eventWatermark, boolean idle,
             Set<TopicPartition> partitions) {
+        report(computation, partition, eventWatermark, idle, partitions, true);
+    }
+
+    /**
+     * Reports a member's state as its watermark changelog says ({@link AlignmentReader}): it replaces
+     * what was known (a changelog partition is written by the member's owner of the moment, in order),
+     * unless this instance ran the member within the last {@link #LOCAL_AUTHORITY_MS}, whose own
+     * reports are newer than any changelog record.
+     */
+    public void reportRemote(String computation, int partition, long eventWatermark, boolean idle) {
+        report(computation, partition, eventWatermark, idle, Set.of(), false);
+    }
+
+    /** How long a member's local reports take precedence over its changelog (a task emits every 200 ms). */
+    static final long LOCAL_AUTHORITY_MS = 10_000;
+
+    private void report(String computation, int partition, long eventWatermark, boolean idle,
+            Set<TopicPartition> partitions, boolean local) {
         String group = groupOf.get(computation);
         if (group == null) {
             return;
         }
         String id = computation + "/" + partition;
         synchronized (this) {
+            long now = clockMs.getAsLong();
             Member old = members.get(id);
-            if (old != null && eventWatermark < old.eventWatermark()) {
-                return; // a stale report (e.g. a remote changelog behind this instance's own task)
+            if (!local && old != null && old.localAtMs() != Long.MIN_VALUE && now - old.localAtMs() < LOCAL_AUTHORITY_MS) {
+                return; // this instance runs it (or did a moment ago): its own reports are the newer ones
             }
-            Set<TopicPartition> tps = partitions.isEmpty() && old != null ? old.partitions() : Set.copyOf(partitions);
-            Member next = new Member(group, eventWatermark, idle, tps);
-            if (next.equals(old)) {
-                return;
+            Set<TopicPartition> tps = local ? partitions : Set.of();
+            long localAt = local ? now : Long.MIN_VALUE;
+            if (old != null && old.eventWatermark() == eventWatermark && old.idle() == idle
+                    && old.partitions().equals(tps) && (!local || now - old.localAtMs() < LOCAL_AUTHORITY_MS / 2)) {
+                return; // nothing changed (a local report refreshes its authority now and then)
             }
-            members.put(id, next);
-            recompute(clockMs.getAsLong());
+            members.put(id, new Member(group, eventWatermark, idle, tps, localAt));
+            recompute(now);
         }
     }
 
@@ -210,8 +234,8 @@ public final class WatermarkAlignment {
                 continue;
             }
             for (Member m : members.values()) {
-                if (m.group().equals(group) && m.eventWatermark() > limit) {
-                    next.addAll(m.partitions());
+                if (m.group().equals(group) && m.eventWatermark() > limit && m.eventWatermark() != Long.MAX_VALUE) {
+                    next.addAll(m.partitions()); // (a completed member has nothing left to read: never paused)
                 }
             }
         }

@@ -94,7 +94,10 @@ public final class WatermarkTracker {
                 var kv = it.next();
                 String k = new String(kv.key.get(), StandardCharsets.UTF_8);
                 java.nio.ByteBuffer v = java.nio.ByteBuffer.wrap(kv.value);
-                if (k.equals("o|output")) {
+                if (k.equals(AlignmentReader.KEY)) {
+                    alignedWatermark = v.getLong();
+                    alignedIdle = v.get() != 0;
+                } else if (k.equals("o|output")) {
                     output = new Output(v.getLong(), v.getLong(), v.get() != 0);
                 } else if (k.startsWith("o|output|")) {
                     streamOutputs.put(k.substring("o|output|".length()), new Output(v.getLong(), v.getLong(), v.get() != 0));
@@ -252,6 +255,11 @@ public final class WatermarkTracker {
         alignedWatermark = eventWatermark;
         alignedIdle = idle;
         store.put(ALIGN_KEY, java.nio.ByteBuffer.allocate(9).putLong(eventWatermark).put((byte) (idle ? 1 : 0)).array());
+    }
+
+    /** The watermark {@link #recordAlignment} last recorded (restored with the store); {@code MIN_VALUE} before. */
+    public long alignedWatermark() {
+        return alignedWatermark;
     }
 
     /** A changelogged per-task value (e.g. a finite source's bound), or null. */

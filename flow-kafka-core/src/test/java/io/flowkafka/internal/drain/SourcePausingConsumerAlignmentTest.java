@@ -79,6 +79,22 @@ class SourcePausingConsumerAlignmentTest {
     }
 
     @Test
+    void shouldKeepAPartitionPausedWhenKafkaStreamsResumesItsOwnPauseWhileAlignmentBlocksIt() {
+        consumer.pause(List.of(CLICKS0)); // Kafka Streams' back-pressure first
+        blocked.set(Set.of(CLICKS0));
+        consumer.poll(Duration.ZERO);
+
+        consumer.resume(List.of(CLICKS0)); // its buffer has room again, but alignment still blocks it
+        assertThat(consumer.paused()).containsExactly(CLICKS0);
+        assertThat(consumer.alignmentPausedCount()).isEqualTo(1);
+
+        blocked.set(Set.of());
+        consumer.poll(Duration.ZERO);
+        assertThat(consumer.paused()).isEmpty();
+        assertThat(consumer.alignmentPausedCount()).isZero();
+    }
+
+    @Test
     void shouldKeepSourcesPausedWhenAlignmentUnblocksDuringADrain() {
         blocked.set(Set.of(CLICKS0));
         consumer.poll(Duration.ZERO);

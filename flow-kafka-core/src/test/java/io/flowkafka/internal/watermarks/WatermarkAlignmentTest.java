@@ -28,24 +28,24 @@ class WatermarkAlignmentTest {
 
     @Test
     void shouldBlockAMemberMoreThanTheDriftBoundAheadOfTheSlowest() {
-        alignment.report("read_views", 0, 100 * MIN, false, Set.of(VIEWS0));
-        alignment.report("read_clicks", 0, 120 * MIN, false, Set.of(CLICKS0));
+        alignment.reportLocal("read_views", 0, 100 * MIN, false, Set.of(VIEWS0));
+        alignment.reportLocal("read_clicks", 0, 120 * MIN, false, Set.of(CLICKS0));
         assertThat(alignment.blocked()).isEmpty(); // exactly the bound ahead: still allowed
 
-        alignment.report("read_clicks", 0, 121 * MIN, false, Set.of(CLICKS0));
+        alignment.reportLocal("read_clicks", 0, 121 * MIN, false, Set.of(CLICKS0));
         assertThat(alignment.blocked()).containsExactly(CLICKS0);
         assertThat(alignment.isBlocked("read_clicks", 0)).isTrue();
 
-        alignment.report("read_views", 0, 101 * MIN, false, Set.of(VIEWS0));
+        alignment.reportLocal("read_views", 0, 101 * MIN, false, Set.of(VIEWS0));
         assertThat(alignment.blocked()).isEmpty();
     }
 
     @Test
     void shouldTakeTheSlowestOverEveryMemberOfTheGroupOnly() {
-        alignment.report("read_views", 0, 100 * MIN, false, Set.of(VIEWS0));
-        alignment.report("read_views", 1, 200 * MIN, false, Set.of(VIEWS1));
-        alignment.report("read_clicks", 0, 130 * MIN, false, Set.of(CLICKS0));
-        alignment.report("read_orders", 0, 10 * MIN, false, Set.of(ORDERS0)); // another group: far behind, no effect
+        alignment.reportLocal("read_views", 0, 100 * MIN, false, Set.of(VIEWS0));
+        alignment.reportLocal("read_views", 1, 200 * MIN, false, Set.of(VIEWS1));
+        alignment.reportLocal("read_clicks", 0, 130 * MIN, false, Set.of(CLICKS0));
+        alignment.reportLocal("read_orders", 0, 10 * MIN, false, Set.of(ORDERS0)); // another group: far behind, no effect
 
         assertThat(alignment.groupWatermark("g")).isEqualTo(100 * MIN);
         assertThat(alignment.blocked()).containsExactlyInAnyOrder(VIEWS1, CLICKS0);
@@ -53,38 +53,40 @@ class WatermarkAlignmentTest {
 
     @Test
     void shouldNotLetAnIdleMemberHoldTheGroupBack() {
-        alignment.report("read_views", 0, 100 * MIN, false, Set.of(VIEWS0));
-        alignment.report("read_clicks", 0, 300 * MIN, false, Set.of(CLICKS0));
+        alignment.reportLocal("read_views", 0, 100 * MIN, false, Set.of(VIEWS0));
+        alignment.reportLocal("read_clicks", 0, 300 * MIN, false, Set.of(CLICKS0));
         assertThat(alignment.blocked()).containsExactly(CLICKS0);
 
-        alignment.report("read_views", 0, 100 * MIN, true, Set.of(VIEWS0)); // the end of its data: idle
+        alignment.reportLocal("read_views", 0, 100 * MIN, true, Set.of(VIEWS0)); // the end of its data: idle
 
         assertThat(alignment.blocked()).isEmpty();
     }
 
     @Test
     void shouldHoldTheGroupWhileAMemberHasReadNothingYet() {
-        alignment.report("read_views", 0, Long.MIN_VALUE, false, Set.of(VIEWS0));
-        alignment.report("read_clicks", 0, 5 * MIN, false, Set.of(CLICKS0));
+        alignment.reportLocal("read_views", 0, Long.MIN_VALUE, false, Set.of(VIEWS0));
+        alignment.reportLocal("read_clicks", 0, 5 * MIN, false, Set.of(CLICKS0));
 
         assertThat(alignment.blocked()).containsExactly(CLICKS0);
     }
 
     @Test
-    void shouldIgnoreAReportBelowTheLastAndKeepTheLocalPartitionsOfARemoteReport() {
-        alignment.report("read_views", 0, 100 * MIN, false, Set.of(VIEWS0));
-        alignment.report("read_clicks", 0, 200 * MIN, false, Set.of(CLICKS0));
-        alignment.report("read_views", 0, 50 * MIN, false, Set.of()); // a changelog record behind the local task
-        assertThat(alignment.groupWatermark("g")).isEqualTo(100 * MIN);
+    void shouldPreferThisInstancesReportsToTheChangelogWhileItRunsTheMember() {
+        alignment.reportLocal("read_views", 0, 100 * MIN, false, Set.of(VIEWS0));
+        alignment.reportLocal("read_clicks", 0, 200 * MIN, false, Set.of(CLICKS0));
+        alignment.reportRemote("read_views", 0, 50 * MIN, false); // a changelog record behind the local task
+        assertThat(alignment.groupWatermark("g")).as("this instance's own reports win").isEqualTo(100 * MIN);
 
-        alignment.report("read_clicks", 0, 201 * MIN, false, Set.of()); // the reader: no partitions of its own
-        assertThat(alignment.blocked()).containsExactly(CLICKS0);
+        now += WatermarkAlignment.LOCAL_AUTHORITY_MS; // read_views/0 moved to another instance: its changelog counts
+        alignment.reportRemote("read_views", 0, 150 * MIN, true);
+        assertThat(alignment.groupWatermark("g")).isEqualTo(200 * MIN);
+        assertThat(alignment.blocked()).as("read_views/0 idle elsewhere: nothing holds read_clicks back").isEmpty();
     }
 
     @Test
     void shouldNeverBlockAMemberOfAnotherInstance() {
-        alignment.report("read_views", 0, 100 * MIN, false, Set.of(VIEWS0));
-        alignment.report("read_clicks", 0, 500 * MIN, false, Set.of()); // remote: this instance reads none of it
+        alignment.reportLocal("read_views", 0, 100 * MIN, false, Set.of(VIEWS0));
+        alignment.reportRemote("read_clicks", 0, 500 * MIN, false); // this instance reads none of it
 
         assertThat(alignment.blocked()).isEmpty();
         assertThat(alignment.isBlocked("read_clicks", 0)).isFalse();
@@ -93,7 +95,7 @@ class WatermarkAlignmentTest {
     @Test
     void shouldHoldTheGroupForAnExpectedMemberNeverHeardFromUntilItsIdleDurationPassed() {
         alignment.expect(Map.of("read_views", 1, "read_clicks", 1));
-        alignment.report("read_clicks", 0, 5 * MIN, false, Set.of(CLICKS0)); // read_views/0 runs elsewhere, unheard
+        alignment.reportLocal("read_clicks", 0, 5 * MIN, false, Set.of(CLICKS0)); // read_views/0 runs elsewhere, unheard
 
         assertThat(alignment.blocked()).containsExactly(CLICKS0);
         now = 1_000 + 59_999;
@@ -105,8 +107,16 @@ class WatermarkAlignmentTest {
     }
 
     @Test
+    void shouldNeverPauseACompletedMember() {
+        alignment.reportLocal("read_views", 0, 100 * MIN, false, Set.of(VIEWS0));
+        alignment.reportLocal("read_clicks", 0, Long.MAX_VALUE, true, Set.of(CLICKS0)); // a finite source read to its end
+
+        assertThat(alignment.blocked()).isEmpty();
+    }
+
+    @Test
     void shouldIgnoreComputationsOutsideEveryGroup() {
-        alignment.report("join", 0, 500 * MIN, false, Set.of(VIEWS0));
+        alignment.reportLocal("join", 0, 500 * MIN, false, Set.of(VIEWS0));
 
         assertThat(alignment.describe()).isEmpty();
         assertThat(alignment.aligned("join")).isFalse();

@@ -39,6 +39,23 @@ class WatermarkTrackerTest {
     }
 
     @Test
+    void shouldKeepTheAlignedWatermarkAcrossARestoreAndWriteOnlyChanges() {
+        WatermarkTracker first = tracker(1);
+        assertThat(first.alignedWatermark()).isEqualTo(Long.MIN_VALUE);
+        first.recordAlignment(42L, false);
+        byte[] written = store.get(Bytes.wrap(AlignmentReader.KEY.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+        assertThat(java.nio.ByteBuffer.wrap(written).getLong()).as("what other instances' readers decode").isEqualTo(42L);
+        store.delete(Bytes.wrap(AlignmentReader.KEY.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+        first.recordAlignment(42L, false);
+        assertThat(store.get(Bytes.wrap(AlignmentReader.KEY.getBytes(java.nio.charset.StandardCharsets.UTF_8))))
+                .as("unchanged: not written again").isNull();
+        first.recordAlignment(43L, true);
+
+        assertThat(tracker(1).alignedWatermark()).as("a task restored from the store starts where it was")
+                .isEqualTo(43L);
+    }
+
+    @Test
     void shouldHoldTheStreamBackUntilEveryExpectedProducerWasHeard() {
         WatermarkTracker t = tracker(3);
         t.onControl("s", control(0, 100, 10, false, false, 0));
