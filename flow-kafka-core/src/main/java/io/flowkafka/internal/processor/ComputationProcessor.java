@@ -1128,6 +1128,11 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         }
     }
 
+    /** Whether watermark_alignment keeps this task's source partitions paused now. */
+    private boolean alignmentPaused() {
+        return alignedPartitions != null && plan.alignment().blocked().containsAll(alignedPartitions);
+    }
+
     /**
      * watermark_alignment: reports the sources' own watermark (not held by timers) and idleness to
      * this instance's alignment and, on a watermark emission, to the watermark store for the other
@@ -1136,7 +1141,8 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
     private void reportAlignment(boolean emission) {
         long now = context.currentSystemTimeMs();
         boolean completed = finiteSourcesDone();
-        boolean idle = completed || now - lastRecordWallMs >= spec.watermarkStrategy().idleDuration().toMillis();
+        boolean idle = completed || now - lastRecordWallMs >= spec.watermarkStrategy().idleDuration().toMillis()
+                && !alignmentPaused();
         // monotonic, like any watermark, also across restarts (the sources' clocks start over empty after one)
         alignedWatermark = Math.max(alignedWatermark, completed ? Long.MAX_VALUE : sourceEventWatermark());
         plan.alignment().reportLocal(spec.id(), context.taskId().partition(), alignedWatermark, idle, alignedPartitions);
@@ -1166,7 +1172,9 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         if (sourceComputation) {
             event = sourceEventWatermark();
             system = sourceSystemWatermark(now);
-            idle = now - lastRecordWallMs >= spec.watermarkStrategy().idleDuration().toMillis();
+            // a source partition paused by watermark_alignment has data waiting: not idle, or readers would skip it
+            // (its records would then arrive behind their watermark); it holds nothing back, being ahead of its group
+            idle = now - lastRecordWallMs >= spec.watermarkStrategy().idleDuration().toMillis() && !alignmentPaused();
             completed = finiteSourcesDone() && finiteVisitorsDone();
             if (alignedPartitions != null) {
                 reportAlignment(true);
