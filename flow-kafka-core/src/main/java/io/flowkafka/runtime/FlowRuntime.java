@@ -525,6 +525,7 @@ public final class FlowRuntime implements AutoCloseable {
             Map<String, Integer> partitions = new java.util.LinkedHashMap<>();
             alignment.computations().forEach(c -> partitions.put(c, compiled.partitionCounts().of(c)));
             alignment.expect(partitions);
+            alignment.activate();
             Map<String, String> changelogs = new java.util.LinkedHashMap<>();
             for (String c : alignment.computations()) {
                 changelogs.put(applicationId() + "-" + io.flowkafka.internal.watermarks.WatermarkTracker.storeName(c)

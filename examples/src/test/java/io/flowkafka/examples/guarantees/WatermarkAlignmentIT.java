@@ -70,7 +70,7 @@ class WatermarkAlignmentIT {
         public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
             SEEN.computeIfAbsent((String) context.getParameters().get("run"), k -> new ConcurrentLinkedQueue<>())
                     .add(new Object[] {message.getStreamId(), (Long) message.getPayload().get("ts"),
-                            Thread.currentThread().getName()});
+                            Thread.currentThread().getName(), System.nanoTime(), message.getPayload().get("id").toString()});
             output.addMessage(context.createMessageBuilder(message.getStreamId().equals("dense_raw") ? "dense" : "sparse")
                     .setPayload(message.getPayload()).build());
         }
@@ -143,9 +143,14 @@ class WatermarkAlignmentIT {
         String sparse = names.topic("sparse");
         cluster.createTopic(dense, 1);
         cluster.createTopic(sparse, 2);
-        produce(cluster, dense, 0, DENSE, DENSE_STEP_MS, 0);
-        produce(cluster, sparse, 0, SPARSE / 2, SPARSE_STEP_MS, 0);
-        produce(cluster, sparse, 1, SPARSE / 2, SPARSE_STEP_MS, Duration.ofMinutes(5).toMillis());
+        // dense: 60,000 records 100 ms apart; sparse: 100 per partition a minute apart, so that each time alignment
+        // lets the sparse partitions read their ~40 records of read-ahead (40 minutes) the dense one needs 24,000
+        // records to catch up: pauses far longer than the sparse source's 300 ms idle duration
+        int denseCount = 60_000;
+        int sparseCount = 100;
+        produce(cluster, dense, 0, denseCount, 100, 0);
+        produce(cluster, sparse, 0, sparseCount, 60_000, 0);
+        produce(cluster, sparse, 1, sparseCount, 60_000, Duration.ofMinutes(5).toMillis());
         WatermarkStrategy ws = WatermarkStrategy.DEFAULT.withTimestampColumn("ts").withOutOfOrdernessBound(Duration.ZERO)
                 .withAlignment("dense-and-sparse", DRIFT);
         PipelineSpec spec = PipelineSpec.builder(name)
@@ -165,9 +170,19 @@ class WatermarkAlignmentIT {
             runtime.start();
             Await.until(Duration.ofSeconds(120), "the reader got every message", () -> {
                 long[] c = LATE.get(name);
-                return c != null && c[1] >= DENSE + SPARSE;
+                return c != null && c[1] >= denseCount + 2 * sparseCount;
             });
         }
+        long longestPauseMs = 0;
+        long last = Long.MIN_VALUE;
+        for (Object[] e : SEEN.get(name)) {
+            if (((String) e[4]).startsWith(sparse + "0-")) {
+                long t = (Long) e[3];
+                longestPauseMs = last == Long.MIN_VALUE ? 0 : Math.max(longestPauseMs, (t - last) / 1_000_000);
+                last = t;
+            }
+        }
+        assertThat(longestPauseMs).as("sparse partition 0 was held longer than its idle duration (ms)").isGreaterThan(300);
         assertThat(LATE.get(name)[0]).as("messages behind their stream's watermark at the reader").isZero();
     }
 

@@ -87,6 +87,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
     private io.flowkafka.internal.watermarks.WatermarkAlignment.@Nullable Limit alignmentLimit;
     private long alignmentLimitReported = Long.MIN_VALUE;
     private long alignedWatermark = Long.MIN_VALUE;
+    private io.flowkafka.internal.watermarks.WatermarkAlignment.@Nullable PauseClock pauseClock;
     private long lastEmitWallMs = Long.MIN_VALUE;
     private long controlSequence;
     private WatermarkTracker.Output lastEmitted;
@@ -182,6 +183,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             this.alignedPartitions = java.util.Set.copyOf(tps);
             this.alignmentLimit = plan.alignment().limit(spec.id());
             this.alignedWatermark = watermarks.alignedWatermark(); // where the task was before a restart
+            this.pauseClock = plan.alignment().pauseClock(spec.id(), context.taskId().partition());
         }
         this.lastEmitted = watermarks.output();
         initFiniteSources();
@@ -1077,6 +1079,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
      * the source is quiet; the minimum over the sources.
      */
     private long sourceSystemWatermark(long nowMs) {
+        catchUpPause();
         long min = Long.MAX_VALUE;
         for (SourceClock c : sourceClocks.values()) {
             min = Math.min(min, c.systemWatermark(nowMs));
@@ -1090,6 +1093,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
      * (over all of them when every one is idle).
      */
     private long sourceEventWatermark() {
+        catchUpPause();
         if (sourceClocks.size() == 1) {
             return sourceClocks.values().iterator().next().eventWatermark();
         }
@@ -1128,6 +1132,24 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         }
     }
 
+    /**
+     * watermark_alignment: a source partition paused by alignment has records waiting, so it is not
+     * quiet: its idleness (and its clocks' quiet time) counts from the end of its last pause, not from
+     * its last record, or readers could skip it as idle right after it resumed.
+     */
+    private void catchUpPause() {
+        if (pauseClock == null) {
+            return;
+        }
+        long paused = pauseClock.lastPausedMs();
+        if (paused > lastRecordWallMs) {
+            lastRecordWallMs = paused;
+            for (SourceClock c : sourceClocks.values()) {
+                c.lastRecordWallMs = Math.max(c.lastRecordWallMs, paused);
+            }
+        }
+    }
+
     /** Whether watermark_alignment keeps this task's source partitions paused now. */
     private boolean alignmentPaused() {
         return alignedPartitions != null && plan.alignment().blocked().containsAll(alignedPartitions);
@@ -1140,6 +1162,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
      */
     private void reportAlignment(boolean emission) {
         long now = context.currentSystemTimeMs();
+        catchUpPause();
         boolean completed = finiteSourcesDone();
         boolean idle = completed || now - lastRecordWallMs >= spec.watermarkStrategy().idleDuration().toMillis()
                 && !alignmentPaused();
@@ -1170,6 +1193,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         boolean idle = false;
         boolean completed = false;
         if (sourceComputation) {
+            catchUpPause();
             event = sourceEventWatermark();
             system = sourceSystemWatermark(now);
             // a source partition paused by watermark_alignment has data waiting: not idle, or readers would skip it
@@ -1358,6 +1382,9 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
 
     @Override
     public void close() {
+        if (alignedPartitions != null) {
+            plan.alignment().releaseLocal(spec.id(), context.taskId().partition());
+        }
         for (io.micrometer.core.instrument.Meter m : meters) {
             plan.visitors().meters().remove(m);
         }

@@ -43,6 +43,9 @@ public final class AlignmentReader implements AutoCloseable {
     private final Map<String, String> pending;
     private final Map<String, String> computationOf;
     private long nextLookupMs;
+    /** Changelog partitions still replaying their history: the end offset when assigned. */
+    private final Map<TopicPartition, Long> replayUntil = new HashMap<>();
+    private final Map<TopicPartition, byte[]> replayed = new HashMap<>();
     private long nextWarnMs;
 
     /**
@@ -63,6 +66,7 @@ public final class AlignmentReader implements AutoCloseable {
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         props.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false); // Kafka Streams creates the changelogs
+        props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 10_000); // a changelog's history is replayed at start
         this.consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
         this.alignment = alignment;
         this.pending = new HashMap<>(changelogs);
@@ -81,14 +85,33 @@ public final class AlignmentReader implements AutoCloseable {
             }
             for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ZERO)) {
                 if (r.key() != null && Arrays.equals(r.key(), KEY_BYTES) && r.value() != null && r.value().length >= 9) {
-                    ByteBuffer v = ByteBuffer.wrap(r.value());
-                    alignment.reportRemote(computationOf.get(r.topic()), r.partition(), v.getLong(), v.get() != 0);
+                    TopicPartition tp = new TopicPartition(r.topic(), r.partition());
+                    if (replayUntil.containsKey(tp)) {
+                        replayed.put(tp, r.value()); // replaying history: only the latest record counts
+                    } else {
+                        report(tp, r.value());
+                    }
+                }
+            }
+            for (var it = replayUntil.entrySet().iterator(); it.hasNext(); ) {
+                var e = it.next();
+                if (consumer.position(e.getKey(), Duration.ofMillis(100)) >= e.getValue()) {
+                    it.remove(); // caught up with what the changelog held when assigned
+                    byte[] last = replayed.remove(e.getKey());
+                    if (last != null) {
+                        report(e.getKey(), last);
+                    }
                 }
             }
         } catch (KafkaException e) {
             // the broker is away, or no access: the members keep their last values; the next call retries
             warn("reading the watermark changelogs failed, retrying: " + e);
         }
+    }
+
+    private void report(TopicPartition tp, byte[] value) {
+        ByteBuffer v = ByteBuffer.wrap(value);
+        alignment.reportRemote(computationOf.get(tp.topic()), tp.partition(), v.getLong(), v.get() != 0);
     }
 
     private void assignExisting() {
@@ -109,6 +132,13 @@ public final class AlignmentReader implements AutoCloseable {
             all.addAll(found);
             consumer.assign(all);
             consumer.seekToBeginning(found);
+            // the history up to the end offsets of now is replayed without reporting each step (members would
+            // look far behind meanwhile, pausing others): only each partition's latest record counts
+            consumer.endOffsets(found, Duration.ofMillis(500)).forEach((tp, end) -> {
+                if (end > 0) {
+                    replayUntil.put(tp, end);
+                }
+            });
             pending.remove(topic); // only once assigned
         }
     }

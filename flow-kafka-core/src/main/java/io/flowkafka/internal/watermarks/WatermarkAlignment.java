@@ -42,6 +42,24 @@ public final class WatermarkAlignment {
             long localAtMs) {
     }
 
+    /** A changelog record of a member that arrived while this instance's own reports had precedence. */
+    private record Pending(long eventWatermark, boolean idle) {
+    }
+
+    /**
+     * When a member's partitions were last paused by alignment (now, while they are): a task counts
+     * its idleness from the later of its last record and this, since a paused partition has records
+     * waiting and must not look idle to the readers of its stream, also not just after it resumed.
+     */
+    public static final class PauseClock {
+        private volatile long lastPausedMs = Long.MIN_VALUE;
+
+        /** When the member was last paused (now while it is); {@link Long#MIN_VALUE} if never. */
+        public long lastPausedMs() {
+            return lastPausedMs;
+        }
+    }
+
     /**
      * A group's current limit: its slowest non-idle member's watermark plus the drift bound
      * ({@link Long#MAX_VALUE} while nothing holds the group). A task compares its sources' watermark
@@ -66,6 +84,11 @@ public final class WatermarkAlignment {
     /** Per computation: its sources' idle_partitions.duration in ms. */
     private final Map<String, Long> idleMs;
     private final Map<String, Member> members = new HashMap<>();
+    private final Map<String, Pending> pending = new HashMap<>();
+    private final Map<String, PauseClock> pauseClocks = new java.util.concurrent.ConcurrentHashMap<>();
+    private Set<String> blockedMembers = Set.of();
+    /** False until the runtime activates it: on the test driver nothing is paused, so nothing is blocked. */
+    private volatile boolean activated;
     /** Per computation: its partition count, once the runtime knows it ({@link #expect}). */
     private Map<String, Integer> expected = Map.of();
     private long expectedSinceMs;
@@ -113,11 +136,51 @@ public final class WatermarkAlignment {
         recompute(expectedSinceMs);
     }
 
-    /** Re-evaluates the members never reported as time passes (called periodically). */
+    /** From now on members may be blocked (the runtime, whose main consumers pause them). */
+    public synchronized void activate() {
+        activated = true;
+        recompute(clockMs.getAsLong());
+    }
+
+    /**
+     * Re-evaluates the group as time passes (called periodically): members never heard from stop
+     * holding it, changelog records held back by this instance's own reports apply once those lapse,
+     * and the pause clocks of blocked members move on.
+     */
     public synchronized void tick() {
-        if (!expected.isEmpty()) {
-            recompute(clockMs.getAsLong());
+        long now = clockMs.getAsLong();
+        for (var it = pending.entrySet().iterator(); it.hasNext(); ) {
+            var e = it.next();
+            Member m = members.get(e.getKey());
+            if (m == null || now - m.localAtMs() >= LOCAL_AUTHORITY_MS) {
+                it.remove();
+                apply(e.getKey(), m, e.getValue().eventWatermark(), e.getValue().idle());
+            }
         }
+        recompute(now);
+    }
+
+    /**
+     * This instance no longer runs the member (its task closed): its own reports stop taking
+     * precedence, and the member's changelog (written by its next owner) counts at once.
+     */
+    public synchronized void releaseLocal(String computation, int partition) {
+        String id = computation + "/" + partition;
+        Member m = members.get(id);
+        if (m == null) {
+            return;
+        }
+        members.put(id, new Member(m.group(), m.eventWatermark(), m.idle(), Set.of(), Long.MIN_VALUE));
+        Pending p = pending.remove(id);
+        if (p != null) {
+            apply(id, members.get(id), p.eventWatermark(), p.idle());
+        }
+        recompute(clockMs.getAsLong());
+    }
+
+    /** The pause clock of a member (see {@link PauseClock}). */
+    public PauseClock pauseClock(String computation, int partition) {
+        return pauseClocks.computeIfAbsent(computation + "/" + partition, k -> new PauseClock());
     }
 
     /** Whether any computation is aligned (otherwise nothing needs to report or pause). */
@@ -168,18 +231,44 @@ public final class WatermarkAlignment {
         synchronized (this) {
             long now = clockMs.getAsLong();
             Member old = members.get(id);
-            if (!local && old != null && old.localAtMs() != Long.MIN_VALUE && now - old.localAtMs() < LOCAL_AUTHORITY_MS) {
-                return; // this instance runs it (or did a moment ago): its own reports are the newer ones
+            if (!local) {
+                if (old != null && old.localAtMs() != Long.MIN_VALUE && now - old.localAtMs() < LOCAL_AUTHORITY_MS) {
+                    // this instance runs it (or did a moment ago): its own reports are the newer ones; the record
+                    // waits, and applies if those lapse (the task moved: its next owner may write nothing new)
+                    pending.put(id, new Pending(eventWatermark, idle));
+                    return;
+                }
+                if (apply(id, old, eventWatermark, idle)) {
+                    recompute(now);
+                }
+                return;
             }
-            Set<TopicPartition> tps = local ? partitions : Set.of();
-            long localAt = local ? now : Long.MIN_VALUE;
+            pending.remove(id);
+            Set<TopicPartition> tps = partitions;
             if (old != null && old.eventWatermark() == eventWatermark && old.idle() == idle
-                    && old.partitions().equals(tps) && (!local || now - old.localAtMs() < LOCAL_AUTHORITY_MS / 2)) {
+                    && old.partitions().equals(tps) && now - old.localAtMs() < LOCAL_AUTHORITY_MS / 2) {
                 return; // nothing changed (a local report refreshes its authority now and then)
             }
-            members.put(id, new Member(group, eventWatermark, idle, tps, localAt));
+            members.put(id, new Member(group, eventWatermark, idle, tps, now));
             recompute(now);
         }
+    }
+
+    /**
+     * A changelog record: its owners write a member's watermark in increasing order (it is monotonic
+     * and restored with the task), so a lower one is a replay of older records and is ignored.
+     *
+     * @return whether anything changed
+     */
+    private boolean apply(String id, Member old, long eventWatermark, boolean idle) {
+        if (old != null && (eventWatermark < old.eventWatermark()
+                || eventWatermark == old.eventWatermark() && idle == old.idle())) {
+            return false;
+        }
+        String group = groupOf.get(id.substring(0, id.lastIndexOf('/')));
+        members.put(id, new Member(group, eventWatermark, idle, old == null ? Set.of() : old.partitions(),
+                old == null ? Long.MIN_VALUE : old.localAtMs()));
+        return true;
     }
 
     /** Source partitions to keep paused now: those of the blocked members. */
@@ -222,7 +311,11 @@ public final class WatermarkAlignment {
     }
 
     private void recompute(long nowMs) {
+        if (!activated) {
+            return; // nothing is paused (test driver): limits stay at +infinity
+        }
         Set<TopicPartition> next = new HashSet<>();
+        Set<String> nextMembers = new HashSet<>();
         for (String group : new HashSet<>(groupOf.values())) {
             long min = groupWatermark(group, nowMs);
             long limit = min == Long.MAX_VALUE ? Long.MAX_VALUE : min + driftNanos.get(group);
@@ -233,15 +326,30 @@ public final class WatermarkAlignment {
             if (limit == Long.MAX_VALUE) {
                 continue;
             }
-            for (Member m : members.values()) {
-                if (m.group().equals(group) && m.eventWatermark() > limit && m.eventWatermark() != Long.MAX_VALUE) {
+            for (Map.Entry<String, Member> e : members.entrySet()) {
+                Member m = e.getValue();
+                if (m.group().equals(group) && m.eventWatermark() > limit && m.eventWatermark() != Long.MAX_VALUE
+                        && !m.partitions().isEmpty()) {
                     next.addAll(m.partitions()); // (a completed member has nothing left to read: never paused)
+                    nextMembers.add(e.getKey());
                 }
             }
         }
+        // blocked now, or unblocked just now: their pause clocks read now
+        for (String id : nextMembers) {
+            pauseClock(id).lastPausedMs = nowMs;
+        }
+        for (String id : blockedMembers) {
+            pauseClock(id).lastPausedMs = nowMs;
+        }
+        blockedMembers = nextMembers;
         if (!next.equals(blocked)) {
             blocked = Set.copyOf(next);
         }
+    }
+
+    private PauseClock pauseClock(String id) {
+        return pauseClocks.computeIfAbsent(id, k -> new PauseClock());
     }
 
     /** Members as "computation/partition=watermark[ idle]" (diagnostics, tests). */

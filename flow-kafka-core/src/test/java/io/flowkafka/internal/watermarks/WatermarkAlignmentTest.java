@@ -26,6 +26,10 @@ class WatermarkAlignmentTest {
             Map.of("read_views", 60_000L, "read_clicks", 60_000L, "read_orders", 60_000L), () -> this.now);
     private long now = 1_000;
 
+    {
+        alignment.activate(); // as FlowRuntime does; the test driver never does
+    }
+
     @Test
     void shouldBlockAMemberMoreThanTheDriftBoundAheadOfTheSlowest() {
         alignment.reportLocal("read_views", 0, 100 * MIN, false, Set.of(VIEWS0));
@@ -112,6 +116,80 @@ class WatermarkAlignmentTest {
         alignment.reportLocal("read_clicks", 0, Long.MAX_VALUE, true, Set.of(CLICKS0)); // a finite source read to its end
 
         assertThat(alignment.blocked()).isEmpty();
+    }
+
+    @Test
+    void shouldBlockNothingUntilActivated() {
+        WatermarkAlignment driverSide = new WatermarkAlignment(Map.of("read_views", "g", "read_clicks", "g"),
+                Map.of("g", Duration.ofMinutes(20).toNanos()), Map.of("read_views", 60_000L, "read_clicks", 60_000L));
+        driverSide.reportLocal("read_views", 0, 100 * MIN, false, Set.of(VIEWS0));
+        driverSide.reportLocal("read_clicks", 0, 500 * MIN, false, Set.of(CLICKS0));
+        assertThat(driverSide.blocked()).as("the test driver pauses nothing").isEmpty();
+        assertThat(driverSide.limit("read_clicks").value()).isEqualTo(Long.MAX_VALUE);
+
+        driverSide.activate();
+        assertThat(driverSide.blocked()).containsExactly(CLICKS0);
+    }
+
+    @Test
+    void shouldApplyAChangelogRecordHeldBackByLocalReportsOnceTheyLapse() {
+        alignment.reportLocal("read_views", 0, 100 * MIN, false, Set.of(VIEWS0));
+        alignment.reportLocal("read_clicks", 0, 200 * MIN, false, Set.of(CLICKS0));
+        // read_views/0 moved to another instance, which read on and then wrote nothing new
+        alignment.reportRemote("read_views", 0, 190 * MIN, false);
+        assertThat(alignment.blocked()).containsExactly(CLICKS0);
+
+        now += WatermarkAlignment.LOCAL_AUTHORITY_MS;
+        alignment.tick();
+
+        assertThat(alignment.groupWatermark("g")).isEqualTo(190 * MIN);
+        assertThat(alignment.blocked()).as("the held-back record counts now: no deadlock").isEmpty();
+    }
+
+    @Test
+    void shouldLetTheChangelogCountAtOnceWhenTheTaskCloses() {
+        alignment.reportLocal("read_views", 0, 100 * MIN, false, Set.of(VIEWS0));
+        alignment.reportLocal("read_clicks", 0, 200 * MIN, false, Set.of(CLICKS0));
+        alignment.reportRemote("read_views", 0, 190 * MIN, false);
+
+        alignment.releaseLocal("read_views", 0);
+
+        assertThat(alignment.groupWatermark("g")).isEqualTo(190 * MIN);
+        assertThat(alignment.blocked()).isEmpty();
+        alignment.reportRemote("read_views", 0, 195 * MIN, false); // its next owner writes: counts at once
+        assertThat(alignment.groupWatermark("g")).isEqualTo(195 * MIN);
+    }
+
+    @Test
+    void shouldIgnoreAReplayedOlderChangelogRecord() {
+        alignment.reportRemote("read_views", 0, 150 * MIN, false);
+        alignment.reportRemote("read_views", 0, 120 * MIN, false); // the reader went back over older records
+        alignment.reportLocal("read_clicks", 0, 160 * MIN, false, Set.of(CLICKS0));
+
+        assertThat(alignment.groupWatermark("g")).isEqualTo(150 * MIN);
+        assertThat(alignment.blocked()).isEmpty();
+        alignment.reportRemote("read_views", 0, 150 * MIN, true); // same watermark, now idle: taken
+        assertThat(alignment.groupWatermark("g")).isEqualTo(160 * MIN);
+    }
+
+    @Test
+    void shouldMoveThePauseClockWhileBlockedAndWhenUnblocked() {
+        WatermarkAlignment.PauseClock clicks = alignment.pauseClock("read_clicks", 0);
+        alignment.reportLocal("read_views", 0, 100 * MIN, false, Set.of(VIEWS0));
+        alignment.reportLocal("read_clicks", 0, 200 * MIN, false, Set.of(CLICKS0));
+        assertThat(clicks.lastPausedMs()).isEqualTo(1_000);
+
+        now = 5_000;
+        alignment.tick();
+        assertThat(clicks.lastPausedMs()).as("still paused: now").isEqualTo(5_000);
+
+        now = 7_000;
+        alignment.reportLocal("read_views", 0, 190 * MIN, false, Set.of(VIEWS0));
+        assertThat(alignment.blocked()).isEmpty();
+        assertThat(clicks.lastPausedMs()).as("when it was let go").isEqualTo(7_000);
+        now = 9_000;
+        alignment.tick();
+        assertThat(clicks.lastPausedMs()).isEqualTo(7_000);
     }
 
     @Test
