@@ -512,7 +512,7 @@ public final class FlowRuntime implements AutoCloseable {
         }
         startOutboxServices(purgeMs);
         if (alignment.active()) {
-            if ("streams".equalsIgnoreCase(String.valueOf(streamsProps.get(StreamsConfig.GROUP_PROTOCOL_CONFIG)).trim())) {
+            if (streamsGroupProtocol()) {
                 LOG.warn("pipeline '{}': watermark_alignment of {} does nothing with group.protocol=streams (Kafka "
                         + "Streams creates its main consumer itself, so no source partition can be paused); use "
                         + "group.protocol=classic", spec.name(), alignment.computations());
@@ -545,6 +545,14 @@ public final class FlowRuntime implements AutoCloseable {
                 }
             }, 200, 200, TimeUnit.MILLISECONDS);
         }
+    }
+
+    /**
+     * Whether Kafka Streams runs the streams group protocol, under which it creates its main consumer
+     * itself (no source partition can be paused: no drain, no watermark alignment).
+     */
+    private boolean streamsGroupProtocol() {
+        return "streams".equalsIgnoreCase(String.valueOf(streamsProps.get(StreamsConfig.GROUP_PROTOCOL_CONFIG)).trim());
     }
 
     /** The pipeline cluster's client properties (bootstrap servers, security). */
@@ -693,7 +701,7 @@ public final class FlowRuntime implements AutoCloseable {
             checkKeyedSourcesCoPartitioned(described);
             // use_consumer_group_offset: start where another consumer group left off, once
             io.flowkafka.internal.source.GroupOffsetSeeder.seed(a, spec, applicationId(),
-                    "streams".equalsIgnoreCase(String.valueOf(streamsProps.get(StreamsConfig.GROUP_PROTOCOL_CONFIG))),
+                    streamsGroupProtocol(),
                     described);
             // finite sources: bounded by the last stable offsets seen now (partitions a partition_filter excludes
             // are done without reading)
@@ -964,7 +972,7 @@ public final class FlowRuntime implements AutoCloseable {
     public boolean drain(Duration timeout) {
         Objects.requireNonNull(timeout, "timeout");
         long deadline = System.nanoTime() + timeout.toNanos();
-        if ("streams".equalsIgnoreCase(String.valueOf(streamsProps.get(StreamsConfig.GROUP_PROTOCOL_CONFIG)).trim())) {
+        if (streamsGroupProtocol()) {
             throw new UnsupportedOperationException("pipeline '" + spec.name() + "': drain needs group.protocol=classic; "
                     + "with group.protocol=streams Kafka Streams creates its main consumer itself, so source topics "
                     + "cannot be paused alone. Use stop(Duration)");

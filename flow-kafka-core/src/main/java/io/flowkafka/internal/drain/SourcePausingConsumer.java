@@ -177,9 +177,7 @@ public final class SourcePausingConsumer implements Consumer<byte[], byte[]> {
         return new ConsumerRebalanceListener() {
             @Override
             public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
-                streamsPaused.removeAll(partitions);
-                alignPaused.removeAll(partitions);
-                alignPausedCount = alignPaused.size();
+                forgetPauses(partitions);
                 callback.onPartitionsRevoked(partitions);
             }
 
@@ -190,12 +188,16 @@ public final class SourcePausingConsumer implements Consumer<byte[], byte[]> {
 
             @Override
             public void onPartitionsLost(Collection<TopicPartition> partitions) {
-                streamsPaused.removeAll(partitions);
-                alignPaused.removeAll(partitions);
-                alignPausedCount = alignPaused.size();
+                forgetPauses(partitions);
                 callback.onPartitionsLost(partitions);
             }
         };
+    }
+
+    private void forgetPauses(Collection<TopicPartition> partitions) {
+        streamsPaused.removeAll(partitions);
+        alignPaused.removeAll(partitions);
+        alignPausedCount = alignPaused.size();
     }
 
     /** How many source partitions alignment keeps paused now (any thread). */

@@ -81,6 +81,7 @@ public final class WatermarkAlignment {
     private final Map<String, Long> driftNanos;
     /** Per computation: its group. */
     private final Map<String, String> groupOf;
+    private final Set<String> groups;
     /** Per computation: its sources' idle_partitions.duration in ms. */
     private final Map<String, Long> idleMs;
     private final Map<String, Member> members = new HashMap<>();
@@ -111,6 +112,7 @@ public final class WatermarkAlignment {
             Map<String, Long> idleMsByComputation, java.util.function.LongSupplier clockMs) {
         this.clockMs = clockMs;
         this.groupOf = Map.copyOf(groupOf);
+        this.groups = Set.copyOf(groupOf.values());
         this.driftNanos = Map.copyOf(driftNanosByGroup);
         this.idleMs = Map.copyOf(idleMsByComputation);
         groupOf.values().forEach(g -> limits.put(g, new Limit()));
@@ -316,7 +318,7 @@ public final class WatermarkAlignment {
         }
         Set<TopicPartition> next = new HashSet<>();
         Set<String> nextMembers = new HashSet<>();
-        for (String group : new HashSet<>(groupOf.values())) {
+        for (String group : groups) {
             long min = groupWatermark(group, nowMs);
             long limit = min == Long.MAX_VALUE ? Long.MAX_VALUE : min + driftNanos.get(group);
             if (limit < min) {
