@@ -469,7 +469,8 @@ public final class FlowRuntime implements AutoCloseable {
         }
         var alignment = compiled.alignment();
         var supplier = new io.flowkafka.internal.drain.DrainingClientSupplier(
-                new java.util.HashSet<>(compiled.sourceTopics()), alignment.active() ? alignment::blocked : null);
+                new java.util.HashSet<>(compiled.sourceTopics()), alignment.active() ? alignment::blocked : null,
+                compiled.sourceIdleness());
         clientSupplier = supplier;
         KafkaStreams ks = new KafkaStreams(compiled.topology(), streamsProps, supplier);
         boolean replace = "replace".equals(config.getString(FlowConfig.STREAM_THREAD_FAILURE_CONFIG));
@@ -878,18 +879,27 @@ public final class FlowRuntime implements AutoCloseable {
     }
 
     /**
-     * Pauses processing at once; state and offsets stay as committed.
+     * Pauses processing at once; state and offsets stay as committed. The time paused does not count
+     * towards {@code idle_partitions.duration}: source partitions that were not idle when the pause
+     * began are not idle when it ends (their records were waiting, not missing), so readers do not skip
+     * them and their records do not arrive behind the watermark.
      *
      * @throws IllegalStateException if not started
      */
     public void pause() {
-        requireStarted().pause();
+        KafkaStreams ks = requireStarted();
+        compiled.sourceIdleness().pause(System.currentTimeMillis());
+        ks.pause();
         state.compareAndSet(State.RUNNING, State.PAUSED);
     }
 
     /** Resumes after {@link #pause()}. */
     public void resume() {
-        requireStarted().resume();
+        KafkaStreams ks = requireStarted();
+        if (state.get() != State.DRAINING) { // a drain keeps the sources paused (it resumed processing itself)
+            compiled.sourceIdleness().resume(System.currentTimeMillis());
+        }
+        ks.resume();
         state.compareAndSet(State.PAUSED, State.RUNNING);
     }
 
@@ -946,12 +956,13 @@ public final class FlowRuntime implements AutoCloseable {
      *       (once its session times out), which keep their sources paused too.
      *   <li><b>Timers:</b> watermarks do not jump (no source partition's watermark moves while
      *       its source is paused), so event-time timers do not fire early: those whose watermark has
-     *       not passed stay pending for the next start. One caveat: a drain lasting longer than
-     *       {@code idle_partitions.duration} (1 min by default) makes paused source partitions idle,
-     *       like any quiet partition, and up to {@code max_ratio} of them stop holding the watermark
-     *       back. System- and real-time timers keep firing while the drain waits; their outputs are
-     *       processed like any other message, but a firing after the last check is not waited for.
-     *       Key visitors keep visiting likewise.
+     *       not passed stay pending for the next start. The time the drain takes does not count
+     *       towards {@code idle_partitions.duration}: a source partition that was not idle when the
+     *       drain began does not turn idle while it waits (its records wait in the topic), and a
+     *       busy one's system watermark stays at its last record's instead of following the clock.
+     *       Timers whose watermark passes keep firing while the drain waits (real-time ones on the
+     *       clock); their outputs are processed like any other message, but a firing after the last
+     *       check is not waited for. Key visitors keep visiting likewise.
      *   <li><b>Not drained in time:</b> the instance stops anyway and this returns false; nothing is
      *       lost: what is left in internal streams is processed at the next start, as after
      *       {@code stop}.
@@ -984,6 +995,7 @@ public final class FlowRuntime implements AutoCloseable {
         if (before == State.STOPPING || before == State.STOPPED || before == State.FAILED) {
             throw new IllegalStateException("pipeline '" + spec.name() + "' is " + before + ": nothing to drain");
         }
+        compiled.sourceIdleness().pause(System.currentTimeMillis()); // their silence from now on does not make them idle
         supplier.startDraining();
         if (ks.isPaused()) {
             ks.resume(); // nothing would drain otherwise; the sources stay paused

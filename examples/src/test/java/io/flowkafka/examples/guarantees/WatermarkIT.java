@@ -123,6 +123,70 @@ class WatermarkIT {
         }
     }
 
+    /**
+     * idle_partitions.duration counts time without records, and a paused runtime reads none: its source
+     * partitions' records wait in the topic. A pause longer than the idle duration must not make them idle
+     * when it ends (readers would skip them and get their waiting records behind the watermark); their
+     * idle time goes on from where it was when the pause began. Each control record of an idle, quiet
+     * source carries the clock of its emission as its system watermark, which dates the first idle one.
+     */
+    @Test
+    @Timeout(180)
+    void shouldNotCountTheTimeTheRuntimeWasPausedAsIdleTime(KafkaCluster cluster, TestNames names) throws Exception {
+        String input = names.topic("in");
+        cluster.createTopic(input, 4);
+        long idleMs = 5_000;
+        WatermarkStrategy strategy = WatermarkStrategy.DEFAULT.withOutOfOrdernessBound(Duration.ZERO)
+                .withIdlePartitions(Duration.ofMillis(idleMs), 0.4);
+        PipelineSpec spec = spec(names.name("pause"), input, strategy, false);
+        try (FlowRuntime runtime = FlowRuntime.create(spec, props(cluster));
+                ControlReader events = new ControlReader(cluster, spec.name() + ".events")) {
+            runtime.start();
+            events.awaitControlRecords(1); // the source tasks run
+            long produced = System.currentTimeMillis();
+            for (int p = 0; p < 4; p++) {
+                produce(cluster, input, p, 1000L * (p + 1));
+            }
+            Await.until(Duration.ofMinutes(1), "every source partition's record read", () -> {
+                events.poll();
+                for (int p = 0; p < 4; p++) {
+                    int partition = p;
+                    if (events.seen.stream().noneMatch(c -> c.getComputation().equals("read") && c.getPartition() == partition
+                            && c.getEventWatermark() >= 1000L * (partition + 1) * MS)) {
+                        return false;
+                    }
+                }
+                return true;
+            });
+            long pausedAt = System.currentTimeMillis();
+            long quietBeforePause = pausedAt - produced;
+            assertThat(quietBeforePause).as("the test needs the pause to begin well within the idle duration")
+                    .isLessThan(idleMs - 1_000);
+            runtime.pause();
+            Await.until(Duration.ofSeconds(30), "a pause longer than the idle duration",
+                    () -> System.currentTimeMillis() >= pausedAt + idleMs + 1_000);
+            long resumedAt = System.currentTimeMillis();
+            runtime.resume();
+            int before = events.seen.size();
+            Await.until(Duration.ofMinutes(1), "a source partition idle after the resume", () -> {
+                events.poll();
+                return events.seen.subList(before, events.seen.size()).stream()
+                        .anyMatch(c -> c.getComputation().equals("read") && c.getIdle());
+            });
+            // idle at the earliest once the silence before the pause and after the resume add up to the idle duration
+            long earliestIdleMs = resumedAt + idleMs - quietBeforePause;
+            List<String> early = new ArrayList<>();
+            for (ControlRecord c : events.seen) {
+                if (c.getComputation().equals("read") && c.getIdle() && c.getSystemWatermark() / MS < earliestIdleMs - 200) {
+                    early.add("partition " + c.getPartition() + " idle at " + (c.getSystemWatermark() / MS - resumedAt)
+                            + " ms after the resume");
+                }
+            }
+            assertThat(early).as("no source partition idle before " + (earliestIdleMs - resumedAt)
+                    + " ms after the resume (a " + (resumedAt - pausedAt) + " ms pause)").isEmpty();
+        }
+    }
+
     @Test
     @Timeout(240)
     void shouldNeverGoBackWhenAnInstanceWithAnEmptyStateDirectoryTakesOver(KafkaCluster cluster, TestNames names)

@@ -21,6 +21,8 @@ import org.apache.kafka.streams.Topology;
  * @param outboxTopics the outbox topics of async sinks, with partition counts (created like internal
  *     topics, but purged by their delivery services, not by the internal-topic purger)
  * @param asyncSinks the async sinks, delivered from their outbox topics
+ * @param alignment the watermark_alignment groups of this instance's tasks
+ * @param sourceIdleness when the runtime kept its sources paused (pause, drain): source idleness does not count it
  */
 public record CompiledPipeline(Topology topology, Map<String, Integer> internalTopics, List<String> sourceTopics,
         Map<String, Integer> sinkTopics, Map<String, List<String>> streamTopics, String deadLetterTopic,
@@ -28,7 +30,8 @@ public record CompiledPipeline(Topology topology, Map<String, Integer> internalT
         Map<String, List<String>> sourceTopicsByComputation,
         io.flowkafka.internal.watermarks.FiniteSources finiteSources, String statusTopic,
         io.flowkafka.internal.watermarks.OutputLimits outputLimits, Map<String, Integer> outboxTopics,
-        List<AsyncSink> asyncSinks, io.flowkafka.internal.watermarks.WatermarkAlignment alignment) {
+        List<AsyncSink> asyncSinks, io.flowkafka.internal.watermarks.WatermarkAlignment alignment,
+        io.flowkafka.internal.watermarks.SourceIdleness sourceIdleness) {
 
     /**
      * An external sink: its spec, the computation it belongs to and its outbox topic, or, with

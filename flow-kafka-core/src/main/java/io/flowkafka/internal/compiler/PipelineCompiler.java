@@ -104,6 +104,7 @@ public final class PipelineCompiler {
         }
         io.flowkafka.internal.watermarks.WatermarkAlignment alignment =
                 new io.flowkafka.internal.watermarks.WatermarkAlignment(alignmentGroups, driftNanos, alignedIdleMs);
+        io.flowkafka.internal.watermarks.SourceIdleness sourceIdleness = new io.flowkafka.internal.watermarks.SourceIdleness();
         String statusTopic = statusTopic(topicPrefix, spec.name());
         String pipeline = spec.name();
         Map<String, Integer> internalTopics = new LinkedHashMap<>();
@@ -276,7 +277,7 @@ public final class PipelineCompiler {
             ComputationPlan plan = new ComputationPlan(pipeline, c, inputs, outputs, outputSchemas, inputSchemas,
                     writers, counts, options.watermarks(), finite, c.id() + ".sink.status", options.timers(),
                     options.outputLimits(), options.deadLetters(), c.id() + ".sink.dlq", visitors, controlTopic,
-                    alignment);
+                    alignment, sourceIdleness);
 
             String processorName = c.id() + ".process";
             List<String> sourceNodes = new ArrayList<>();
@@ -360,7 +361,7 @@ public final class PipelineCompiler {
         }
         return new CompiledPipeline(topology, internalTopics, sourceTopics, sinkTopics, streamTopics,
                 deadLetterTopic(topicPrefix, pipeline), counts, sourceTopicsByComputation, finite, statusTopic,
-                options.outputLimits(), outboxPartitions, asyncSinks, alignment);
+                options.outputLimits(), outboxPartitions, asyncSinks, alignment, sourceIdleness);
     }
 
     /**

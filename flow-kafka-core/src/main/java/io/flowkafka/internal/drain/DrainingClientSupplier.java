@@ -20,7 +20,8 @@ import org.apache.kafka.streams.KafkaClientSupplier;
  * The clients Kafka Streams' default supplier creates, except that each stream thread's main
  * consumer is a {@link SourcePausingConsumer}, so that {@link #startDraining()} stops reading the
  * source topics on every stream thread of the instance, present and future (replaced threads), and
- * {@code watermark_alignment} pauses the source partitions that run ahead.
+ * {@code watermark_alignment} pauses the source partitions that run ahead; each also reports which
+ * of its source partitions have records waiting, so that they are not taken for idle.
  *
  * <p>With {@code group.protocol=streams}, Kafka Streams 4.4 creates its main consumer itself and
  * never asks the supplier: {@link #consumers()} then stays 0.
@@ -33,6 +34,7 @@ public final class DrainingClientSupplier implements KafkaClientSupplier {
     private volatile boolean draining;
 
     private final java.util.function.@org.jspecify.annotations.Nullable Supplier<Set<TopicPartition>> aligned;
+    private final io.flowkafka.internal.watermarks.@org.jspecify.annotations.Nullable SourceIdleness idleness;
 
     /** @param sourceTopics the pipeline's source topics */
     public DrainingClientSupplier(Set<String> sourceTopics) {
@@ -46,8 +48,22 @@ public final class DrainingClientSupplier implements KafkaClientSupplier {
      */
     public DrainingClientSupplier(Set<String> sourceTopics,
             java.util.function.@org.jspecify.annotations.Nullable Supplier<Set<TopicPartition>> aligned) {
+        this(sourceTopics, aligned, null);
+    }
+
+    /**
+     * @param sourceTopics the pipeline's source topics
+     * @param aligned the source partitions {@code watermark_alignment} wants paused now, or null
+     *     when no computation is aligned
+     * @param idleness where each main consumer reports its source partitions with records waiting,
+     *     or null
+     */
+    public DrainingClientSupplier(Set<String> sourceTopics,
+            java.util.function.@org.jspecify.annotations.Nullable Supplier<Set<TopicPartition>> aligned,
+            io.flowkafka.internal.watermarks.@org.jspecify.annotations.Nullable SourceIdleness idleness) {
         this.sourceTopics = Set.copyOf(sourceTopics);
         this.aligned = aligned;
+        this.idleness = idleness;
     }
 
     /** From now on, every main consumer keeps its source partitions paused (from its next poll). Not undone. */
@@ -105,7 +121,7 @@ public final class DrainingClientSupplier implements KafkaClientSupplier {
         KafkaConsumer<byte[], byte[]> delegate = new KafkaConsumer<>(config, new ByteArrayDeserializer(),
                 new ByteArrayDeserializer());
         SourcePausingConsumer[] self = new SourcePausingConsumer[1];
-        self[0] = new SourcePausingConsumer(delegate, sourceTopics, () -> draining, aligned,
+        self[0] = new SourcePausingConsumer(delegate, sourceTopics, () -> draining, aligned, idleness,
                 () -> consumers.remove(self[0]));
         consumers.add(self[0]);
         return self[0];

@@ -62,6 +62,11 @@ public final class SourcePausingConsumer implements Consumer<byte[], byte[]> {
     private final Set<TopicPartition> alignPaused = new java.util.HashSet<>();
     private final Set<TopicPartition> streamsPaused = new java.util.HashSet<>();
     private volatile int alignPausedCount;
+    /** How often, at most, the partitions with records waiting are reported. */
+    static final long WAITING_REPORT_MS = 10;
+    private final io.flowkafka.internal.watermarks.@Nullable SourceIdleness idleness;
+    private long nextWaitingReportMs = Long.MIN_VALUE;
+    private java.util.function.LongSupplier clockMs = System::currentTimeMillis;
 
     /**
      * @param delegate the consumer Kafka Streams would have used
@@ -81,10 +86,22 @@ public final class SourcePausingConsumer implements Consumer<byte[], byte[]> {
      */
     public SourcePausingConsumer(Consumer<byte[], byte[]> delegate, Set<String> sourceTopics, BooleanSupplier draining,
             java.util.function.@Nullable Supplier<Set<TopicPartition>> aligned, Runnable onClose) {
+        this(delegate, sourceTopics, draining, aligned, null, onClose);
+    }
+
+    /**
+     * @param idleness where to report, at most every {@value #WAITING_REPORT_MS} ms, which assigned
+     *     source partitions have records waiting (a known lag), so that they are not taken for idle;
+     *     null for no reports
+     */
+    public SourcePausingConsumer(Consumer<byte[], byte[]> delegate, Set<String> sourceTopics, BooleanSupplier draining,
+            java.util.function.@Nullable Supplier<Set<TopicPartition>> aligned,
+            io.flowkafka.internal.watermarks.@Nullable SourceIdleness idleness, Runnable onClose) {
         this.delegate = delegate;
         this.sourceTopics = Set.copyOf(sourceTopics);
         this.draining = draining;
         this.aligned = aligned;
+        this.idleness = idleness;
         this.onClose = onClose;
     }
 
@@ -116,6 +133,9 @@ public final class SourcePausingConsumer implements Consumer<byte[], byte[]> {
             applyAlignment(drain);
         }
         ConsumerRecords<byte[], byte[]> records = delegate.poll(timeout);
+        if (idleness != null) {
+            reportRecordsWaiting(idleness);
+        }
         if (!records.isEmpty()) {
             for (TopicPartition tp : records.partitions()) {
                 if (sourceTopics.contains(tp.topic())) {
@@ -171,7 +191,7 @@ public final class SourcePausingConsumer implements Consumer<byte[], byte[]> {
      * alignment lets it go, nor a stale alignment pause filters out Kafka Streams' resume.
      */
     private ConsumerRebalanceListener forgetPausesOnRevocation(ConsumerRebalanceListener callback) {
-        if (aligned == null) {
+        if (aligned == null && idleness == null) {
             return callback;
         }
         return new ConsumerRebalanceListener() {
@@ -198,6 +218,35 @@ public final class SourcePausingConsumer implements Consumer<byte[], byte[]> {
         streamsPaused.removeAll(partitions);
         alignPaused.removeAll(partitions);
         alignPausedCount = alignPaused.size();
+        if (idleness != null) {
+            idleness.forget(partitions);
+        }
+    }
+
+    /**
+     * Reports which assigned source partitions have records waiting after the consumer's position
+     * (a known lag: fetched and not yet returned, or not yet fetched), at most every
+     * {@value #WAITING_REPORT_MS} ms: such a partition is silent because the consumer has not handed
+     * its records over yet (read-ahead spent on busier partitions, a slow machine, a pause), and
+     * must not be reported idle to the readers of its stream.
+     */
+    private void reportRecordsWaiting(io.flowkafka.internal.watermarks.SourceIdleness idleness) {
+        long now = clockMs.getAsLong();
+        if (now < nextWaitingReportMs) {
+            return;
+        }
+        nextWaitingReportMs = now + WAITING_REPORT_MS;
+        for (TopicPartition tp : delegate.assignment()) {
+            if (sourceTopics.contains(tp.topic())) {
+                java.util.OptionalLong lag = delegate.currentLag(tp);
+                idleness.recordsWaiting(tp, lag.isPresent() && lag.getAsLong() > 0);
+            }
+        }
+    }
+
+    /** Tests: the clock that spaces the reports of partitions with records waiting. */
+    void clock(java.util.function.LongSupplier clockMs) {
+        this.clockMs = clockMs;
     }
 
     /** How many source partitions alignment keeps paused now (any thread). */

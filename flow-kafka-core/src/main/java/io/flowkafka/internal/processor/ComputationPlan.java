@@ -31,6 +31,8 @@ import org.jspecify.annotations.Nullable;
  * @param deadLetterNode the sink node of the dead-letter topic
  * @param visitors key-visitor settings and the runtime's shared dynamic spec, status and metrics
  * @param controlTopic the control topic giving a computation without inputs its tasks; null if it has inputs
+ * @param alignment the watermark_alignment groups of this instance's tasks
+ * @param sourceIdleness when the runtime kept its sources paused: source idleness is measured without that time
  */
 public record ComputationPlan(String pipeline, ComputationSpec spec, Map<String, Input> inputs,
         Map<String, List<Route>> outputs, Map<String, Schema> outputSchemas, Map<String, Schema> inputSchemas,
@@ -38,7 +40,8 @@ public record ComputationPlan(String pipeline, ComputationSpec spec, Map<String,
         WatermarkSettings watermarks, io.flowkafka.internal.watermarks.FiniteSources finiteSources,
         String statusNode, TimerSettings timers, io.flowkafka.internal.watermarks.OutputLimits outputLimits,
         boolean deadLetters, String deadLetterNode, VisitorRuntime visitors, @Nullable String controlTopic,
-        io.flowkafka.internal.watermarks.WatermarkAlignment alignment) {
+        io.flowkafka.internal.watermarks.WatermarkAlignment alignment,
+        io.flowkafka.internal.watermarks.SourceIdleness sourceIdleness) {
     /**
      * Whether the computation's task has an {@code EpochBarrierStore}: it writes a synchronous
      * external sink or an at-most-once sink.

@@ -80,8 +80,12 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
      * Transform may read several co-partitioned sources, and its watermark is the minimum over them.
      */
     private final Map<String, SourceClock> sourceClocks = new java.util.LinkedHashMap<>();
-    /** When the task last read a source record (wall clock). */
-    private long lastRecordWallMs;
+    /**
+     * When the task last read a source record, on the sources' active clock ({@link #activeNowMs()}: the
+     * wall clock less the time the runtime kept its sources paused), as are the source clocks' times.
+     */
+    private long lastRecordActiveMs;
+    private final io.flowkafka.internal.watermarks.SourceIdleness sourceIdleness;
     /** watermark_alignment: the source partitions this task reads, reported with its watermark; null if not aligned. */
     private java.util.@Nullable Set<org.apache.kafka.common.TopicPartition> alignedPartitions;
     private io.flowkafka.internal.watermarks.WatermarkAlignment.@Nullable Limit alignmentLimit;
@@ -126,6 +130,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
 
     public ComputationProcessor(ComputationPlan plan) {
         this.plan = plan;
+        this.sourceIdleness = plan.sourceIdleness();
         this.spec = plan.spec();
     }
 
@@ -174,8 +179,8 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                 ownDependencies.put(e.getKey(), deps);
             }
         }
-        this.lastRecordWallMs = context.currentSystemTimeMs();
-        sourceClocks.values().forEach(c -> c.lastRecordWallMs = lastRecordWallMs);
+        this.lastRecordActiveMs = activeNowMs();
+        sourceClocks.values().forEach(c -> c.lastRecordActiveMs = lastRecordActiveMs);
         if (sourceComputation && plan.alignment().aligned(spec.id())) {
             java.util.Set<org.apache.kafka.common.TopicPartition> tps = new java.util.HashSet<>();
             plan.inputs().values().stream().filter(i -> i.source() != null)
@@ -243,8 +248,8 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             SourceClock clock = in.clock;
             clock.maxEventTs = Math.max(clock.maxEventTs, message.eventTimestamp());
             clock.lastSystemTs = Math.max(clock.lastSystemTs, message.systemTimestamp());
-            lastRecordWallMs = context.currentSystemTimeMs();
-            clock.lastRecordWallMs = lastRecordWallMs;
+            lastRecordActiveMs = activeNowMs();
+            clock.lastRecordActiveMs = lastRecordActiveMs;
             if (alignmentLimit != null) {
                 long limit = alignmentLimit.value();
                 if (limit != alignmentLimitReported && clock.eventWatermark() > limit && sourceEventWatermark() > limit) {
@@ -462,7 +467,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         if (clock == null || finiteSourcesDone()) {
             return Long.MAX_VALUE;
         }
-        return event ? clock.eventWatermark() : clock.systemWatermark(context.currentSystemTimeMs());
+        return event ? clock.eventWatermark() : clock.systemWatermark(context.currentSystemTimeMs(), activeNowMs());
     }
 
     /**
@@ -1080,9 +1085,10 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
      */
     private long sourceSystemWatermark(long nowMs) {
         catchUpPause();
+        long activeMs = sourceIdleness.activeMs(nowMs);
         long min = Long.MAX_VALUE;
         for (SourceClock c : sourceClocks.values()) {
-            min = Math.min(min, c.systemWatermark(nowMs));
+            min = Math.min(min, c.systemWatermark(nowMs, activeMs));
         }
         return min == Long.MAX_VALUE ? nowMs * 1_000_000L : min;
     }
@@ -1097,14 +1103,14 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         if (sourceClocks.size() == 1) {
             return sourceClocks.values().iterator().next().eventWatermark();
         }
-        long now = context.currentSystemTimeMs();
+        long now = activeNowMs();
         long idleMs = spec.watermarkStrategy().idleDuration().toMillis();
         long active = Long.MAX_VALUE;
         long all = Long.MAX_VALUE;
         for (SourceClock c : sourceClocks.values()) {
             long wm = c.eventWatermark();
             all = Math.min(all, wm);
-            if (now - c.lastRecordWallMs < idleMs) {
+            if (now - c.lastRecordActiveMs < idleMs || sourceIdleness.anyWaiting(c.partitions)) {
                 active = Math.min(active, wm);
             }
         }
@@ -1116,7 +1122,10 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
     private final class SourceClock {
         long maxEventTs = Long.MIN_VALUE;
         long lastSystemTs = Long.MIN_VALUE;
-        long lastRecordWallMs;
+        /** On the active clock, as {@link #lastRecordActiveMs}. */
+        long lastRecordActiveMs;
+        /** This task's partitions of the source's topics. */
+        final List<org.apache.kafka.common.TopicPartition> partitions = new ArrayList<>(1);
 
         long eventWatermark() {
             if (maxEventTs == Long.MIN_VALUE) {
@@ -1126,8 +1135,10 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             return wm > maxEventTs ? Long.MIN_VALUE : wm; // wrapped below Long.MIN_VALUE
         }
 
-        long systemWatermark(long nowMs) {
-            boolean quiet = nowMs - lastRecordWallMs >= plan.watermarks().intervalMs();
+        /** The clock once the source is quiet (no record for the watermark interval, paused time not counted). */
+        long systemWatermark(long nowMs, long activeMs) {
+            boolean quiet = activeMs - lastRecordActiveMs >= plan.watermarks().intervalMs()
+                    && !sourceIdleness.anyWaiting(partitions); // records waiting: not caught up
             return quiet ? nowMs * 1_000_000L : lastSystemTs;
         }
     }
@@ -1141,13 +1152,25 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         if (pauseClock == null) {
             return;
         }
-        long paused = pauseClock.lastPausedMs();
-        if (paused > lastRecordWallMs) {
-            lastRecordWallMs = paused;
+        long pausedMs = pauseClock.lastPausedMs();
+        if (pausedMs == Long.MIN_VALUE) {
+            return;
+        }
+        long paused = sourceIdleness.activeMs(pausedMs);
+        if (paused > lastRecordActiveMs) {
+            lastRecordActiveMs = paused;
             for (SourceClock c : sourceClocks.values()) {
-                c.lastRecordWallMs = Math.max(c.lastRecordWallMs, paused);
+                c.lastRecordActiveMs = Math.max(c.lastRecordActiveMs, paused);
             }
         }
+    }
+
+    /**
+     * Now on the clock source idleness is measured on: the wall clock less the time the runtime kept its
+     * sources paused ({@code FlowRuntime.pause()}, a drain), when their silence says nothing about them.
+     */
+    private long activeNowMs() {
+        return sourceIdleness.activeMs(context.currentSystemTimeMs());
     }
 
     /** Whether watermark_alignment keeps this task's source partitions paused now. */
@@ -1161,11 +1184,11 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
      * instances; a completed finite source no longer holds its group back.
      */
     private void reportAlignment(boolean emission) {
-        long now = context.currentSystemTimeMs();
+        long now = activeNowMs();
         catchUpPause();
         boolean completed = finiteSourcesDone();
-        boolean idle = completed || now - lastRecordWallMs >= spec.watermarkStrategy().idleDuration().toMillis()
-                && !alignmentPaused();
+        boolean idle = completed || now - lastRecordActiveMs >= spec.watermarkStrategy().idleDuration().toMillis()
+                && !alignmentPaused() && !sourceIdleness.anyWaiting(sourcePartitions);
         // monotonic, like any watermark, also across restarts (the sources' clocks start over empty after one)
         alignedWatermark = Math.max(alignedWatermark, completed ? Long.MAX_VALUE : sourceEventWatermark());
         plan.alignment().reportLocal(spec.id(), context.taskId().partition(), alignedWatermark, idle, alignedPartitions);
@@ -1198,7 +1221,9 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             system = sourceSystemWatermark(now);
             // a source partition paused by watermark_alignment has data waiting: not idle, or readers would skip it
             // (its records would then arrive behind their watermark); it holds nothing back, being ahead of its group
-            idle = now - lastRecordWallMs >= spec.watermarkStrategy().idleDuration().toMillis() && !alignmentPaused();
+            // nor is one with records waiting in its topic (the consumer has not handed them over yet)
+            idle = activeNowMs() - lastRecordActiveMs >= spec.watermarkStrategy().idleDuration().toMillis()
+                    && !alignmentPaused() && !sourceIdleness.anyWaiting(sourcePartitions);
             completed = finiteSourcesDone() && finiteVisitorsDone();
             if (alignedPartitions != null) {
                 reportAlignment(true);
@@ -1309,7 +1334,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                 boolean done = finiteSourcesDone();
                 if (!done) {
                     event = Math.min(event, sourceClocks.get(d).eventWatermark());
-                    system = Math.min(system, sourceClocks.get(d).systemWatermark(nowMs));
+                    system = Math.min(system, sourceClocks.get(d).systemWatermark(nowMs, sourceIdleness.activeMs(nowMs)));
                 }
                 completed &= done;
             } else if (visitor >= 0) {
@@ -1454,6 +1479,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                 this.timestampUnitNanos = unitNanos(String.valueOf(p.getOrDefault("event_timestamp_unit", "ms")));
                 this.keyExtractor = spec.readsKeyedSource() ? keyCodec.extractor(spec.groupBySchema(), schema) : null;
                 this.clock = sourceClocks.computeIfAbsent(streamId, k -> new SourceClock());
+                this.clock.partitions.add(new org.apache.kafka.common.TopicPartition(in.topic(), context.taskId().partition()));
             } else {
                 this.keyExtractor = null;
                 this.clock = null;

@@ -1,0 +1,101 @@
+package io.flowkafka.internal.watermarks;
+
+import java.util.Collection;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * What this instance knows about its source partitions beyond the records its tasks read, so that a
+ * silent partition is not taken for an idle one. A source partition is idle after
+ * {@code idle_partitions.duration} without records, and quiet (its system watermark follows the
+ * clock) after the watermark interval; readers of its stream skip an idle partition (up to
+ * {@code max_ratio} of them), so a partition wrongly idle has its waiting records arrive behind
+ * their watermark, late. Two things say a silent partition is not idle:
+ *
+ * <ul>
+ *   <li><b>Records waiting:</b> the main consumer reports the partitions with a known lag (records
+ *       in the topic after its position: fetched but not yet returned, or not yet fetched). They are
+ *       neither idle nor quiet, however long the consumer takes to hand their records over (a slow
+ *       machine, read-ahead spent on a busier partition, Kafka Streams' own back-pressure).
+ *   <li><b>Time paused:</b> {@code FlowRuntime.pause()} until {@code resume()}, and a drain from its
+ *       start, keep the sources from being read; idleness and quietness are measured on
+ *       {@link #activeMs}, a clock that stands still while sources are paused. A partition already
+ *       idle when the pause began stays idle; one that was not goes on from where it was.
+ * </ul>
+ *
+ * <p>The test driver has neither (no consumer, no pause): there {@link #activeMs} is the clock and
+ * nothing waits. Thread-safe: the runtime pauses and resumes, each stream thread's consumer reports
+ * its partitions, tasks read (a volatile read, a set lookup), at watermark emissions only.
+ */
+public final class SourceIdleness {
+    private static final long NOT_PAUSED = Long.MIN_VALUE;
+
+    /** The paused time before the current pause, and when the current pause began ({@link #NOT_PAUSED}). */
+    private record Snapshot(long pausedBeforeMs, long pausedSinceMs) {
+    }
+
+    private volatile Snapshot snapshot = new Snapshot(0, NOT_PAUSED);
+    private final Set<TopicPartition> waiting = ConcurrentHashMap.newKeySet();
+
+    /** Sources are paused from {@code nowMs} on; nothing if they already are. */
+    public synchronized void pause(long nowMs) {
+        Snapshot s = snapshot;
+        if (s.pausedSinceMs == NOT_PAUSED) {
+            snapshot = new Snapshot(s.pausedBeforeMs, nowMs);
+        }
+    }
+
+    /** Sources are read again from {@code nowMs} on; nothing if they were not paused. */
+    public synchronized void resume(long nowMs) {
+        Snapshot s = snapshot;
+        if (s.pausedSinceMs != NOT_PAUSED) {
+            snapshot = new Snapshot(s.pausedBeforeMs + Math.max(0, nowMs - s.pausedSinceMs), NOT_PAUSED);
+        }
+    }
+
+    /** Whether sources are paused now. */
+    public boolean paused() {
+        return snapshot.pausedSinceMs != NOT_PAUSED;
+    }
+
+    /**
+     * The clock that source idleness is measured on: {@code nowMs} less all the time sources were
+     * paused up to it. Never decreases while {@code nowMs} does not; stands still during a pause.
+     */
+    public long activeMs(long nowMs) {
+        Snapshot s = snapshot;
+        long paused = s.pausedBeforeMs;
+        if (s.pausedSinceMs != NOT_PAUSED) {
+            paused += Math.max(0, nowMs - s.pausedSinceMs);
+        }
+        return nowMs - paused;
+    }
+
+    /** The consumer of {@code partition} knows records are waiting in it (true) or none (false, or unknown). */
+    public void recordsWaiting(TopicPartition partition, boolean waiting) {
+        if (waiting) {
+            this.waiting.add(partition);
+        } else {
+            this.waiting.remove(partition);
+        }
+    }
+
+    /** The partitions left this instance's consumers (revoked, lost, consumer closed): nothing is known of them. */
+    public void forget(Collection<TopicPartition> partitions) {
+        waiting.removeAll(partitions);
+    }
+
+    /** Whether records are known to wait in any of the partitions. */
+    public boolean anyWaiting(Collection<TopicPartition> partitions) {
+        if (waiting.isEmpty()) {
+            return false;
+        }
+        for (TopicPartition tp : partitions) {
+            if (waiting.contains(tp)) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

@@ -1,0 +1,95 @@
+package io.flowkafka.internal.drain;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flowkafka.internal.watermarks.SourceIdleness;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.MockConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The main consumer reports which source partitions have records waiting (a known lag), so that a
+ * partition whose records the consumer has not handed over yet is not taken for idle (over Kafka's
+ * MockConsumer, whose lag is its end offset less its position).
+ */
+class SourcePausingConsumerIdlenessTest {
+    private static final TopicPartition CLICKS0 = new TopicPartition("clicks", 0);
+    private static final TopicPartition INTERNAL0 = new TopicPartition("pipeline.clicks", 0);
+
+    private final AtomicLong now = new AtomicLong(1_000);
+    private final SourceIdleness idleness = new SourceIdleness();
+
+    @Test
+    void shouldReportASourcePartitionWithRecordsAfterItsPositionUntilTheyAreTaken() {
+        MockConsumer<byte[], byte[]> mock = new MockConsumer<>("earliest");
+        SourcePausingConsumer consumer = consumer(mock);
+        consumer.assign(List.of(CLICKS0, INTERNAL0));
+        mock.updateBeginningOffsets(Map.of(CLICKS0, 0L, INTERNAL0, 0L));
+        mock.updateEndOffsets(Map.of(CLICKS0, 3L, INTERNAL0, 5L));
+
+        consumer.poll(Duration.ZERO);
+        assertThat(idleness.anyWaiting(List.of(CLICKS0))).as("3 records after position 0").isTrue();
+        assertThat(idleness.anyWaiting(List.of(INTERNAL0))).as("only source partitions are reported").isFalse();
+
+        for (long o = 0; o < 3; o++) {
+            mock.addRecord(new ConsumerRecord<>("clicks", 0, o, new byte[0], new byte[0]));
+        }
+        now.addAndGet(SourcePausingConsumer.WAITING_REPORT_MS);
+        assertThat(consumer.poll(Duration.ZERO).count()).isEqualTo(3);
+        assertThat(idleness.anyWaiting(List.of(CLICKS0))).as("taken: caught up").isFalse();
+
+        mock.updateEndOffsets(Map.of(CLICKS0, 4L)); // one more written, not fetched yet
+        consumer.poll(Duration.ZERO);
+        assertThat(idleness.anyWaiting(List.of(CLICKS0))).as("reported at most every "
+                + SourcePausingConsumer.WAITING_REPORT_MS + " ms").isFalse();
+        now.addAndGet(SourcePausingConsumer.WAITING_REPORT_MS);
+        consumer.poll(Duration.ZERO);
+        assertThat(idleness.anyWaiting(List.of(CLICKS0))).isTrue();
+    }
+
+    @Test
+    void shouldForgetARevokedPartition() {
+        AtomicReference<ConsumerRebalanceListener> installed = new AtomicReference<>();
+        MockConsumer<byte[], byte[]> mock = new MockConsumer<>("earliest") {
+            @Override
+            public synchronized void subscribe(Collection<String> topics, ConsumerRebalanceListener listener) {
+                installed.set(listener); // what the real consumer calls on a rebalance (MockConsumer does not)
+                super.subscribe(topics, listener);
+            }
+        };
+        SourcePausingConsumer consumer = consumer(mock);
+        consumer.subscribe(List.of("clicks"), new ConsumerRebalanceListener() {
+            @Override
+            public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+            }
+
+            @Override
+            public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+            }
+        });
+        mock.rebalance(List.of(CLICKS0));
+        mock.updateBeginningOffsets(Map.of(CLICKS0, 0L));
+        mock.updateEndOffsets(Map.of(CLICKS0, 2L));
+        consumer.poll(Duration.ZERO);
+        assertThat(idleness.anyWaiting(List.of(CLICKS0))).isTrue();
+
+        installed.get().onPartitionsRevoked(List.of(CLICKS0));
+
+        assertThat(idleness.anyWaiting(List.of(CLICKS0))).as("another instance reads it now").isFalse();
+    }
+
+    private SourcePausingConsumer consumer(MockConsumer<byte[], byte[]> mock) {
+        SourcePausingConsumer c = new SourcePausingConsumer(mock, Set.of("clicks"), () -> false, null, idleness, () -> { });
+        c.clock(now::get);
+        return c;
+    }
+}
