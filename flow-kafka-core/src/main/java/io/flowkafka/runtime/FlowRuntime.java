@@ -97,6 +97,8 @@ public final class FlowRuntime implements AutoCloseable {
     private final Properties userProps;
     private final FlowConfig config;
     private final CompiledPipeline compiled;
+    /** Orders pause(), resume() and the start of a drain: Kafka Streams' pause and the idleness clock change together. */
+    private final Object pauseLock = new Object();
     private final Properties streamsProps;
     private final AtomicReference<State> state = new AtomicReference<>(State.CREATED);
     private volatile KafkaStreams streams;
@@ -379,6 +381,11 @@ public final class FlowRuntime implements AutoCloseable {
     /** The compiled topology (one sub-topology per computation). */
     public Topology topology() {
         return compiled.topology();
+    }
+
+    /** What says a silent source partition is not idle (tests). */
+    io.flowkafka.internal.watermarks.SourceIdleness sourceIdleness() {
+        return compiled.sourceIdleness();
     }
 
     /** A copy of the Kafka Streams properties this runtime runs with. */
@@ -888,18 +895,20 @@ public final class FlowRuntime implements AutoCloseable {
      */
     public void pause() {
         KafkaStreams ks = requireStarted();
-        compiled.sourceIdleness().pause(System.currentTimeMillis());
-        ks.pause();
+        synchronized (pauseLock) { // Kafka Streams and the idleness clock pause together
+            compiled.sourceIdleness().pause(System.currentTimeMillis());
+            ks.pause();
+        }
         state.compareAndSet(State.RUNNING, State.PAUSED);
     }
 
     /** Resumes after {@link #pause()}. */
     public void resume() {
         KafkaStreams ks = requireStarted();
-        if (state.get() != State.DRAINING) { // a drain keeps the sources paused (it resumed processing itself)
-            compiled.sourceIdleness().resume(System.currentTimeMillis());
+        synchronized (pauseLock) {
+            compiled.sourceIdleness().resume(System.currentTimeMillis()); // not while a drain keeps sources paused
+            ks.resume();
         }
-        ks.resume();
         state.compareAndSet(State.PAUSED, State.RUNNING);
     }
 
@@ -995,10 +1004,12 @@ public final class FlowRuntime implements AutoCloseable {
         if (before == State.STOPPING || before == State.STOPPED || before == State.FAILED) {
             throw new IllegalStateException("pipeline '" + spec.name() + "' is " + before + ": nothing to drain");
         }
-        compiled.sourceIdleness().pause(System.currentTimeMillis()); // their silence from now on does not make them idle
-        supplier.startDraining();
-        if (ks.isPaused()) {
-            ks.resume(); // nothing would drain otherwise; the sources stay paused
+        synchronized (pauseLock) {
+            compiled.sourceIdleness().drain(System.currentTimeMillis()); // their silence from now on is not idleness
+            supplier.startDraining();
+            if (ks.isPaused()) {
+                ks.resume(); // nothing would drain otherwise; the sources stay paused
+            }
         }
         Map<String, Integer> topics = drainTopics();
         LOG.info("pipeline '{}' drains: source topics {} are no longer read; waiting up to {} until {} hold no data "

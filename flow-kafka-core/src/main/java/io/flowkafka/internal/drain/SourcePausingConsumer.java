@@ -220,6 +220,7 @@ public final class SourcePausingConsumer implements Consumer<byte[], byte[]> {
         alignPausedCount = alignPaused.size();
         if (idleness != null) {
             idleness.forget(partitions);
+            nextWaitingReportMs = Long.MIN_VALUE; // what is assigned now: at the next poll
         }
     }
 

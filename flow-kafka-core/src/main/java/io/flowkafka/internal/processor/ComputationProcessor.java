@@ -1110,7 +1110,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         for (SourceClock c : sourceClocks.values()) {
             long wm = c.eventWatermark();
             all = Math.min(all, wm);
-            if (now - c.lastRecordActiveMs < idleMs || sourceIdleness.anyWaiting(c.partitions)) {
+            if (now - c.lastRecordActiveMs < idleMs || recordsWaiting(c.partitions)) {
                 active = Math.min(active, wm);
             }
         }
@@ -1138,7 +1138,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         /** The clock once the source is quiet (no record for the watermark interval, paused time not counted). */
         long systemWatermark(long nowMs, long activeMs) {
             boolean quiet = activeMs - lastRecordActiveMs >= plan.watermarks().intervalMs()
-                    && !sourceIdleness.anyWaiting(partitions); // records waiting: not caught up
+                    && !recordsWaiting(partitions); // records waiting: not caught up
             return quiet ? nowMs * 1_000_000L : lastSystemTs;
         }
     }
@@ -1173,6 +1173,20 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         return sourceIdleness.activeMs(context.currentSystemTimeMs());
     }
 
+    /**
+     * Whether this task's main consumer knows of records waiting in one of the partitions (not counting
+     * those a partition_filter excludes or a finite source has read to its bound: their records are
+     * dropped, so their lag says nothing about input to come).
+     */
+    private boolean recordsWaiting(List<org.apache.kafka.common.TopicPartition> partitions) {
+        for (org.apache.kafka.common.TopicPartition tp : partitions) {
+            if (sourceIdleness.waiting(tp) && !filteredPartitions.contains(tp) && !finiteDone.contains(tp)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** Whether watermark_alignment keeps this task's source partitions paused now. */
     private boolean alignmentPaused() {
         return alignedPartitions != null && plan.alignment().blocked().containsAll(alignedPartitions);
@@ -1188,7 +1202,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         catchUpPause();
         boolean completed = finiteSourcesDone();
         boolean idle = completed || now - lastRecordActiveMs >= spec.watermarkStrategy().idleDuration().toMillis()
-                && !alignmentPaused() && !sourceIdleness.anyWaiting(sourcePartitions);
+                && !alignmentPaused() && !recordsWaiting(sourcePartitions);
         // monotonic, like any watermark, also across restarts (the sources' clocks start over empty after one)
         alignedWatermark = Math.max(alignedWatermark, completed ? Long.MAX_VALUE : sourceEventWatermark());
         plan.alignment().reportLocal(spec.id(), context.taskId().partition(), alignedWatermark, idle, alignedPartitions);
@@ -1223,7 +1237,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             // (its records would then arrive behind their watermark); it holds nothing back, being ahead of its group
             // nor is one with records waiting in its topic (the consumer has not handed them over yet)
             idle = activeNowMs() - lastRecordActiveMs >= spec.watermarkStrategy().idleDuration().toMillis()
-                    && !alignmentPaused() && !sourceIdleness.anyWaiting(sourcePartitions);
+                    && !alignmentPaused() && !recordsWaiting(sourcePartitions);
             completed = finiteSourcesDone() && finiteVisitorsDone();
             if (alignedPartitions != null) {
                 reportAlignment(true);

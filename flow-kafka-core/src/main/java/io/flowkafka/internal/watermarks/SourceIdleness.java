@@ -17,7 +17,9 @@ import org.apache.kafka.common.TopicPartition;
  *   <li><b>Records waiting:</b> the main consumer reports the partitions with a known lag (records
  *       in the topic after its position: fetched but not yet returned, or not yet fetched). They are
  *       neither idle nor quiet, however long the consumer takes to hand their records over (a slow
- *       machine, read-ahead spent on a busier partition, Kafka Streams' own back-pressure).
+ *       machine, read-ahead spent on a busier partition). Records Kafka Streams already took into
+ *       its own queues are not lag. Not with {@code group.protocol=streams}: Kafka Streams then
+ *       creates its consumer itself and nothing reports.
  *   <li><b>Time paused:</b> {@code FlowRuntime.pause()} until {@code resume()}, and a drain from its
  *       start, keep the sources from being read; idleness and quietness are measured on
  *       {@link #activeMs}, a clock that stands still while sources are paused. A partition already
@@ -37,19 +39,34 @@ public final class SourceIdleness {
 
     private volatile Snapshot snapshot = new Snapshot(0, NOT_PAUSED);
     private final Set<TopicPartition> waiting = ConcurrentHashMap.newKeySet();
+    /** Why sources are paused (guarded by this): {@code FlowRuntime.pause()}, a drain (never undone). */
+    private boolean runtimePaused;
+    private boolean draining;
 
-    /** Sources are paused from {@code nowMs} on; nothing if they already are. */
+    /** {@code FlowRuntime.pause()}: sources are paused from {@code nowMs} on. */
     public synchronized void pause(long nowMs) {
-        Snapshot s = snapshot;
-        if (s.pausedSinceMs == NOT_PAUSED) {
-            snapshot = new Snapshot(s.pausedBeforeMs, nowMs);
-        }
+        runtimePaused = true;
+        update(nowMs);
     }
 
-    /** Sources are read again from {@code nowMs} on; nothing if they were not paused. */
+    /** {@code FlowRuntime.resume()}: sources are read again from {@code nowMs} on, unless a drain keeps them paused. */
     public synchronized void resume(long nowMs) {
+        runtimePaused = false;
+        update(nowMs);
+    }
+
+    /** A drain: sources stay paused from {@code nowMs} on, whatever {@link #resume} says. */
+    public synchronized void drain(long nowMs) {
+        draining = true;
+        update(nowMs);
+    }
+
+    private void update(long nowMs) {
         Snapshot s = snapshot;
-        if (s.pausedSinceMs != NOT_PAUSED) {
+        boolean paused = runtimePaused || draining;
+        if (paused && s.pausedSinceMs == NOT_PAUSED) {
+            snapshot = new Snapshot(s.pausedBeforeMs, nowMs);
+        } else if (!paused && s.pausedSinceMs != NOT_PAUSED) {
             snapshot = new Snapshot(s.pausedBeforeMs + Math.max(0, nowMs - s.pausedSinceMs), NOT_PAUSED);
         }
     }
@@ -81,21 +98,13 @@ public final class SourceIdleness {
         }
     }
 
-    /** The partitions left this instance's consumers (revoked, lost, consumer closed): nothing is known of them. */
+    /** The partitions left their consumer (revoked, lost): nothing is known of them until their next owner reports. */
     public void forget(Collection<TopicPartition> partitions) {
         waiting.removeAll(partitions);
     }
 
-    /** Whether records are known to wait in any of the partitions. */
-    public boolean anyWaiting(Collection<TopicPartition> partitions) {
-        if (waiting.isEmpty()) {
-            return false;
-        }
-        for (TopicPartition tp : partitions) {
-            if (waiting.contains(tp)) {
-                return true;
-            }
-        }
-        return false;
+    /** Whether records are known to wait in the partition. */
+    public boolean waiting(TopicPartition partition) {
+        return !waiting.isEmpty() && waiting.contains(partition);
     }
 }

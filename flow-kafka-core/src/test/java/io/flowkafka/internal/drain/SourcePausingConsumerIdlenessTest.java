@@ -37,23 +37,23 @@ class SourcePausingConsumerIdlenessTest {
         mock.updateEndOffsets(Map.of(CLICKS0, 3L, INTERNAL0, 5L));
 
         consumer.poll(Duration.ZERO);
-        assertThat(idleness.anyWaiting(List.of(CLICKS0))).as("3 records after position 0").isTrue();
-        assertThat(idleness.anyWaiting(List.of(INTERNAL0))).as("only source partitions are reported").isFalse();
+        assertThat(idleness.waiting(CLICKS0)).as("3 records after position 0").isTrue();
+        assertThat(idleness.waiting(INTERNAL0)).as("only source partitions are reported").isFalse();
 
         for (long o = 0; o < 3; o++) {
             mock.addRecord(new ConsumerRecord<>("clicks", 0, o, new byte[0], new byte[0]));
         }
         now.addAndGet(SourcePausingConsumer.WAITING_REPORT_MS);
         assertThat(consumer.poll(Duration.ZERO).count()).isEqualTo(3);
-        assertThat(idleness.anyWaiting(List.of(CLICKS0))).as("taken: caught up").isFalse();
+        assertThat(idleness.waiting(CLICKS0)).as("taken: caught up").isFalse();
 
         mock.updateEndOffsets(Map.of(CLICKS0, 4L)); // one more written, not fetched yet
         consumer.poll(Duration.ZERO);
-        assertThat(idleness.anyWaiting(List.of(CLICKS0))).as("reported at most every "
+        assertThat(idleness.waiting(CLICKS0)).as("reported at most every "
                 + SourcePausingConsumer.WAITING_REPORT_MS + " ms").isFalse();
         now.addAndGet(SourcePausingConsumer.WAITING_REPORT_MS);
         consumer.poll(Duration.ZERO);
-        assertThat(idleness.anyWaiting(List.of(CLICKS0))).isTrue();
+        assertThat(idleness.waiting(CLICKS0)).isTrue();
     }
 
     @Test
@@ -80,11 +80,11 @@ class SourcePausingConsumerIdlenessTest {
         mock.updateBeginningOffsets(Map.of(CLICKS0, 0L));
         mock.updateEndOffsets(Map.of(CLICKS0, 2L));
         consumer.poll(Duration.ZERO);
-        assertThat(idleness.anyWaiting(List.of(CLICKS0))).isTrue();
+        assertThat(idleness.waiting(CLICKS0)).isTrue();
 
         installed.get().onPartitionsRevoked(List.of(CLICKS0));
 
-        assertThat(idleness.anyWaiting(List.of(CLICKS0))).as("another instance reads it now").isFalse();
+        assertThat(idleness.waiting(CLICKS0)).as("another instance reads it now").isFalse();
     }
 
     private SourcePausingConsumer consumer(MockConsumer<byte[], byte[]> mock) {

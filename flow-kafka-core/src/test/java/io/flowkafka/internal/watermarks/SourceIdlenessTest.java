@@ -2,6 +2,8 @@ package io.flowkafka.internal.watermarks;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.List;
+import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 
 /** The clock source idleness is measured on: the wall clock less the time sources were paused. */
@@ -36,6 +38,35 @@ class SourceIdlenessTest {
         p.pause(10_000);
         p.resume(15_000);
         assertThat(p.activeMs(20_000)).isEqualTo(20_000 - 2_000 - 5_000);
+    }
+
+    @Test
+    void shouldKeepTheClockStillThroughADrainWhateverResumeSays() {
+        SourceIdleness p = new SourceIdleness();
+        p.pause(1_000);
+        p.drain(2_000); // a drain of a paused runtime
+        p.resume(3_000); // e.g. a resume() racing with the drain: the drain keeps the sources paused
+        assertThat(p.paused()).isTrue();
+        assertThat(p.activeMs(60_000)).isEqualTo(1_000);
+
+        SourceIdleness q = new SourceIdleness();
+        q.drain(5_000);
+        q.resume(6_000);
+        assertThat(q.activeMs(9_000)).as("a drain is never undone").isEqualTo(5_000);
+    }
+
+    @Test
+    void shouldTellWhichPartitionsHaveRecordsWaitingUntilForgotten() {
+        SourceIdleness p = new SourceIdleness();
+        TopicPartition a = new TopicPartition("a", 0);
+        TopicPartition b = new TopicPartition("a", 1);
+        p.recordsWaiting(a, true);
+        p.recordsWaiting(b, true);
+        p.recordsWaiting(b, false);
+        assertThat(p.waiting(a)).isTrue();
+        assertThat(p.waiting(b)).isFalse();
+        p.forget(List.of(a));
+        assertThat(p.waiting(a)).isFalse();
     }
 
     @Test

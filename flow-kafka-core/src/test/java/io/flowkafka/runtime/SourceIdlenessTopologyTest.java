@@ -1,0 +1,129 @@
+package io.flowkafka.runtime;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flowkafka.avro.ControlRecord;
+import io.flowkafka.internal.message.FlowHeaders;
+import io.flowkafka.internal.watermarks.ControlRecords;
+import io.flowkafka.spec.ColumnType;
+import io.flowkafka.spec.ComputationKind;
+import io.flowkafka.spec.PipelineSpec;
+import io.flowkafka.spec.WatermarkStrategy;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.avro.Schema;
+import org.apache.avro.SchemaBuilder;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.TestInputTopic;
+import org.apache.kafka.streams.TestOutputTopic;
+import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.test.TestRecord;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * idle_partitions.duration ("a partition that has received no messages for this long is idle") on
+ * the source task itself: silence makes a source partition idle, unless its consumer knows of records
+ * waiting in it, or the runtime kept its sources paused. The idle flag is what the task's control
+ * records tell the readers of its stream.
+ */
+class SourceIdlenessTopologyTest {
+    private static final Schema EVENT = SchemaBuilder.record("E").namespace("idle").fields()
+            .requiredString("id").requiredLong("ts").endRecord();
+    private static final Duration IDLE = Duration.ofSeconds(10);
+    private static final TopicPartition IN0 = new TopicPartition("idle-in", 0);
+
+    @TempDir
+    Path stateDir;
+
+    /** Reads and ignores. */
+    public static final class Ignore implements io.flowkafka.api.RowFunction {
+        @Override
+        public void onMessage(io.flowkafka.api.Message message, io.flowkafka.api.OutputCollector output,
+                io.flowkafka.api.RuntimeContext context) {
+        }
+    }
+
+    private final ControlRecords codec = new ControlRecords();
+
+    private static PipelineSpec spec() {
+        return PipelineSpec.builder("idle")
+                .stream("raw", EVENT).stream("events", EVENT)
+                .computation("read", c -> c.kind(ComputationKind.SOURCE)
+                        .source("raw", "KafkaSource", Map.of("topics", "idle-in"))
+                        .watermarkStrategy(WatermarkStrategy.DEFAULT.withTimestampColumn("ts")
+                                .withIdlePartitions(IDLE, 0.4))
+                        .outputStreamIds("events"))
+                .computation("next", c -> c.inputStreamIds("events")
+                        .groupBy("hash", ColumnType.UINT64, "farm_hash(id)").groupBy("id", ColumnType.STRING, null)
+                        .processingFunction(Ignore::new))
+                .build();
+    }
+
+    @Test
+    void shouldNotReportASilentPartitionWithRecordsWaitingIdleUntilItsConsumerHasHandedThemOver() {
+        FlowRuntime runtime = FlowRuntime.create(spec(), props());
+        Instant start = Instant.parse("2026-01-01T00:00:00Z");
+        try (TopologyTestDriver driver = new TopologyTestDriver(runtime.topology(), runtime.streamsProperties(), start)) {
+            TestInputTopic<String, String> in = driver.createInputTopic("idle-in", new StringSerializer(),
+                    new StringSerializer());
+            TestOutputTopic<byte[], byte[]> events = driver.createOutputTopic("idle.events", new ByteArrayDeserializer(),
+                    new ByteArrayDeserializer());
+            in.pipeInput(new TestRecord<>("a", "{\"id\":\"a\",\"ts\":1000}", start));
+            runtime.sourceIdleness().recordsWaiting(IN0, true); // the consumer has more, not handed over yet
+
+            driver.advanceWallClockTime(IDLE.multipliedBy(3));
+            assertThat(idleFlags(events)).as("silent for three idle durations, with records waiting").isNotEmpty()
+                    .containsOnly(false);
+
+            runtime.sourceIdleness().recordsWaiting(IN0, false); // caught up: its silence is idleness now
+            driver.advanceWallClockTime(Duration.ofSeconds(1));
+            assertThat(idleFlags(events)).contains(true);
+        }
+    }
+
+    @Test
+    void shouldNotCountTimePausedAsSilence() {
+        FlowRuntime runtime = FlowRuntime.create(spec(), props());
+        Instant start = Instant.parse("2026-01-01T00:00:00Z");
+        try (TopologyTestDriver driver = new TopologyTestDriver(runtime.topology(), runtime.streamsProperties(), start)) {
+            TestInputTopic<String, String> in = driver.createInputTopic("idle-in", new StringSerializer(),
+                    new StringSerializer());
+            TestOutputTopic<byte[], byte[]> events = driver.createOutputTopic("idle.events", new ByteArrayDeserializer(),
+                    new ByteArrayDeserializer());
+            in.pipeInput(new TestRecord<>("a", "{\"id\":\"a\",\"ts\":1000}", start));
+            driver.advanceWallClockTime(IDLE.minusSeconds(4)); // 6 s of silence
+            runtime.sourceIdleness().pause(start.plus(IDLE.minusSeconds(4)).toEpochMilli());
+            runtime.sourceIdleness().resume(start.plus(IDLE.multipliedBy(5)).toEpochMilli()); // 44 s paused
+            driver.advanceWallClockTime(IDLE.multipliedBy(5).minus(IDLE.minusSeconds(4)).plusSeconds(3));
+            assertThat(idleFlags(events)).as("6 s before the pause and 3 s after it").containsOnly(false);
+
+            driver.advanceWallClockTime(Duration.ofSeconds(2));
+            assertThat(idleFlags(events)).as("11 s of silence outside the pause").contains(true);
+        }
+    }
+
+    /** The idle flags of the source's control records written since the last call. */
+    private List<Boolean> idleFlags(TestOutputTopic<byte[], byte[]> topic) {
+        return topic.readRecordsToList().stream().filter(r -> FlowHeaders.isControl(r.headers()))
+                .map(r -> codec.decode(r.value())).filter(c -> c.getComputation().equals("read"))
+                .map(ControlRecord::getIdle).toList();
+    }
+
+    private Properties props() {
+        Properties p = new Properties();
+        p.put("flow.state.stores", "memory");
+        p.put("flow.topology.test.driver", "true");
+        p.put("bootstrap.servers", "unused:9092");
+        p.put("state.dir", stateDir.toString());
+        p.put("flow.watermark.interval.ms", "100");
+        p.put("flow.watermark.heartbeat.ms", "500");
+        return p;
+    }
+}
