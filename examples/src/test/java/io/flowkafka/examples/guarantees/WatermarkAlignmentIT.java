@@ -233,6 +233,58 @@ class WatermarkAlignmentIT {
                 .isLessThanOrEqualTo(DRIFT.plus(OVERSHOOT).toMillis());
     }
 
+    /**
+     * A member whose instance stops: its last report stays in its changelog, so the other member is held
+     * at that watermark plus the drift bound (not released, not blocked for good) until the task runs
+     * again elsewhere, restored, and reports anew. Here the instance reading the dense source (the one
+     * that holds the group back) stops a quarter of the way in; its task moves to the instance reading the
+     * sparse one, once the group's session timeout has passed, and both sources are read to the end
+     * within the bound.
+     */
+    @Test
+    @Timeout(300)
+    void shouldKeepAligningWhenTheSlowMembersTaskMovesToAnotherInstance(KafkaCluster cluster, TestNames names)
+            throws Exception {
+        String name = names.name("moved");
+        String dense = names.topic("dense");
+        String sparse = names.topic("sparse");
+        cluster.createTopic(dense, 1);
+        cluster.createTopic(sparse, 1);
+        PipelineSpec spec = spec(name, dense, sparse, true);
+        try (FlowRuntime a = FlowRuntime.create(spec, quickFailoverProps(cluster, "a"));
+                FlowRuntime b = FlowRuntime.create(spec, quickFailoverProps(cluster, "b"))) {
+            a.start();
+            b.start();
+            assertThat(a.awaitState(FlowRuntime.State.RUNNING, Duration.ofSeconds(60))).isTrue();
+            assertThat(b.awaitState(FlowRuntime.State.RUNNING, Duration.ofSeconds(60))).isTrue();
+            produce(cluster, dense, DENSE, DENSE_STEP_MS);
+            produce(cluster, sparse, SPARSE, SPARSE_STEP_MS);
+            Await.until(Duration.ofSeconds(120), "a quarter of the dense source read", () -> SEEN.containsKey(name)
+                    && SEEN.get(name).stream().filter(e -> e[0].equals("dense_raw")).count() >= DENSE / 4);
+            List<Object[]> before = List.copyOf(SEEN.get(name));
+            String denseClient = clientOf(threadOf(before, "dense_raw"));
+            String sparseClient = clientOf(threadOf(before, "sparse_raw"));
+            assertThat(denseClient).as("Kafka Streams gave each instance one of the two source tasks")
+                    .isNotEqualTo(sparseClient);
+            FlowRuntime denseInstance = denseClient.startsWith("align-a") ? a : b;
+            assertThat(denseInstance.stop(Duration.ofSeconds(60))).isTrue();
+            awaitAllRead(name);
+        }
+        List<Object[]> seen = List.copyOf(SEEN.get(name));
+        assertThat(seen.stream().filter(e -> e[0].equals("dense_raw")).map(e -> clientOf((String) e[2])).distinct())
+                .as("the dense source was read by both instances, one after the other").hasSize(2);
+        assertThat(maxLeadMs(name)).as("the sparse source's lead over the dense one, across the move (ms)")
+                .isLessThanOrEqualTo(DRIFT.plus(OVERSHOOT).toMillis());
+    }
+
+    /** {@link #props} with a short session timeout: a stopped instance's tasks move within seconds. */
+    private static Properties quickFailoverProps(KafkaCluster cluster, String instance) throws Exception {
+        Properties p = props(cluster, instance);
+        p.put("session.timeout.ms", "6000");
+        p.put("heartbeat.interval.ms", "1000");
+        return p;
+    }
+
     private static String threadOf(List<Object[]> seen, String stream) {
         return seen.stream().filter(e -> e[0].equals(stream)).map(e -> (String) e[2]).findFirst().orElseThrow();
     }
