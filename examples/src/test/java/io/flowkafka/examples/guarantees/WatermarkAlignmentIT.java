@@ -242,7 +242,7 @@ class WatermarkAlignmentIT {
      * within the bound.
      */
     @Test
-    @Timeout(300)
+    @Timeout(480)
     void shouldKeepAligningWhenTheSlowMembersTaskMovesToAnotherInstance(KafkaCluster cluster, TestNames names)
             throws Exception {
         String name = names.name("moved");
@@ -262,7 +262,12 @@ class WatermarkAlignmentIT {
             Await.until(Duration.ofSeconds(120), "a quarter of the dense source read", () -> SEEN.containsKey(name)
                     && SEEN.get(name).stream().filter(e -> e[0].equals("dense_raw")).count() >= DENSE / 4);
             List<Object[]> before = List.copyOf(SEEN.get(name));
-            String denseClient = clientOf(threadOf(before, "dense_raw"));
+            List<String> denseClients = before.stream().filter(e -> e[0].equals("dense_raw"))
+                    .map(e -> clientOf((String) e[2])).distinct().toList();
+            assertThat(denseClients).as("one instance read the dense source so far").hasSize(1);
+            assertThat(before.stream().filter(e -> e[0].equals("dense_raw")).count())
+                    .as("the dense source is not read to its end yet").isLessThan(DENSE);
+            String denseClient = denseClients.get(0);
             String sparseClient = clientOf(threadOf(before, "sparse_raw"));
             assertThat(denseClient).as("Kafka Streams gave each instance one of the two source tasks")
                     .isNotEqualTo(sparseClient);

@@ -1180,7 +1180,8 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
      */
     private boolean recordsWaiting(List<org.apache.kafka.common.TopicPartition> partitions) {
         for (org.apache.kafka.common.TopicPartition tp : partitions) {
-            if (sourceIdleness.waiting(tp) && !filteredPartitions.contains(tp) && !finiteDone.contains(tp)) {
+            if (sourceIdleness.waiting(tp) && !filteredPartitions.contains(tp) && !finiteDone.contains(tp)
+                    && !(finiteBounds.containsKey(tp) && plan.finiteSources().isDone(tp))) { // done by commit
                 return true;
             }
         }

@@ -26,8 +26,8 @@ import org.apache.kafka.common.TopicPartition;
  *       idle when the pause began stays idle; one that was not goes on from where it was.
  * </ul>
  *
- * <p>The test driver has neither (no consumer, no pause): there {@link #activeMs} is the clock and
- * nothing waits. Thread-safe: the runtime pauses and resumes, each stream thread's consumer reports
+ * <p>On the test driver nothing reports or pauses (no consumer, no {@code FlowRuntime.pause()}):
+ * there {@link #activeMs} is the clock and nothing waits, unless a test sets them. Thread-safe: the runtime pauses and resumes, each stream thread's consumer reports
  * its partitions, tasks read (a volatile read, a set lookup), at watermark emissions only.
  */
 public final class SourceIdleness {
