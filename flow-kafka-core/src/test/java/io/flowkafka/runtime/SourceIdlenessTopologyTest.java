@@ -51,6 +51,13 @@ class SourceIdlenessTopologyTest {
     }
 
     private final ControlRecords codec = new ControlRecords();
+    private static final Instant START = Instant.parse("2026-01-01T00:00:00Z");
+
+    /** One record on the source's partition at the start: then the source is silent. */
+    private static void pipeOneRecord(TopologyTestDriver driver) {
+        TestInputTopic<String, String> in = driver.createInputTopic("idle-in", new StringSerializer(), new StringSerializer());
+        in.pipeInput(new TestRecord<>("a", "{\"id\":\"a\",\"ts\":1000}", START));
+    }
 
     private static PipelineSpec spec() {
         return PipelineSpec.builder("idle")
@@ -69,13 +76,10 @@ class SourceIdlenessTopologyTest {
     @Test
     void shouldNotReportASilentPartitionWithRecordsWaitingIdleUntilItsConsumerHasHandedThemOver() {
         FlowRuntime runtime = FlowRuntime.create(spec(), props());
-        Instant start = Instant.parse("2026-01-01T00:00:00Z");
-        try (TopologyTestDriver driver = new TopologyTestDriver(runtime.topology(), runtime.streamsProperties(), start)) {
-            TestInputTopic<String, String> in = driver.createInputTopic("idle-in", new StringSerializer(),
-                    new StringSerializer());
+        try (TopologyTestDriver driver = new TopologyTestDriver(runtime.topology(), runtime.streamsProperties(), START)) {
             TestOutputTopic<byte[], byte[]> events = driver.createOutputTopic("idle.events", new ByteArrayDeserializer(),
                     new ByteArrayDeserializer());
-            in.pipeInput(new TestRecord<>("a", "{\"id\":\"a\",\"ts\":1000}", start));
+            pipeOneRecord(driver);
             runtime.sourceIdleness().recordsWaiting(IN0, true); // the consumer has more, not handed over yet
 
             driver.advanceWallClockTime(IDLE.multipliedBy(3));
@@ -91,16 +95,13 @@ class SourceIdlenessTopologyTest {
     @Test
     void shouldNotCountTimePausedAsSilence() {
         FlowRuntime runtime = FlowRuntime.create(spec(), props());
-        Instant start = Instant.parse("2026-01-01T00:00:00Z");
-        try (TopologyTestDriver driver = new TopologyTestDriver(runtime.topology(), runtime.streamsProperties(), start)) {
-            TestInputTopic<String, String> in = driver.createInputTopic("idle-in", new StringSerializer(),
-                    new StringSerializer());
+        try (TopologyTestDriver driver = new TopologyTestDriver(runtime.topology(), runtime.streamsProperties(), START)) {
             TestOutputTopic<byte[], byte[]> events = driver.createOutputTopic("idle.events", new ByteArrayDeserializer(),
                     new ByteArrayDeserializer());
-            in.pipeInput(new TestRecord<>("a", "{\"id\":\"a\",\"ts\":1000}", start));
+            pipeOneRecord(driver);
             driver.advanceWallClockTime(IDLE.minusSeconds(4)); // 6 s of silence
-            runtime.sourceIdleness().pause(start.plus(IDLE.minusSeconds(4)).toEpochMilli());
-            runtime.sourceIdleness().resume(start.plus(IDLE.multipliedBy(5)).toEpochMilli()); // 44 s paused
+            runtime.sourceIdleness().pause(START.plus(IDLE.minusSeconds(4)).toEpochMilli());
+            runtime.sourceIdleness().resume(START.plus(IDLE.multipliedBy(5)).toEpochMilli()); // 44 s paused
             driver.advanceWallClockTime(IDLE.multipliedBy(5).minus(IDLE.minusSeconds(4)).plusSeconds(3));
             assertThat(idleFlags(events)).as("6 s before the pause and 3 s after it").containsOnly(false);
 

@@ -212,14 +212,7 @@ class WatermarkAlignmentIT {
         PipelineSpec spec = spec(name, dense, sparse, true);
         try (FlowRuntime a = FlowRuntime.create(spec, props(cluster, "a"));
                 FlowRuntime b = FlowRuntime.create(spec, props(cluster, "b"))) {
-            a.start();
-            b.start();
-            assertThat(a.awaitState(FlowRuntime.State.RUNNING, Duration.ofSeconds(60))).isTrue();
-            assertThat(b.awaitState(FlowRuntime.State.RUNNING, Duration.ofSeconds(60))).isTrue();
-            // the watermark changelogs exist once the tasks are initialised; the backlog comes after, so each
-            // instance learns the other's source from its changelog while both read
-            produce(cluster, dense, DENSE, DENSE_STEP_MS);
-            produce(cluster, sparse, SPARSE, SPARSE_STEP_MS);
+            startBothThenProduce(cluster, a, b, dense, sparse);
             awaitAllRead(name);
         }
         List<Object[]> seen = List.copyOf(SEEN.get(name));
@@ -253,12 +246,7 @@ class WatermarkAlignmentIT {
         PipelineSpec spec = spec(name, dense, sparse, true);
         try (FlowRuntime a = FlowRuntime.create(spec, quickFailoverProps(cluster, "a"));
                 FlowRuntime b = FlowRuntime.create(spec, quickFailoverProps(cluster, "b"))) {
-            a.start();
-            b.start();
-            assertThat(a.awaitState(FlowRuntime.State.RUNNING, Duration.ofSeconds(60))).isTrue();
-            assertThat(b.awaitState(FlowRuntime.State.RUNNING, Duration.ofSeconds(60))).isTrue();
-            produce(cluster, dense, DENSE, DENSE_STEP_MS);
-            produce(cluster, sparse, SPARSE, SPARSE_STEP_MS);
+            startBothThenProduce(cluster, a, b, dense, sparse);
             Await.until(Duration.ofSeconds(120), "a quarter of the dense source read", () -> SEEN.containsKey(name)
                     && SEEN.get(name).stream().filter(e -> e[0].equals("dense_raw")).count() >= DENSE / 4);
             List<Object[]> before = List.copyOf(SEEN.get(name));
@@ -288,6 +276,20 @@ class WatermarkAlignmentIT {
         p.put("session.timeout.ms", "6000");
         p.put("heartbeat.interval.ms", "1000");
         return p;
+    }
+
+    /**
+     * Starts both instances, then writes the backlog: the watermark changelogs exist once the tasks are
+     * initialised, so each instance learns the other's source from its changelog while both read.
+     */
+    private static void startBothThenProduce(KafkaCluster cluster, FlowRuntime a, FlowRuntime b, String dense,
+            String sparse) throws InterruptedException {
+        a.start();
+        b.start();
+        assertThat(a.awaitState(FlowRuntime.State.RUNNING, Duration.ofSeconds(60))).isTrue();
+        assertThat(b.awaitState(FlowRuntime.State.RUNNING, Duration.ofSeconds(60))).isTrue();
+        produce(cluster, dense, DENSE, DENSE_STEP_MS);
+        produce(cluster, sparse, SPARSE, SPARSE_STEP_MS);
     }
 
     private static String threadOf(List<Object[]> seen, String stream) {
