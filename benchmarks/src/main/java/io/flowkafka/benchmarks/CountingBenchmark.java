@@ -21,6 +21,7 @@ import java.util.stream.Stream;
 import jdk.jfr.Configuration;
 import jdk.jfr.Recording;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.streams.StreamsConfig;
 import org.jspecify.annotations.Nullable;
 
@@ -347,6 +348,11 @@ public final class CountingBenchmark {
         p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, String.valueOf(o.commitIntervalMs));
         p.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, String.valueOf(o.threads));
         p.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+        // the producer batch size and compression flow-kafka sets by default (FlowRuntime), given to every job
+        // alike, so the plain apps measure Kafka Streams writing as flow-kafka does, not Kafka's producer
+        // defaults (16 KiB batches, uncompressed)
+        p.put(StreamsConfig.producerPrefix(ProducerConfig.BATCH_SIZE_CONFIG), "262144");
+        p.put(StreamsConfig.producerPrefix(ProducerConfig.COMPRESSION_TYPE_CONFIG), "lz4");
         if (o.cacheMaxBytes >= 0) {
             p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, String.valueOf(o.cacheMaxBytes));
         }

@@ -47,7 +47,8 @@ import org.jspecify.annotations.Nullable;
  * {@code application.id} (prefix + pipeline name), {@code processing.guarantee=exactly_once_v2},
  * its dead-letter processing-exception handler, byte-array default serdes, and
  * {@code restore.consumer.fetch.max.wait.ms=50} (unless {@code fetch.max.wait.ms} is given plain or with the
- * {@code consumer.} or {@code restore.consumer.} prefix). Every computation
+ * {@code consumer.} or {@code restore.consumer.} prefix), {@code producer.batch.size=262144} and
+ * {@code producer.compression.type=lz4} (each unless given plain or with the {@code producer.} prefix). Every computation
  * runs on {@code exactly_once_v2}, whatever its {@code processing_mode}: another
  * {@code processing.guarantee} is rejected. The gauge {@value #GUARANTEE_METRIC} and a log line at
  * {@link #start()} say what each computation runs with.
@@ -347,6 +348,22 @@ public final class FlowRuntime implements AutoCloseable {
      */
     static final String RESTORE_FETCH_MAX_WAIT_MS = "50";
 
+    /**
+     * {@code producer.batch.size} unless the user sets {@code batch.size} (plain or with the {@code producer.}
+     * prefix): 256 KiB instead of Kafka's 16 KiB. At each commit the stores' write-back caches hand their
+     * changed rows to the producer at once, thousands per changelog partition; in 16 KiB batches the broker's
+     * per-batch work dominated (benchmarks/RESULTS.md). The producer's {@code buffer.memory} (32 MiB) still bounds
+     * what its batches hold.
+     */
+    static final String PRODUCER_BATCH_SIZE = "262144";
+
+    /**
+     * {@code producer.compression.type} unless the user sets {@code compression.type} (plain or with the
+     * {@code producer.} prefix): changelog rows are small and alike, so lz4 batches are several times smaller,
+     * for less broker work and less to read back on restore; any Kafka client reads them.
+     */
+    static final String PRODUCER_COMPRESSION_TYPE = "lz4";
+
     private static Properties streamsProperties(PipelineSpec spec, Properties user, String dlq, FlowConfig config) {
         Properties p = copy(user);
         p.putIfAbsent(StreamsConfig.APPLICATION_ID_CONFIG,
@@ -365,6 +382,10 @@ public final class FlowRuntime implements AutoCloseable {
             // 4 tasks waited ~0.4 s for nothing. Restore fetches with data return at once either way.
             p.put(StreamsConfig.restoreConsumerPrefix(fetchWait), RESTORE_FETCH_MAX_WAIT_MS);
         }
+        // Kafka Streams keeps state in changelog topics: its producers' defaults are set for that traffic
+        putProducerDefault(p, org.apache.kafka.clients.producer.ProducerConfig.BATCH_SIZE_CONFIG, PRODUCER_BATCH_SIZE);
+        putProducerDefault(p, org.apache.kafka.clients.producer.ProducerConfig.COMPRESSION_TYPE_CONFIG,
+                PRODUCER_COMPRESSION_TYPE);
         p.put(DeadLetterHandler.TOPIC_CONFIG, dlq);
         p.put(DeadLetterHandler.ENABLED_CONFIG, String.valueOf(config.getBoolean(FlowConfig.DEAD_LETTER_ENABLED_CONFIG)));
         int rf = config.getInt(FlowConfig.REPLICATION_FACTOR_CONFIG);
@@ -1210,6 +1231,13 @@ public final class FlowRuntime implements AutoCloseable {
             throw new IllegalStateException("pipeline '" + spec.name() + "' is not started");
         }
         return ks;
+    }
+
+    /** Sets {@code producer.<key>} unless the user gives {@code key} plain or with the {@code producer.} prefix. */
+    private static void putProducerDefault(Properties p, String key, String value) {
+        if (!p.containsKey(key) && !p.containsKey(StreamsConfig.producerPrefix(key))) {
+            p.put(StreamsConfig.producerPrefix(key), value);
+        }
     }
 
     private static Properties copy(Properties p) {

@@ -117,6 +117,33 @@ class FlowRuntimeGuaranteeTest {
     }
 
     @Test
+    void shouldGiveKafkaStreamsProducersLargerCompressedBatchesUnlessTheUserSetsThem() {
+        try (FlowRuntime runtime = FlowRuntime.create(spec(), props())) {
+            assertThat(new StreamsConfig(runtime.streamsProperties()).getProducerConfigs("c"))
+                    .as("what Kafka Streams gives its producers")
+                    .containsEntry("batch.size", "262144").containsEntry("compression.type", "lz4");
+            assertThat(new StreamsConfig(runtime.streamsProperties()).getMainConsumerConfigs("g", "c", 0))
+                    .as("producer settings only").doesNotContainKeys("batch.size", "compression.type");
+        }
+        for (String prefix : List.of("", StreamsConfig.producerPrefix(""))) {
+            Properties p = props();
+            p.put(prefix + "batch.size", "32768");
+            try (FlowRuntime runtime = FlowRuntime.create(spec(), p)) {
+                assertThat(new StreamsConfig(runtime.streamsProperties()).getProducerConfigs("c"))
+                        .as("the user's " + prefix + "batch.size")
+                        .containsEntry("batch.size", "32768").containsEntry("compression.type", "lz4");
+            }
+            p = props();
+            p.put(prefix + "compression.type", "zstd");
+            try (FlowRuntime runtime = FlowRuntime.create(spec(), p)) {
+                assertThat(new StreamsConfig(runtime.streamsProperties()).getProducerConfigs("c"))
+                        .as("the user's " + prefix + "compression.type")
+                        .containsEntry("compression.type", "zstd").containsEntry("batch.size", "262144");
+            }
+        }
+    }
+
+    @Test
     void shouldTagEachComputationWithItsModeAndGuarantee() {
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
         try (FlowRuntime runtime = FlowRuntime.create(spec(), props(), meters)) {

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Properties;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.streams.KafkaStreams;
@@ -59,6 +60,11 @@ public final class WaitClickPlainJob {
         props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, commitMs);
         props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
         props.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
+        // the producer batch size and compression flow-kafka sets by default (FlowRuntime), so this baseline writes
+        // its changelogs as flow-kafka does and the comparison measures flow-kafka's own cost, not Kafka's
+        // producer defaults (16 KiB batches, uncompressed)
+        props.put(StreamsConfig.producerPrefix(ProducerConfig.BATCH_SIZE_CONFIG), "262144");
+        props.put(StreamsConfig.producerPrefix(ProducerConfig.COMPRESSION_TYPE_CONFIG), "lz4");
         WaitClickVsFlink.addStreamsOverrides(props);
         int finishedBefore = DriverBenchmarkJoins.finishedTasks(); // the count is per JVM: a warm-up run counted too
         if (measured) {
