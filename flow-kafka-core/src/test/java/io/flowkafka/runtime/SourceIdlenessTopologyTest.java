@@ -110,6 +110,48 @@ class SourceIdlenessTopologyTest {
         }
     }
 
+    /**
+     * Records waiting count only where the task will read them: not in a partition its
+     * {@code partition_filter} excludes, nor in a finite source's partition already read to its end.
+     */
+    @Test
+    void shouldNotLetRecordsWaitingWhereTheTaskWillNotReadHoldItsIdleness() {
+        TopicPartition filtered = new TopicPartition("idle-filtered", 0);
+        TopicPartition finite = new TopicPartition("idle-finite", 0);
+        PipelineSpec spec = PipelineSpec.builder("idle")
+                .stream("raw", EVENT).stream("raw_filtered", EVENT).stream("raw_finite", EVENT).stream("events", EVENT)
+                .computation("read", c -> c // a keyed Transform: a Source computation has one source
+                        .groupBy("hash", ColumnType.UINT64, "farm_hash(id)").groupBy("id", ColumnType.STRING, null)
+                        .processingFunction(Ignore::new)
+                        .source("raw", "KafkaSource", Map.of("topics", "idle-in", "key_partitioned", true))
+                        .source("raw_filtered", "KafkaSource", Map.of("topics", "idle-filtered", "key_partitioned", true,
+                                "partition_filter", List.of(1L))) // excludes this task's partition 0
+                        .source("raw_finite", "KafkaSource", Map.of("topics", "idle-finite", "key_partitioned", true,
+                                "finite", true))
+                        .watermarkStrategy(WatermarkStrategy.DEFAULT.withTimestampColumn("ts")
+                                .withIdlePartitions(IDLE, 0.4))
+                        .outputStreamIds("events"))
+                .computation("next", c -> c.inputStreamIds("events")
+                        .groupBy("hash", ColumnType.UINT64, "farm_hash(id)").groupBy("id", ColumnType.STRING, null)
+                        .processingFunction(Ignore::new))
+                .build();
+        FlowRuntime runtime = FlowRuntime.create(spec, props());
+        try (TopologyTestDriver driver = new TopologyTestDriver(runtime.topology(), runtime.streamsProperties(), START)) {
+            TestOutputTopic<byte[], byte[]> events = driver.createOutputTopic("idle.events", new ByteArrayDeserializer(),
+                    new ByteArrayDeserializer());
+            pipeOneRecord(driver);
+            runtime.sourceIdleness().recordsWaiting(filtered, true);
+            runtime.sourceIdleness().recordsWaiting(finite, true);
+            driver.advanceWallClockTime(IDLE.multipliedBy(2));
+            assertThat(idleFlags(events)).as("the finite source not read to its end yet: its records hold")
+                    .isNotEmpty().containsOnly(false);
+
+            runtime.completeFiniteSource("idle-finite", 0); // read to its end (as the runtime marks it from commits)
+            driver.advanceWallClockTime(Duration.ofSeconds(1));
+            assertThat(idleFlags(events)).as("records waiting only where the task will not read").contains(true);
+        }
+    }
+
     /** The idle flags of the source's control records written since the last call. */
     private List<Boolean> idleFlags(TestOutputTopic<byte[], byte[]> topic) {
         return topic.readRecordsToList().stream().filter(r -> FlowHeaders.isControl(r.headers()))
