@@ -122,8 +122,11 @@ class FlowRuntimeGuaranteeTest {
             assertThat(new StreamsConfig(runtime.streamsProperties()).getProducerConfigs("c"))
                     .as("what Kafka Streams gives its producers")
                     .containsEntry("batch.size", "262144").containsEntry("compression.type", "lz4");
-            assertThat(new StreamsConfig(runtime.streamsProperties()).getMainConsumerConfigs("g", "c", 0))
-                    .as("producer settings only").doesNotContainKeys("batch.size", "compression.type");
+            StreamsConfig config = new StreamsConfig(runtime.streamsProperties());
+            assertThat(config.getMainConsumerConfigs("g", "c", 0)).as("producer settings only")
+                    .doesNotContainKeys("batch.size", "compression.type");
+            assertThat(config.getRestoreConsumerConfigs("c")).doesNotContainKeys("batch.size", "compression.type");
+            assertThat(config.getAdminConfigs("c")).doesNotContainKeys("batch.size", "compression.type");
         }
         for (String prefix : List.of("", StreamsConfig.producerPrefix(""))) {
             Properties p = props();
