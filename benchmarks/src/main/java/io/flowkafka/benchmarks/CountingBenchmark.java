@@ -351,8 +351,10 @@ public final class CountingBenchmark {
         // the producer batch size and compression flow-kafka sets by default (FlowRuntime), given to every job
         // alike, so the plain apps measure Kafka Streams writing as flow-kafka does, not Kafka's producer
         // defaults (16 KiB batches, uncompressed)
-        p.put(StreamsConfig.producerPrefix(ProducerConfig.BATCH_SIZE_CONFIG), "262144");
-        p.put(StreamsConfig.producerPrefix(ProducerConfig.COMPRESSION_TYPE_CONFIG), "lz4");
+        // -Dbench.producer.defaults=kafka: every job on Kafka's producer defaults instead (an A/B of the settings)
+        boolean kafkaDefaults = "kafka".equals(System.getProperty("bench.producer.defaults"));
+        p.put(StreamsConfig.producerPrefix(ProducerConfig.BATCH_SIZE_CONFIG), kafkaDefaults ? "16384" : "262144");
+        p.put(StreamsConfig.producerPrefix(ProducerConfig.COMPRESSION_TYPE_CONFIG), kafkaDefaults ? "none" : "lz4");
         if (o.cacheMaxBytes >= 0) {
             p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, String.valueOf(o.cacheMaxBytes));
         }
