@@ -7,6 +7,7 @@ import io.flowkafka.internal.message.FlowHeaders;
 import io.flowkafka.internal.watermarks.ControlRecords;
 import io.flowkafka.spec.ColumnType;
 import io.flowkafka.spec.ComputationKind;
+import io.flowkafka.spec.ComputationSpec;
 import io.flowkafka.spec.PipelineSpec;
 import io.flowkafka.spec.WatermarkStrategy;
 import java.nio.file.Path;
@@ -15,6 +16,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.function.UnaryOperator;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
 import org.apache.kafka.common.TopicPartition;
@@ -60,25 +62,37 @@ class SourceIdlenessTopologyTest {
     }
 
     private static PipelineSpec spec() {
-        return PipelineSpec.builder("idle")
-                .stream("raw", EVENT).stream("events", EVENT)
-                .computation("read", c -> c.kind(ComputationKind.SOURCE)
-                        .source("raw", "KafkaSource", Map.of("topics", "idle-in"))
+        return pipeline(List.of("raw"), c -> c.kind(ComputationKind.SOURCE)
+                .source("raw", "KafkaSource", Map.of("topics", "idle-in")));
+    }
+
+    /** Computation "read" (reading the given source streams) writes stream "events", which "next" reads. */
+    private static PipelineSpec pipeline(List<String> sourceStreams, UnaryOperator<ComputationSpec.Builder> read) {
+        PipelineSpec.Builder b = PipelineSpec.builder("idle");
+        sourceStreams.forEach(stream -> b.stream(stream, EVENT));
+        return b.stream("events", EVENT)
+                .computation("read", c -> read.apply(c)
                         .watermarkStrategy(WatermarkStrategy.DEFAULT.withTimestampColumn("ts")
                                 .withIdlePartitions(IDLE, 0.4))
                         .outputStreamIds("events"))
-                .computation("next", c -> c.inputStreamIds("events")
-                        .groupBy("hash", ColumnType.UINT64, "farm_hash(id)").groupBy("id", ColumnType.STRING, null)
-                        .processingFunction(Ignore::new))
+                .computation("next", c -> byId(c.inputStreamIds("events")).processingFunction(Ignore::new))
                 .build();
+    }
+
+    private static ComputationSpec.Builder byId(ComputationSpec.Builder c) {
+        return c.groupBy("hash", ColumnType.UINT64, "farm_hash(id)").groupBy("id", ColumnType.STRING, null);
+    }
+
+    /** The topic of stream "events", where the source's control records go. */
+    private static TestOutputTopic<byte[], byte[]> events(TopologyTestDriver driver) {
+        return driver.createOutputTopic("idle.events", new ByteArrayDeserializer(), new ByteArrayDeserializer());
     }
 
     @Test
     void shouldNotReportASilentPartitionWithRecordsWaitingIdleUntilItsConsumerHasHandedThemOver() {
         FlowRuntime runtime = FlowRuntime.create(spec(), props());
         try (TopologyTestDriver driver = new TopologyTestDriver(runtime.topology(), runtime.streamsProperties(), START)) {
-            TestOutputTopic<byte[], byte[]> events = driver.createOutputTopic("idle.events", new ByteArrayDeserializer(),
-                    new ByteArrayDeserializer());
+            TestOutputTopic<byte[], byte[]> events = events(driver);
             pipeOneRecord(driver);
             runtime.sourceIdleness().recordsWaiting(IN0, true); // the consumer has more, not handed over yet
 
@@ -96,8 +110,7 @@ class SourceIdlenessTopologyTest {
     void shouldNotCountTimePausedAsSilence() {
         FlowRuntime runtime = FlowRuntime.create(spec(), props());
         try (TopologyTestDriver driver = new TopologyTestDriver(runtime.topology(), runtime.streamsProperties(), START)) {
-            TestOutputTopic<byte[], byte[]> events = driver.createOutputTopic("idle.events", new ByteArrayDeserializer(),
-                    new ByteArrayDeserializer());
+            TestOutputTopic<byte[], byte[]> events = events(driver);
             pipeOneRecord(driver);
             driver.advanceWallClockTime(IDLE.minusSeconds(4)); // 6 s of silence
             runtime.sourceIdleness().pause(START.plus(IDLE.minusSeconds(4)).toEpochMilli());
@@ -120,27 +133,17 @@ class SourceIdlenessTopologyTest {
     void shouldNotLetRecordsWaitingWhereTheTaskWillNotReadHoldItsIdleness() {
         TopicPartition filtered = new TopicPartition("idle-filtered", 0);
         TopicPartition finite = new TopicPartition("idle-finite", 0);
-        PipelineSpec spec = PipelineSpec.builder("idle")
-                .stream("raw", EVENT).stream("raw_filtered", EVENT).stream("raw_finite", EVENT).stream("events", EVENT)
-                .computation("read", c -> c // a keyed Transform: a Source computation has one source
-                        .groupBy("hash", ColumnType.UINT64, "farm_hash(id)").groupBy("id", ColumnType.STRING, null)
-                        .processingFunction(Ignore::new)
-                        .source("raw", "KafkaSource", Map.of("topics", "idle-in", "key_partitioned", true))
-                        .source("raw_filtered", "KafkaSource", Map.of("topics", "idle-filtered", "key_partitioned", true,
-                                "partition_filter", List.of(1L))) // excludes this task's partition 0
-                        .source("raw_finite", "KafkaSource", Map.of("topics", "idle-finite", "key_partitioned", true,
-                                "finite", true))
-                        .watermarkStrategy(WatermarkStrategy.DEFAULT.withTimestampColumn("ts")
-                                .withIdlePartitions(IDLE, 0.4))
-                        .outputStreamIds("events"))
-                .computation("next", c -> c.inputStreamIds("events")
-                        .groupBy("hash", ColumnType.UINT64, "farm_hash(id)").groupBy("id", ColumnType.STRING, null)
-                        .processingFunction(Ignore::new))
-                .build();
+        // a keyed Transform reading three sources (a Source computation has one)
+        PipelineSpec spec = pipeline(List.of("raw", "raw_filtered", "raw_finite"), c -> byId(c)
+                .processingFunction(Ignore::new)
+                .source("raw", "KafkaSource", Map.of("topics", "idle-in", "key_partitioned", true))
+                .source("raw_filtered", "KafkaSource", Map.of("topics", "idle-filtered", "key_partitioned", true,
+                        "partition_filter", List.of(1L))) // excludes this task's partition 0
+                .source("raw_finite", "KafkaSource", Map.of("topics", "idle-finite", "key_partitioned", true,
+                        "finite", true)));
         FlowRuntime runtime = FlowRuntime.create(spec, props());
         try (TopologyTestDriver driver = new TopologyTestDriver(runtime.topology(), runtime.streamsProperties(), START)) {
-            TestOutputTopic<byte[], byte[]> events = driver.createOutputTopic("idle.events", new ByteArrayDeserializer(),
-                    new ByteArrayDeserializer());
+            TestOutputTopic<byte[], byte[]> events = events(driver);
             pipeOneRecord(driver);
             runtime.sourceIdleness().recordsWaiting(filtered, true);
             driver.advanceWallClockTime(IDLE.multipliedBy(2));

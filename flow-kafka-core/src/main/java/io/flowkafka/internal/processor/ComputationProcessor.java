@@ -1013,7 +1013,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         if (bound == null) {
             return false;
         }
-        if (finiteDone.contains(tp) || plan.finiteSources().isDone(tp)) {
+        if (finiteReadToEnd(tp)) {
             return true; // every record up to the bound was processed (or a test driver ended the source)
         }
         if (md.offset() >= bound) {
@@ -1022,6 +1022,21 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         }
         if (md.offset() == bound - 1) {
             markFiniteDone(tp);
+        }
+        return false;
+    }
+
+    /**
+     * Whether a finite source partition is read to its bound: by this task, or as the runtime saw from
+     * the committed offsets (or a test driver ended the source), which this then records.
+     */
+    private boolean finiteReadToEnd(org.apache.kafka.common.TopicPartition tp) {
+        if (finiteDone.contains(tp)) {
+            return true;
+        }
+        if (finiteBounds.containsKey(tp) && plan.finiteSources().isDone(tp)) {
+            markFiniteDone(tp);
+            return true;
         }
         return false;
     }
@@ -1047,12 +1062,8 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             if (!finiteBounds.containsKey(tp)) {
                 return false;
             }
-            if (!finiteDone.contains(tp)) {
-                if (plan.finiteSources().isDone(tp)) {
-                    markFiniteDone(tp);
-                } else {
-                    return false;
-                }
+            if (!finiteReadToEnd(tp)) {
+                return false;
             }
         }
         return true;
@@ -1180,8 +1191,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
      */
     private boolean recordsWaiting(List<org.apache.kafka.common.TopicPartition> partitions) {
         for (org.apache.kafka.common.TopicPartition tp : partitions) {
-            if (sourceIdleness.waiting(tp) && !filteredPartitions.contains(tp) && !finiteDone.contains(tp)
-                    && !(finiteBounds.containsKey(tp) && plan.finiteSources().isDone(tp))) { // done by commit
+            if (sourceIdleness.waiting(tp) && !filteredPartitions.contains(tp) && !finiteReadToEnd(tp)) {
                 return true;
             }
         }
