@@ -352,8 +352,8 @@ public final class FlowRuntime implements AutoCloseable {
      * {@code producer.batch.size} unless the user sets {@code batch.size} (plain or with the {@code producer.}
      * prefix): 256 KiB instead of Kafka's 16 KiB. At each commit the stores' write-back caches hand their
      * changed rows to the producer at once, thousands per changelog partition; in 16 KiB batches the broker's
-     * per-batch work dominated (benchmarks/RESULTS.md). The producer's {@code buffer.memory} (32 MiB) still bounds
-     * what its batches hold.
+     * per-batch work dominated (benchmarks/RESULTS.md). At start, {@link ProducerBatchSize} halves it (not below
+     * Kafka's 16 KiB) until two batches of every partition a stream thread may write fit in {@code buffer.memory}.
      */
     static final String PRODUCER_BATCH_SIZE = "262144";
 
@@ -490,6 +490,7 @@ public final class FlowRuntime implements AutoCloseable {
         admin = Admin.create(adminProps);
         try {
             prepare(admin);
+            fitProducerBatchSize(admin);
         } catch (RuntimeException e) {
             state.set(State.FAILED);
             admin.close(Duration.ofSeconds(5));
@@ -1231,6 +1232,60 @@ public final class FlowRuntime implements AutoCloseable {
             throw new IllegalStateException("pipeline '" + spec.name() + "' is not started");
         }
         return ks;
+    }
+
+    /**
+     * Lowers flow-kafka's default {@code producer.batch.size} (not a user's) so that the batches of every partition a
+     * stream thread may write at once fit in its producer's {@code buffer.memory} (see {@link ProducerBatchSize}).
+     */
+    private void fitProducerBatchSize(Admin a) {
+        String key = StreamsConfig.producerPrefix(org.apache.kafka.clients.producer.ProducerConfig.BATCH_SIZE_CONFIG);
+        if (!PRODUCER_BATCH_SIZE.equals(streamsProps.get(key)) || userProps.containsKey(key)) {
+            // the user chose it (plain batch.size leaves no prefixed default)
+            return;
+        }
+        var description = compiled.topology().describe();
+        Map<String, Integer> partitions = new java.util.HashMap<>(compiled.internalTopics());
+        java.util.Set<String> external = new java.util.HashSet<>();
+        for (var sub : description.subtopologies()) {
+            for (var node : sub.nodes()) {
+                if (node instanceof org.apache.kafka.streams.TopologyDescription.Source source
+                        && source.topicSet() != null) {
+                    external.addAll(source.topicSet());
+                } else if (node instanceof org.apache.kafka.streams.TopologyDescription.Sink sink
+                        && sink.topic() != null) {
+                    external.add(sink.topic());
+                }
+            }
+        }
+        external.removeAll(partitions.keySet());
+        if (!external.isEmpty()) {
+            try {
+                a.describeTopics(external).topicNameValues().forEach((topic, future) -> {
+                    try {
+                        partitions.put(topic, future.get(60, TimeUnit.SECONDS).partitions().size());
+                    } catch (Exception e) {
+                        // a topic that cannot be described (a sink topic created later) counts as one partition
+                    }
+                });
+            } catch (RuntimeException e) {
+                LOG.debug("pipeline '{}': topics not described for the producer batch size: {}", spec.name(), e.toString());
+            }
+        }
+        int threads = Integer.parseInt(String.valueOf(streamsProps.getOrDefault(StreamsConfig.NUM_STREAM_THREADS_CONFIG,
+                "1")).trim());
+        String memoryKey = org.apache.kafka.clients.producer.ProducerConfig.BUFFER_MEMORY_CONFIG;
+        long bufferMemory = Long.parseLong(String.valueOf(streamsProps.getOrDefault(
+                StreamsConfig.producerPrefix(memoryKey), streamsProps.getOrDefault(memoryKey, 32L * 1024 * 1024))).trim());
+        int perThread = ProducerBatchSize.partitionsPerThread(description, partitions, threads);
+        int size = ProducerBatchSize.fit(Integer.parseInt(PRODUCER_BATCH_SIZE), perThread, bufferMemory);
+        if (size < Integer.parseInt(PRODUCER_BATCH_SIZE)) {
+            streamsProps.put(key, String.valueOf(size));
+            LOG.info("pipeline '{}': producer.batch.size {} instead of {}: a stream thread may write {} partitions at "
+                    + "once (changelogs and output streams), and two batches of each must fit in buffer.memory ({} "
+                    + "bytes); set producer.batch.size or producer.buffer.memory to choose", spec.name(), size,
+                    PRODUCER_BATCH_SIZE, perThread, bufferMemory);
+        }
     }
 
     /** Sets {@code producer.<key>} unless the user gives {@code key} plain or with the {@code producer.} prefix. */

@@ -55,6 +55,42 @@ class FlowRuntimeIT {
             assertThat(cfg.get("retention.ms").value()).isEqualTo("-1");
             assertThat(cluster.admin().listTopics().names().get()).contains(runtime.deadLetterTopic());
             assertThat(runtime.applicationId()).isEqualTo(spec.name());
+            assertThat(runtime.streamsProperties()).as("few partitions: flow-kafka's default batch size stays")
+                    .containsEntry("producer.batch.size", "262144");
+        }
+    }
+
+    @Test
+    @Timeout(180)
+    void shouldShrinkItsDefaultBatchSizeUntilTheThreadsPartitionsFitInBufferMemory(KafkaCluster cluster,
+            TestNames names) throws Exception {
+        String input = names.topic("in");
+        String output = names.topic("out");
+        cluster.createTopic(input, 2);
+        PipelineSpec spec = ActivityPipeline.spec(names.name("p"), input, output, 2);
+        Properties props = props(cluster);
+        // 1 MiB holds two 256 KiB batches of only two partitions; this pipeline's thread writes to more
+        props.put("producer.buffer.memory", "1048576");
+        try (FlowRuntime runtime = FlowRuntime.create(spec, props);
+                KafkaConsumer<String, String> consumer = consumer(cluster, output)) {
+            assertThat(runtime.streamsProperties()).containsEntry("producer.batch.size", "262144");
+            runtime.start();
+            int size = Integer.parseInt(runtime.streamsProperties().getProperty("producer.batch.size"));
+            assertThat(size).as("a power of two below 256 KiB, not below Kafka's 16 KiB")
+                    .isBetween(16384, 131072).matches(s -> Integer.bitCount(s) == 1);
+            assertThat(runtime.awaitState(FlowRuntime.State.RUNNING, Duration.ofMinutes(1))).isTrue();
+            produce(cluster, input, 10);
+            List<String> seen = new java.util.ArrayList<>();
+            Await.until(Duration.ofMinutes(1), "10 outputs", () -> {
+                consumer.poll(Duration.ofMillis(100)).forEach(r -> seen.add(r.value()));
+                return seen.size() >= 10;
+            });
+        }
+        props.put("producer.batch.size", "262144");
+        try (FlowRuntime runtime = FlowRuntime.create(spec, props)) {
+            runtime.start();
+            assertThat(runtime.streamsProperties()).as("the user's batch size is the user's")
+                    .containsEntry("producer.batch.size", "262144");
         }
     }
 
