@@ -342,7 +342,7 @@ public final class CountingBenchmark {
                 System.getProperty("java.version"));
     }
 
-    private Properties streamsProps(Path stateDir) {
+    private Properties streamsProps(Path stateDir, Job job) {
         Properties p = cluster.clientProperties();
         p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
         p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, String.valueOf(o.commitIntervalMs));
@@ -352,9 +352,14 @@ public final class CountingBenchmark {
         // alike, so the plain apps measure Kafka Streams writing as flow-kafka does, not Kafka's producer
         // defaults (16 KiB batches, uncompressed)
         // -Dbench.producer.defaults=kafka: every job on Kafka's producer defaults instead (an A/B of the settings)
-        boolean kafkaDefaults = "kafka".equals(System.getProperty("bench.producer.defaults"));
-        p.put(StreamsConfig.producerPrefix(ProducerConfig.BATCH_SIZE_CONFIG), kafkaDefaults ? "16384" : "262144");
-        p.put(StreamsConfig.producerPrefix(ProducerConfig.COMPRESSION_TYPE_CONFIG), kafkaDefaults ? "none" : "lz4");
+        // -Dbench.producer.defaults=flow: the flow-kafka jobs get none of the two, so FlowRuntime's own defaults
+        // apply (its batch size fitted to the topology at start; the plain apps keep 256 KiB)
+        String defaults = System.getProperty("bench.producer.defaults", "");
+        boolean kafkaDefaults = "kafka".equals(defaults);
+        if (!("flow".equals(defaults) && job.label.startsWith("flow"))) {
+            p.put(StreamsConfig.producerPrefix(ProducerConfig.BATCH_SIZE_CONFIG), kafkaDefaults ? "16384" : "262144");
+            p.put(StreamsConfig.producerPrefix(ProducerConfig.COMPRESSION_TYPE_CONFIG), kafkaDefaults ? "none" : "lz4");
+        }
         if (o.cacheMaxBytes >= 0) {
             p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, String.valueOf(o.cacheMaxBytes));
         }
@@ -379,7 +384,7 @@ public final class CountingBenchmark {
             long jvmCpuStart = AppCpu.jvmNanos();
             start = System.nanoTime();
             try (CountingJobs.Running app = CountingJobs.start(job, id, input, output, o.partitions,
-                    streamsProps(stateDir))) {
+                    streamsProps(stateDir, job))) {
                 end = meter.awaitCount(records, Duration.ofSeconds(o.timeoutS));
                 cpu.stop();
                 long[] threads = AppCpu.threadNanos(id); // the job's threads start with the run
@@ -419,7 +424,7 @@ public final class CountingBenchmark {
         CpuSampler cpu;
         try (OutputMeter meter = new OutputMeter(bootstrap, output, o.partitions, true);
                 CountingJobs.Running app = CountingJobs.start(job, id, input, output, o.partitions,
-                        streamsProps(stateDir))) {
+                        streamsProps(stateDir, job))) {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
             while (!app.isRunning() && System.nanoTime() < deadline) {
                 Thread.sleep(10);
