@@ -937,8 +937,9 @@ public final class FlowRuntime implements AutoCloseable {
     /**
      * Stops this instance at once (the fast stop): finishes the records in hand, commits, closes.
      * Records already read from source topics but still in internal streams, between computations,
-     * stay there for the next start; {@link #drain(Duration)} processes them first. Its partitions
-     * move to the other instances of the pipeline, if any; a later start resumes from the commit.
+     * stay there for the next start; {@link #drain(Duration)} processes them first. The instance leaves
+     * the consumer group (unless {@code group.instance.id} makes it a static member), so its partitions
+     * move to the other instances of the pipeline, if any, at once; a later start resumes from the commit.
      *
      * @return true if it stopped within {@code timeout}; false leaves the runtime {@link State#FAILED}
      */
@@ -949,7 +950,9 @@ public final class FlowRuntime implements AutoCloseable {
             return true;
         }
         state.set(State.STOPPING);
-        boolean done = ks.close(new KafkaStreams.CloseOptions().timeout(timeout));
+        boolean done = ks.close(org.apache.kafka.streams.CloseOptions.timeout(timeout).withGroupMembershipOperation(
+                leavesGroupOnClose(streamsProps) ? org.apache.kafka.streams.CloseOptions.GroupMembershipOperation.LEAVE_GROUP
+                        : org.apache.kafka.streams.CloseOptions.GroupMembershipOperation.REMAIN_IN_GROUP));
         if (done) {
             closeOutboxServices();
         } else {
@@ -961,6 +964,24 @@ public final class FlowRuntime implements AutoCloseable {
         shutdownMaintenance();
         state.set(done ? State.STOPPED : State.FAILED);
         return done;
+    }
+
+    /**
+     * Whether a stop leaves the consumer group: yes, unless the user configured static membership
+     * ({@code group.instance.id}, plain or with a consumer prefix). Kafka Streams' own close stays in the group, so
+     * that a static member coming back within its session gets its tasks back without a rebalance; a dynamic member
+     * comes back as a new member anyway, and staying only keeps its partitions unprocessed, and a restart's
+     * rebalance waiting, until {@code session.timeout.ms} (45 s) passes.
+     */
+    static boolean leavesGroupOnClose(Properties props) {
+        String key = org.apache.kafka.clients.consumer.ConsumerConfig.GROUP_INSTANCE_ID_CONFIG;
+        for (String k : List.of(key, StreamsConfig.consumerPrefix(key), StreamsConfig.mainConsumerPrefix(key))) {
+            Object v = props.get(k);
+            if (v != null && !v.toString().isBlank()) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** What {@link #drain(Duration)} gives Kafka Streams' close at least, whatever was left of its timeout. */
@@ -984,7 +1005,7 @@ public final class FlowRuntime implements AutoCloseable {
      *       stops only this instance's sources; while other instances still read sources they keep
      *       feeding the internal streams and this call waits until its timeout. Drain every
      *       instance (concurrently); an instance that stops first leaves its partitions to the others
-     *       (once its session times out), which keep their sources paused too.
+     *       (at once; a static member once its session times out), which keep their sources paused too.
      *   <li><b>Timers:</b> watermarks do not jump (no source partition's watermark moves while
      *       its source is paused), so event-time timers do not fire early: those whose watermark has
      *       not passed stay pending for the next start. The time the drain takes does not count

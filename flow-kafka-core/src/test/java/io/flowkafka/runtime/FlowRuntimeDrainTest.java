@@ -12,6 +12,7 @@ import io.flowkafka.spec.ColumnType;
 import io.flowkafka.spec.ComputationKind;
 import io.flowkafka.spec.PipelineSpec;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import org.apache.avro.Schema;
@@ -42,6 +43,24 @@ class FlowRuntimeDrainTest {
         p.put("bootstrap.servers", "localhost:9");
         p.putAll(extra);
         return FlowRuntime.create(spec, p);
+    }
+
+    @Test
+    void shouldLeaveTheGroupOnStopUnlessTheUserMadeItAStaticMember() {
+        // FlowRuntimeIT shows what leaving does on a broker: the partitions move at once
+        try (FlowRuntime r = runtime(new Properties())) {
+            assertThat(FlowRuntime.leavesGroupOnClose(r.streamsProperties())).isTrue();
+        }
+        for (String key : List.of("group.instance.id", "consumer.group.instance.id", "main.consumer.group.instance.id")) {
+            Properties p = new Properties();
+            p.put(key, "instance-1");
+            try (FlowRuntime r = runtime(p)) {
+                assertThat(FlowRuntime.leavesGroupOnClose(r.streamsProperties())).as(key).isFalse();
+            }
+        }
+        Properties blank = new Properties();
+        blank.put("group.instance.id", " ");
+        assertThat(FlowRuntime.leavesGroupOnClose(blank)).as("a blank id is no static membership").isTrue();
     }
 
     @Test

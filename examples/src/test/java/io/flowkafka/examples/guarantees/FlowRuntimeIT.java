@@ -161,6 +161,40 @@ class FlowRuntimeIT {
         }
     }
 
+    @Test
+    @Timeout(180)
+    void shouldHandAStoppedInstancesPartitionsToTheOthersWithoutWaitingForItsSessionToTimeOut(KafkaCluster cluster,
+            TestNames names) throws Exception {
+        String input = names.topic("in");
+        String output = names.topic("out");
+        cluster.createTopic(input, 2);
+        PipelineSpec spec = ActivityPipeline.spec(names.name("p"), input, output, 2);
+        // a session far longer than the wait below: only leaving the group on stop moves the partitions in time
+        Duration session = Duration.ofMinutes(2);
+        Properties props = props(cluster);
+        props.put("session.timeout.ms", String.valueOf(session.toMillis()));
+        Properties other = props(cluster);
+        other.put("session.timeout.ms", String.valueOf(session.toMillis()));
+        try (FlowRuntime a = FlowRuntime.create(spec, props); FlowRuntime b = FlowRuntime.create(spec, other);
+                KafkaConsumer<String, String> consumer = consumer(cluster, output)) {
+            a.start();
+            assertThat(a.awaitState(FlowRuntime.State.RUNNING, Duration.ofMinutes(1))).isTrue();
+            b.start();
+            // b runs once the rebalance it joined has given it its share of the 4 tasks (their changelogs are
+            // empty, so it is caught up on each and the assignor balances them at once)
+            assertThat(b.awaitState(FlowRuntime.State.RUNNING, Duration.ofMinutes(1))).isTrue();
+            assertThat(a.stop(Duration.ofSeconds(30))).isTrue();
+            produce(cluster, input, 10);
+            List<String> seen = new java.util.ArrayList<>();
+            Await.until(session.dividedBy(2), "all 10 outputs from the remaining instance, within half a session",
+                    () -> {
+                        consumer.poll(Duration.ofMillis(100)).forEach(r -> seen.add(r.value()));
+                        return seen.size() >= 10;
+                    });
+            assertThat(seen).hasSize(10);
+        }
+    }
+
     private static Properties props(KafkaCluster cluster) {
         Properties p = cluster.clientProperties();
         try {

@@ -231,7 +231,7 @@ class WatermarkAlignmentIT {
      * at that watermark plus the drift bound (not released, not blocked for good) until the task runs
      * again elsewhere, restored, and reports anew. Here the instance reading the dense source (the one
      * that holds the group back) stops a quarter of the way in; its task moves to the instance reading the
-     * sparse one, once the group's session timeout has passed, and both sources are read to the end
+     * sparse one (at once: a stop leaves the consumer group), and both sources are read to the end
      * within the bound.
      */
     @Test
@@ -270,7 +270,7 @@ class WatermarkAlignmentIT {
                 .isLessThanOrEqualTo(DRIFT.plus(OVERSHOOT).toMillis());
     }
 
-    /** {@link #props} with a short session timeout: a stopped instance's tasks move within seconds. */
+    /** {@link #props} with a short session timeout, in case a stopping instance cannot send its leave request. */
     private static Properties quickFailoverProps(KafkaCluster cluster, String instance) throws Exception {
         Properties p = props(cluster, instance);
         p.put("session.timeout.ms", "6000");
