@@ -373,6 +373,13 @@ public final class FlowRuntime implements AutoCloseable {
         p.putIfAbsent(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.ByteArraySerde.class.getName());
         p.putIfAbsent(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG, DeadLetterHandler.class.getName());
         p.putIfAbsent("processing.exception.handler.global.enabled", "true");
+        // an output its topic rejects for good: remembered, so the replayed input that produces it is a dead letter
+        if (!p.containsKey(StreamsConfig.PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG)
+                && !p.containsKey(StreamsConfig.DEFAULT_PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG)) {
+            p.put(StreamsConfig.PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG,
+                    io.flowkafka.internal.dlq.RejectedOutputHandler.class.getName());
+        }
+        p.put(io.flowkafka.internal.dlq.RejectedOutputs.CONFIG, new io.flowkafka.internal.dlq.RejectedOutputs());
         String fetchWait = org.apache.kafka.clients.consumer.ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG;
         if (!p.containsKey(fetchWait) && !p.containsKey(StreamsConfig.consumerPrefix(fetchWait))
                 && !p.containsKey(StreamsConfig.restoreConsumerPrefix(fetchWait))) {

@@ -137,6 +137,8 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
     @Override
     public void init(ProcessorContext<byte[], byte[]> context) {
         this.context = context;
+        Object rejected = context.appConfigs().get(io.flowkafka.internal.dlq.RejectedOutputs.CONFIG);
+        rejectedOutputs = rejected instanceof io.flowkafka.internal.dlq.RejectedOutputs r ? r : null;
         epochOffers = new ArrayList<>(0);
         committedOffers = new ArrayList<>(0);
         if (plan.hasEpochBarrier()) {
@@ -290,6 +292,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             }
             try {
                 forwards = encodeOutputs(parentId, defaultEts, nodes);
+                checkNotRejected(forwards);
             } catch (RuntimeException e) {
                 throw new FlowProcessingException(spec.id(), "write the outputs of " + what + " " + parentId, e);
             }
@@ -328,6 +331,21 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         if (!callQueueOffers.isEmpty()) {
             epochOffers.addAll(callQueueOffers);
             callQueueOffers.clear();
+        }
+    }
+
+    /** Outputs brokers rejected for good, shared by the runtime's tasks; null outside a FlowRuntime. */
+    private io.flowkafka.internal.dlq.@Nullable RejectedOutputs rejectedOutputs;
+
+    /**
+     * Fails the call if one of its outputs was rejected by its topic before (see
+     * {@link io.flowkafka.internal.dlq.RejectedOutputs}): its input then goes to the dead-letter topic. One volatile
+     * read per call while no output was ever rejected.
+     */
+    private void checkNotRejected(List<Record<byte[], byte[]>> forwards) {
+        var rejected = rejectedOutputs;
+        if (rejected != null && rejected.any() && !forwards.isEmpty()) {
+            rejected.check(forwards);
         }
     }
 
@@ -914,6 +932,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             }
             try {
                 forwards = encodeBatchOutputs(nodes);
+                checkNotRejected(forwards);
             } catch (RuntimeException e) {
                 throw new FlowProcessingException(spec.id(), "write the outputs of " + what, e);
             }

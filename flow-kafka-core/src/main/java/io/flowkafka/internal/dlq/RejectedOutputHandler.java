@@ -1,0 +1,55 @@
+package io.flowkafka.internal.dlq;
+
+import java.util.Map;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.InvalidRecordException;
+import org.apache.kafka.common.errors.InvalidTimestampException;
+import org.apache.kafka.common.errors.RecordTooLargeException;
+import org.apache.kafka.streams.errors.ErrorHandlerContext;
+import org.apache.kafka.streams.errors.ProductionExceptionHandler;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * flow-kafka's production-exception handler: a record its topic rejects for good (too large, a timestamp out of
+ * bounds, invalid for the topic, e.g. no key on a compacted topic) is remembered in the runtime's
+ * {@link RejectedOutputs}, and the task fails, since under exactly-once the transaction cannot commit. The task
+ * replays from its last commit, and the input whose call produces that record again goes to the dead-letter topic
+ * instead, with the reason; everything else goes on. Changelog records are not remembered (no input call writes
+ * them directly), and every other failure fails the task, as Kafka Streams' default handler does.
+ */
+public final class RejectedOutputHandler implements ProductionExceptionHandler {
+    private static final Logger LOG = LoggerFactory.getLogger(RejectedOutputHandler.class);
+
+    private @Nullable RejectedOutputs rejected;
+
+    @Override
+    public void configure(Map<String, ?> configs) {
+        Object r = configs.get(RejectedOutputs.CONFIG);
+        rejected = r instanceof RejectedOutputs ro ? ro : null;
+    }
+
+    @Override
+    public Response handleError(ErrorHandlerContext context, ProducerRecord<byte[], byte[]> record, Exception exception) {
+        RejectedOutputs r = rejected;
+        if (r != null && forGood(exception) && !record.topic().endsWith("-changelog")) {
+            r.reject(record.topic(), record.key(), record.value(), exception);
+            LOG.warn("task {}: topic {} rejected an output for good ({}); the task restarts from its last commit, and "
+                    + "the input that produces this output again goes to the dead-letter topic", context.taskId(),
+                    record.topic(), exception.toString());
+        }
+        return Response.fail();
+    }
+
+    /** A rejection no retry can change: the record itself does not suit the topic. */
+    static boolean forGood(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof RecordTooLargeException || t instanceof InvalidTimestampException
+                    || t instanceof InvalidRecordException) {
+                return true;
+            }
+        }
+        return false;
+    }
+}
