@@ -145,7 +145,8 @@ class DeadLetterIT {
     /**
      * An output its sink topic rejects for good (larger than the topic's {@code max.message.bytes}): under
      * exactly-once the transaction aborts, and the input that produced the output goes to the dead-letter topic
-     * when the task replays; the outputs of the inputs before and after it are written once each.
+     * when the task replays; the outputs of the inputs before and after it are written once each. The failed stream
+     * thread is replaced, and its member leaves the group at once (its session is longer than the test's waits).
      */
     @Test
     @Timeout(180)
@@ -182,6 +183,8 @@ class DeadLetterIT {
         Properties props = cluster.clientProperties();
         props.put("state.dir", Files.createTempDirectory(tempRoot, "flow-dlq").toString());
         props.put("commit.interval.ms", "100");
+        // longer than the waits below: the replaced stream thread's member must leave the group, not time out
+        props.put("session.timeout.ms", "300000");
         try (FlowRuntime runtime = FlowRuntime.create(spec, props)) {
             runtime.start();
             List<ConsumerRecord<byte[], byte[]>> outs = readCommitted(cluster, output, 2);

@@ -123,6 +123,10 @@ public final class DrainingClientSupplier implements KafkaClientSupplier {
         SourcePausingConsumer[] self = new SourcePausingConsumer[1];
         self[0] = new SourcePausingConsumer(delegate, sourceTopics, () -> draining, aligned, idleness,
                 () -> consumers.remove(self[0]));
+        Object instanceId = config.get(org.apache.kafka.clients.consumer.ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
+        if (instanceId == null || instanceId.toString().isBlank()) {
+            self[0].leaveGroupOnClose(); // a dynamic member: a replaced thread's partitions move at once
+        }
         consumers.add(self[0]);
         return self[0];
     }

@@ -138,4 +138,48 @@ class SourcePausingConsumerTest {
             mock.addRecord(new ConsumerRecord<>(tp.topic(), tp.partition(), o, new byte[0], new byte[0]));
         }
     }
+
+    /** Records how it was asked to close. */
+    private static final class ClosingMock extends MockConsumer<byte[], byte[]> {
+        final List<org.apache.kafka.clients.consumer.CloseOptions> closes = new java.util.ArrayList<>();
+
+        ClosingMock() {
+            super("earliest");
+        }
+
+        @Override
+        public synchronized void close(org.apache.kafka.clients.consumer.CloseOptions option) {
+            closes.add(option);
+            super.close(option);
+        }
+    }
+
+    @Test
+    void shouldLeaveTheGroupWhateverKafkaStreamsAsksOnceToldTo() {
+        var leave = org.apache.kafka.clients.consumer.CloseOptions.GroupMembershipOperation.LEAVE_GROUP;
+        var remain = org.apache.kafka.clients.consumer.CloseOptions.GroupMembershipOperation.REMAIN_IN_GROUP;
+        ClosingMock plain = new ClosingMock();
+        new SourcePausingConsumer(plain, Set.of("src"), () -> false, () -> { })
+                .close(org.apache.kafka.clients.consumer.CloseOptions.groupMembershipOperation(remain));
+        assertThat(plain.closes).singleElement().satisfies(o -> assertThat(o.groupMembershipOperation())
+                .as("a static member stays, as Kafka Streams asks").isEqualTo(remain));
+        for (int way = 0; way < 3; way++) {
+            ClosingMock m = new ClosingMock();
+            SourcePausingConsumer c = new SourcePausingConsumer(m, Set.of("src"), () -> false, () -> { })
+                    .leaveGroupOnClose();
+            switch (way) {
+                case 0 -> c.close(org.apache.kafka.clients.consumer.CloseOptions.groupMembershipOperation(remain)
+                        .withTimeout(Duration.ofSeconds(7)));
+                case 1 -> c.close(Duration.ofSeconds(7));
+                default -> c.close();
+            }
+            boolean timed = way < 2;
+            assertThat(m.closes).as("close way " + way).singleElement().satisfies(o -> {
+                assertThat(o.groupMembershipOperation()).isEqualTo(leave);
+                if (timed) {
+                    assertThat(o.timeout()).contains(Duration.ofSeconds(7));
+                }
+            });
+        }
+    }
 }
