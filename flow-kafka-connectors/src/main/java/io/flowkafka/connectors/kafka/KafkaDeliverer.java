@@ -281,6 +281,21 @@ final class KafkaDeliverer implements OutboxDeliverer {
     }
 
     /**
+     * The cause that says the target rejected the record itself for good (too large for the topic, a timestamp out
+     * of its bounds, invalid for the topic), or null: the pipeline can go on without that record.
+     */
+    static @Nullable Throwable recordRejected(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof org.apache.kafka.common.errors.RecordTooLargeException
+                    || t instanceof org.apache.kafka.common.errors.InvalidTimestampException
+                    || t instanceof org.apache.kafka.common.InvalidRecordException) {
+                return t;
+            }
+        }
+        return null;
+    }
+
+    /**
      * The cause that no retry can fix (a record the target rejects, missing authorization), or null
      * for failures worth retrying (timeouts, leader changes, fencing after a rebalance).
      */

@@ -14,6 +14,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Writes a {@code TAtLeastOnceKafkaSink}: one idempotent producer (acks=all, no transactions) per
@@ -25,7 +26,11 @@ final class KafkaSyncWriter implements SyncSinkWriter {
     private final String topic;
     private final String name;
     private final KafkaProducer<byte[], byte[]> producer;
-    private final Map<Integer, AtomicReference<Exception>> failures = new ConcurrentHashMap<>();
+    private final Map<Integer, AtomicReference<Failure>> failures = new ConcurrentHashMap<>();
+
+    /** The first failed send of a task partition's epoch, with the record's bytes. */
+    private record Failure(Exception error, byte @Nullable [] key, byte @Nullable [] value) {
+    }
 
     KafkaSyncWriter(SinkContext context) {
         this.topic = String.valueOf(context.sink().parameters().get("topic"));
@@ -52,16 +57,16 @@ final class KafkaSyncWriter implements SyncSinkWriter {
 
     @Override
     public void write(int partition, OutboxRecord record) {
-        AtomicReference<Exception> failure = failures.computeIfAbsent(partition, p -> new AtomicReference<>());
+        AtomicReference<Failure> failure = failures.computeIfAbsent(partition, p -> new AtomicReference<>());
         try {
             producer.send(new ProducerRecord<>(topic, null, record.timestampMs(), record.key(), record.value(),
                     record.headers()), (md, e) -> {
                         if (e != null) {
-                            failure.compareAndSet(null, e);
+                            failure.compareAndSet(null, new Failure(e, record.key(), record.value()));
                         }
                     });
         } catch (RuntimeException e) {
-            failure.compareAndSet(null, e);
+            failure.compareAndSet(null, new Failure(e, record.key(), record.value()));
         }
     }
 
@@ -72,9 +77,17 @@ final class KafkaSyncWriter implements SyncSinkWriter {
         } catch (KafkaException e) {
             throw new OutboxDeliveryException(name + ": waiting for acknowledgements failed: " + e, e);
         }
-        AtomicReference<Exception> failure = failures.get(partition);
-        Exception e = failure == null ? null : failure.getAndSet(null);
-        if (e != null) {
+        AtomicReference<Failure> failure = failures.get(partition);
+        Failure f = failure == null ? null : failure.getAndSet(null);
+        if (f != null) {
+            Exception e = f.error();
+            Throwable record = KafkaDeliverer.recordRejected(e);
+            if (record != null) {
+                // this record can never be written, but the pipeline need not stop: its producing input becomes a
+                // dead letter when the epoch replays
+                throw OutboxDeliveryException.rejected(name + ": the target rejected a record of task partition "
+                        + partition + " for good (" + record + ")", f.key(), f.value(), record);
+            }
             Throwable bad = KafkaDeliverer.nonRetriable(e);
             if (bad != null) {
                 throw OutboxDeliveryException.fatal(name + ": the target rejected a record of task partition " + partition

@@ -34,7 +34,7 @@ public final class RejectedOutputHandler implements ProductionExceptionHandler {
     public Response handleError(ErrorHandlerContext context, ProducerRecord<byte[], byte[]> record, Exception exception) {
         RejectedOutputs r = rejected;
         if (r != null && forGood(exception) && !record.topic().endsWith("-changelog")) {
-            r.reject(record.topic(), record.key(), record.value(), exception);
+            r.reject("topic " + record.topic(), record.key(), record.value(), exception);
             LOG.warn("task {}: topic {} rejected an output for good ({}); the task restarts from its last commit, and "
                     + "the input that produces this output again goes to the dead-letter topic", context.taskId(),
                     record.topic(), exception.toString());

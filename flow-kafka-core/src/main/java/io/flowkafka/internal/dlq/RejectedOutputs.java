@@ -38,9 +38,13 @@ public final class RejectedOutputs {
     /** Read without the lock on every call's outputs: false while nothing was ever rejected. */
     private volatile boolean any;
 
-    /** Remembers a rejected record by its key and value bytes. */
-    public void reject(String topic, byte @Nullable [] key, byte @Nullable [] value, Exception reason) {
-        String text = "topic " + topic + " rejected this output for good (" + (key == null ? 0 : key.length)
+    /**
+     * Remembers a rejected record by its key and value bytes.
+     *
+     * @param rejectedBy what rejected it, e.g. {@code topic out}
+     */
+    public void reject(String rejectedBy, byte @Nullable [] key, byte @Nullable [] value, Throwable reason) {
+        String text = rejectedBy + " rejected this output for good (" + (key == null ? 0 : key.length)
                 + "-byte key, " + (value == null ? 0 : value.length) + "-byte value): " + reason;
         synchronized (reasons) {
             reasons.put(fingerprint(key, value), text);

@@ -51,9 +51,14 @@ public final class EpochBarrierStore implements StateStore,
         return name;
     }
 
+    /** Where a record a sink's target rejected for good is remembered; null outside a FlowRuntime. */
+    private io.flowkafka.internal.dlq.@org.jspecify.annotations.Nullable RejectedOutputs rejected;
+
     @Override
     public void init(StateStoreContext context, StateStore root) {
         this.partition = context.taskId().partition();
+        Object r = context.appConfigs().get(io.flowkafka.internal.dlq.RejectedOutputs.CONFIG);
+        rejected = r instanceof io.flowkafka.internal.dlq.RejectedOutputs ro ? ro : null;
         context.register(root, (key, value) -> { });
         open = true;
     }
@@ -65,7 +70,16 @@ public final class EpochBarrierStore implements StateStore,
             try {
                 slot.flush(partition);
             } catch (OutboxDeliveryException e) {
-                if (e.fatal()) {
+                var remembered = rejected;
+                if (e.rejectedRecord() && remembered != null) {
+                    // replaying cannot deliver it, but the input producing it can go to the dead-letter topic
+                    remembered.reject("sink '" + slot.sink() + "'", e.rejectedKey(), e.rejectedValue(),
+                            e.getCause() == null ? e : e.getCause());
+                    throw new StreamsException("sink '" + slot.sink() + "' of task partition " + partition + ": "
+                            + e.getMessage() + "; the epoch is aborted and replayed, and the input that produces this "
+                            + "record again goes to the dead-letter topic", e);
+                }
+                if (e.fatal() || e.rejectedRecord()) {
                     throw new FatalSinkException(slot.sink(), "sink '" + slot.sink() + "' of task partition " + partition
                             + ": " + e.getMessage(), e);
                 }

@@ -281,6 +281,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             Runnable user, io.flowkafka.internal.timers.@Nullable PendingTimer firedTimer) {
         call.begin(key, encodedKey, parentId);
         callSinkWrites.clear(); // leftovers of a call whose forward threw belong to no call
+        callSyncRecords.clear();
         callQueueOffers.clear();
         List<Record<byte[], byte[]>> forwards;
         List<String> nodes = new ArrayList<>(2);
@@ -298,6 +299,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             }
         } catch (FlowProcessingException e) {
             callSinkWrites.clear();
+            callSyncRecords.clear();
             callQueueOffers.clear();
             states.abortCall();
             if (timerStore != null) {
@@ -327,6 +329,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         if (!callSinkWrites.isEmpty()) {
             callSinkWrites.forEach(Runnable::run);
             callSinkWrites.clear();
+            callSyncRecords.clear();
         }
         if (!callQueueOffers.isEmpty()) {
             epochOffers.addAll(callQueueOffers);
@@ -344,10 +347,14 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
      */
     private void checkNotRejected(List<Record<byte[], byte[]>> forwards) {
         var rejected = rejectedOutputs;
-        if (rejected != null && rejected.any() && !forwards.isEmpty()) {
+        if (rejected != null && rejected.any()) {
             rejected.check(forwards);
+            rejected.check(callSyncRecords);
         }
     }
+
+    /** The records of the current call for synchronous sinks, checked like its forwards. */
+    private final List<Record<byte[], byte[]>> callSyncRecords = new ArrayList<>(0);
 
     /** Writes of the current call to synchronous external sinks, run once the call succeeded. */
     private final List<Runnable> callSinkWrites = new ArrayList<>(0);
@@ -919,6 +926,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
     /** Runs one batched call with all-or-nothing effects, like {@link #runCall}. */
     private void runBatch(List<FlowMessage> messages) {
         call.beginBatch(messages);
+        callSyncRecords.clear();
         String what = messages.size() == 1 ? "message " + messages.get(0).messageId()
                 : "batch of " + messages.size() + " messages " + messages.get(0).messageId() + ".."
                         + messages.get(messages.size() - 1).messageId();
@@ -1655,6 +1663,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                 if (sinkRoute.writer() != null) {
                     // a synchronous external sink: sent once the call succeeded, acknowledged before the epoch commits
                     Record<byte[], byte[]> r = sinkRecord(sinks.get(i), payload, id, ets, sts);
+                    callSyncRecords.add(r);
                     var writer = sinkRoute.writer();
                     int partition = context.taskId().partition();
                     callSinkWrites.add(() -> writer.write(partition, new io.flowkafka.spi.OutboxRecord(-1, id, r.key(),

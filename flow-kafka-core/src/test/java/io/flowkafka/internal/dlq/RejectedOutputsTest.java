@@ -33,7 +33,7 @@ class RejectedOutputsTest {
         RejectedOutputs rejected = new RejectedOutputs();
         assertThat(rejected.any()).isFalse();
         rejected.check(List.of(rec("k", "v"))); // nothing rejected yet
-        rejected.reject("out", b("k"), b("big"), new RecordTooLargeException("too large"));
+        rejected.reject("topic out", b("k"), b("big"), new RecordTooLargeException("too large"));
         assertThat(rejected.any()).isTrue();
         assertThatThrownBy(() -> rejected.check(List.of(rec("k", "ok"), rec("k", "big"))))
                 .isInstanceOf(RejectedOutputs.RejectedOutputException.class)
@@ -45,7 +45,7 @@ class RejectedOutputsTest {
     @Test
     void shouldTellANullKeyFromAnEmptyOne() {
         RejectedOutputs rejected = new RejectedOutputs();
-        rejected.reject("out", null, b("v"), new InvalidRecordException("compacted topic needs a key"));
+        rejected.reject("topic out", null, b("v"), new InvalidRecordException("compacted topic needs a key"));
         rejected.check(List.of(rec("", "v")));
         assertThatThrownBy(() -> rejected.check(List.of(rec(null, "v"))))
                 .isInstanceOf(RejectedOutputs.RejectedOutputException.class);
@@ -55,7 +55,7 @@ class RejectedOutputsTest {
     void shouldForgetTheOldestBeyondItsBound() {
         RejectedOutputs rejected = new RejectedOutputs();
         for (int i = 0; i <= RejectedOutputs.MAX; i++) {
-            rejected.reject("out", b("k" + i), b("v"), new RecordTooLargeException());
+            rejected.reject("topic out", b("k" + i), b("v"), new RecordTooLargeException());
         }
         rejected.check(List.of(rec("k0", "v"))); // forgotten
         assertThatThrownBy(() -> rejected.check(List.of(rec("k1", "v"))))
