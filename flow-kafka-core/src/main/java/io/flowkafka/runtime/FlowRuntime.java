@@ -613,7 +613,7 @@ public final class FlowRuntime implements AutoCloseable {
             }
         });
         return new io.flowkafka.spi.SinkContext(spec.name(), applicationId(), async.computation(), async.sink(), client,
-                sinkProps, meterRegistry);
+                sinkProps, meterRegistry, compiled.deadLetterTopic());
     }
 
     /** Installs the writers of synchronous external sinks; before processing starts. */

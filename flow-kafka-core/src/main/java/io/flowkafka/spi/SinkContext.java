@@ -17,9 +17,12 @@ import java.util.Objects;
  * @param sinkProperties the deployment properties of this sink: every {@code flow.sink.<sink id>.*}
  *     property with the prefix removed (e.g. {@code bootstrap.servers} of another cluster)
  * @param meters where the sink registers its metrics
+ * @param deadLetterTopic the pipeline's dead-letter topic, on the pipeline's cluster: where a sink puts a record its
+ *     target rejects for good, with the reason in {@code flow.dlq.*} headers
  */
 public record SinkContext(String pipeline, String applicationId, String computation, SinkSpec sink,
-        Map<String, Object> pipelineClientProperties, Map<String, Object> sinkProperties, MeterRegistry meters) {
+        Map<String, Object> pipelineClientProperties, Map<String, Object> sinkProperties, MeterRegistry meters,
+        String deadLetterTopic) {
     public SinkContext {
         Objects.requireNonNull(pipeline, "pipeline");
         Objects.requireNonNull(applicationId, "applicationId");
@@ -28,5 +31,13 @@ public record SinkContext(String pipeline, String applicationId, String computat
         pipelineClientProperties = Map.copyOf(pipelineClientProperties);
         sinkProperties = Map.copyOf(sinkProperties);
         Objects.requireNonNull(meters, "meters");
+        Objects.requireNonNull(deadLetterTopic, "deadLetterTopic");
+    }
+
+    /** A context whose dead-letter topic is {@code <pipeline>.dlq} (no topic prefix). */
+    public SinkContext(String pipeline, String applicationId, String computation, SinkSpec sink,
+            Map<String, Object> pipelineClientProperties, Map<String, Object> sinkProperties, MeterRegistry meters) {
+        this(pipeline, applicationId, computation, sink, pipelineClientProperties, sinkProperties, meters,
+                pipeline + ".dlq");
     }
 }

@@ -185,6 +185,11 @@ final class KafkaDeliverer implements OutboxDeliverer {
             markerNext.put(p, batch.nextOffset());
         } catch (RuntimeException e) {
             dropProducer(p, true);
+            if (recordRejected(e) != null) {
+                // one of the records can never be written: find it, one record per transaction, and dead-letter it
+                deliverOneByOne(batch);
+                return;
+            }
             String what = sinkName() + ": writing outbox offsets " + batch.firstOffset() + ".." + (batch.nextOffset() - 1)
                     + " (message ids " + batch.records().get(0).messageId() + ".." + batch.dedupToken() + ")";
             Throwable bad = nonRetriable(e);
@@ -194,6 +199,120 @@ final class KafkaDeliverer implements OutboxDeliverer {
             }
             throw new OutboxDeliveryException(what + " failed: " + e, e);
         }
+    }
+
+    /**
+     * Delivers a batch one record per transaction (each with its marker), after the batch's transaction failed
+     * because the target rejected a record for good: such a record goes to the pipeline's dead-letter topic, then
+     * a transaction of the marker alone moves past it. A crash between the two writes the dead letter again at the
+     * retry (dead letters are at least once); the target still gets every other record exactly once.
+     */
+    private void deliverOneByOne(OutboxBatch batch) throws OutboxDeliveryException {
+        int p = batch.partition();
+        openProducer(p);
+        Long next = readMarker(p);
+        markerNext.put(p, next == null ? -1L : next);
+        for (OutboxRecord r : batch.records()) {
+            if (r.offset() < markerNext.get(p)) {
+                continue;
+            }
+            try {
+                commitOne(p, r, true);
+            } catch (RuntimeException e) {
+                dropProducer(p, true);
+                Throwable rejected = recordRejected(e);
+                if (rejected == null) {
+                    String what = sinkName() + ": writing outbox offset " + r.offset() + " (message id " + r.messageId()
+                            + ") failed";
+                    Throwable bad = nonRetriable(e);
+                    if (bad != null) {
+                        throw OutboxDeliveryException.fatal(what + " and retrying cannot help: " + bad
+                                + " (fix the target topic or the ACLs, then restart the pipeline)");
+                    }
+                    throw new OutboxDeliveryException(what + ": " + e, e);
+                }
+                deadLetter(r, rejected);
+                openProducer(p);
+                try {
+                    commitOne(p, r, false);
+                } catch (RuntimeException again) {
+                    dropProducer(p, true);
+                    throw new OutboxDeliveryException(sinkName() + ": moving the progress marker past the rejected "
+                            + "outbox offset " + r.offset() + " failed: " + again, again);
+                }
+            }
+        }
+        if (markerNext.get(p) < batch.nextOffset()) {
+            KafkaProducer<byte[], byte[]> producer = producers.get(p);
+            try {
+                producer.beginTransaction();
+                byte[] key = markerKey(p);
+                producer.send(new ProducerRecord<>(progressTopic, markerPartition(key), null, key,
+                        encodeMarker(p, batch.nextOffset(), batch.dedupToken().toBytes())));
+                producer.commitTransaction();
+                markerNext.put(p, batch.nextOffset());
+            } catch (RuntimeException e) {
+                dropProducer(p, true);
+                throw new OutboxDeliveryException(sinkName() + ": writing the progress marker failed: " + e, e);
+            }
+        }
+    }
+
+    /** One transaction: {@code r} if {@code write}, and the progress marker past it. */
+    private void commitOne(int p, OutboxRecord r, boolean write) {
+        KafkaProducer<byte[], byte[]> producer = producers.get(p);
+        producer.beginTransaction();
+        if (write) {
+            producer.send(new ProducerRecord<>(topic, null, r.timestampMs(), r.key(), r.value(), r.headers()));
+        }
+        byte[] key = markerKey(p);
+        producer.send(new ProducerRecord<>(progressTopic, markerPartition(key), null, key,
+                encodeMarker(p, r.offset() + 1, r.messageId().toBytes())));
+        producer.commitTransaction();
+        markerNext.put(p, r.offset() + 1);
+    }
+
+    private @Nullable KafkaProducer<byte[], byte[]> deadLetters;
+
+    /**
+     * Writes a record the target rejected for good to the pipeline's dead-letter topic (on the pipeline's cluster),
+     * with the reason and where it came from in {@code flow.dlq.*} headers, and waits for the acknowledgement.
+     */
+    private void deadLetter(OutboxRecord r, Throwable reason) throws OutboxDeliveryException {
+        if (deadLetters == null) {
+            Map<String, Object> props = new HashMap<>(context.pipelineClientProperties());
+            props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+            props.put(ProducerConfig.ACKS_CONFIG, "all");
+            props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+            props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+            props.put(ProducerConfig.CLIENT_ID_CONFIG, context.applicationId() + ".outbox." + context.sink().id() + ".dlq");
+            deadLetters = new KafkaProducer<>(props);
+        }
+        org.apache.kafka.common.header.internals.RecordHeaders headers =
+                new org.apache.kafka.common.header.internals.RecordHeaders();
+        r.headers().forEach(headers::add);
+        headers.add("flow.dlq.error.class", utf8(reason.getClass().getName()));
+        headers.add("flow.dlq.error.message", utf8(sinkName() + ": the target rejected this record for good: " + reason));
+        headers.add("flow.dlq.computation", utf8(context.computation()));
+        headers.add("flow.dlq.stage", utf8("deliver to sink '" + context.sink().id() + "'"));
+        headers.add("flow.dlq.message_id", utf8(r.messageId().toString()));
+        headers.add("flow.dlq.outbox_offset", utf8(Long.toString(r.offset())));
+        try {
+            deadLetters.send(new ProducerRecord<>(context.deadLetterTopic(), null, r.timestampMs(), r.key(), r.value(),
+                    headers)).get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new OutboxDeliveryException(sinkName() + ": interrupted", e);
+        } catch (ExecutionException | java.util.concurrent.TimeoutException | KafkaException e) {
+            throw new OutboxDeliveryException(sinkName() + ": writing the rejected outbox offset " + r.offset()
+                    + " to the dead-letter topic " + context.deadLetterTopic() + " failed: " + e, e);
+        }
+        LOG.warn("{}: the target rejected outbox offset {} (message id {}) for good ({}); it went to the dead-letter "
+                + "topic {}", sinkName(), r.offset(), r.messageId(), reason, context.deadLetterTopic());
+    }
+
+    private static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
     }
 
     private void deliverAtLeastOnce(OutboxBatch batch) throws OutboxDeliveryException {
@@ -208,8 +327,16 @@ final class KafkaDeliverer implements OutboxDeliverer {
                 acks.add(shared.send(new ProducerRecord<>(topic, null, r.timestampMs(), r.key(), r.value(), r.headers())));
             }
             shared.flush();
-            for (Future<RecordMetadata> f : acks) {
-                f.get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            for (int i = 0; i < acks.size(); i++) {
+                try {
+                    acks.get(i).get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+                } catch (ExecutionException e) {
+                    Throwable rejected = recordRejected(e.getCause());
+                    if (rejected == null) {
+                        throw e;
+                    }
+                    deadLetter(batch.records().get(i), rejected); // the others of the batch were written
+                }
             }
         } catch (ExecutionException e) {
             throw new OutboxDeliveryException(sinkName() + ": writing outbox offsets " + batch.firstOffset() + ".."
@@ -233,6 +360,10 @@ final class KafkaDeliverer implements OutboxDeliverer {
     public void close() {
         for (int p : new ArrayList<>(producers.keySet())) {
             dropProducer(p, false);
+        }
+        if (deadLetters != null) {
+            deadLetters.close(Duration.ofSeconds(10));
+            deadLetters = null;
         }
         if (shared != null) {
             shared.close(Duration.ofSeconds(10));

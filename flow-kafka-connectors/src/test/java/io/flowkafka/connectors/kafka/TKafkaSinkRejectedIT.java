@@ -1,0 +1,124 @@
+package io.flowkafka.connectors.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flowkafka.runtime.FlowRuntime;
+import io.flowkafka.testing.Await;
+import io.flowkafka.testing.KafkaCluster;
+import io.flowkafka.testing.TestNames;
+import io.flowkafka.testing.WithKafka;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Random;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.CleanupMode;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * TKafkaSink to a topic that rejects one record for good (larger than its {@code max.message.bytes}): the record
+ * goes to the pipeline's dead-letter topic with the reason, every other record reaches the target (exactly once
+ * with the default guarantee), and the sink keeps delivering.
+ */
+@WithKafka
+class TKafkaSinkRejectedIT {
+    @TempDir(cleanup = CleanupMode.ON_SUCCESS)
+    static Path tempRoot;
+
+    @Test
+    @Timeout(240)
+    void shouldDeadLetterARecordTheTargetRejectsAndDeliverTheRestExactlyOnce(KafkaCluster cluster, TestNames names)
+            throws Exception {
+        run(cluster, names, Map.of());
+    }
+
+    @Test
+    @Timeout(240)
+    void shouldDeadLetterARecordTheTargetRejectsAtLeastOnceToo(KafkaCluster cluster, TestNames names) throws Exception {
+        run(cluster, names, Map.of("delivery_guarantee", "at_least_once"));
+    }
+
+    private static void run(KafkaCluster cluster, TestNames names, Map<String, Object> sinkParameters)
+            throws Exception {
+        String input = names.topic("input");
+        String output = names.topic("output");
+        cluster.createTopic(input, 1);
+        cluster.createTopic(output, 1, Map.of("max.message.bytes", "2000"));
+        // random letters: lz4 cannot squeeze them under 2000 bytes
+        Random random = new Random(13);
+        StringBuilder big = new StringBuilder();
+        for (int i = 0; i < 20_000; i++) {
+            big.append((char) ('a' + random.nextInt(26)));
+        }
+        Properties pp = cluster.clientProperties();
+        pp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        pp.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(pp)) {
+            // e1 and e3 share a user: one task, one outbox partition, in this order
+            producer.send(new ProducerRecord<>(input, "u", "{\"id\":\"e1\",\"user\":\"u\"}")).get();
+            producer.send(new ProducerRecord<>(input, "u", "{\"id\":\"e2\",\"user\":\"u" + big + "\"}")).get();
+            producer.send(new ProducerRecord<>(input, "u", "{\"id\":\"e3\",\"user\":\"u\"}")).get();
+        }
+        Properties props = cluster.clientProperties();
+        props.put("state.dir", Files.createTempDirectory(tempRoot, "tkafka-rejected").toString());
+        props.put("commit.interval.ms", "100");
+        try (FlowRuntime runtime = FlowRuntime.create(OutboxPipeline.spec(names.name("tr"), input, output,
+                sinkParameters), props);
+                KafkaConsumer<byte[], byte[]> out = reader(cluster, output);
+                KafkaConsumer<byte[], byte[]> dead = reader(cluster, runtime.deadLetterTopic())) {
+            runtime.start();
+            List<String> ids = new ArrayList<>();
+            List<ConsumerRecord<byte[], byte[]>> dlq = new ArrayList<>();
+            Await.until(Duration.ofMinutes(2), "e1 and e3 delivered, e2 dead-lettered", () -> {
+                out.poll(Duration.ofMillis(100)).forEach(r -> ids.add(new String(r.key(), StandardCharsets.UTF_8)));
+                dead.poll(Duration.ofMillis(100)).forEach(dlq::add);
+                return ids.contains("e1") && ids.contains("e3") && !dlq.isEmpty();
+            });
+            // nothing more arrives soon after (a second copy would)
+            out.poll(Duration.ofSeconds(1)).forEach(r -> ids.add(new String(r.key(), StandardCharsets.UTF_8)));
+            dead.poll(Duration.ofMillis(500)).forEach(dlq::add);
+            assertThat(ids).as("each once, in order; e2 never").containsExactly("e1", "e3");
+            assertThat(dlq).singleElement().satisfies(r -> {
+                assertThat(new String(r.key(), StandardCharsets.UTF_8)).isEqualTo("e2");
+                assertThat(new String(r.value(), StandardCharsets.UTF_8)).contains(big);
+                assertThat(header(r, "flow.dlq.computation")).isEqualTo("count");
+                assertThat(header(r, "flow.dlq.stage")).isEqualTo("deliver to sink 'out'");
+                assertThat(header(r, "flow.dlq.error.class")).endsWith("RecordTooLargeException");
+                assertThat(header(r, "flow.dlq.error.message")).contains("the target rejected this record for good");
+                assertThat(header(r, "flow.dlq.outbox_offset")).isNotBlank();
+                assertThat(header(r, "flow-message-id")).as("the sink's own headers are kept").isNotBlank();
+            });
+            assertThat(runtime.status()).noneSatisfy(e -> assertThat(e.path()).isEqualTo("/sinks/out/stopped"));
+        }
+    }
+
+    private static KafkaConsumer<byte[], byte[]> reader(KafkaCluster cluster, String topic) {
+        Properties p = cluster.clientProperties();
+        p.put("isolation.level", "read_committed");
+        p.put("auto.offset.reset", "earliest");
+        p.put("group.id", topic + "-reader");
+        p.put("key.deserializer", ByteArrayDeserializer.class.getName());
+        p.put("value.deserializer", ByteArrayDeserializer.class.getName());
+        KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p);
+        c.subscribe(List.of(topic));
+        return c;
+    }
+
+    private static String header(ConsumerRecord<byte[], byte[]> r, String name) {
+        var h = r.headers().lastHeader(name);
+        return h == null ? null : new String(h.value(), StandardCharsets.UTF_8);
+    }
+}
