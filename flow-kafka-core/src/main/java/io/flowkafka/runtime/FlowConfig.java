@@ -65,6 +65,14 @@ public final class FlowConfig extends AbstractConfig {
             + "such a failure stops the stream thread (see flow.stream.thread.failure).";
     public static final boolean DEAD_LETTER_ENABLED_DEFAULT = true;
 
+    public static final String LEAVE_GROUP_ON_CLOSE_CONFIG = "flow.leave.group.on.close";
+    public static final String LEAVE_GROUP_ON_CLOSE_DOC = "true: an instance that stops, and a stream thread replaced "
+            + "after a failure, leave the consumer group, so their partitions move at once and a restart does not wait "
+            + "for session.timeout.ms; false: they stay in the group until their session times out, as in Kafka "
+            + "Streams, so that an instance back within the session keeps its tasks instead of moving them (with their "
+            + "state) to the others and back. Static members (group.instance.id) always stay.";
+    public static final boolean LEAVE_GROUP_ON_CLOSE_DEFAULT = true;
+
     public static final String STREAM_THREAD_FAILURE_CONFIG = "flow.stream.thread.failure";
     public static final String STREAM_THREAD_FAILURE_DOC = "What to do when a stream thread dies because an input "
             + "failed with dead letters disabled: replace (start a new thread; its tasks resume from the last commit "
@@ -158,6 +166,8 @@ public final class FlowConfig extends AbstractConfig {
                     MIN_INSYNC_REPLICAS_DOC)
             .define(DEAD_LETTER_ENABLED_CONFIG, Type.BOOLEAN, DEAD_LETTER_ENABLED_DEFAULT, Importance.MEDIUM,
                     DEAD_LETTER_ENABLED_DOC)
+            .define(LEAVE_GROUP_ON_CLOSE_CONFIG, Type.BOOLEAN, LEAVE_GROUP_ON_CLOSE_DEFAULT, Importance.LOW,
+                    LEAVE_GROUP_ON_CLOSE_DOC)
             .define(STREAM_THREAD_FAILURE_CONFIG, Type.STRING, STREAM_THREAD_FAILURE_DEFAULT,
                     ConfigDef.ValidString.in("replace", "shutdown"), Importance.MEDIUM, STREAM_THREAD_FAILURE_DOC)
             .define(STATE_STORES_CONFIG, Type.STRING, STATE_STORES_DEFAULT, ConfigDef.ValidString.in("rocksdb", "memory"),

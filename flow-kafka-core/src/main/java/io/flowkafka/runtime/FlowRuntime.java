@@ -507,6 +507,9 @@ public final class FlowRuntime implements AutoCloseable {
         var supplier = new io.flowkafka.internal.drain.DrainingClientSupplier(
                 new java.util.HashSet<>(compiled.sourceTopics()), alignment.active() ? alignment::blocked : null,
                 compiled.sourceIdleness());
+        if (!config.getBoolean(FlowConfig.LEAVE_GROUP_ON_CLOSE_CONFIG)) {
+            supplier.stayInGroupOnClose();
+        }
         clientSupplier = supplier;
         KafkaStreams ks = new KafkaStreams(compiled.topology(), streamsProps, supplier);
         boolean replace = "replace".equals(config.getString(FlowConfig.STREAM_THREAD_FAILURE_CONFIG));
@@ -958,7 +961,7 @@ public final class FlowRuntime implements AutoCloseable {
         }
         state.set(State.STOPPING);
         boolean done = ks.close(org.apache.kafka.streams.CloseOptions.timeout(timeout).withGroupMembershipOperation(
-                leavesGroupOnClose(streamsProps) ? org.apache.kafka.streams.CloseOptions.GroupMembershipOperation.LEAVE_GROUP
+                leavesGroupOnClose() ? org.apache.kafka.streams.CloseOptions.GroupMembershipOperation.LEAVE_GROUP
                         : org.apache.kafka.streams.CloseOptions.GroupMembershipOperation.REMAIN_IN_GROUP));
         if (done) {
             closeOutboxServices();
@@ -980,6 +983,10 @@ public final class FlowRuntime implements AutoCloseable {
      * comes back as a new member anyway, and staying only keeps its partitions unprocessed, and a restart's
      * rebalance waiting, until {@code session.timeout.ms} (45 s) passes.
      */
+    boolean leavesGroupOnClose() {
+        return config.getBoolean(FlowConfig.LEAVE_GROUP_ON_CLOSE_CONFIG) && leavesGroupOnClose(streamsProps);
+    }
+
     static boolean leavesGroupOnClose(Properties props) {
         String key = org.apache.kafka.clients.consumer.ConsumerConfig.GROUP_INSTANCE_ID_CONFIG;
         for (String k : List.of(key, StreamsConfig.consumerPrefix(key), StreamsConfig.mainConsumerPrefix(key))) {

@@ -16,9 +16,11 @@ import org.apache.kafka.streams.TopologyDescription;
  * stream thread until acknowledgements free memory. So the default shrinks, in powers of two and not below
  * Kafka's own 16 KiB, until two batches (one open, one in flight) of each such partition fit.
  *
- * <p>The count is the worst case for one instance: all tasks on this instance, spread over its
- * {@code num.stream.threads}, each thread writing to every partition of every topic its sub-topologies write.
- * More instances only leave each thread fewer partitions.
+ * <p>The count is an estimate for one instance that runs all tasks: the changelog partitions of all its tasks
+ * (every store counted, logged or not) spread evenly over its {@code num.stream.threads} (Kafka Streams balances
+ * task counts, not stores), plus every partition of every topic its sub-topologies write. More instances leave
+ * each thread fewer partitions. Two batches per partition is a floor, not a bound: the producer may have up to
+ * {@code max.in.flight.requests.per.connection} requests in flight per broker.
  */
 final class ProducerBatchSize {
 

@@ -8,16 +8,28 @@ package io.flowkafka.spi;
 public class OutboxDeliveryException extends Exception {
     private static final long serialVersionUID = 1L;
     private final boolean fatal;
+    private final boolean rejected;
+    private final byte @org.jspecify.annotations.Nullable [] rejectedKey;
+    private final byte @org.jspecify.annotations.Nullable [] rejectedValue;
+    private final long rejectedTimestamp;
 
     /** A retryable problem. */
     public OutboxDeliveryException(String message, Throwable cause) {
         super(message, cause);
         this.fatal = false;
+        this.rejected = false;
+        this.rejectedKey = null;
+        this.rejectedValue = null;
+        this.rejectedTimestamp = -1;
     }
 
     private OutboxDeliveryException(String message, boolean fatal) {
         super(message);
         this.fatal = fatal;
+        this.rejected = false;
+        this.rejectedKey = null;
+        this.rejectedValue = null;
+        this.rejectedTimestamp = -1;
     }
 
     /** A retryable problem without a cause. */
@@ -35,23 +47,29 @@ public class OutboxDeliveryException extends Exception {
         return fatal;
     }
 
-    private byte @org.jspecify.annotations.Nullable [] rejectedKey;
-    private byte @org.jspecify.annotations.Nullable [] rejectedValue;
-    private boolean rejected;
+    private OutboxDeliveryException(String message, byte @org.jspecify.annotations.Nullable [] key,
+            byte @org.jspecify.annotations.Nullable [] value, long timestamp, Throwable cause) {
+        super(message, cause);
+        this.fatal = false;
+        this.rejected = true;
+        this.rejectedKey = key;
+        this.rejectedValue = value;
+        this.rejectedTimestamp = timestamp;
+    }
 
     /**
      * The target rejected this record for good (too large for the topic, a timestamp out of its bounds): retrying
      * it cannot help, but the pipeline need not stop. For a synchronous sink ({@code SyncSinkWriter#flush}), the
-     * epoch is replayed, and the call that produces a record with the same key and value bytes again fails before
-     * writing it: its input goes to the dead-letter topic with {@code message} as the reason.
+     * epoch is replayed, and the call that produces the same record again (same key and value bytes; for a
+     * rejected timestamp, the same timestamp) fails before writing it: its input goes to the dead-letter topic with
+     * {@code message} as the reason. A record with neither key nor value cannot be told apart: it stops the
+     * pipeline, as a {@link #fatal} problem does.
+     *
+     * @param timestampMs the record's timestamp as written
      */
     public static OutboxDeliveryException rejected(String message, byte @org.jspecify.annotations.Nullable [] key,
-            byte @org.jspecify.annotations.Nullable [] value, Throwable cause) {
-        OutboxDeliveryException e = new OutboxDeliveryException(message, cause);
-        e.rejected = true;
-        e.rejectedKey = key;
-        e.rejectedValue = value;
-        return e;
+            byte @org.jspecify.annotations.Nullable [] value, long timestampMs, Throwable cause) {
+        return new OutboxDeliveryException(message, key, value, timestampMs, cause);
     }
 
     /** Whether the target rejected one record for good ({@link #rejected}). */
@@ -62,6 +80,11 @@ public class OutboxDeliveryException extends Exception {
     /** The key of the record the target rejected, if {@link #rejectedRecord()}. */
     public byte @org.jspecify.annotations.Nullable [] rejectedKey() {
         return rejectedKey;
+    }
+
+    /** The timestamp of the record the target rejected, if {@link #rejectedRecord()}. */
+    public long rejectedTimestamp() {
+        return rejectedTimestamp;
     }
 
     /** The value of the record the target rejected, if {@link #rejectedRecord()}. */

@@ -50,12 +50,19 @@ class FlowRuntimeDrainTest {
         // FlowRuntimeIT shows what leaving does on a broker: the partitions move at once
         try (FlowRuntime r = runtime(new Properties())) {
             assertThat(FlowRuntime.leavesGroupOnClose(r.streamsProperties())).isTrue();
+            assertThat(r.leavesGroupOnClose()).isTrue();
+        }
+        Properties stay = new Properties();
+        stay.put("flow.leave.group.on.close", "false");
+        try (FlowRuntime r = runtime(stay)) {
+            assertThat(r.leavesGroupOnClose()).as("the user keeps Kafka Streams' behaviour").isFalse();
         }
         for (String key : List.of("group.instance.id", "consumer.group.instance.id", "main.consumer.group.instance.id")) {
             Properties p = new Properties();
             p.put(key, "instance-1");
             try (FlowRuntime r = runtime(p)) {
                 assertThat(FlowRuntime.leavesGroupOnClose(r.streamsProperties())).as(key).isFalse();
+                assertThat(r.leavesGroupOnClose()).as(key).isFalse();
             }
         }
         Properties blank = new Properties();

@@ -29,7 +29,7 @@ final class KafkaSyncWriter implements SyncSinkWriter {
     private final Map<Integer, AtomicReference<Failure>> failures = new ConcurrentHashMap<>();
 
     /** The first failed send of a task partition's epoch, with the record's bytes. */
-    private record Failure(Exception error, byte @Nullable [] key, byte @Nullable [] value) {
+    private record Failure(Exception error, byte @Nullable [] key, byte @Nullable [] value, long timestampMs) {
     }
 
     KafkaSyncWriter(SinkContext context) {
@@ -62,11 +62,11 @@ final class KafkaSyncWriter implements SyncSinkWriter {
             producer.send(new ProducerRecord<>(topic, null, record.timestampMs(), record.key(), record.value(),
                     record.headers()), (md, e) -> {
                         if (e != null) {
-                            failure.compareAndSet(null, new Failure(e, record.key(), record.value()));
+                            failure.compareAndSet(null, new Failure(e, record.key(), record.value(), record.timestampMs()));
                         }
                     });
         } catch (RuntimeException e) {
-            failure.compareAndSet(null, new Failure(e, record.key(), record.value()));
+            failure.compareAndSet(null, new Failure(e, record.key(), record.value(), record.timestampMs()));
         }
     }
 
@@ -86,7 +86,7 @@ final class KafkaSyncWriter implements SyncSinkWriter {
                 // this record can never be written, but the pipeline need not stop: its producing input becomes a
                 // dead letter when the epoch replays
                 throw OutboxDeliveryException.rejected(name + ": the target rejected a record of task partition "
-                        + partition + " for good (" + record + ")", f.key(), f.value(), record);
+                        + partition + " for good (" + record + ")", f.key(), f.value(), f.timestampMs(), record);
             }
             Throwable bad = KafkaDeliverer.nonRetriable(e);
             if (bad != null) {

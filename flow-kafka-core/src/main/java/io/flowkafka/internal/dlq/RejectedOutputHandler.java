@@ -23,18 +23,29 @@ public final class RejectedOutputHandler implements ProductionExceptionHandler {
     private static final Logger LOG = LoggerFactory.getLogger(RejectedOutputHandler.class);
 
     private @Nullable RejectedOutputs rejected;
+    private String changelogPrefix = "\u0000";
 
     @Override
     public void configure(Map<String, ?> configs) {
         Object r = configs.get(RejectedOutputs.CONFIG);
         rejected = r instanceof RejectedOutputs ro ? ro : null;
+        Object app = configs.get(org.apache.kafka.streams.StreamsConfig.APPLICATION_ID_CONFIG);
+        if (app != null) {
+            changelogPrefix = app + "-";
+        }
+    }
+
+    /** Kafka Streams' changelog topics are {@code <application.id>-<store>-changelog}. */
+    private boolean changelog(String topic) {
+        return topic.startsWith(changelogPrefix) && topic.endsWith("-changelog");
     }
 
     @Override
     public Response handleError(ErrorHandlerContext context, ProducerRecord<byte[], byte[]> record, Exception exception) {
         RejectedOutputs r = rejected;
-        if (r != null && forGood(exception) && !record.topic().endsWith("-changelog")) {
-            r.reject("topic " + record.topic(), record.key(), record.value(), exception);
+        if (r != null && forGood(exception) && !changelog(record.topic())) {
+            r.reject("topic " + record.topic(), record.key(), record.value(),
+                    record.timestamp() == null ? -1L : record.timestamp(), exception);
             LOG.warn("task {}: topic {} rejected an output for good ({}); the task restarts from its last commit, and "
                     + "the input that produces this output again goes to the dead-letter topic", context.taskId(),
                     record.topic(), exception.toString());

@@ -2,52 +2,61 @@ package io.flowkafka.internal.dlq;
 
 import com.google.common.hash.Hasher;
 import com.google.common.hash.Hashing;
-import java.util.LinkedHashMap;
-import java.util.List;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.Locale;
 import java.util.Map;
-import org.apache.kafka.streams.processor.api.Record;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.kafka.common.InvalidRecordException;
+import org.apache.kafka.common.errors.InvalidTimestampException;
 import org.jspecify.annotations.Nullable;
 
 /**
  * Outputs a broker rejected for good (too large for the topic, a timestamp out of its bounds, a record the
- * topic's validation refuses), remembered by their bytes so that the input that produces them again goes to the
- * dead-letter topic instead.
+ * topic's validation refuses), remembered by where they went and their bytes, so that the input that produces
+ * them again goes to the dead-letter topic instead.
  *
  * <p>Under exactly-once a rejected send aborts the whole transaction, and Kafka Streams tells the
  * production-exception handler only the record sent, not reliably which input produced it. So
  * {@link RejectedOutputHandler} records the rejected record here and fails the task; the task replays from its
- * last commit, and when a call produces the same bytes again ({@link #check}), the call fails before anything is
+ * last commit, and when a call produces the same record again ({@link #check}), the call fails before anything is
  * sent: its state writes and outputs are dropped and its input goes to the dead-letter topic with the reason, as
- * for any input that cannot be processed. A call whose outputs differ on replay (wall-clock time in an output)
- * is not recognised and fails the task again.
+ * for any input that cannot be processed. A record is the same when it goes to the same target (topic, or
+ * synchronous sink) with the same key and value bytes, and, for a rejected timestamp, the same timestamp. A call
+ * whose outputs differ on replay (wall-clock time in an output) is not recognised and fails the task again.
  *
- * <p>One per runtime, shared by its stream threads (through the Kafka Streams configuration) and the producers'
- * callbacks; bounded: the oldest of more than {@value #MAX} entries is forgotten.
+ * <p>One per runtime instance, in memory: another instance that takes the task over learns the rejection by
+ * failing once itself. Shared by the instance's stream threads (through the Kafka Streams configuration) and its
+ * producers' callbacks; bounded: the oldest of more than {@value #MAX} entries is forgotten. Reads take no lock.
  */
 public final class RejectedOutputs {
     /** The Kafka Streams configuration key under which the runtime hands the instance to handler and processors. */
     public static final String CONFIG = "flow.internal.rejected.outputs";
     static final int MAX = 1000;
 
-    private final Map<Long, String> reasons = new LinkedHashMap<>(16, 0.75f, false) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<Long, String> eldest) {
-            return size() > MAX;
-        }
-    };
-    /** Read without the lock on every call's outputs: false while nothing was ever rejected. */
+    private final Map<Long, String> reasons = new ConcurrentHashMap<>();
+    private final ArrayDeque<Long> order = new ArrayDeque<>();
+    /** Read on every call's outputs: false while nothing was ever rejected. */
     private volatile boolean any;
 
     /**
-     * Remembers a rejected record by its key and value bytes.
+     * Remembers a rejected record.
      *
-     * @param rejectedBy what rejected it, e.g. {@code topic out}
+     * @param target where it went: {@code topic <name>} or {@code sink '<id>'}
+     * @param timestamp the record's timestamp (ms), part of what is remembered when {@code reason} is about it
      */
-    public void reject(String rejectedBy, byte @Nullable [] key, byte @Nullable [] value, Throwable reason) {
-        String text = rejectedBy + " rejected this output for good (" + (key == null ? 0 : key.length)
-                + "-byte key, " + (value == null ? 0 : value.length) + "-byte value): " + reason;
-        synchronized (reasons) {
-            reasons.put(fingerprint(key, value), text);
+    public void reject(String target, byte @Nullable [] key, byte @Nullable [] value, long timestamp,
+            Throwable reason) {
+        String text = target + " rejected this output for good (" + (key == null ? 0 : key.length) + "-byte key, "
+                + (value == null ? 0 : value.length) + "-byte value): " + reason;
+        long fingerprint = fingerprint(target, key, value, aboutTimestamp(reason) ? timestamp : null);
+        synchronized (order) {
+            if (reasons.put(fingerprint, text) == null) {
+                order.addLast(fingerprint);
+                while (order.size() > MAX) {
+                    reasons.remove(order.removeFirst());
+                }
+            }
         }
         any = true;
     }
@@ -57,25 +66,35 @@ public final class RejectedOutputs {
         return any;
     }
 
-    /**
-     * Throws {@link RejectedOutputException} if one of {@code records} was rejected before.
-     */
-    public void check(List<Record<byte[], byte[]>> records) {
-        for (int i = 0; i < records.size(); i++) {
-            Record<byte[], byte[]> r = records.get(i);
-            String reason;
-            long fingerprint = fingerprint(r.key(), r.value());
-            synchronized (reasons) {
-                reason = reasons.get(fingerprint);
-            }
-            if (reason != null) {
-                throw new RejectedOutputException(reason);
-            }
+    /** Throws {@link RejectedOutputException} if this record was rejected before. */
+    public void check(String target, byte @Nullable [] key, byte @Nullable [] value, long timestamp) {
+        String reason = reasons.get(fingerprint(target, key, value, null));
+        if (reason == null) {
+            reason = reasons.get(fingerprint(target, key, value, timestamp));
+        }
+        if (reason != null) {
+            throw new RejectedOutputException(reason);
         }
     }
 
-    private static long fingerprint(byte @Nullable [] key, byte @Nullable [] value) {
+    /** Whether a rejection is about the record's timestamp: then only the same timestamp is rejected again. */
+    static boolean aboutTimestamp(Throwable reason) {
+        for (Throwable t = reason; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof InvalidTimestampException) {
+                return true;
+            }
+            if (t instanceof InvalidRecordException && t.getMessage() != null
+                    && t.getMessage().toLowerCase(Locale.ROOT).contains("timestamp")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static long fingerprint(String target, byte @Nullable [] key, byte @Nullable [] value,
+            @Nullable Long timestamp) {
         Hasher h = Hashing.farmHashFingerprint64().newHasher();
+        h.putString(target, StandardCharsets.UTF_8);
         h.putInt(key == null ? -1 : key.length);
         if (key != null) {
             h.putBytes(key);
@@ -83,6 +102,9 @@ public final class RejectedOutputs {
         h.putInt(value == null ? -1 : value.length);
         if (value != null) {
             h.putBytes(value);
+        }
+        if (timestamp != null) {
+            h.putLong(timestamp);
         }
         return h.hash().asLong();
     }

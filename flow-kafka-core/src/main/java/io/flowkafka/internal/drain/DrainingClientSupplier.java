@@ -66,6 +66,13 @@ public final class DrainingClientSupplier implements KafkaClientSupplier {
         this.idleness = idleness;
     }
 
+    private boolean stayInGroup;
+
+    /** Main consumers created from now on close as Kafka Streams asks (flow.leave.group.on.close=false). */
+    public void stayInGroupOnClose() {
+        stayInGroup = true;
+    }
+
     /** From now on, every main consumer keeps its source partitions paused (from its next poll). Not undone. */
     public void startDraining() {
         draining = true;
@@ -124,7 +131,7 @@ public final class DrainingClientSupplier implements KafkaClientSupplier {
         self[0] = new SourcePausingConsumer(delegate, sourceTopics, () -> draining, aligned, idleness,
                 () -> consumers.remove(self[0]));
         Object instanceId = config.get(org.apache.kafka.clients.consumer.ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
-        if (instanceId == null || instanceId.toString().isBlank()) {
+        if (!stayInGroup && (instanceId == null || instanceId.toString().isBlank())) {
             self[0].leaveGroupOnClose(); // a dynamic member: a replaced thread's partitions move at once
         }
         consumers.add(self[0]);

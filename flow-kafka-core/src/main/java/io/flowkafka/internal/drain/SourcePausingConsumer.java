@@ -331,6 +331,11 @@ public final class SourcePausingConsumer implements Consumer<byte[], byte[]> {
         return this;
     }
 
+    /** Whether every close leaves the group ({@link #leaveGroupOnClose()}). */
+    public boolean leavingGroupOnClose() {
+        return leaveGroupOnClose;
+    }
+
     private CloseOptions leaving(CloseOptions option) {
         return leaveGroupOnClose ? option.withGroupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP)
                 : option;

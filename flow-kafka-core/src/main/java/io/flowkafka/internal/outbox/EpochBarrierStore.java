@@ -71,10 +71,10 @@ public final class EpochBarrierStore implements StateStore,
                 slot.flush(partition);
             } catch (OutboxDeliveryException e) {
                 var remembered = rejected;
-                if (e.rejectedRecord() && remembered != null) {
+                if (e.rejectedRecord() && remembered != null && (e.rejectedKey() != null || e.rejectedValue() != null)) {
                     // replaying cannot deliver it, but the input producing it can go to the dead-letter topic
                     remembered.reject("sink '" + slot.sink() + "'", e.rejectedKey(), e.rejectedValue(),
-                            e.getCause() == null ? e : e.getCause());
+                            e.rejectedTimestamp(), e.getCause() == null ? e : e.getCause());
                     throw new StreamsException("sink '" + slot.sink() + "' of task partition " + partition + ": "
                             + e.getMessage() + "; the epoch is aborted and replayed, and the input that produces this "
                             + "record again goes to the dead-letter topic", e);

@@ -282,6 +282,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         call.begin(key, encodedKey, parentId);
         callSinkWrites.clear(); // leftovers of a call whose forward threw belong to no call
         callSyncRecords.clear();
+        callSyncTargets.clear();
         callQueueOffers.clear();
         List<Record<byte[], byte[]>> forwards;
         List<String> nodes = new ArrayList<>(2);
@@ -293,13 +294,14 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             }
             try {
                 forwards = encodeOutputs(parentId, defaultEts, nodes);
-                checkNotRejected(forwards);
+                checkNotRejected(forwards, nodes);
             } catch (RuntimeException e) {
                 throw new FlowProcessingException(spec.id(), "write the outputs of " + what + " " + parentId, e);
             }
         } catch (FlowProcessingException e) {
             callSinkWrites.clear();
             callSyncRecords.clear();
+            callSyncTargets.clear();
             callQueueOffers.clear();
             states.abortCall();
             if (timerStore != null) {
@@ -330,6 +332,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             callSinkWrites.forEach(Runnable::run);
             callSinkWrites.clear();
             callSyncRecords.clear();
+            callSyncTargets.clear();
         }
         if (!callQueueOffers.isEmpty()) {
             epochOffers.addAll(callQueueOffers);
@@ -345,16 +348,25 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
      * {@link io.flowkafka.internal.dlq.RejectedOutputs}): its input then goes to the dead-letter topic. One volatile
      * read per call while no output was ever rejected.
      */
-    private void checkNotRejected(List<Record<byte[], byte[]>> forwards) {
+    private void checkNotRejected(List<Record<byte[], byte[]>> forwards, List<String> nodes) {
         var rejected = rejectedOutputs;
         if (rejected != null && rejected.any()) {
-            rejected.check(forwards);
-            rejected.check(callSyncRecords);
+            for (int i = 0; i < forwards.size(); i++) {
+                Record<byte[], byte[]> r = forwards.get(i);
+                rejected.check("topic " + nodeTopics.get(nodes.get(i)), r.key(), r.value(), r.timestamp());
+            }
+            for (int i = 0; i < callSyncRecords.size(); i++) {
+                Record<byte[], byte[]> r = callSyncRecords.get(i);
+                rejected.check(callSyncTargets.get(i), r.key(), r.value(), r.timestamp());
+            }
         }
     }
 
-    /** The records of the current call for synchronous sinks, checked like its forwards. */
+    /** The records of the current call for synchronous sinks, checked like its forwards, and their sinks. */
     private final List<Record<byte[], byte[]>> callSyncRecords = new ArrayList<>(0);
+    private final List<String> callSyncTargets = new ArrayList<>(0);
+    /** The topic of each sink node the outputs are forwarded to. */
+    private final Map<String, String> nodeTopics = new HashMap<>();
 
     /** Writes of the current call to synchronous external sinks, run once the call succeeded. */
     private final List<Runnable> callSinkWrites = new ArrayList<>(0);
@@ -927,6 +939,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
     private void runBatch(List<FlowMessage> messages) {
         call.beginBatch(messages);
         callSyncRecords.clear();
+        callSyncTargets.clear();
         String what = messages.size() == 1 ? "message " + messages.get(0).messageId()
                 : "batch of " + messages.size() + " messages " + messages.get(0).messageId() + ".."
                         + messages.get(messages.size() - 1).messageId();
@@ -940,7 +953,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             }
             try {
                 forwards = encodeBatchOutputs(nodes);
-                checkNotRejected(forwards);
+                checkNotRejected(forwards, nodes);
             } catch (RuntimeException e) {
                 throw new FlowProcessingException(spec.id(), "write the outputs of " + what, e);
             }
@@ -1628,6 +1641,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             this.codec = new AvroCodec(schema);
             this.routes = routes;
             for (ComputationPlan.Route r : routes) {
+                nodeTopics.put(r.sinkNode(), r.topic());
                 if (r instanceof ComputationPlan.InternalRoute ir) {
                     KeyCodec kc = KeyCodec.of(ir.consumerGroupBy(), ir.consumerId());
                     keyCodecs.add(kc);
@@ -1664,6 +1678,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                     // a synchronous external sink: sent once the call succeeded, acknowledged before the epoch commits
                     Record<byte[], byte[]> r = sinkRecord(sinks.get(i), payload, id, ets, sts);
                     callSyncRecords.add(r);
+                    callSyncTargets.add("sink '" + sinkRoute.sink().id() + "'");
                     var writer = sinkRoute.writer();
                     int partition = context.taskId().partition();
                     callSinkWrites.add(() -> writer.write(partition, new io.flowkafka.spi.OutboxRecord(-1, id, r.key(),

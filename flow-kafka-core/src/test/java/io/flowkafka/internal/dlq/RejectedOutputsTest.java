@@ -15,7 +15,6 @@ import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.streams.errors.ErrorHandlerContext;
 import org.apache.kafka.streams.errors.ProductionExceptionHandler;
 import org.apache.kafka.streams.processor.TaskId;
-import org.apache.kafka.streams.processor.api.Record;
 import org.junit.jupiter.api.Test;
 
 /** What the runtime remembers of outputs a topic rejected, and what its production-exception handler answers. */
@@ -24,51 +23,76 @@ class RejectedOutputsTest {
         return s.getBytes(StandardCharsets.UTF_8);
     }
 
-    private static Record<byte[], byte[]> rec(String key, String value) {
-        return new Record<>(key == null ? null : b(key), value == null ? null : b(value), 0L);
+    private static final String OUT = "topic out";
+
+    private static void ok(RejectedOutputs rejected, String target, String key, String value, long ts) {
+        rejected.check(target, key == null ? null : b(key), value == null ? null : b(value), ts);
+    }
+
+    private static void rejected(RejectedOutputs rejected, String target, String key, String value, long ts) {
+        assertThatThrownBy(() -> ok(rejected, target, key, value, ts))
+                .isInstanceOf(RejectedOutputs.RejectedOutputException.class);
     }
 
     @Test
     void shouldFailACallThatProducesARejectedRecordAgainAndNoOther() {
         RejectedOutputs rejected = new RejectedOutputs();
         assertThat(rejected.any()).isFalse();
-        rejected.check(List.of(rec("k", "v"))); // nothing rejected yet
-        rejected.reject("topic out", b("k"), b("big"), new RecordTooLargeException("too large"));
+        ok(rejected, OUT, "k", "v", 1); // nothing rejected yet
+        rejected.reject(OUT, b("k"), b("big"), 1, new RecordTooLargeException("too large"));
         assertThat(rejected.any()).isTrue();
-        assertThatThrownBy(() -> rejected.check(List.of(rec("k", "ok"), rec("k", "big"))))
+        assertThatThrownBy(() -> ok(rejected, OUT, "k", "big", 1))
                 .isInstanceOf(RejectedOutputs.RejectedOutputException.class)
                 .hasMessageContaining("topic out rejected this output for good (1-byte key, 3-byte value)")
                 .hasMessageContaining("RecordTooLargeException: too large");
-        rejected.check(List.of(rec("k", "ok"), rec("other", "big"), rec(null, "big"), rec("kbig", null)));
+        rejected(rejected, OUT, "k", "big", 99); // too large at any time
+        ok(rejected, OUT, "k", "ok", 1);
+        ok(rejected, OUT, "other", "big", 1);
+        ok(rejected, OUT, null, "big", 1);
+        ok(rejected, OUT, "kbig", null, 1);
+        ok(rejected, "topic roomier", "k", "big", 1); // another topic may take it
+        ok(rejected, "sink 'out'", "k", "big", 1);
+    }
+
+    @Test
+    void shouldRejectARejectedTimestampOnlyWithTheSameTimestamp() {
+        RejectedOutputs rejected = new RejectedOutputs();
+        rejected.reject(OUT, b("k"), b("v"), 5, new InvalidTimestampException("too old"));
+        rejected(rejected, OUT, "k", "v", 5);
+        ok(rejected, OUT, "k", "v", 6);
+        rejected.reject(OUT, b("k2"), b("v"), 7, new KafkaException("batch failed",
+                new InvalidRecordException("Timestamp 7 of message with offset 0 is out of range")));
+        rejected(rejected, OUT, "k2", "v", 7);
+        ok(rejected, OUT, "k2", "v", 8);
+        rejected.reject(OUT, b("k3"), null, 7, new InvalidRecordException("Compacted topic cannot accept message without key"));
+        rejected(rejected, OUT, "k3", null, 8); // not about the timestamp: any timestamp
     }
 
     @Test
     void shouldTellANullKeyFromAnEmptyOne() {
         RejectedOutputs rejected = new RejectedOutputs();
-        rejected.reject("topic out", null, b("v"), new InvalidRecordException("compacted topic needs a key"));
-        rejected.check(List.of(rec("", "v")));
-        assertThatThrownBy(() -> rejected.check(List.of(rec(null, "v"))))
-                .isInstanceOf(RejectedOutputs.RejectedOutputException.class);
+        rejected.reject(OUT, null, b("v"), 0, new InvalidRecordException("compacted topic needs a key"));
+        ok(rejected, OUT, "", "v", 0);
+        rejected(rejected, OUT, null, "v", 0);
     }
 
     @Test
     void shouldForgetTheOldestBeyondItsBound() {
         RejectedOutputs rejected = new RejectedOutputs();
         for (int i = 0; i <= RejectedOutputs.MAX; i++) {
-            rejected.reject("topic out", b("k" + i), b("v"), new RecordTooLargeException());
+            rejected.reject(OUT, b("k" + i), b("v"), 0, new RecordTooLargeException());
         }
-        rejected.check(List.of(rec("k0", "v"))); // forgotten
-        assertThatThrownBy(() -> rejected.check(List.of(rec("k1", "v"))))
-                .isInstanceOf(RejectedOutputs.RejectedOutputException.class);
-        assertThatThrownBy(() -> rejected.check(List.of(rec("k" + RejectedOutputs.MAX, "v"))))
-                .isInstanceOf(RejectedOutputs.RejectedOutputException.class);
+        rejected.reject(OUT, b("k1"), b("v"), 0, new RecordTooLargeException()); // again: keeps its place
+        ok(rejected, OUT, "k0", "v", 0); // forgotten
+        rejected(rejected, OUT, "k1", "v", 0);
+        rejected(rejected, OUT, "k" + RejectedOutputs.MAX, "v", 0);
     }
 
     @Test
     void shouldRememberOnlyRejectionsForGoodOfNonChangelogRecordsAndFailTheTaskEitherWay() {
         RejectedOutputs rejected = new RejectedOutputs();
         RejectedOutputHandler handler = new RejectedOutputHandler();
-        handler.configure(java.util.Map.of(RejectedOutputs.CONFIG, rejected));
+        handler.configure(java.util.Map.of(RejectedOutputs.CONFIG, rejected, "application.id", "app"));
         ErrorHandlerContext context = context();
         for (Exception e : List.of(new TimeoutException("slow"), new AuthorizationException("no ACL"),
                 new KafkaException("other"))) {
@@ -78,12 +102,15 @@ class RejectedOutputsTest {
         assertThat(handler.handleError(context, new ProducerRecord<>("app-store-changelog", b("k"), b("v")),
                 new RecordTooLargeException()).result()).isEqualTo(ProductionExceptionHandler.Result.FAIL);
         assertThat(rejected.any()).as("retriable, not about the record, or a changelog record").isFalse();
+        handler.handleError(context, new ProducerRecord<>("users-changelog", 0, 0L, b("k"), b("user topic")),
+                new RecordTooLargeException());
+        rejected(rejected, "topic users-changelog", "k", "user topic", 0); // a user's topic, not a changelog
         for (Exception e : List.of(new RecordTooLargeException("large"), new InvalidTimestampException("old"),
                 new KafkaException("wrapped", new InvalidRecordException("no key")))) {
             String value = e.getClass().getSimpleName();
-            assertThat(handler.handleError(context, new ProducerRecord<>("out", b("k"), b(value)), e).result())
+            assertThat(handler.handleError(context, new ProducerRecord<>("out", 0, 0L, b("k"), b(value)), e).result())
                     .isEqualTo(ProductionExceptionHandler.Result.FAIL);
-            assertThatThrownBy(() -> rejected.check(List.of(rec("k", value)))).as(value)
+            assertThatThrownBy(() -> ok(rejected, OUT, "k", value, 0)).as(value)
                     .isInstanceOf(RejectedOutputs.RejectedOutputException.class);
         }
     }

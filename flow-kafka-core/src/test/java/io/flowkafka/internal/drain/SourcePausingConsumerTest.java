@@ -182,4 +182,23 @@ class SourcePausingConsumerTest {
             });
         }
     }
+
+    @Test
+    void shouldMakeDynamicMembersLeaveOnCloseUnlessToldToStay() {
+        Map<String, Object> config = new java.util.HashMap<>(Map.of("bootstrap.servers", "localhost:9",
+                "group.id", "g"));
+        DrainingClientSupplier supplier = new DrainingClientSupplier(Set.of("src"));
+        try (var dynamic = (SourcePausingConsumer) supplier.getConsumer(config)) {
+            assertThat(dynamic.leavingGroupOnClose()).isTrue();
+        }
+        config.put("group.instance.id", "instance-1-1");
+        try (var fixed = (SourcePausingConsumer) supplier.getConsumer(config)) {
+            assertThat(fixed.leavingGroupOnClose()).as("a static member").isFalse();
+        }
+        config.remove("group.instance.id");
+        supplier.stayInGroupOnClose();
+        try (var staying = (SourcePausingConsumer) supplier.getConsumer(config)) {
+            assertThat(staying.leavingGroupOnClose()).as("flow.leave.group.on.close=false").isFalse();
+        }
+    }
 }
