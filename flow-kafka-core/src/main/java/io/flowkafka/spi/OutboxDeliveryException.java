@@ -72,6 +72,23 @@ public class OutboxDeliveryException extends Exception {
         return new OutboxDeliveryException(message, key, value, timestampMs, cause);
     }
 
+    /**
+     * The cause in {@code e}'s chain that says a broker rejected the record itself for good: too large for the
+     * topic ({@code RecordTooLargeException}), a timestamp out of its bounds ({@code InvalidTimestampException}),
+     * invalid for the topic ({@code InvalidRecordException}, e.g. no key on a compacted topic); or null. Retrying
+     * such a record cannot help, but the pipeline can go on without it.
+     */
+    public static @org.jspecify.annotations.Nullable Throwable recordRejection(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof org.apache.kafka.common.errors.RecordTooLargeException
+                    || t instanceof org.apache.kafka.common.errors.InvalidTimestampException
+                    || t instanceof org.apache.kafka.common.InvalidRecordException) {
+                return t;
+            }
+        }
+        return null;
+    }
+
     /** Whether the target rejected one record for good ({@link #rejected}). */
     public boolean rejectedRecord() {
         return rejected;

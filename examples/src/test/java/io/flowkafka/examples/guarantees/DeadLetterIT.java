@@ -86,16 +86,7 @@ class DeadLetterIT {
         String output = names.topic("output");
         String pipeline = names.name("dlq");
         cluster.createTopic(input, 2);
-        PipelineSpec spec = PipelineSpec.builder(pipeline)
-                .stream("raw", EVENT).stream("events", EVENT).stream("counts", COUNT)
-                .computation("read", c -> c.kind(ComputationKind.SOURCE)
-                        .source("raw", "KafkaSource", Map.of("topics", input, "format", "avro", "key_column", "user"))
-                        .outputStreamIds("events"))
-                .computation("count", c -> c.inputStreamIds("events")
-                        .groupBy("hash", ColumnType.UINT64, "farm_hash(user)").groupBy("user", ColumnType.STRING, null)
-                        .state("total", TOTAL).processingFunction(CountOrBoom::new).outputStreamIds("counts")
-                        .sink("out", "KafkaSink", List.of("counts"), Map.of("topic", output)))
-                .build();
+        PipelineSpec spec = countPipeline(pipeline, input, output);
 
         Properties pp = cluster.clientProperties();
         pp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
@@ -156,16 +147,7 @@ class DeadLetterIT {
         String pipeline = names.name("big");
         cluster.createTopic(input, 1);
         cluster.createTopic(output, 1, Map.of("max.message.bytes", "2000"));
-        PipelineSpec spec = PipelineSpec.builder(pipeline)
-                .stream("raw", EVENT).stream("events", EVENT).stream("counts", COUNT)
-                .computation("read", c -> c.kind(ComputationKind.SOURCE)
-                        .source("raw", "KafkaSource", Map.of("topics", input, "format", "avro", "key_column", "user"))
-                        .outputStreamIds("events"))
-                .computation("count", c -> c.inputStreamIds("events")
-                        .groupBy("hash", ColumnType.UINT64, "farm_hash(user)").groupBy("user", ColumnType.STRING, null)
-                        .state("total", TOTAL).processingFunction(CountOrBoom::new).outputStreamIds("counts")
-                        .sink("out", "KafkaSink", List.of("counts"), Map.of("topic", output)))
-                .build();
+        PipelineSpec spec = countPipeline(pipeline, input, output);
         // random letters: lz4 (flow-kafka's producer default) cannot squeeze them under 2000 bytes
         java.util.Random random = new java.util.Random(7);
         StringBuilder big = new StringBuilder();
@@ -201,6 +183,20 @@ class DeadLetterIT {
                         + " rejected this output for good").contains("RecordTooLargeException");
             });
         }
+    }
+
+    /** Source {@code input} (Avro, user from the key) -> count per user ({@link CountOrBoom}) -> KafkaSink {@code output}. */
+    private static PipelineSpec countPipeline(String pipeline, String input, String output) {
+        return PipelineSpec.builder(pipeline)
+                .stream("raw", EVENT).stream("events", EVENT).stream("counts", COUNT)
+                .computation("read", c -> c.kind(ComputationKind.SOURCE)
+                        .source("raw", "KafkaSource", Map.of("topics", input, "format", "avro", "key_column", "user"))
+                        .outputStreamIds("events"))
+                .computation("count", c -> c.inputStreamIds("events")
+                        .groupBy("hash", ColumnType.UINT64, "farm_hash(user)").groupBy("user", ColumnType.STRING, null)
+                        .state("total", TOTAL).processingFunction(CountOrBoom::new).outputStreamIds("counts")
+                        .sink("out", "KafkaSink", List.of("counts"), Map.of("topic", output)))
+                .build();
     }
 
     private static String header(ConsumerRecord<byte[], byte[]> r, String name) {

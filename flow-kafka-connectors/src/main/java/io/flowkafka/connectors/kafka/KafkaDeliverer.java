@@ -172,20 +172,11 @@ final class KafkaDeliverer implements OutboxDeliverer {
         if (todo.isEmpty() && from >= batch.nextOffset()) {
             return; // the marker covers the batch: delivered by an earlier attempt
         }
-        KafkaProducer<byte[], byte[]> producer = producers.get(p);
         try {
-            producer.beginTransaction();
-            for (OutboxRecord r : todo) {
-                producer.send(new ProducerRecord<>(topic, null, r.timestampMs(), r.key(), r.value(), r.headers()));
-            }
-            byte[] key = markerKey(p);
-            producer.send(new ProducerRecord<>(progressTopic, markerPartition(key), null, key,
-                    encodeMarker(p, batch.nextOffset(), batch.dedupToken().toBytes())));
-            producer.commitTransaction();
-            markerNext.put(p, batch.nextOffset());
+            commit(p, todo, batch.nextOffset(), batch.dedupToken().toBytes());
         } catch (RuntimeException e) {
             dropProducer(p, true);
-            if (recordRejected(e) != null) {
+            if (OutboxDeliveryException.recordRejection(e) != null) {
                 // one of the records can never be written: find it, one record per transaction, and dead-letter it
                 deliverOneByOne(batch);
                 return;
@@ -217,10 +208,10 @@ final class KafkaDeliverer implements OutboxDeliverer {
                 continue;
             }
             try {
-                commitOne(p, r, true);
+                commit(p, List.of(r), r.offset() + 1, r.messageId().toBytes());
             } catch (RuntimeException e) {
                 dropProducer(p, true);
-                Throwable rejected = recordRejected(e);
+                Throwable rejected = OutboxDeliveryException.recordRejection(e);
                 if (rejected == null) {
                     String what = sinkName() + ": writing outbox offset " + r.offset() + " (message id " + r.messageId()
                             + ") failed";
@@ -234,7 +225,7 @@ final class KafkaDeliverer implements OutboxDeliverer {
                 deadLetter(r, rejected);
                 openProducer(p);
                 try {
-                    commitOne(p, r, false);
+                    commit(p, List.of(), r.offset() + 1, r.messageId().toBytes()); // past the rejected record
                 } catch (RuntimeException again) {
                     dropProducer(p, true);
                     throw new OutboxDeliveryException(sinkName() + ": moving the progress marker past the rejected "
@@ -243,14 +234,8 @@ final class KafkaDeliverer implements OutboxDeliverer {
             }
         }
         if (markerNext.get(p) < batch.nextOffset()) {
-            KafkaProducer<byte[], byte[]> producer = producers.get(p);
             try {
-                producer.beginTransaction();
-                byte[] key = markerKey(p);
-                producer.send(new ProducerRecord<>(progressTopic, markerPartition(key), null, key,
-                        encodeMarker(p, batch.nextOffset(), batch.dedupToken().toBytes())));
-                producer.commitTransaction();
-                markerNext.put(p, batch.nextOffset());
+                commit(p, List.of(), batch.nextOffset(), batch.dedupToken().toBytes());
             } catch (RuntimeException e) {
                 dropProducer(p, true);
                 throw new OutboxDeliveryException(sinkName() + ": writing the progress marker failed: " + e, e);
@@ -258,18 +243,18 @@ final class KafkaDeliverer implements OutboxDeliverer {
         }
     }
 
-    /** One transaction: {@code r} if {@code write}, and the progress marker past it. */
-    private void commitOne(int p, OutboxRecord r, boolean write) {
+    /** One transaction of partition {@code p}: {@code records}, and the progress marker saying {@code next}. */
+    private void commit(int p, List<OutboxRecord> records, long next, byte[] dedupToken) {
         KafkaProducer<byte[], byte[]> producer = producers.get(p);
         producer.beginTransaction();
-        if (write) {
+        for (OutboxRecord r : records) {
             producer.send(new ProducerRecord<>(topic, null, r.timestampMs(), r.key(), r.value(), r.headers()));
         }
         byte[] key = markerKey(p);
         producer.send(new ProducerRecord<>(progressTopic, markerPartition(key), null, key,
-                encodeMarker(p, r.offset() + 1, r.messageId().toBytes())));
+                encodeMarker(p, next, dedupToken)));
         producer.commitTransaction();
-        markerNext.put(p, r.offset() + 1);
+        markerNext.put(p, next);
     }
 
     private @Nullable KafkaProducer<byte[], byte[]> deadLetters;
@@ -331,7 +316,7 @@ final class KafkaDeliverer implements OutboxDeliverer {
                 try {
                     acks.get(i).get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
                 } catch (ExecutionException e) {
-                    Throwable rejected = recordRejected(e.getCause());
+                    Throwable rejected = OutboxDeliveryException.recordRejection(e.getCause());
                     if (rejected == null) {
                         throw e;
                     }
@@ -412,34 +397,17 @@ final class KafkaDeliverer implements OutboxDeliverer {
     }
 
     /**
-     * The cause that says the target rejected the record itself for good (too large for the topic, a timestamp out
-     * of its bounds, invalid for the topic), or null: the pipeline can go on without that record.
-     */
-    static @Nullable Throwable recordRejected(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof org.apache.kafka.common.errors.RecordTooLargeException
-                    || t instanceof org.apache.kafka.common.errors.InvalidTimestampException
-                    || t instanceof org.apache.kafka.common.InvalidRecordException) {
-                return t;
-            }
-        }
-        return null;
-    }
-
-    /**
      * The cause that no retry can fix (a record the target rejects, missing authorization), or null
      * for failures worth retrying (timeouts, leader changes, fencing after a rebalance).
      */
     static @Nullable Throwable nonRetriable(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof org.apache.kafka.common.errors.RecordTooLargeException
-                    || t instanceof org.apache.kafka.common.errors.InvalidTimestampException
-                    || t instanceof org.apache.kafka.common.InvalidRecordException
-                    || t instanceof org.apache.kafka.common.errors.AuthorizationException) {
+        Throwable rejected = OutboxDeliveryException.recordRejection(e);
+        if (rejected != null) {
+            return rejected;
+        }
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof org.apache.kafka.common.errors.AuthorizationException) {
                 return t;
-            }
-            if (t.getCause() == t) {
-                break;
             }
         }
         return null;

@@ -81,7 +81,7 @@ final class KafkaSyncWriter implements SyncSinkWriter {
         Failure f = failure == null ? null : failure.getAndSet(null);
         if (f != null) {
             Exception e = f.error();
-            Throwable record = KafkaDeliverer.recordRejected(e);
+            Throwable record = OutboxDeliveryException.recordRejection(e);
             if (record != null) {
                 // this record can never be written, but the pipeline need not stop: its producing input becomes a
                 // dead letter when the epoch replays

@@ -114,12 +114,7 @@ class SyncSinkBarrierIT {
         String output = names.topic("output");
         cluster.createTopic(input, 1);
         cluster.createTopic(output, 1, Map.of("max.message.bytes", "2000"));
-        // random letters: lz4 cannot squeeze them under 2000 bytes
-        java.util.Random random = new java.util.Random(11);
-        StringBuilder big = new StringBuilder();
-        for (int i = 0; i < 20_000; i++) {
-            big.append((char) ('a' + random.nextInt(26)));
-        }
+        String big = Rejections.incompressible(11);
         Properties pp = cluster.clientProperties();
         pp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         pp.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
@@ -135,9 +130,10 @@ class SyncSinkBarrierIT {
         props.put("session.timeout.ms", "300000");
         try (FlowRuntime runtime = FlowRuntime.create(OutboxPipeline.spec(names.name("sr"), input, output,
                 "TAtLeastOnceKafkaSink", Map.of()), props);
-                org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]> out = reader(cluster, output);
+                org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]> out =
+                        Rejections.reader(cluster, output);
                 org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]> dead =
-                        reader(cluster, runtime.deadLetterTopic())) {
+                        Rejections.reader(cluster, runtime.deadLetterTopic())) {
             runtime.start();
             Set<String> ids = new HashSet<>();
             java.util.List<org.apache.kafka.clients.consumer.ConsumerRecord<byte[], byte[]>> dlq =
@@ -155,29 +151,14 @@ class SyncSinkBarrierIT {
             assertThat(ids).as("at least once: e1 may come twice, e2 never").containsExactlyInAnyOrder("e1", "e3");
             assertThat(dlq).singleElement().satisfies(r -> {
                 assertThat(new String(r.value(), java.nio.charset.StandardCharsets.UTF_8)).contains(big);
-                assertThat(header(r, "flow.dlq.computation")).isEqualTo("count");
-                assertThat(header(r, "flow.dlq.error.message")).contains("sink 'out' rejected this output for good")
+                assertThat(Rejections.header(r, "flow.dlq.computation")).isEqualTo("count");
+                assertThat(Rejections.header(r, "flow.dlq.error.message"))
+                        .contains("sink 'out' rejected this output for good")
                         .contains("RecordTooLargeException");
             });
             assertThat(runtime.state()).isEqualTo(FlowRuntime.State.RUNNING);
         }
     }
 
-    private static org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]> reader(KafkaCluster cluster,
-            String topic) {
-        Properties p = cluster.clientProperties();
-        p.put("isolation.level", "read_committed");
-        p.put("auto.offset.reset", "earliest");
-        p.put("group.id", topic + "-reader");
-        p.put("key.deserializer", org.apache.kafka.common.serialization.ByteArrayDeserializer.class.getName());
-        p.put("value.deserializer", org.apache.kafka.common.serialization.ByteArrayDeserializer.class.getName());
-        var c = new org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]>(p);
-        c.subscribe(java.util.List.of(topic));
-        return c;
-    }
 
-    private static String header(org.apache.kafka.clients.consumer.ConsumerRecord<byte[], byte[]> r, String name) {
-        var h = r.headers().lastHeader(name);
-        return h == null ? null : new String(h.value(), java.nio.charset.StandardCharsets.UTF_8);
-    }
 }

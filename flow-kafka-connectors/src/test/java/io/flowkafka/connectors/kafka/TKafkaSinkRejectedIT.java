@@ -15,13 +15,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
-import java.util.Random;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -57,12 +55,7 @@ class TKafkaSinkRejectedIT {
         String output = names.topic("output");
         cluster.createTopic(input, 1);
         cluster.createTopic(output, 1, Map.of("max.message.bytes", "2000"));
-        // random letters: lz4 cannot squeeze them under 2000 bytes
-        Random random = new Random(13);
-        StringBuilder big = new StringBuilder();
-        for (int i = 0; i < 20_000; i++) {
-            big.append((char) ('a' + random.nextInt(26)));
-        }
+        String big = Rejections.incompressible(13);
         Properties pp = cluster.clientProperties();
         pp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         pp.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
@@ -77,8 +70,8 @@ class TKafkaSinkRejectedIT {
         props.put("commit.interval.ms", "100");
         try (FlowRuntime runtime = FlowRuntime.create(OutboxPipeline.spec(names.name("tr"), input, output,
                 sinkParameters), props);
-                KafkaConsumer<byte[], byte[]> out = reader(cluster, output);
-                KafkaConsumer<byte[], byte[]> dead = reader(cluster, runtime.deadLetterTopic())) {
+                KafkaConsumer<byte[], byte[]> out = Rejections.reader(cluster, output);
+                KafkaConsumer<byte[], byte[]> dead = Rejections.reader(cluster, runtime.deadLetterTopic())) {
             runtime.start();
             List<String> ids = new ArrayList<>();
             List<ConsumerRecord<byte[], byte[]>> dlq = new ArrayList<>();
@@ -94,31 +87,15 @@ class TKafkaSinkRejectedIT {
             assertThat(dlq).singleElement().satisfies(r -> {
                 assertThat(new String(r.key(), StandardCharsets.UTF_8)).isEqualTo("e2");
                 assertThat(new String(r.value(), StandardCharsets.UTF_8)).contains(big);
-                assertThat(header(r, "flow.dlq.computation")).isEqualTo("count");
-                assertThat(header(r, "flow.dlq.stage")).isEqualTo("deliver to sink 'out'");
-                assertThat(header(r, "flow.dlq.error.class")).endsWith("RecordTooLargeException");
-                assertThat(header(r, "flow.dlq.error.message")).contains("the target rejected this record for good");
-                assertThat(header(r, "flow.dlq.outbox_offset")).isNotBlank();
-                assertThat(header(r, "flow-message-id")).as("the sink's own headers are kept").isNotBlank();
+                assertThat(Rejections.header(r, "flow.dlq.computation")).isEqualTo("count");
+                assertThat(Rejections.header(r, "flow.dlq.stage")).isEqualTo("deliver to sink 'out'");
+                assertThat(Rejections.header(r, "flow.dlq.error.class")).endsWith("RecordTooLargeException");
+                assertThat(Rejections.header(r, "flow.dlq.error.message"))
+                        .contains("the target rejected this record for good");
+                assertThat(Rejections.header(r, "flow.dlq.outbox_offset")).isNotBlank();
+                assertThat(Rejections.header(r, "flow-message-id")).as("the sink's own headers are kept").isNotBlank();
             });
             assertThat(runtime.status()).noneSatisfy(e -> assertThat(e.path()).isEqualTo("/sinks/out/stopped"));
         }
-    }
-
-    private static KafkaConsumer<byte[], byte[]> reader(KafkaCluster cluster, String topic) {
-        Properties p = cluster.clientProperties();
-        p.put("isolation.level", "read_committed");
-        p.put("auto.offset.reset", "earliest");
-        p.put("group.id", topic + "-reader");
-        p.put("key.deserializer", ByteArrayDeserializer.class.getName());
-        p.put("value.deserializer", ByteArrayDeserializer.class.getName());
-        KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p);
-        c.subscribe(List.of(topic));
-        return c;
-    }
-
-    private static String header(ConsumerRecord<byte[], byte[]> r, String name) {
-        var h = r.headers().lastHeader(name);
-        return h == null ? null : new String(h.value(), StandardCharsets.UTF_8);
     }
 }

@@ -2,9 +2,6 @@ package io.flowkafka.internal.dlq;
 
 import java.util.Map;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.InvalidRecordException;
-import org.apache.kafka.common.errors.InvalidTimestampException;
-import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.streams.errors.ErrorHandlerContext;
 import org.apache.kafka.streams.errors.ProductionExceptionHandler;
 import org.jspecify.annotations.Nullable;
@@ -55,12 +52,6 @@ public final class RejectedOutputHandler implements ProductionExceptionHandler {
 
     /** A rejection no retry can change: the record itself does not suit the topic. */
     static boolean forGood(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof RecordTooLargeException || t instanceof InvalidTimestampException
-                    || t instanceof InvalidRecordException) {
-                return true;
-            }
-        }
-        return false;
+        return io.flowkafka.spi.OutboxDeliveryException.recordRejection(e) != null;
     }
 }

@@ -344,12 +344,7 @@ public final class SourcePausingConsumer implements Consumer<byte[], byte[]> {
     @Override
     public void close() {
         try {
-            if (leaveGroupOnClose) {
-                delegate.close(leaving(CloseOptions.groupMembershipOperation(
-                        CloseOptions.GroupMembershipOperation.DEFAULT)));
-            } else {
-                delegate.close();
-            }
+            delegate.close(leaving(CloseOptions.groupMembershipOperation(CloseOptions.GroupMembershipOperation.DEFAULT)));
         } finally {
             onClose.run();
         }

@@ -281,8 +281,6 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             Runnable user, io.flowkafka.internal.timers.@Nullable PendingTimer firedTimer) {
         call.begin(key, encodedKey, parentId);
         callSinkWrites.clear(); // leftovers of a call whose forward threw belong to no call
-        callSyncRecords.clear();
-        callSyncTargets.clear();
         callQueueOffers.clear();
         List<Record<byte[], byte[]>> forwards;
         List<String> nodes = new ArrayList<>(2);
@@ -294,14 +292,11 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             }
             try {
                 forwards = encodeOutputs(parentId, defaultEts, nodes);
-                checkNotRejected(forwards, nodes);
             } catch (RuntimeException e) {
                 throw new FlowProcessingException(spec.id(), "write the outputs of " + what + " " + parentId, e);
             }
         } catch (FlowProcessingException e) {
             callSinkWrites.clear();
-            callSyncRecords.clear();
-            callSyncTargets.clear();
             callQueueOffers.clear();
             states.abortCall();
             if (timerStore != null) {
@@ -331,8 +326,6 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         if (!callSinkWrites.isEmpty()) {
             callSinkWrites.forEach(Runnable::run);
             callSinkWrites.clear();
-            callSyncRecords.clear();
-            callSyncTargets.clear();
         }
         if (!callQueueOffers.isEmpty()) {
             epochOffers.addAll(callQueueOffers);
@@ -344,29 +337,16 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
     private io.flowkafka.internal.dlq.@Nullable RejectedOutputs rejectedOutputs;
 
     /**
-     * Fails the call if one of its outputs was rejected by its topic before (see
+     * Fails the call if {@code r} was rejected by {@code target} before (see
      * {@link io.flowkafka.internal.dlq.RejectedOutputs}): its input then goes to the dead-letter topic. One volatile
-     * read per call while no output was ever rejected.
+     * read per output while no output was ever rejected.
      */
-    private void checkNotRejected(List<Record<byte[], byte[]>> forwards, List<String> nodes) {
+    private void checkNotRejected(String target, Record<byte[], byte[]> r) {
         var rejected = rejectedOutputs;
         if (rejected != null && rejected.any()) {
-            for (int i = 0; i < forwards.size(); i++) {
-                Record<byte[], byte[]> r = forwards.get(i);
-                rejected.check("topic " + nodeTopics.get(nodes.get(i)), r.key(), r.value(), r.timestamp());
-            }
-            for (int i = 0; i < callSyncRecords.size(); i++) {
-                Record<byte[], byte[]> r = callSyncRecords.get(i);
-                rejected.check(callSyncTargets.get(i), r.key(), r.value(), r.timestamp());
-            }
+            rejected.check(target, r.key(), r.value(), r.timestamp());
         }
     }
-
-    /** The records of the current call for synchronous sinks, checked like its forwards, and their sinks. */
-    private final List<Record<byte[], byte[]>> callSyncRecords = new ArrayList<>(0);
-    private final List<String> callSyncTargets = new ArrayList<>(0);
-    /** The topic of each sink node the outputs are forwarded to. */
-    private final Map<String, String> nodeTopics = new HashMap<>();
 
     /** Writes of the current call to synchronous external sinks, run once the call succeeded. */
     private final List<Runnable> callSinkWrites = new ArrayList<>(0);
@@ -938,8 +918,6 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
     /** Runs one batched call with all-or-nothing effects, like {@link #runCall}. */
     private void runBatch(List<FlowMessage> messages) {
         call.beginBatch(messages);
-        callSyncRecords.clear();
-        callSyncTargets.clear();
         String what = messages.size() == 1 ? "message " + messages.get(0).messageId()
                 : "batch of " + messages.size() + " messages " + messages.get(0).messageId() + ".."
                         + messages.get(messages.size() - 1).messageId();
@@ -953,7 +931,6 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             }
             try {
                 forwards = encodeBatchOutputs(nodes);
-                checkNotRejected(forwards, nodes);
             } catch (RuntimeException e) {
                 throw new FlowProcessingException(spec.id(), "write the outputs of " + what, e);
             }
@@ -1636,12 +1613,15 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         final List<KeyCodec> keyCodecs = new ArrayList<>();
         final List<KeyCodec.Extractor> extractors = new ArrayList<>();
         final List<SinkBinding> sinks = new ArrayList<>();
+        /** Per route, what rejects its records: {@code topic <name>}, or {@code sink '<id>'} for a synchronous sink. */
+        final List<String> targets = new ArrayList<>();
 
         OutputBinding(String streamId, Schema schema, List<ComputationPlan.Route> routes) {
             this.codec = new AvroCodec(schema);
             this.routes = routes;
             for (ComputationPlan.Route r : routes) {
-                nodeTopics.put(r.sinkNode(), r.topic());
+                targets.add(r instanceof ComputationPlan.SinkRoute sr && sr.writer() != null
+                        ? "sink '" + sr.sink().id() + "'" : "topic " + r.topic());
                 if (r instanceof ComputationPlan.InternalRoute ir) {
                     KeyCodec kc = KeyCodec.of(ir.consumerGroupBy(), ir.consumerId());
                     keyCodecs.add(kc);
@@ -1669,7 +1649,9 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                     byte[] key = keyCodecs.get(i).encode(extractors.get(i).key(payload));
                     Headers headers = new RecordHeaders();
                     headers.add(FlowHeaders.META, meta);
-                    out.add(new Record<>(key, value, sts / 1_000_000L, headers));
+                    Record<byte[], byte[]> r = new Record<>(key, value, sts / 1_000_000L, headers);
+                    checkNotRejected(targets.get(i), r);
+                    out.add(r);
                     nodes.add(route.sinkNode());
                     continue;
                 }
@@ -1677,8 +1659,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                 if (sinkRoute.writer() != null) {
                     // a synchronous external sink: sent once the call succeeded, acknowledged before the epoch commits
                     Record<byte[], byte[]> r = sinkRecord(sinks.get(i), payload, id, ets, sts);
-                    callSyncRecords.add(r);
-                    callSyncTargets.add("sink '" + sinkRoute.sink().id() + "'");
+                    checkNotRejected(targets.get(i), r);
                     var writer = sinkRoute.writer();
                     int partition = context.taskId().partition();
                     callSinkWrites.add(() -> writer.write(partition, new io.flowkafka.spi.OutboxRecord(-1, id, r.key(),
@@ -1704,9 +1685,13 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                     }
                     headers.add(FlowHeaders.META, meta);
                     headers.add(io.flowkafka.internal.outbox.OutboxService.PARTITION_HEADER, outboxPartitionHeader());
-                    out.add(new Record<>(r.key(), r.value(), r.timestamp(), headers));
+                    Record<byte[], byte[]> outbox = new Record<>(r.key(), r.value(), r.timestamp(), headers);
+                    checkNotRejected(targets.get(i), outbox);
+                    out.add(outbox);
                 } else {
-                    out.add(sinkRecord(sinks.get(i), payload, id, ets, sts));
+                    Record<byte[], byte[]> r = sinkRecord(sinks.get(i), payload, id, ets, sts);
+                    checkNotRejected(targets.get(i), r);
+                    out.add(r);
                 }
                 nodes.add(route.sinkNode());
             }
