@@ -180,7 +180,100 @@ class DeadLetterIT {
                 assertThat(header(r, "flow.dlq.stage")).startsWith("write the outputs of message");
                 assertThat(header(r, "flow.dlq.topic")).isEqualTo(runtime.streamTopics("events").get(0));
                 assertThat(header(r, "flow.dlq.error.message")).contains("topic " + output
-                        + " rejected this output for good").contains("RecordTooLargeException");
+                        + " rejected this record for good").contains("RecordTooLargeException");
+            });
+        }
+    }
+
+    static final Schema NOTE = SchemaBuilder.record("Note").namespace("dlq").fields().requiredString("text").endRecord();
+
+    /**
+     * Counts per user, and keeps a note per user: the action, or for action "scribble" 20,000 random letters
+     * (the same ones on every call: a replay writes the same row), which lz4 cannot squeeze under 2000 bytes.
+     */
+    public static final class CountAndNote implements RowFunction {
+        @Override
+        public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
+            StateAccessor<GenericRecord> total = context.getState("total");
+            long n = total.get().map(t -> (Long) t.get("count")).orElse(0L) + 1;
+            GenericRecord t = new GenericData.Record(TOTAL);
+            t.put("count", n);
+            total.set(t);
+            String action = message.getPayload().get("action").toString();
+            GenericRecord note = new GenericData.Record(NOTE);
+            note.put("text", "scribble".equals(action) ? randomLetters(20_000) : action);
+            context.getState("note").set(note);
+            output.addMessage(context.createMessageBuilder("counts")
+                    .set("user", message.getPayload().get("user").toString()).set("count", n).build());
+        }
+    }
+
+    private static String randomLetters(int n) {
+        java.util.Random random = new java.util.Random(7);
+        StringBuilder big = new StringBuilder();
+        for (int i = 0; i < n; i++) {
+            big.append((char) ('a' + random.nextInt(26)));
+        }
+        return big.toString();
+    }
+
+    /**
+     * A state row the state store's changelog topic rejects for good (larger than its {@code max.message.bytes},
+     * which the producer's own limit lets through): under exactly-once the commit's transaction aborts; on the replay
+     * the call that sets that row fails, so its input goes to the dead-letter topic, its state writes and output are
+     * dropped, and the inputs before and after it are processed once each, from the state before it. Before, the task
+     * failed on every replay and the pipeline never committed again.
+     */
+    @Test
+    @Timeout(180)
+    void shouldDeadLetterTheInputOfAStateRowItsChangelogRejectsAndGoOn(KafkaCluster cluster, TestNames names)
+            throws Exception {
+        String input = names.topic("input");
+        String output = names.topic("output");
+        String pipeline = names.name("note");
+        cluster.createTopic(input, 1);
+        PipelineSpec spec = PipelineSpec.builder(pipeline)
+                .stream("raw", EVENT).stream("events", EVENT).stream("counts", COUNT)
+                .computation("read", c -> c.kind(ComputationKind.SOURCE)
+                        .source("raw", "KafkaSource", Map.of("topics", input, "format", "avro", "key_column", "user"))
+                        .outputStreamIds("events"))
+                .computation("count", c -> c.inputStreamIds("events")
+                        .groupBy("hash", ColumnType.UINT64, "farm_hash(user)").groupBy("user", ColumnType.STRING, null)
+                        .state("total", TOTAL).state("note", NOTE).processingFunction(CountAndNote::new)
+                        .outputStreamIds("counts")
+                        .sink("out", "KafkaSink", List.of("counts"), Map.of("topic", output)))
+                .build();
+        Properties pp = cluster.clientProperties();
+        pp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        pp.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        Properties props = cluster.clientProperties();
+        props.put("state.dir", Files.createTempDirectory(tempRoot, "flow-dlq").toString());
+        props.put("commit.interval.ms", "100");
+        // the topics Kafka Streams creates (the stores' changelogs) take records of at most 2000 bytes
+        props.put("topic.max.message.bytes", "2000");
+        props.put("session.timeout.ms", "300000"); // the replaced stream thread's member must leave the group
+        try (FlowRuntime runtime = FlowRuntime.create(spec, props);
+                KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(pp)) {
+            // carol's row is the last one of her key when the commit writes the rows to the changelog (an
+            // overwrite before the commit would never reach it: the store's cache writes only a key's last value)
+            send(p, input, "alice", avro("view"));
+            send(p, input, "carol", avro("scribble"));
+            send(p, input, "bob", avro("view"));
+            runtime.start();
+            List<ConsumerRecord<byte[], byte[]>> dead = readCommitted(cluster, runtime.deadLetterTopic(), 1);
+            send(p, input, "carol", avro("click"));
+            List<ConsumerRecord<byte[], byte[]>> outs = readCommitted(cluster, output, 3);
+            assertThat(outs).extracting(r -> new String(r.value(), StandardCharsets.UTF_8))
+                    .as("carol's second input counts from the state before the dead-lettered one")
+                    .containsExactlyInAnyOrder("{\"user\":\"alice\",\"count\":1}",
+                            "{\"user\":\"bob\",\"count\":1}", "{\"user\":\"carol\",\"count\":1}");
+            assertThat(dead).singleElement().satisfies(r -> {
+                assertThat(header(r, "flow.dlq.computation")).isEqualTo("count");
+                assertThat(header(r, "flow.dlq.stage")).startsWith("process message");
+                assertThat(header(r, "flow.dlq.error.message")).contains("topic " + runtime.applicationId()
+                        + "-count.state-changelog rejected this record for good")
+                        .contains("RecordTooLargeException");
+                assertThat(new String(r.value(), StandardCharsets.UTF_8)).contains("scribble");
             });
         }
     }

@@ -153,7 +153,7 @@ class SyncSinkBarrierIT {
                 assertThat(new String(r.value(), java.nio.charset.StandardCharsets.UTF_8)).contains(big);
                 assertThat(Rejections.header(r, "flow.dlq.computation")).isEqualTo("count");
                 assertThat(Rejections.header(r, "flow.dlq.error.message"))
-                        .contains("sink 'out' rejected this output for good")
+                        .contains("sink 'out' rejected this record for good")
                         .contains("RecordTooLargeException");
             });
             assertThat(runtime.state()).isEqualTo(FlowRuntime.State.RUNNING);

@@ -13,8 +13,10 @@ import org.slf4j.LoggerFactory;
  * bounds, invalid for the topic, e.g. no key on a compacted topic) is remembered in the runtime's
  * {@link RejectedOutputs}, and the task fails, since under exactly-once the transaction cannot commit. The task
  * replays from its last commit, and the input whose call produces that record again goes to the dead-letter topic
- * instead, with the reason; everything else goes on. Changelog records are not remembered (no input call writes
- * them directly), and every other failure fails the task, as Kafka Streams' default handler does.
+ * instead, with the reason; everything else goes on. This holds for outputs and for the rows of a computation's
+ * state store, whose changelog records are the rows as the function set them; a rejected record of another store
+ * (timers, watermarks) is remembered too but matches no call, so the task keeps failing, as it does for every other
+ * failure, as Kafka Streams' default handler does.
  */
 public final class RejectedOutputHandler implements ProductionExceptionHandler {
     private static final Logger LOG = LoggerFactory.getLogger(RejectedOutputHandler.class);
@@ -40,12 +42,18 @@ public final class RejectedOutputHandler implements ProductionExceptionHandler {
     @Override
     public Response handleError(ErrorHandlerContext context, ProducerRecord<byte[], byte[]> record, Exception exception) {
         RejectedOutputs r = rejected;
-        if (r != null && forGood(exception) && !changelog(record.topic())) {
+        if (r != null && forGood(exception)) {
             r.reject("topic " + record.topic(), record.key(), record.value(),
                     record.timestamp() == null ? -1L : record.timestamp(), exception);
-            LOG.warn("task {}: topic {} rejected an output for good ({}); the task restarts from its last commit, and "
-                    + "the input that produces this output again goes to the dead-letter topic", context.taskId(),
-                    record.topic(), exception.toString());
+            if (changelog(record.topic())) {
+                LOG.warn("task {}: changelog topic {} rejected a store row for good ({}); the task restarts from its "
+                        + "last commit, and the input whose call sets this row again goes to the dead-letter topic",
+                        context.taskId(), record.topic(), exception.toString());
+            } else {
+                LOG.warn("task {}: topic {} rejected an output for good ({}); the task restarts from its last commit, "
+                        + "and the input that produces this output again goes to the dead-letter topic",
+                        context.taskId(), record.topic(), exception.toString());
+            }
         }
         return Response.fail();
     }

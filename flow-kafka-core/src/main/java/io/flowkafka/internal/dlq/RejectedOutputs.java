@@ -12,16 +12,18 @@ import org.apache.kafka.common.errors.InvalidTimestampException;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Outputs a broker rejected for good (too large for the topic, a timestamp out of its bounds, a record the
+ * Records a broker rejected for good (too large for the topic, a timestamp out of its bounds, a record the
  * topic's validation refuses), remembered by where they went and their bytes, so that the input that produces
- * them again goes to the dead-letter topic instead.
+ * them again goes to the dead-letter topic instead: outputs, and state rows their store's changelog topic rejected.
  *
  * <p>Under exactly-once a rejected send aborts the whole transaction, and Kafka Streams tells the
  * production-exception handler only the record sent, not reliably which input produced it. So
  * {@link RejectedOutputHandler} records the rejected record here and fails the task; the task replays from its
- * last commit, and when a call produces the same record again ({@link #check}), the call fails before anything is
- * sent: its state writes and outputs are dropped and its input goes to the dead-letter topic with the reason, as
- * for any input that cannot be processed. A record is the same when it goes to the same target (topic, or
+ * last commit, and when a call produces the same record again ({@link #check}: an output where it is built, a state
+ * row where the function sets it), the call fails before anything is sent: its state writes and outputs are dropped
+ * and its input goes to the dead-letter topic with the reason, as for any input that cannot be processed. A state
+ * row reaches its changelog only as the last value of its key before a commit, so the call that sets that value is
+ * the one that fails on the replay. A record is the same when it goes to the same target (topic, or
  * synchronous sink) with the same key and value bytes, and, for a rejected timestamp, the same timestamp. A call
  * whose outputs differ on replay (wall-clock time in an output) is not recognised and fails the task again.
  *
@@ -47,7 +49,7 @@ public final class RejectedOutputs {
      */
     public void reject(String target, byte @Nullable [] key, byte @Nullable [] value, long timestamp,
             Throwable reason) {
-        String text = target + " rejected this output for good (" + (key == null ? 0 : key.length) + "-byte key, "
+        String text = target + " rejected this record for good (" + (key == null ? 0 : key.length) + "-byte key, "
                 + (value == null ? 0 : value.length) + "-byte value): " + reason;
         long fingerprint = fingerprint(target, key, value, aboutTimestamp(reason) ? timestamp : null);
         synchronized (order) {
@@ -66,14 +68,14 @@ public final class RejectedOutputs {
         return any;
     }
 
-    /** Throws {@link RejectedOutputException} if this record was rejected before. */
+    /** Throws {@link RejectedRecordException} if this record was rejected before. */
     public void check(String target, byte @Nullable [] key, byte @Nullable [] value, long timestamp) {
         String reason = reasons.get(fingerprint(target, key, value, null));
         if (reason == null) {
             reason = reasons.get(fingerprint(target, key, value, timestamp));
         }
         if (reason != null) {
-            throw new RejectedOutputException(reason);
+            throw new RejectedRecordException(reason);
         }
     }
 
@@ -112,14 +114,5 @@ public final class RejectedOutputs {
     @Override
     public String toString() {
         return "RejectedOutputs[any=" + any + "]";
-    }
-
-    /** An output of the current call was rejected by its topic before: the call's input is a dead letter. */
-    public static final class RejectedOutputException extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-
-        RejectedOutputException(String message) {
-            super(message);
-        }
     }
 }

@@ -197,6 +197,11 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         this.call = new CallContext(spec, states, keyCodec, plan.outputSchemas(),
                 () -> context.currentSystemTimeMs() * 1_000_000L, context.taskId().partition(), partitionCount,
                 this::inputWatermark, this::minInputWatermark);
+        this.recordLimit = io.flowkafka.internal.dlq.RecordSizeLimit.of(context.appConfigs());
+        if (store != null) {
+            call.guardStateRows(recordLimit, rejectedOutputs, "topic " + context.applicationId() + "-"
+                    + KeyStates.storeName(spec.id()) + "-changelog");
+        }
         context.schedule(java.time.Duration.ofMillis(plan.watermarks().intervalMs()),
                 org.apache.kafka.streams.processor.PunctuationType.WALL_CLOCK_TIME, now -> emitWatermarks());
         initTimers();
@@ -335,6 +340,21 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
 
     /** Outputs brokers rejected for good, shared by the runtime's tasks; null outside a FlowRuntime. */
     private io.flowkafka.internal.dlq.@Nullable RejectedOutputs rejectedOutputs;
+
+    /** The largest record Kafka Streams' producer sends. */
+    private io.flowkafka.internal.dlq.RecordSizeLimit recordLimit;
+
+    /**
+     * Fails the call if {@code r}, an output Kafka Streams' producer sends to {@code target}, is larger than the
+     * producer sends or was rejected by its topic before: its input then goes to the dead-letter topic.
+     */
+    private void checkOutput(String target, Record<byte[], byte[]> r) {
+        if (!recordLimit.fits(r.key(), r.value(), r.headers())) {
+            throw new io.flowkafka.internal.dlq.RejectedRecordException(recordLimit.tooLarge("this output to " + target,
+                    r.key(), r.value(), r.headers()));
+        }
+        checkNotRejected(target, r);
+    }
 
     /**
      * Fails the call if {@code r} was rejected by {@code target} before (see
@@ -1650,7 +1670,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                     Headers headers = new RecordHeaders();
                     headers.add(FlowHeaders.META, meta);
                     Record<byte[], byte[]> r = new Record<>(key, value, sts / 1_000_000L, headers);
-                    checkNotRejected(targets.get(i), r);
+                    checkOutput(targets.get(i), r);
                     out.add(r);
                     nodes.add(route.sinkNode());
                     continue;
@@ -1686,11 +1706,11 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                     headers.add(FlowHeaders.META, meta);
                     headers.add(io.flowkafka.internal.outbox.OutboxService.PARTITION_HEADER, outboxPartitionHeader());
                     Record<byte[], byte[]> outbox = new Record<>(r.key(), r.value(), r.timestamp(), headers);
-                    checkNotRejected(targets.get(i), outbox);
+                    checkOutput(targets.get(i), outbox);
                     out.add(outbox);
                 } else {
                     Record<byte[], byte[]> r = sinkRecord(sinks.get(i), payload, id, ets, sts);
-                    checkNotRejected(targets.get(i), r);
+                    checkOutput(targets.get(i), r);
                     out.add(r);
                 }
                 nodes.add(route.sinkNode());

@@ -31,7 +31,7 @@ class RejectedOutputsTest {
 
     private static void rejected(RejectedOutputs rejected, String target, String key, String value, long ts) {
         assertThatThrownBy(() -> ok(rejected, target, key, value, ts))
-                .isInstanceOf(RejectedOutputs.RejectedOutputException.class);
+                .isInstanceOf(RejectedRecordException.class);
     }
 
     @Test
@@ -42,8 +42,8 @@ class RejectedOutputsTest {
         rejected.reject(OUT, b("k"), b("big"), 1, new RecordTooLargeException("too large"));
         assertThat(rejected.any()).isTrue();
         assertThatThrownBy(() -> ok(rejected, OUT, "k", "big", 1))
-                .isInstanceOf(RejectedOutputs.RejectedOutputException.class)
-                .hasMessageContaining("topic out rejected this output for good (1-byte key, 3-byte value)")
+                .isInstanceOf(RejectedRecordException.class)
+                .hasMessageContaining("topic out rejected this record for good (1-byte key, 3-byte value)")
                 .hasMessageContaining("RecordTooLargeException: too large");
         rejected(rejected, OUT, "k", "big", 99); // too large at any time
         ok(rejected, OUT, "k", "ok", 1);
@@ -89,7 +89,7 @@ class RejectedOutputsTest {
     }
 
     @Test
-    void shouldRememberOnlyRejectionsForGoodOfNonChangelogRecordsAndFailTheTaskEitherWay() {
+    void shouldRememberOnlyRejectionsForGoodAndFailTheTaskEitherWay() {
         RejectedOutputs rejected = new RejectedOutputs();
         RejectedOutputHandler handler = new RejectedOutputHandler();
         handler.configure(java.util.Map.of(RejectedOutputs.CONFIG, rejected, "application.id", "app"));
@@ -99,19 +99,19 @@ class RejectedOutputsTest {
             assertThat(handler.handleError(context, new ProducerRecord<>("out", b("k"), b("v")), e).result())
                     .isEqualTo(ProductionExceptionHandler.Result.FAIL);
         }
-        assertThat(handler.handleError(context, new ProducerRecord<>("app-store-changelog", b("k"), b("v")),
-                new RecordTooLargeException()).result()).isEqualTo(ProductionExceptionHandler.Result.FAIL);
-        assertThat(rejected.any()).as("retriable, not about the record, or a changelog record").isFalse();
-        handler.handleError(context, new ProducerRecord<>("users-changelog", 0, 0L, b("k"), b("user topic")),
-                new RecordTooLargeException());
-        rejected(rejected, "topic users-changelog", "k", "user topic", 0); // a user's topic, not a changelog
+        assertThat(rejected.any()).as("retriable, or not about the record").isFalse();
+        // a state row its changelog rejected: the call that sets it again fails (CallContext checks state rows)
+        assertThat(handler.handleError(context, new ProducerRecord<>("app-count.state-changelog", 0, 0L, b("row"),
+                b("big")), new RecordTooLargeException()).result()).isEqualTo(ProductionExceptionHandler.Result.FAIL);
+        rejected(rejected, "topic app-count.state-changelog", "row", "big", 0);
+        ok(rejected, OUT, "row", "big", 0);
         for (Exception e : List.of(new RecordTooLargeException("large"), new InvalidTimestampException("old"),
                 new KafkaException("wrapped", new InvalidRecordException("no key")))) {
             String value = e.getClass().getSimpleName();
             assertThat(handler.handleError(context, new ProducerRecord<>("out", 0, 0L, b("k"), b(value)), e).result())
                     .isEqualTo(ProductionExceptionHandler.Result.FAIL);
             assertThatThrownBy(() -> ok(rejected, OUT, "k", value, 0)).as(value)
-                    .isInstanceOf(RejectedOutputs.RejectedOutputException.class);
+                    .isInstanceOf(RejectedRecordException.class);
         }
     }
 

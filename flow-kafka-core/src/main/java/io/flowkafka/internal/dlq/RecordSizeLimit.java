@@ -1,0 +1,119 @@
+package io.flowkafka.internal.dlq;
+
+import java.util.Map;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.streams.StreamsConfig;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The largest record Kafka Streams' producer sends: {@code max.request.size}, against Kafka's own upper bound of
+ * the size of a record in a batch of its own. The producer refuses a larger record before sending it, whatever the
+ * compression, and under exactly-once that refusal aborts the task's transaction; on the replay the same record is
+ * refused again. flow-kafka checks each state row and each output to a topic where it builds them, so such a record
+ * fails only the call that writes it: its input goes to the dead-letter topic with the reason, and the pipeline
+ * goes on without a restart of the task.
+ *
+ * <p>The bound is the one {@code KafkaProducer} applies (Kafka's {@code DefaultRecordBatch} and
+ * {@code DefaultRecord} size estimate, an internal API since Kafka 4.4, so repeated here): a batch header of 61
+ * bytes, at most 21 bytes of record framing, and the varint-prefixed key, value and headers.
+ */
+public final class RecordSizeLimit {
+    static final int BATCH_OVERHEAD = 61;
+    static final int MAX_RECORD_OVERHEAD = 21;
+    static final int DEFAULT_MAX_REQUEST_SIZE = 1_048_576;
+
+    private final int maxRequestSize;
+
+    RecordSizeLimit(int maxRequestSize) {
+        this.maxRequestSize = maxRequestSize;
+    }
+
+    /**
+     * The limit of the Kafka Streams producers configured by {@code configs}: {@code producer.max.request.size}, else
+     * {@code max.request.size}, else Kafka's default (1 MiB).
+     */
+    public static RecordSizeLimit of(Map<String, ?> configs) {
+        Object v = configs.get(StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG));
+        if (v == null) {
+            v = configs.get(ProducerConfig.MAX_REQUEST_SIZE_CONFIG);
+        }
+        if (v == null) {
+            return new RecordSizeLimit(DEFAULT_MAX_REQUEST_SIZE);
+        }
+        return new RecordSizeLimit(v instanceof Number n ? n.intValue() : Integer.parseInt(v.toString().trim()));
+    }
+
+    /** The producer's {@code max.request.size}. */
+    public int maxRequestSize() {
+        return maxRequestSize;
+    }
+
+    /** Whether the producer sends this record. */
+    public boolean fits(byte @Nullable [] key, byte @Nullable [] value, @Nullable Iterable<Header> headers) {
+        return sizeUpperBound(key, value, headers) <= maxRequestSize;
+    }
+
+    /** Kafka's upper bound of the size of this record in a batch of its own, as the producer checks it. */
+    public static int sizeUpperBound(byte @Nullable [] key, byte @Nullable [] value, @Nullable Iterable<Header> headers) {
+        long size = BATCH_OVERHEAD + MAX_RECORD_OVERHEAD + bytesSize(key) + bytesSize(value);
+        int count = 0;
+        long headerBytes = 0;
+        if (headers != null) {
+            for (Header h : headers) {
+                count++;
+                int keyLength = utf8Length(h.key());
+                headerBytes += varintSize(keyLength) + keyLength + bytesSize(h.value());
+            }
+        }
+        size += varintSize(count) + headerBytes;
+        return (int) Math.min(Integer.MAX_VALUE, size);
+    }
+
+    /** The UTF-8 length of {@code s}, without encoding it (a header key's size on every output). */
+    static int utf8Length(String s) {
+        int n = 0;
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c < 0x80) {
+                n++;
+            } else if (c < 0x800) {
+                n += 2;
+            } else if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+                n += 4;
+                i++;
+            } else {
+                n += 3;
+            }
+        }
+        return n;
+    }
+
+    private static int bytesSize(byte @Nullable [] b) {
+        return b == null ? varintSize(-1) : varintSize(b.length) + b.length;
+    }
+
+    /** The size of Kafka's zig-zag varint of {@code value}. */
+    static int varintSize(int value) {
+        int v = (value << 1) ^ (value >> 31);
+        int bytes = 1;
+        while ((v & 0xffffff80) != 0) {
+            bytes++;
+            v >>>= 7;
+        }
+        return bytes;
+    }
+
+    /**
+     * The reason a record does not fit, for the dead-letter topic.
+     *
+     * @param what what the record is, e.g. {@code "this output to topic t"}
+     */
+    public String tooLarge(String what, byte @Nullable [] key, byte @Nullable [] value,
+            @Nullable Iterable<Header> headers) {
+        return what + " would be a record of " + sizeUpperBound(key, value, headers) + " bytes (a "
+                + (key == null ? 0 : key.length) + "-byte key, a " + (value == null ? 0 : value.length)
+                + "-byte value), more than the producer's max.request.size of " + maxRequestSize
+                + " bytes: it can never be written";
+    }
+}

@@ -1,0 +1,117 @@
+package io.flowkafka.testing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flowkafka.api.Message;
+import io.flowkafka.api.OutputCollector;
+import io.flowkafka.api.RowFunction;
+import io.flowkafka.api.RuntimeContext;
+import io.flowkafka.spec.ColumnType;
+import io.flowkafka.spec.ComputationKind;
+import io.flowkafka.spec.PipelineSpec;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.avro.Schema;
+import org.apache.avro.SchemaBuilder;
+import org.apache.avro.generic.GenericData;
+import org.apache.avro.generic.GenericRecord;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A state row or an output larger than Kafka Streams' producer sends ({@code max.request.size}) can never be
+ * written: the call that writes it fails, its input goes to the dead-letter topic with the reason, none of its effects
+ * are kept, and the pipeline goes on (DESIGN.md: no crash of the whole pipeline for one bad record). Before, the
+ * producer refused the changelog record at the commit, the task's transaction aborted, and the replay met it again.
+ */
+class OversizedRecordsTest {
+    private static final String SOURCE_TOPIC = "pages-in";
+    private static final String SINK_TOPIC = "pages-out";
+    private static final int LIMIT = 2000;
+
+    static final Schema PAGE = SchemaBuilder.record("Page").namespace("test.big").fields()
+            .requiredString("user").requiredString("page").endRecord();
+    static final Schema LAST = SchemaBuilder.record("Last").namespace("test.big").fields()
+            .requiredString("page").endRecord();
+
+    /**
+     * Remembers each user's last page and writes it out; page {@code big-state} makes the state row 5000 bytes,
+     * {@code big-output} the output.
+     */
+    static final class Remember implements RowFunction {
+        @Override
+        public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
+            String user = message.getPayload().get("user").toString();
+            String page = message.getPayload().get("page").toString();
+            GenericRecord last = new GenericData.Record(LAST);
+            last.put("page", page.equals("big-state") ? "s".repeat(5000) : page);
+            context.getState("last").set(last);
+            output.addMessage(context.createMessageBuilder("seen").set("user", user)
+                    .set("page", page.equals("big-output") ? "o".repeat(5000) : page).build());
+        }
+    }
+
+    static PipelineSpec spec() {
+        return PipelineSpec.builder("big")
+                .stream("raw", PAGE).stream("pages", PAGE).stream("seen", PAGE)
+                .computation("read", c -> c.kind(ComputationKind.SOURCE)
+                        .source("raw", "KafkaSource", Map.of("topics", SOURCE_TOPIC))
+                        .outputStreamIds("pages"))
+                .computation("remember", c -> c.inputStreamIds("pages")
+                        .groupBy("hash", ColumnType.UINT64, "farm_hash(user)").groupBy("user", ColumnType.STRING, null)
+                        .state("last", LAST).processingFunction(Remember::new).outputStreamIds("seen")
+                        .sink("out", "KafkaSink", List.of("seen"), Map.of("topic", SINK_TOPIC, "key_column", "user")))
+                .build();
+    }
+
+    private static String page(String user, String page) {
+        return "{\"user\":\"" + user + "\",\"page\":\"" + page + "\"}";
+    }
+
+    private static FlowTestDriver driver() {
+        Properties props = new Properties();
+        props.put("producer.max.request.size", String.valueOf(LIMIT));
+        return FlowTestDriver.create(spec(), props);
+    }
+
+    @Test
+    void shouldDeadLetterTheInputOfAStateRowLargerThanTheProducerSendsAndKeepTheRowBefore() {
+        try (FlowTestDriver driver = driver()) {
+            driver.pipeSource(SOURCE_TOPIC, "alice", page("alice", "home"));
+            driver.pipeSource(SOURCE_TOPIC, "alice", page("alice", "big-state"));
+            driver.pipeSource(SOURCE_TOPIC, "alice", page("alice", "cart"));
+
+            assertThat(driver.readSinkJson(SINK_TOPIC)).containsExactly(page("alice", "home"), page("alice", "cart"));
+            assertThat(driver.readDeadLetters()).singleElement().satisfies(d -> {
+                assertThat(d.computation()).isEqualTo("remember");
+                assertThat(d.stage()).startsWith("process message ");
+                assertThat(d.errorClass()).isEqualTo("io.flowkafka.internal.dlq.RejectedRecordException");
+                assertThat(d.errorMessage()).startsWith("state 'last' of computation 'remember' (a row of its changelog "
+                        + "topic) would be a record of ").contains("5002-byte value")
+                        .contains("more than the producer's max.request.size of 2000 bytes")
+                        .contains("keep state rows small");
+            });
+            assertThat(driver.stateForPayload("remember", "last", "pages", Map.of("user", "alice", "page", "x")))
+                    .hasValueSatisfying(l -> assertThat(l.get("page").toString()).isEqualTo("cart"));
+        }
+    }
+
+    @Test
+    void shouldDeadLetterTheInputOfAnOutputLargerThanTheProducerSendsAndDropTheCallsStateWrite() {
+        try (FlowTestDriver driver = driver()) {
+            driver.pipeSource(SOURCE_TOPIC, "bob", page("bob", "home"));
+            driver.pipeSource(SOURCE_TOPIC, "bob", page("bob", "big-output"));
+
+            assertThat(driver.readSinkJson(SINK_TOPIC)).containsExactly(page("bob", "home"));
+            assertThat(driver.readDeadLetters()).singleElement().satisfies(d -> {
+                assertThat(d.computation()).isEqualTo("remember");
+                assertThat(d.stage()).startsWith("write the outputs of message ");
+                assertThat(d.errorMessage()).startsWith("this output to topic " + SINK_TOPIC + " would be a record of ")
+                        .contains("more than the producer's max.request.size of 2000 bytes: it can never be written");
+            });
+            assertThat(driver.stateForPayload("remember", "last", "pages", Map.of("user", "bob", "page", "x")))
+                    .as("the failed call's state write is dropped")
+                    .hasValueSatisfying(l -> assertThat(l.get("page").toString()).isEqualTo("home"));
+        }
+    }
+}
