@@ -96,6 +96,39 @@ class OversizedRecordsTest {
         }
     }
 
+    /**
+     * An input larger than the producer sends (its source topic takes larger records) fails where the source writes
+     * it on; its dead letter, too large as well, goes without the input's value, saying so, instead of failing the
+     * task on every replay.
+     */
+    @Test
+    void shouldDeadLetterAnInputTooLargeToCopyWithoutItsValue() {
+        try (FlowTestDriver driver = driver()) {
+            String huge = page("dave", "x".repeat(5000));
+            driver.pipeSource(SOURCE_TOPIC, "dave", huge);
+            driver.pipeSource(SOURCE_TOPIC, "dave", page("dave", "home"));
+
+            assertThat(driver.readSinkJson(SINK_TOPIC)).containsExactly(page("dave", "home"));
+            var dead = driver.readTopic("big.dlq");
+            assertThat(dead).singleElement().satisfies(r -> {
+                assertThat(r.value()).as("left out").isNull();
+                assertThat(new String(r.key(), java.nio.charset.StandardCharsets.UTF_8)).isEqualTo("dave");
+                assertThat(header(r, "flow.dlq.computation")).isEqualTo("read");
+                assertThat(header(r, "flow.dlq.error.message")).startsWith("this output to topic big.pages would be a "
+                        + "record of ");
+                assertThat(header(r, "flow.dlq.offset")).isEqualTo("0");
+                assertThat(header(r, "flow.dlq.omitted")).startsWith("the input's value (" + huge.length()
+                        + " bytes): the dead letter would be a record of ")
+                        .contains("more than the producer's max.request.size of 2000 bytes");
+            });
+        }
+    }
+
+    private static String header(org.apache.kafka.streams.test.TestRecord<byte[], byte[]> r, String key) {
+        var h = r.headers().lastHeader(key);
+        return h == null ? null : new String(h.value(), java.nio.charset.StandardCharsets.UTF_8);
+    }
+
     @Test
     void shouldDeadLetterTheInputOfAnOutputLargerThanTheProducerSendsAndDropTheCallsStateWrite() {
         try (FlowTestDriver driver = driver()) {

@@ -278,6 +278,55 @@ class DeadLetterIT {
         }
     }
 
+    /**
+     * A dead letter its topic rejects (an undecodable input larger than the dead-letter topic's
+     * {@code max.message.bytes}): the task's transaction aborts; on the replay the dead letter goes without the
+     * input's value, with the reason in {@code flow.dlq.omitted}, and the inputs before and after it are processed
+     * once each. Before, the same dead letter was rejected on every replay and nothing was committed again.
+     */
+    @Test
+    @Timeout(180)
+    void shouldDeadLetterAnInputTheDeadLetterTopicCannotTakeWithoutItsValue(KafkaCluster cluster, TestNames names)
+            throws Exception {
+        String input = names.topic("input");
+        String output = names.topic("output");
+        String pipeline = names.name("huge");
+        cluster.createTopic(input, 1);
+        cluster.createTopic(pipeline + ".dlq", 1, Map.of("max.message.bytes", "2000"));
+        PipelineSpec spec = countPipeline(pipeline, input, output);
+        byte[] garbage = randomLetters(20_000).getBytes(StandardCharsets.UTF_8); // not Avro, and incompressible
+        Properties pp = cluster.clientProperties();
+        pp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        pp.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        try (KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(pp)) {
+            send(p, input, "alice", avro("view"));
+            send(p, input, "alice", garbage);
+            send(p, input, "bob", avro("view"));
+        }
+        Properties props = cluster.clientProperties();
+        props.put("state.dir", Files.createTempDirectory(tempRoot, "flow-dlq").toString());
+        props.put("commit.interval.ms", "100");
+        props.put("session.timeout.ms", "300000"); // the replaced stream thread's member must leave the group
+        try (FlowRuntime runtime = FlowRuntime.create(spec, props)) {
+            assertThat(runtime.deadLetterTopic()).isEqualTo(pipeline + ".dlq");
+            runtime.start();
+            List<ConsumerRecord<byte[], byte[]>> outs = readCommitted(cluster, output, 2);
+            assertThat(outs).extracting(r -> new String(r.value(), StandardCharsets.UTF_8))
+                    .containsExactlyInAnyOrder("{\"user\":\"alice\",\"count\":1}", "{\"user\":\"bob\",\"count\":1}");
+            List<ConsumerRecord<byte[], byte[]>> dead = readCommitted(cluster, runtime.deadLetterTopic(), 1);
+            assertThat(dead).singleElement().satisfies(r -> {
+                assertThat(r.value()).as("left out").isNull();
+                assertThat(new String(r.key(), StandardCharsets.UTF_8)).isEqualTo("alice");
+                assertThat(header(r, "flow.dlq.computation")).isEqualTo("read");
+                assertThat(header(r, "flow.dlq.error.message")).contains("not Avro");
+                assertThat(header(r, "flow.dlq.topic")).isEqualTo(input);
+                assertThat(header(r, "flow.dlq.offset")).isEqualTo("1");
+                assertThat(header(r, "flow.dlq.omitted")).startsWith("the input's value (20000 bytes): topic "
+                        + pipeline + ".dlq rejected this record for good").contains("RecordTooLargeException");
+            });
+        }
+    }
+
     /** Source {@code input} (Avro, user from the key) -> count per user ({@link CountOrBoom}) -> KafkaSink {@code output}. */
     private static PipelineSpec countPipeline(String pipeline, String input, String output) {
         return PipelineSpec.builder(pipeline)

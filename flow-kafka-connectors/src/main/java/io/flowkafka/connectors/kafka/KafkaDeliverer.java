@@ -283,8 +283,29 @@ final class KafkaDeliverer implements OutboxDeliverer {
         headers.add("flow.dlq.message_id", utf8(r.messageId().toString()));
         headers.add("flow.dlq.outbox_offset", utf8(Long.toString(r.offset())));
         try {
-            deadLetters.send(new ProducerRecord<>(context.deadLetterTopic(), null, r.timestampMs(), r.key(), r.value(),
-                    headers)).get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            try {
+                deadLetters.send(new ProducerRecord<>(context.deadLetterTopic(), null, r.timestampMs(), r.key(),
+                        r.value(), headers)).get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (ExecutionException | KafkaException e) {
+                Throwable tooMuch = OutboxDeliveryException.recordRejection(e);
+                if (tooMuch == null) {
+                    throw e;
+                }
+                // the dead-letter topic cannot take the record either (it was rejected for its size, most likely):
+                // write the dead letter without the record's bytes, saying so, rather than retry it for ever
+                org.apache.kafka.common.header.internals.RecordHeaders bare =
+                        new org.apache.kafka.common.header.internals.RecordHeaders();
+                headers.forEach(h -> {
+                    if (h.key().startsWith("flow.dlq.")) {
+                        bare.add(h);
+                    }
+                });
+                bare.add(OMITTED_HEADER, utf8("the record's key (" + length(r.key()) + " bytes), value ("
+                        + length(r.value()) + " bytes) and headers: the dead-letter topic rejected them too: "
+                        + tooMuch + "; the record is at flow.dlq.outbox_offset of the sink's outbox while it keeps it"));
+                deadLetters.send(new ProducerRecord<>(context.deadLetterTopic(), null, r.timestampMs(), null, null,
+                        bare)).get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new OutboxDeliveryException(sinkName() + ": interrupted", e);
@@ -294,6 +315,13 @@ final class KafkaDeliverer implements OutboxDeliverer {
         }
         LOG.warn("{}: the target rejected outbox offset {} (message id {}) for good ({}); it went to the dead-letter "
                 + "topic {}", sinkName(), r.offset(), r.messageId(), reason, context.deadLetterTopic());
+    }
+
+    /** The header naming what a dead letter leaves out, and why (as the pipeline's own dead letters). */
+    static final String OMITTED_HEADER = "flow.dlq.omitted";
+
+    private static int length(byte @Nullable [] b) {
+        return b == null ? 0 : b.length;
     }
 
     private static byte[] utf8(String s) {

@@ -40,21 +40,36 @@ class TKafkaSinkRejectedIT {
     @Timeout(240)
     void shouldDeadLetterARecordTheTargetRejectsAndDeliverTheRestExactlyOnce(KafkaCluster cluster, TestNames names)
             throws Exception {
-        run(cluster, names, Map.of());
+        run(cluster, names, Map.of(), false);
     }
 
     @Test
     @Timeout(240)
     void shouldDeadLetterARecordTheTargetRejectsAtLeastOnceToo(KafkaCluster cluster, TestNames names) throws Exception {
-        run(cluster, names, Map.of("delivery_guarantee", "at_least_once"));
+        run(cluster, names, Map.of("delivery_guarantee", "at_least_once"), false);
     }
 
-    private static void run(KafkaCluster cluster, TestNames names, Map<String, Object> sinkParameters)
+    /**
+     * The dead-letter topic cannot take the rejected record either: the dead letter goes without the record's bytes,
+     * saying so in {@code flow.dlq.omitted}, instead of the sink retrying it for ever.
+     */
+    @Test
+    @Timeout(240)
+    void shouldDeadLetterARecordTheDeadLetterTopicRejectsTooWithoutItsBytes(KafkaCluster cluster, TestNames names)
             throws Exception {
+        run(cluster, names, Map.of(), true);
+    }
+
+    private static void run(KafkaCluster cluster, TestNames names, Map<String, Object> sinkParameters,
+            boolean deadLettersLimited) throws Exception {
         String input = names.topic("input");
         String output = names.topic("output");
         cluster.createTopic(input, 1);
         cluster.createTopic(output, 1, Map.of("max.message.bytes", "2000"));
+        String pipeline = names.name("tr");
+        if (deadLettersLimited) {
+            cluster.createTopic(pipeline + ".dlq", 1, Map.of("max.message.bytes", "2000"));
+        }
         String big = Rejections.incompressible(13);
         Properties pp = cluster.clientProperties();
         pp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
@@ -68,7 +83,7 @@ class TKafkaSinkRejectedIT {
         Properties props = cluster.clientProperties();
         props.put("state.dir", Files.createTempDirectory(tempRoot, "tkafka-rejected").toString());
         props.put("commit.interval.ms", "100");
-        try (FlowRuntime runtime = FlowRuntime.create(OutboxPipeline.spec(names.name("tr"), input, output,
+        try (FlowRuntime runtime = FlowRuntime.create(OutboxPipeline.spec(pipeline, input, output,
                 sinkParameters), props);
                 KafkaConsumer<byte[], byte[]> out = Rejections.reader(cluster, output);
                 KafkaConsumer<byte[], byte[]> dead = Rejections.reader(cluster, runtime.deadLetterTopic())) {
@@ -85,6 +100,16 @@ class TKafkaSinkRejectedIT {
             dead.poll(Duration.ofMillis(500)).forEach(dlq::add);
             assertThat(ids).as("each once, in order; e2 never").containsExactly("e1", "e3");
             assertThat(dlq).singleElement().satisfies(r -> {
+                if (deadLettersLimited) {
+                    assertThat(r.key()).isNull();
+                    assertThat(r.value()).isNull();
+                    assertThat(Rejections.header(r, "flow.dlq.omitted")).startsWith("the record's key (2 bytes), value (")
+                            .contains("the dead-letter topic rejected them too").contains("RecordTooLargeException");
+                    assertThat(Rejections.header(r, "flow.dlq.error.message"))
+                            .contains("the target rejected this record for good");
+                    assertThat(Rejections.header(r, "flow.dlq.outbox_offset")).isNotBlank();
+                    return;
+                }
                 assertThat(new String(r.key(), StandardCharsets.UTF_8)).isEqualTo("e2");
                 assertThat(new String(r.value(), StandardCharsets.UTF_8)).contains(big);
                 assertThat(Rejections.header(r, "flow.dlq.computation")).isEqualTo("count");

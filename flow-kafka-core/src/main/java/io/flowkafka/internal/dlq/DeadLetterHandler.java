@@ -9,6 +9,7 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.streams.errors.ErrorHandlerContext;
 import org.apache.kafka.streams.errors.ProcessingExceptionHandler;
 import org.apache.kafka.streams.processor.api.Record;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -23,7 +24,8 @@ import org.slf4j.LoggerFactory;
  * <p>Headers added: {@code flow.dlq.error.class}, {@code flow.dlq.error.message},
  * {@code flow.dlq.computation}, {@code flow.dlq.stage}, {@code flow.dlq.topic},
  * {@code flow.dlq.partition}, {@code flow.dlq.offset}, {@code flow.dlq.task}; the original
- * headers are kept.
+ * headers are kept. A dead letter that could not be written whole goes without the input's bytes
+ * ({@link DeadLetterFit}).
  *
  * <p>Configured by Kafka Streams from its properties; thread-safe (stateless after configure).
  */
@@ -36,6 +38,8 @@ public final class DeadLetterHandler implements ProcessingExceptionHandler {
 
     private String topic = "dlq";
     private boolean enabled = true;
+    private RecordSizeLimit limit = RecordSizeLimit.of(Map.of());
+    private @Nullable RejectedOutputs rejected;
 
     @Override
     public void configure(Map<String, ?> configs) {
@@ -47,6 +51,9 @@ public final class DeadLetterHandler implements ProcessingExceptionHandler {
         if (e != null) {
             enabled = Boolean.parseBoolean(e.toString());
         }
+        limit = RecordSizeLimit.of(configs);
+        Object r = configs.get(RejectedOutputs.CONFIG);
+        rejected = r instanceof RejectedOutputs ro ? ro : null;
     }
 
     @Override
@@ -96,8 +103,10 @@ public final class DeadLetterHandler implements ProcessingExceptionHandler {
         put(headers, "flow.dlq.partition", String.valueOf(context.partition()));
         put(headers, "flow.dlq.offset", String.valueOf(context.offset()));
         put(headers, "flow.dlq.task", String.valueOf(context.taskId()));
-        ProducerRecord<byte[], byte[]> dead = new ProducerRecord<>(topic, null, null,
-                context.sourceRawKey(), context.sourceRawValue(), headers);
+        DeadLetterFit.Letter letter = DeadLetterFit.fit(limit, rejected, topic, context.sourceRawKey(),
+                context.sourceRawValue(), headers);
+        ProducerRecord<byte[], byte[]> dead = new ProducerRecord<>(topic, null, null, letter.key(), letter.value(),
+                letter.headers());
         return Response.resume(List.of(dead));
     }
 

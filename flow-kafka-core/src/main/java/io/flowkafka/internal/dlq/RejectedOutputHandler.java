@@ -16,13 +16,15 @@ import org.slf4j.LoggerFactory;
  * instead, with the reason; everything else goes on. This holds for outputs and for the rows of a computation's
  * state store, whose changelog records are the rows as the function set them; a rejected record of another store
  * (timers, watermarks) is remembered too but matches no call, so the task keeps failing, as it does for every other
- * failure, as Kafka Streams' default handler does.
+ * failure, as Kafka Streams' default handler does. A dead letter its topic rejects goes again without the input's
+ * bytes ({@link DeadLetterFit}).
  */
 public final class RejectedOutputHandler implements ProductionExceptionHandler {
     private static final Logger LOG = LoggerFactory.getLogger(RejectedOutputHandler.class);
 
     private @Nullable RejectedOutputs rejected;
     private String changelogPrefix = "\u0000";
+    private @Nullable String deadLetterTopic;
 
     @Override
     public void configure(Map<String, ?> configs) {
@@ -32,6 +34,8 @@ public final class RejectedOutputHandler implements ProductionExceptionHandler {
         if (app != null) {
             changelogPrefix = app + "-";
         }
+        Object dlq = configs.get(DeadLetterHandler.TOPIC_CONFIG);
+        deadLetterTopic = dlq == null ? null : dlq.toString();
     }
 
     /** Kafka Streams' changelog topics are {@code <application.id>-<store>-changelog}. */
@@ -45,7 +49,11 @@ public final class RejectedOutputHandler implements ProductionExceptionHandler {
         if (r != null && forGood(exception)) {
             r.reject("topic " + record.topic(), record.key(), record.value(),
                     record.timestamp() == null ? -1L : record.timestamp(), exception);
-            if (changelog(record.topic())) {
+            if (record.topic().equals(deadLetterTopic)) {
+                LOG.warn("task {}: the dead-letter topic {} rejected a dead letter for good ({}); the task restarts from "
+                        + "its last commit, and the dead letter goes again without the input's bytes", context.taskId(),
+                        record.topic(), exception.toString());
+            } else if (changelog(record.topic())) {
                 LOG.warn("task {}: changelog topic {} rejected a store row for good ({}); the task restarts from its "
                         + "last commit, and the input whose call sets this row again goes to the dead-letter topic",
                         context.taskId(), record.topic(), exception.toString());

@@ -70,13 +70,19 @@ public final class RejectedOutputs {
 
     /** Throws {@link RejectedRecordException} if this record was rejected before. */
     public void check(String target, byte @Nullable [] key, byte @Nullable [] value, long timestamp) {
-        String reason = reasons.get(fingerprint(target, key, value, null));
-        if (reason == null) {
-            reason = reasons.get(fingerprint(target, key, value, timestamp));
-        }
+        String reason = reason(target, key, value, timestamp);
         if (reason != null) {
             throw new RejectedRecordException(reason);
         }
+    }
+
+    /** Why {@code target} rejected this record before; null if it did not. */
+    public @Nullable String reason(String target, byte @Nullable [] key, byte @Nullable [] value, long timestamp) {
+        if (!any) {
+            return null;
+        }
+        String reason = reasons.get(fingerprint(target, key, value, null));
+        return reason != null ? reason : reasons.get(fingerprint(target, key, value, timestamp));
     }
 
     /** Whether a rejection is about the record's timestamp: then only the same timestamp is rejected again. */

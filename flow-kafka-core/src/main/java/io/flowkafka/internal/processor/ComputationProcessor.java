@@ -198,6 +198,8 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                 () -> context.currentSystemTimeMs() * 1_000_000L, context.taskId().partition(), partitionCount,
                 this::inputWatermark, this::minInputWatermark);
         this.recordLimit = io.flowkafka.internal.dlq.RecordSizeLimit.of(context.appConfigs());
+        this.deadLetterTopic = String.valueOf(context.appConfigs().getOrDefault(
+                io.flowkafka.internal.dlq.DeadLetterHandler.TOPIC_CONFIG, "dlq"));
         if (store != null) {
             call.guardStateRows(recordLimit, rejectedOutputs, "topic " + context.applicationId() + "-"
                     + KeyStates.storeName(spec.id()) + "-changelog");
@@ -343,6 +345,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
 
     /** The largest record Kafka Streams' producer sends. */
     private io.flowkafka.internal.dlq.RecordSizeLimit recordLimit;
+    private String deadLetterTopic = "dlq";
 
     /**
      * Fails the call if {@code r}, an output Kafka Streams' producer sends to {@code target}, is larger than the
@@ -622,7 +625,10 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         extra.forEach((k, v) -> h.add(k, v.getBytes(StandardCharsets.UTF_8)));
         org.slf4j.LoggerFactory.getLogger(ComputationProcessor.class).warn(
                 "computation '{}' failed to process {}: {}; sent to the dead-letter topic", spec.id(), what, cause.toString());
-        context.forward(new Record<>(key, value, context.currentSystemTimeMs(), h), plan.deadLetterNode());
+        var letter = io.flowkafka.internal.dlq.DeadLetterFit.fit(recordLimit, rejectedOutputs, deadLetterTopic, key,
+                value, h);
+        context.forward(new Record<>(letter.key(), letter.value(), context.currentSystemTimeMs(), letter.headers()),
+                plan.deadLetterNode());
     }
 
     /** Whether event- or system-time timers are pending (they hold completion; real-time ones do not). */

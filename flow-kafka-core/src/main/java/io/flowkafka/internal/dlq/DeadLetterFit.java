@@ -1,0 +1,97 @@
+package io.flowkafka.internal.dlq;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Makes a dead letter writable. A dead letter copies its input's key, value and headers, and an input can be larger
+ * than the dead-letter topic takes: a source topic with a larger {@code max.message.bytes}, or an input whose output
+ * was too large because the input was. A dead letter the producer or the broker refuses fails the task, whose replay
+ * sends the same dead letter again: the pipeline would stop on the very record the dead-letter topic is for. So a
+ * dead letter larger than the producer sends ({@link RecordSizeLimit}), or whose bytes the dead-letter topic rejected
+ * before ({@link RejectedOutputs}, remembered by {@link RejectedOutputHandler}), leaves out the input's value; if that
+ * is not enough, its key and the input's headers; if that is not enough, most of the error message. Its
+ * {@code flow.dlq.*} headers still say why the input failed and where it is (topic, partition, offset), and
+ * {@value #OMITTED_HEADER} says what was left out and why.
+ */
+public final class DeadLetterFit {
+    /** The header naming what a dead letter leaves out of its input, and why. */
+    public static final String OMITTED_HEADER = "flow.dlq.omitted";
+    static final int MESSAGE_KEPT = 1000;
+
+    private DeadLetterFit() {
+    }
+
+    /** A dead letter as it is written. */
+    public record Letter(byte @Nullable [] key, byte @Nullable [] value, Headers headers) {
+    }
+
+    /**
+     * The dead letter to write to {@code topic}: the one given if it can be written, else the first of the smaller
+     * ones above that can (the last one when none can).
+     *
+     * @param headers the input's headers followed by the {@code flow.dlq.*} ones
+     */
+    public static Letter fit(RecordSizeLimit limit, @Nullable RejectedOutputs rejected, String topic,
+            byte @Nullable [] key, byte @Nullable [] value, Headers headers) {
+        String why = unwritable(limit, rejected, topic, key, value, headers);
+        if (why == null) {
+            return new Letter(key, value, headers);
+        }
+        String where = "; the input is at flow.dlq.topic, flow.dlq.partition and flow.dlq.offset while the topic "
+                + "keeps it";
+        Headers noValue = copy(headers, false);
+        noValue.add(OMITTED_HEADER, utf8("the input's value (" + length(value) + " bytes): " + why + where));
+        String again = unwritable(limit, rejected, topic, key, null, noValue);
+        if (again == null) {
+            return new Letter(key, null, noValue);
+        }
+        Headers bare = copy(headers, true);
+        bare.add(OMITTED_HEADER, utf8("the input's key (" + length(key) + " bytes), value (" + length(value)
+                + " bytes) and headers: " + why + where));
+        if (unwritable(limit, rejected, topic, null, null, bare) == null) {
+            return new Letter(null, null, bare);
+        }
+        Header message = bare.lastHeader("flow.dlq.error.message");
+        if (message != null && message.value() != null && message.value().length > MESSAGE_KEPT) {
+            String text = new String(message.value(), StandardCharsets.UTF_8);
+            bare.remove("flow.dlq.error.message");
+            bare.add("flow.dlq.error.message", utf8(text.substring(0, Math.min(text.length(), MESSAGE_KEPT))
+                    + "... (" + message.value().length + " bytes in all)"));
+        }
+        return new Letter(null, null, bare);
+    }
+
+    private static @Nullable String unwritable(RecordSizeLimit limit, @Nullable RejectedOutputs rejected, String topic,
+            byte @Nullable [] key, byte @Nullable [] value, Headers headers) {
+        if (!limit.fits(key, value, headers)) {
+            return "the dead letter would be a record of " + RecordSizeLimit.sizeUpperBound(key, value, headers)
+                    + " bytes, more than the producer's max.request.size of " + limit.maxRequestSize() + " bytes";
+        }
+        return rejected == null ? null : rejected.reason("topic " + topic, key, value, -1L);
+    }
+
+    /** The headers, all of them or only flow-kafka's dead-letter ones. */
+    private static Headers copy(Headers headers, boolean deadLetterOnly) {
+        List<Header> kept = new ArrayList<>();
+        for (Header h : headers) {
+            if (!deadLetterOnly || h.key().startsWith("flow.dlq.")) {
+                kept.add(h);
+            }
+        }
+        return new RecordHeaders(kept);
+    }
+
+    private static int length(byte @Nullable [] b) {
+        return b == null ? 0 : b.length;
+    }
+
+    private static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+}
