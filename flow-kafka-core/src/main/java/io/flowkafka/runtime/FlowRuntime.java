@@ -311,6 +311,11 @@ public final class FlowRuntime implements AutoCloseable {
         compiled.finiteSources().markDone(new org.apache.kafka.common.TopicPartition(topic, partition));
     }
 
+    /** Tests: the finite sources' bounds, which a real start reads from the broker before the tasks start. */
+    io.flowkafka.internal.watermarks.FiniteSources finiteSources() {
+        return compiled.finiteSources();
+    }
+
     /** The current dynamic settings of a key-visitor stream. */
     public io.flowkafka.spec.KeyVisitorSettings keyVisitorSettings(String computation, String visitorStream) {
         return dynamicSpec.keyVisitor(computation, visitorStream);

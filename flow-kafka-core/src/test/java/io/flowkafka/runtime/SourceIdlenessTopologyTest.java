@@ -161,6 +161,39 @@ class SourceIdlenessTopologyTest {
         }
     }
 
+    /**
+     * The task's own "read up to the bound": a finite partition whose last record below its bound the task has
+     * processed no longer holds its idleness, though its consumer knows of records after the bound (written since
+     * the runtime read the bounds at start), which the task will drop.
+     */
+    @Test
+    void shouldNotLetRecordsWaitingBeyondAFiniteBoundTheTaskHasReachedHoldItsIdleness() {
+        TopicPartition finite = new TopicPartition("idle-finite", 0);
+        PipelineSpec spec = pipeline(List.of("raw", "raw_finite"), c -> byId(c)
+                .processingFunction(Ignore::new)
+                .source("raw", "KafkaSource", Map.of("topics", "idle-in", "key_partitioned", true))
+                .source("raw_finite", "KafkaSource", Map.of("topics", "idle-finite", "key_partitioned", true,
+                        "finite", true)));
+        FlowRuntime runtime = FlowRuntime.create(spec, props());
+        runtime.finiteSources().bound(finite, 2); // as read at start: offsets 0 and 1 are the source's records
+        try (TopologyTestDriver driver = new TopologyTestDriver(runtime.topology(), runtime.streamsProperties(), START)) {
+            TestOutputTopic<byte[], byte[]> events = events(driver);
+            TestInputTopic<String, String> finiteIn = driver.createInputTopic("idle-finite", new StringSerializer(),
+                    new StringSerializer());
+            pipeOneRecord(driver);
+            finiteIn.pipeInput(new TestRecord<>("b", "{\"id\":\"b\",\"ts\":1000}", START));
+            runtime.sourceIdleness().recordsWaiting(finite, true);
+            driver.advanceWallClockTime(IDLE.multipliedBy(2));
+            assertThat(idleFlags(events)).as("records waiting in the finite source below its bound").isNotEmpty()
+                    .containsOnly(false);
+
+            // the record at bound - 1: the task has read the source to its end
+            finiteIn.pipeInput(new TestRecord<>("c", "{\"id\":\"c\",\"ts\":1001}", START.plus(IDLE.multipliedBy(2))));
+            driver.advanceWallClockTime(IDLE.multipliedBy(2));
+            assertThat(idleFlags(events)).as("records waiting only beyond the bound").contains(true);
+        }
+    }
+
     /** The idle flags of the source's control records written since the last call. */
     private List<Boolean> idleFlags(TestOutputTopic<byte[], byte[]> topic) {
         return topic.readRecordsToList().stream().filter(r -> FlowHeaders.isControl(r.headers()))

@@ -44,8 +44,17 @@ class OversizedRecordsTest {
             String user = message.getPayload().get("user").toString();
             String page = message.getPayload().get("page").toString();
             GenericRecord last = new GenericData.Record(LAST);
-            last.put("page", page.equals("big-state") ? "s".repeat(5000) : page);
-            context.getState("last").set(last);
+            last.put("page", page.equals("big-state") || page.equals("big-then-small") ? "s".repeat(5000) : page);
+            try {
+                context.getState("last").set(last);
+            } catch (RuntimeException e) {
+                // a function that swallows failures must not make an oversized row disappear silently
+                last.put("page", "swallowed: " + e.getMessage());
+            }
+            if (page.equals("big-then-small")) {
+                last.put("page", "small");
+                context.getState("last").set(last); // what the call writes: its last value
+            }
             output.addMessage(context.createMessageBuilder("seen").set("user", user)
                     .set("page", page.equals("big-output") ? "o".repeat(5000) : page).build());
         }
@@ -84,7 +93,7 @@ class OversizedRecordsTest {
             assertThat(driver.readSinkJson(SINK_TOPIC)).containsExactly(page("alice", "home"), page("alice", "cart"));
             assertThat(driver.readDeadLetters()).singleElement().satisfies(d -> {
                 assertThat(d.computation()).isEqualTo("remember");
-                assertThat(d.stage()).startsWith("process message ");
+                assertThat(d.stage()).startsWith("write the state of message ");
                 assertThat(d.errorClass()).isEqualTo("io.flowkafka.internal.dlq.RejectedRecordException");
                 assertThat(d.errorMessage()).startsWith("state 'last' of computation 'remember' (a row of its changelog "
                         + "topic) would be a record of ").contains("5002-byte value")
@@ -127,6 +136,18 @@ class OversizedRecordsTest {
     private static String header(org.apache.kafka.streams.test.TestRecord<byte[], byte[]> r, String key) {
         var h = r.headers().lastHeader(key);
         return h == null ? null : new String(h.value(), java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    /** What counts is the row a call writes, its last value for the key, not one it overwrote. */
+    @Test
+    void shouldWriteARowThatWasLargeOnlyInTheMiddleOfTheCall() {
+        try (FlowTestDriver driver = driver()) {
+            driver.pipeSource(SOURCE_TOPIC, "erin", page("erin", "big-then-small"));
+            assertThat(driver.readDeadLetters()).isEmpty();
+            assertThat(driver.readSinkJson(SINK_TOPIC)).containsExactly(page("erin", "big-then-small"));
+            assertThat(driver.stateForPayload("remember", "last", "pages", Map.of("user", "erin", "page", "x")))
+                    .hasValueSatisfying(l -> assertThat(l.get("page").toString()).isEqualTo("small"));
+        }
     }
 
     @Test

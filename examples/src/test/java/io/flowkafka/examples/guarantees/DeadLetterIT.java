@@ -269,7 +269,7 @@ class DeadLetterIT {
                             "{\"user\":\"bob\",\"count\":1}", "{\"user\":\"carol\",\"count\":1}");
             assertThat(dead).singleElement().satisfies(r -> {
                 assertThat(header(r, "flow.dlq.computation")).isEqualTo("count");
-                assertThat(header(r, "flow.dlq.stage")).startsWith("process message");
+                assertThat(header(r, "flow.dlq.stage")).startsWith("write the state of message");
                 assertThat(header(r, "flow.dlq.error.message")).contains("topic " + runtime.applicationId()
                         + "-count.state-changelog rejected this record for good")
                         .contains("RecordTooLargeException");

@@ -301,10 +301,13 @@ final class KafkaDeliverer implements OutboxDeliverer {
                     }
                 });
                 bare.add(OMITTED_HEADER, utf8("the record's key (" + length(r.key()) + " bytes), value ("
-                        + length(r.value()) + " bytes) and headers: the dead-letter topic rejected them too: "
-                        + tooMuch + "; the record is at flow.dlq.outbox_offset of the sink's outbox while it keeps it"));
-                deadLetters.send(new ProducerRecord<>(context.deadLetterTopic(), null, r.timestampMs(), null, null,
-                        bare)).get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+                        + length(r.value()) + " bytes), headers and timestamp: the dead-letter topic rejected them "
+                        + "too: " + tooMuch + "; the record is at flow.dlq.outbox_offset of the sink's outbox while "
+                        + "it keeps it"));
+                bare.add("flow.dlq.timestamp", utf8(Long.toString(r.timestampMs())));
+                // the producer's time, not the record's: the topic may have rejected the record for its timestamp
+                deadLetters.send(new ProducerRecord<>(context.deadLetterTopic(), null, null, null, null, bare))
+                        .get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

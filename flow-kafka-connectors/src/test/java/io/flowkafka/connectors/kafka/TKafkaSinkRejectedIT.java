@@ -105,6 +105,7 @@ class TKafkaSinkRejectedIT {
                     assertThat(r.value()).isNull();
                     assertThat(Rejections.header(r, "flow.dlq.omitted")).startsWith("the record's key (2 bytes), value (")
                             .contains("the dead-letter topic rejected them too").contains("RecordTooLargeException");
+                    assertThat(Rejections.header(r, "flow.dlq.timestamp")).isNotBlank();
                     assertThat(Rejections.header(r, "flow.dlq.error.message"))
                             .contains("the target rejected this record for good");
                     assertThat(Rejections.header(r, "flow.dlq.outbox_offset")).isNotBlank();

@@ -14,10 +14,10 @@ import org.jspecify.annotations.Nullable;
  * was too large because the input was. A dead letter the producer or the broker refuses fails the task, whose replay
  * sends the same dead letter again: the pipeline would stop on the very record the dead-letter topic is for. So a
  * dead letter larger than the producer sends ({@link RecordSizeLimit}), or whose bytes the dead-letter topic rejected
- * before ({@link RejectedOutputs}, remembered by {@link RejectedOutputHandler}), leaves out the input's value; if that
- * is not enough, its key and the input's headers; if that is not enough, most of the error message. Its
- * {@code flow.dlq.*} headers still say why the input failed and where it is (topic, partition, offset), and
- * {@value #OMITTED_HEADER} says what was left out and why.
+ * before ({@link RejectedOutputs}, remembered by {@link RejectedOutputHandler}), first cuts a long error message to
+ * its start; if that is not enough, leaves out the input's value; if that is not enough, its key and the input's
+ * headers too. Its {@code flow.dlq.*} headers still say why the input failed and, for a message input, where it
+ * is (topic, partition, offset), and {@value #OMITTED_HEADER} says what was left out and why.
  */
 public final class DeadLetterFit {
     /** The header naming what a dead letter leaves out of its input, and why. */
@@ -43,35 +43,45 @@ public final class DeadLetterFit {
         if (why == null) {
             return new Letter(key, value, headers);
         }
-        String where = "; the input is at flow.dlq.topic, flow.dlq.partition and flow.dlq.offset while the topic "
-                + "keeps it";
-        Headers noValue = copy(headers, false);
+        // a long error message first: it is the likely culprit when the input is small (a timer's, a visit's)
+        Headers cut = cutMessage(headers);
+        if (cut != null && unwritable(limit, rejected, topic, key, value, cut) == null) {
+            return new Letter(key, value, cut);
+        }
+        Headers base = cut != null ? cut : headers;
+        String where = base.lastHeader("flow.dlq.offset") != null
+                ? "; the input is at flow.dlq.topic, flow.dlq.partition and flow.dlq.offset while that topic keeps it"
+                : "; it is kept nowhere else";
+        Headers noValue = copy(base, false);
         noValue.add(OMITTED_HEADER, utf8("the input's value (" + length(value) + " bytes): " + why + where));
-        String again = unwritable(limit, rejected, topic, key, null, noValue);
-        if (again == null) {
+        if (unwritable(limit, rejected, topic, key, null, noValue) == null) {
             return new Letter(key, null, noValue);
         }
-        Headers bare = copy(headers, true);
+        Headers bare = copy(base, true);
         bare.add(OMITTED_HEADER, utf8("the input's key (" + length(key) + " bytes), value (" + length(value)
                 + " bytes) and headers: " + why + where));
-        if (unwritable(limit, rejected, topic, null, null, bare) == null) {
-            return new Letter(null, null, bare);
-        }
-        Header message = bare.lastHeader("flow.dlq.error.message");
-        if (message != null && message.value() != null && message.value().length > MESSAGE_KEPT) {
-            String text = new String(message.value(), StandardCharsets.UTF_8);
-            bare.remove("flow.dlq.error.message");
-            bare.add("flow.dlq.error.message", utf8(text.substring(0, Math.min(text.length(), MESSAGE_KEPT))
-                    + "... (" + message.value().length + " bytes in all)"));
-        }
         return new Letter(null, null, bare);
+    }
+
+    /** The headers with a long {@code flow.dlq.error.message} cut to its start; null when it is not long. */
+    private static @Nullable Headers cutMessage(Headers headers) {
+        Header message = headers.lastHeader("flow.dlq.error.message");
+        if (message == null || message.value() == null || message.value().length <= MESSAGE_KEPT) {
+            return null;
+        }
+        String text = new String(message.value(), StandardCharsets.UTF_8);
+        Headers cut = copy(headers, false);
+        cut.remove("flow.dlq.error.message");
+        cut.add("flow.dlq.error.message", utf8(text.substring(0, Math.min(text.length(), MESSAGE_KEPT))
+                + "... (" + message.value().length + " bytes in all)"));
+        return cut;
     }
 
     private static @Nullable String unwritable(RecordSizeLimit limit, @Nullable RejectedOutputs rejected, String topic,
             byte @Nullable [] key, byte @Nullable [] value, Headers headers) {
         if (!limit.fits(key, value, headers)) {
             return "the dead letter would be a record of " + RecordSizeLimit.sizeUpperBound(key, value, headers)
-                    + " bytes, more than the producer's max.request.size of " + limit.maxRequestSize() + " bytes";
+                    + " bytes, more than " + limit.describe();
         }
         return rejected == null ? null : rejected.reason("topic " + topic, key, value, -1L);
     }

@@ -22,11 +22,20 @@ public final class RecordSizeLimit {
     static final int BATCH_OVERHEAD = 61;
     static final int MAX_RECORD_OVERHEAD = 21;
     static final int DEFAULT_MAX_REQUEST_SIZE = 1_048_576;
+    static final long DEFAULT_BUFFER_MEMORY = 33_554_432L;
 
     private final int maxRequestSize;
+    /** The producer setting the limit comes from. */
+    private final String setting;
 
-    RecordSizeLimit(int maxRequestSize) {
+    RecordSizeLimit(int maxRequestSize, String setting) {
         this.maxRequestSize = maxRequestSize;
+        this.setting = setting;
+    }
+
+    /** The limit as a phrase: {@code the producer's max.request.size of N bytes}. */
+    public String describe() {
+        return "the producer's " + setting + " of " + maxRequestSize + " bytes";
     }
 
     /**
@@ -34,17 +43,25 @@ public final class RecordSizeLimit {
      * {@code max.request.size}, else Kafka's default (1 MiB).
      */
     public static RecordSizeLimit of(Map<String, ?> configs) {
-        Object v = configs.get(StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG));
-        if (v == null) {
-            v = configs.get(ProducerConfig.MAX_REQUEST_SIZE_CONFIG);
-        }
-        if (v == null) {
-            return new RecordSizeLimit(DEFAULT_MAX_REQUEST_SIZE);
-        }
-        return new RecordSizeLimit(v instanceof Number n ? n.intValue() : Integer.parseInt(v.toString().trim()));
+        long maxRequest = producerSetting(configs, ProducerConfig.MAX_REQUEST_SIZE_CONFIG, DEFAULT_MAX_REQUEST_SIZE);
+        // the producer also refuses a record larger than its whole buffer
+        long buffer = producerSetting(configs, ProducerConfig.BUFFER_MEMORY_CONFIG, DEFAULT_BUFFER_MEMORY);
+        return new RecordSizeLimit((int) Math.min(Integer.MAX_VALUE, Math.min(maxRequest, buffer)),
+                buffer < maxRequest ? ProducerConfig.BUFFER_MEMORY_CONFIG : ProducerConfig.MAX_REQUEST_SIZE_CONFIG);
     }
 
-    /** The producer's {@code max.request.size}. */
+    private static long producerSetting(Map<String, ?> configs, String name, long fallback) {
+        Object v = configs.get(StreamsConfig.producerPrefix(name));
+        if (v == null) {
+            v = configs.get(name);
+        }
+        if (v == null) {
+            return fallback;
+        }
+        return v instanceof Number n ? n.longValue() : Long.parseLong(v.toString().trim());
+    }
+
+    /** The largest record the producer sends: its {@code max.request.size}, or its {@code buffer.memory} if smaller. */
     public int maxRequestSize() {
         return maxRequestSize;
     }
@@ -79,7 +96,7 @@ public final class RecordSizeLimit {
                 n++;
             } else if (c < 0x800) {
                 n += 2;
-            } else if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+            } else if (Character.isHighSurrogate(c)) { // as Kafka's Utils.utf8Length counts it
                 n += 4;
                 i++;
             } else {
@@ -113,7 +130,6 @@ public final class RecordSizeLimit {
             @Nullable Iterable<Header> headers) {
         return what + " would be a record of " + sizeUpperBound(key, value, headers) + " bytes (a "
                 + (key == null ? 0 : key.length) + "-byte key, a " + (value == null ? 0 : value.length)
-                + "-byte value), more than the producer's max.request.size of " + maxRequestSize
-                + " bytes: it can never be written";
+                + "-byte value), more than " + describe() + ": it can never be written";
     }
 }

@@ -47,8 +47,13 @@ public final class RejectedOutputHandler implements ProductionExceptionHandler {
     public Response handleError(ErrorHandlerContext context, ProducerRecord<byte[], byte[]> record, Exception exception) {
         RejectedOutputs r = rejected;
         if (r != null && forGood(exception)) {
-            r.reject("topic " + record.topic(), record.key(), record.value(),
-                    record.timestamp() == null ? -1L : record.timestamp(), exception);
+            if (changelog(record.topic()) || record.topic().equals(deadLetterTopic)) {
+                // records whose timestamp the call that writes them does not choose
+                r.rejectAtAnyTime("topic " + record.topic(), record.key(), record.value(), exception);
+            } else {
+                r.reject("topic " + record.topic(), record.key(), record.value(),
+                        record.timestamp() == null ? -1L : record.timestamp(), exception);
+            }
             if (record.topic().equals(deadLetterTopic)) {
                 LOG.warn("task {}: the dead-letter topic {} rejected a dead letter for good ({}); the task restarts from "
                         + "its last commit, and the dead letter goes again without the input's bytes", context.taskId(),

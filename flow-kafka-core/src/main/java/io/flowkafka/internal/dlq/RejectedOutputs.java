@@ -38,6 +38,8 @@ public final class RejectedOutputs {
 
     private final Map<Long, String> reasons = new ConcurrentHashMap<>();
     private final ArrayDeque<Long> order = new ArrayDeque<>();
+    /** Targets that rejected something, so that a record to any other target is not hashed. */
+    private final java.util.Set<String> targets = ConcurrentHashMap.newKeySet();
     /** Read on every call's outputs: false while nothing was ever rejected. */
     private volatile boolean any;
 
@@ -49,9 +51,23 @@ public final class RejectedOutputs {
      */
     public void reject(String target, byte @Nullable [] key, byte @Nullable [] value, long timestamp,
             Throwable reason) {
+        reject(target, key, value, aboutTimestamp(reason) ? timestamp : null, reason);
+    }
+
+    /**
+     * Remembers a rejected record whatever its timestamp: for records whose timestamp the call that produces them
+     * does not choose (a state row's changelog record carries the time of the commit that writes it).
+     */
+    public void rejectAtAnyTime(String target, byte @Nullable [] key, byte @Nullable [] value, Throwable reason) {
+        reject(target, key, value, null, reason);
+    }
+
+    private void reject(String target, byte @Nullable [] key, byte @Nullable [] value, @Nullable Long timestamp,
+            Throwable reason) {
         String text = target + " rejected this record for good (" + (key == null ? 0 : key.length) + "-byte key, "
                 + (value == null ? 0 : value.length) + "-byte value): " + reason;
-        long fingerprint = fingerprint(target, key, value, aboutTimestamp(reason) ? timestamp : null);
+        long fingerprint = fingerprint(target, key, value, timestamp);
+        targets.add(target);
         synchronized (order) {
             if (reasons.put(fingerprint, text) == null) {
                 order.addLast(fingerprint);
@@ -78,7 +94,7 @@ public final class RejectedOutputs {
 
     /** Why {@code target} rejected this record before; null if it did not. */
     public @Nullable String reason(String target, byte @Nullable [] key, byte @Nullable [] value, long timestamp) {
-        if (!any) {
+        if (!any || !targets.contains(target)) {
             return null;
         }
         String reason = reasons.get(fingerprint(target, key, value, null));

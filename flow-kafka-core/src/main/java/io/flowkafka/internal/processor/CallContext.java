@@ -11,9 +11,6 @@ import io.flowkafka.api.RuntimeContext;
 import io.flowkafka.api.StateAccessor;
 import io.flowkafka.api.Timer;
 import io.flowkafka.api.Visit;
-import io.flowkafka.internal.dlq.RecordSizeLimit;
-import io.flowkafka.internal.dlq.RejectedOutputs;
-import io.flowkafka.internal.dlq.RejectedRecordException;
 import io.flowkafka.internal.serde.AvroCodec;
 import io.flowkafka.internal.serde.KeyCodec;
 import io.flowkafka.internal.state.KeyStates;
@@ -90,9 +87,6 @@ final class CallContext implements RuntimeContext, OutputCollector {
     /** In a batched call: the event timestamp of each message of the batch. */
     private final Map<MessageId, Long> batchEventTimestamps = new HashMap<>();
     private long batchMaxEventTimestamp;
-    private @Nullable RecordSizeLimit stateRowLimit;
-    private @Nullable RejectedOutputs rejectedRows;
-    private String changelogTarget = "";
 
     CallContext(ComputationSpec spec, KeyStates states, KeyCodec keyCodec, Map<String, Schema> outputSchemas,
             LongSupplier clockNanos, int partition, int partitionCount,
@@ -107,37 +101,6 @@ final class CallContext implements RuntimeContext, OutputCollector {
         this.clockNanos = clockNanos;
         this.partition = partition;
         this.partitionCount = partitionCount;
-    }
-
-    /**
-     * Checks every state row the function sets against the producer's record size limit and, when given, the rows
-     * the state store's changelog topic rejected before: such a row fails the call (its input then goes to the
-     * dead-letter topic) instead of the task's transaction, where it would fail again on every replay.
-     *
-     * @param changelogTarget the changelog topic as {@link RejectedOutputs} names it ({@code topic <name>})
-     */
-    void guardStateRows(RecordSizeLimit limit, @Nullable RejectedOutputs rejected, String changelogTarget) {
-        this.stateRowLimit = limit;
-        this.rejectedRows = rejected;
-        this.changelogTarget = changelogTarget;
-    }
-
-    private void checkStateRow(Bytes storeKey, byte[] value) {
-        RecordSizeLimit limit = stateRowLimit;
-        if (limit == null) {
-            return;
-        }
-        byte[] k = storeKey.get();
-        if (!limit.fits(k, value, null)) {
-            throw new RejectedRecordException(limit.tooLarge("state '" + KeyStates.stateNameOf(storeKey)
-                    + "' of computation '" + spec.id() + "' (a row of its changelog topic)", k, value, null)
-                    + "; keep state rows small (hold large values elsewhere, or split them over several states), or "
-                    + "raise producer.max.request.size and the broker's message.max.bytes together");
-        }
-        RejectedOutputs rejected = rejectedRows;
-        if (rejected != null && rejected.any()) {
-            rejected.check(changelogTarget, k, value, -1L);
-        }
     }
 
     /** Gives the context the computation's timer store (null when it has no timers). */
@@ -570,7 +533,6 @@ final class CallContext implements RuntimeContext, OutputCollector {
                 throw new IllegalArgumentException("the state serde of computation '" + spec.id()
                         + "' serialized a value to null; use clear() to delete a state");
             }
-            checkStateRow(storeKey, bytes);
             states.put(storeKey, bytes);
         }
 

@@ -201,8 +201,8 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         this.deadLetterTopic = String.valueOf(context.appConfigs().getOrDefault(
                 io.flowkafka.internal.dlq.DeadLetterHandler.TOPIC_CONFIG, "dlq"));
         if (store != null) {
-            call.guardStateRows(recordLimit, rejectedOutputs, "topic " + context.applicationId() + "-"
-                    + KeyStates.storeName(spec.id()) + "-changelog");
+            stateChangelogTarget = "topic " + context.applicationId() + "-" + KeyStates.storeName(spec.id())
+                    + "-changelog";
         }
         context.schedule(java.time.Duration.ofMillis(plan.watermarks().intervalMs()),
                 org.apache.kafka.streams.processor.PunctuationType.WALL_CLOCK_TIME, now -> emitWatermarks());
@@ -302,6 +302,11 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             } catch (RuntimeException e) {
                 throw new FlowProcessingException(spec.id(), "write the outputs of " + what + " " + parentId, e);
             }
+            try {
+                checkStateRows();
+            } catch (RuntimeException e) {
+                throw new FlowProcessingException(spec.id(), "write the state of " + what + " " + parentId, e);
+            }
         } catch (FlowProcessingException e) {
             callSinkWrites.clear();
             callQueueOffers.clear();
@@ -346,6 +351,35 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
     /** The largest record Kafka Streams' producer sends. */
     private io.flowkafka.internal.dlq.RecordSizeLimit recordLimit;
     private String deadLetterTopic = "dlq";
+    /** The state store's changelog topic as {@link io.flowkafka.internal.dlq.RejectedOutputs} names it; null without state. */
+    private @Nullable String stateChangelogTarget;
+
+    /**
+     * Fails the call if a state row it writes (a key's last value in the call) is larger than the producer sends or
+     * was rejected by the state store's changelog topic before: its input then goes to the dead-letter topic instead
+     * of the commit failing the task's transaction, on every replay. Checked after the function returned, so the
+     * function cannot swallow it, and a row it overwrote or cleared in the same call is not held against it.
+     */
+    private void checkStateRows() {
+        if (stateChangelogTarget != null) {
+            states.forEachBufferedPut(this::checkStateRow);
+        }
+    }
+
+    private void checkStateRow(Bytes storeKey, byte[] value) {
+        byte[] k = storeKey.get();
+        if (!recordLimit.fits(k, value, null)) {
+            throw new io.flowkafka.internal.dlq.RejectedRecordException(recordLimit.tooLarge("state '"
+                    + KeyStates.stateNameOf(storeKey) + "' of computation '" + spec.id()
+                    + "' (a row of its changelog topic)", k, value, null) + "; keep state rows small (hold large values "
+                    + "elsewhere, or split them over several states), or raise producer.max.request.size and the "
+                    + "broker's message.max.bytes together");
+        }
+        var rejected = rejectedOutputs;
+        if (rejected != null) {
+            rejected.check(stateChangelogTarget, k, value, -1L);
+        }
+    }
 
     /**
      * Fails the call if {@code r}, an output Kafka Streams' producer sends to {@code target}, is larger than the
@@ -959,6 +993,11 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                 forwards = encodeBatchOutputs(nodes);
             } catch (RuntimeException e) {
                 throw new FlowProcessingException(spec.id(), "write the outputs of " + what, e);
+            }
+            try {
+                checkStateRows();
+            } catch (RuntimeException e) {
+                throw new FlowProcessingException(spec.id(), "write the state of " + what, e);
             }
         } catch (FlowProcessingException e) {
             states.abortCall();

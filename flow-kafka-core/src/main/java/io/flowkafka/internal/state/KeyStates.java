@@ -166,6 +166,15 @@ public final class KeyStates {
         buffer.put(storeKey, DELETED);
     }
 
+    /** Hands each row the current call would write (its last value per key; not its deletes) to {@code check}. */
+    public void forEachBufferedPut(java.util.function.BiConsumer<Bytes, byte[]> check) {
+        for (Map.Entry<Bytes, byte[]> e : buffer.entrySet()) {
+            if (e.getValue() != DELETED) {
+                check.accept(e.getKey(), e.getValue());
+            }
+        }
+    }
+
     /** Applies the buffered writes of a call that returned normally. */
     public void commitCall() {
         if (buffer.isEmpty()) {

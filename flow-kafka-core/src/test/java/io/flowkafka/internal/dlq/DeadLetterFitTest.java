@@ -50,7 +50,7 @@ class DeadLetterFitTest {
         assertThat(header(letter.headers(), DeadLetterFit.OMITTED_HEADER))
                 .startsWith("the input's value (5000 bytes): the dead letter would be a record of ")
                 .contains("more than the producer's max.request.size of 2000 bytes")
-                .endsWith("the input is at flow.dlq.topic, flow.dlq.partition and flow.dlq.offset while the topic "
+                .endsWith("the input is at flow.dlq.topic, flow.dlq.partition and flow.dlq.offset while that topic "
                         + "keeps it");
         assertThat(LIMIT.fits(letter.key(), letter.value(), letter.headers())).isTrue();
     }
@@ -71,6 +71,44 @@ class DeadLetterFitTest {
         assertThat(header(cut.headers(), "flow.dlq.error.message"))
                 .isEqualTo("x".repeat(DeadLetterFit.MESSAGE_KEPT) + "... (3000 bytes in all)");
         assertThat(LIMIT.fits(cut.key(), cut.value(), cut.headers())).isTrue();
+    }
+
+    /** A timer's or a visit's dead letter: small key and value, kept nowhere else; a long message is cut first. */
+    @Test
+    void shouldCutALongMessageBeforeLeavingOutAnything() {
+        Headers h = new RecordHeaders();
+        h.add("flow.dlq.error.message", "y".repeat(5000).getBytes(StandardCharsets.UTF_8));
+        h.add("flow.dlq.timer.stream", "timeout".getBytes(StandardCharsets.UTF_8));
+        byte[] key = new byte[20];
+        byte[] value = "1700000000".getBytes(StandardCharsets.UTF_8);
+        DeadLetterFit.Letter letter = DeadLetterFit.fit(LIMIT, null, "p.dlq", key, value, h);
+        assertThat(letter.key()).isSameAs(key);
+        assertThat(letter.value()).isSameAs(value);
+        assertThat(header(letter.headers(), "flow.dlq.error.message"))
+                .isEqualTo("y".repeat(DeadLetterFit.MESSAGE_KEPT) + "... (5000 bytes in all)");
+        assertThat(header(letter.headers(), DeadLetterFit.OMITTED_HEADER)).isNull();
+        assertThat(header(letter.headers(), "flow.dlq.timer.stream")).isEqualTo("timeout");
+
+        DeadLetterFit.Letter bigKey = DeadLetterFit.fit(LIMIT, null, "p.dlq", new byte[3000], value, h);
+        assertThat(bigKey.key()).isNull();
+        assertThat(header(bigKey.headers(), DeadLetterFit.OMITTED_HEADER)).endsWith("; it is kept nowhere else");
+    }
+
+    /** A replay whose smaller dead letter was rejected too goes bare. */
+    @Test
+    void shouldGoBareWhenTheLetterWithoutItsValueWasRejectedToo() {
+        RejectedOutputs rejected = new RejectedOutputs();
+        byte[] key = new byte[1000];
+        byte[] value = new byte[500];
+        rejected.reject("topic p.dlq", key, value, -1L, new RecordTooLargeException("whole"));
+        rejected.reject("topic p.dlq", key, null, -1L, new RecordTooLargeException("without value"));
+        DeadLetterFit.Letter letter = DeadLetterFit.fit(LIMIT, rejected, "p.dlq", key, value, headers("bad"));
+        assertThat(letter.key()).isNull();
+        assertThat(letter.value()).isNull();
+        assertThat(header(letter.headers(), "trace")).isNull();
+        assertThat(header(letter.headers(), DeadLetterFit.OMITTED_HEADER))
+                .startsWith("the input's key (1000 bytes), value (500 bytes) and headers: topic p.dlq rejected this "
+                        + "record for good").contains("whole");
     }
 
     @Test
