@@ -127,7 +127,7 @@ class SourceIdlenessTopologyTest {
      * Records waiting count only where the task will read them: not in a partition its
      * {@code partition_filter} excludes, nor in a finite source's partition already read to its end
      * (here marked done as the runtime does from committed offsets; the task's own "read up to the
-     * bound" needs a real bound, which the test driver does not have).
+     * bound" is the next test).
      */
     @Test
     void shouldNotLetRecordsWaitingWhereTheTaskWillNotReadHoldItsIdleness() {

@@ -72,7 +72,7 @@ class ComputationHarnessTest {
          * Counts the event into state {@code total} and emits the new sum on {@code totals}, then
          * runs {@code cmd}: {@code timer <stream> <trigger s> <event s>}, {@code fail},
          * {@code bad-stream}, {@code bad-state}, {@code bad-type}, {@code foreign}, {@code parents},
-         * {@code ets <s>}, {@code context}, {@code blob <text>}, {@code clear}.
+         * {@code ets <s>}, {@code context}, {@code blob <text>}, {@code big-blob <length>}, {@code clear}.
          */
         @Override
         public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
@@ -109,6 +109,7 @@ class ComputationHarnessTest {
                                 + " ets " + message.getEventTimestamp())
                         .build());
                 case "blob" -> context.getState("blob", Serdes.String()).set(c[1]);
+                case "big-blob" -> context.getState("blob", Serdes.String()).set("x".repeat(Integer.parseInt(c[1])));
                 case "clear" -> state.clear();
                 default -> {
                 }
@@ -456,6 +457,21 @@ class ComputationHarnessTest {
     }
 
     // ------------------------------------------------------------------ all or nothing, the runtime's checks
+
+    /** As in the runtime, where the input would go to the dead-letter topic: a state row no producer sends. */
+    @Test
+    void shouldFailACallThatWritesAStateRowLargerThanTheProducerSends() {
+        send("alice", 5, null);
+        GenericRecord alice = count.keyOf("events", Map.of("user", "alice"));
+        HarnessResult failed = send("alice", 1, "big-blob 1100000");
+        assertThat(failed.failed()).isTrue();
+        assertThat(failed.failure()).hasValueSatisfying(e -> assertThat(e)
+                .hasMessageStartingWith("state 'blob' of computation 'count' (a row of its changelog topic) would be a "
+                        + "record of ")
+                .hasMessageContaining("more than the producer's max.request.size of 1048576 bytes"));
+        assertThat(count.state("total", alice)).hasValueSatisfying(s -> assertThat(s.get("sum")).isEqualTo(5L));
+        assertThat(send("alice", 1, "big-blob 1000").failed()).as("a row that fits").isFalse();
+    }
 
     @Test
     void shouldApplyNothingWhenTheFunctionThrows() {

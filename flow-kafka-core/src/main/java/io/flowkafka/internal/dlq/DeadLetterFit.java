@@ -15,8 +15,9 @@ import org.jspecify.annotations.Nullable;
  * sends the same dead letter again: the pipeline would stop on the very record the dead-letter topic is for. So a
  * dead letter larger than the producer sends ({@link RecordSizeLimit}), or whose bytes the dead-letter topic rejected
  * before ({@link RejectedOutputs}, remembered by {@link RejectedOutputHandler}), first cuts a long error message to
- * its start; if that is not enough, leaves out the input's value; if that is not enough, its key and the input's
- * headers too. Its {@code flow.dlq.*} headers still say why the input failed and, for a message input, where it
+ * its start (when the producer's limit is the problem: a rejection is remembered by key and value, which the cut
+ * does not change); if that is not enough, leaves out the input's value; if that is not enough, its key and the
+ * input's headers too. Its {@code flow.dlq.*} headers still say why the input failed and, for a message input, where it
  * is (topic, partition, offset), and {@value #OMITTED_HEADER} says what was left out and why.
  */
 public final class DeadLetterFit {
@@ -43,8 +44,9 @@ public final class DeadLetterFit {
         if (why == null) {
             return new Letter(key, value, headers);
         }
-        // a long error message first: it is the likely culprit when the input is small (a timer's, a visit's)
-        Headers cut = cutMessage(headers);
+        // over the producer's limit, a long error message first: the likely culprit when the input is small (a
+        // timer's, a visit's); a rejection by the topic is remembered by key and value, which the cut does not change
+        Headers cut = limit.fits(key, value, headers) ? null : cutMessage(headers);
         if (cut != null && unwritable(limit, rejected, topic, key, value, cut) == null) {
             return new Letter(key, value, cut);
         }

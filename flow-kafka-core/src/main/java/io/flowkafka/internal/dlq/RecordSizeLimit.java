@@ -33,6 +33,11 @@ public final class RecordSizeLimit {
         this.setting = setting;
     }
 
+    /** The producer setting the limit comes from: {@code max.request.size}, or {@code buffer.memory} if smaller. */
+    public String setting() {
+        return setting;
+    }
+
     /** The limit as a phrase: {@code the producer's max.request.size of N bytes}. */
     public String describe() {
         return "the producer's " + setting + " of " + maxRequestSize + " bytes";

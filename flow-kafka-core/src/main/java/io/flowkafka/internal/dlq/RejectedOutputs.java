@@ -20,7 +20,7 @@ import org.jspecify.annotations.Nullable;
  * production-exception handler only the record sent, not reliably which input produced it. So
  * {@link RejectedOutputHandler} records the rejected record here and fails the task; the task replays from its
  * last commit, and when a call produces the same record again ({@link #check}: an output where it is built, a state
- * row where the function sets it), the call fails before anything is sent: its state writes and outputs are dropped
+ * row once the function returned), the call fails before anything is sent: its state writes and outputs are dropped
  * and its input goes to the dead-letter topic with the reason, as for any input that cannot be processed. A state
  * row reaches its changelog only as the last value of its key before a commit, so the call that sets that value is
  * the one that fails on the replay. A record is the same when it goes to the same target (topic, or

@@ -348,6 +348,20 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
     /** Outputs brokers rejected for good, shared by the runtime's tasks; null outside a FlowRuntime. */
     private io.flowkafka.internal.dlq.@Nullable RejectedOutputs rejectedOutputs;
 
+    /** Fails with the reason if a state row is larger than the producer sends (also the unit harness's check). */
+    static void checkStateRowSize(io.flowkafka.internal.dlq.RecordSizeLimit limit, String computation, Bytes storeKey,
+            byte[] value) {
+        byte[] k = storeKey.get();
+        if (!limit.fits(k, value, null)) {
+            throw new io.flowkafka.internal.dlq.RejectedRecordException(limit.tooLarge("state '"
+                    + KeyStates.stateNameOf(storeKey) + "' of computation '" + computation
+                    + "' (a row of its changelog topic)", k, value, null) + "; keep state rows small (hold large values "
+                    + "elsewhere, or split them over several states), or raise producer." + limit.setting()
+                    + (limit.setting().equals("max.request.size") ? "" : " and producer.max.request.size")
+                    + " and the broker's message.max.bytes together");
+        }
+    }
+
     /** The largest record Kafka Streams' producer sends. */
     private io.flowkafka.internal.dlq.RecordSizeLimit recordLimit;
     private String deadLetterTopic = "dlq";
@@ -368,13 +382,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
 
     private void checkStateRow(Bytes storeKey, byte[] value) {
         byte[] k = storeKey.get();
-        if (!recordLimit.fits(k, value, null)) {
-            throw new io.flowkafka.internal.dlq.RejectedRecordException(recordLimit.tooLarge("state '"
-                    + KeyStates.stateNameOf(storeKey) + "' of computation '" + spec.id()
-                    + "' (a row of its changelog topic)", k, value, null) + "; keep state rows small (hold large values "
-                    + "elsewhere, or split them over several states), or raise producer.max.request.size and the "
-                    + "broker's message.max.bytes together");
-        }
+        checkStateRowSize(recordLimit, spec.id(), storeKey, value);
         var rejected = rejectedOutputs;
         if (rejected != null) {
             rejected.check(stateChangelogTarget, k, value, -1L);

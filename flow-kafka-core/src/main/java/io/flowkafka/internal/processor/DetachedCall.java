@@ -63,6 +63,9 @@ import org.jspecify.annotations.Nullable;
  * <p>Threading: not thread-safe; owned by one caller.
  */
 public final class DetachedCall {
+    private static final io.flowkafka.internal.dlq.RecordSizeLimit DEFAULT_LIMIT =
+            io.flowkafka.internal.dlq.RecordSizeLimit.of(java.util.Map.of());
+
     /** The parent id of {@link #inspect} and {@link #seed} accesses, which have no input. */
     private static final MessageId NO_INPUT = MessageId.of(new byte[] {0});
 
@@ -196,6 +199,9 @@ public final class DetachedCall {
         begin(key, inputId);
         try {
             user.run();
+            // the runtime's check of the rows the call writes, against Kafka's default producer limit (1 MiB): a row
+            // the runtime would dead-letter the input for fails the call here too
+            states.forEachBufferedPut((k, v) -> ComputationProcessor.checkStateRowSize(DEFAULT_LIMIT, spec.id(), k, v));
             return new Effects(outputs(inputId, inputEventTimestamp), addedTimers(), stateWrites());
         } finally {
             end();

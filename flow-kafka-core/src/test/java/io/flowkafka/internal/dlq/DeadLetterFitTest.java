@@ -111,6 +111,29 @@ class DeadLetterFitTest {
                         + "record for good").contains("whole");
     }
 
+    /** Cutting the message cannot help with a rejection by the topic (remembered by key and value). */
+    @Test
+    void shouldLeaveOutTheValueOfARejectedLetterWithALongMessageAndCutTheMessageToFit() {
+        RejectedOutputs rejected = new RejectedOutputs();
+        byte[] key = "k".getBytes(StandardCharsets.UTF_8);
+        byte[] value = new byte[900];
+        Headers h = headers("z".repeat(1500)); // with the value, over the producer's limit too
+        rejected.reject("topic p.dlq", key, value, -1L, new RecordTooLargeException("over max.message.bytes"));
+        DeadLetterFit.Letter letter = DeadLetterFit.fit(LIMIT, rejected, "p.dlq", key, value, h);
+        assertThat(letter.value()).isNull();
+        assertThat(letter.key()).isSameAs(key);
+        assertThat(header(letter.headers(), "flow.dlq.error.message")).endsWith("... (1500 bytes in all)");
+        assertThat(LIMIT.fits(letter.key(), letter.value(), letter.headers())).isTrue();
+
+        // within the producer's limit, rejected by the topic only: the message stays whole
+        byte[] small = new byte[300];
+        Headers fitting = headers("w".repeat(1200));
+        rejected.reject("topic p.dlq", key, small, -1L, new RecordTooLargeException("over max.message.bytes"));
+        DeadLetterFit.Letter whole = DeadLetterFit.fit(LIMIT, rejected, "p.dlq", key, small, fitting);
+        assertThat(whole.value()).isNull();
+        assertThat(header(whole.headers(), "flow.dlq.error.message")).isEqualTo("w".repeat(1200));
+    }
+
     @Test
     void shouldLeaveOutTheValueOfADeadLetterTheTopicRejectedBefore() {
         RejectedOutputs rejected = new RejectedOutputs();

@@ -43,6 +43,13 @@ class RecordSizeLimitTest {
         assertThat(RecordSizeLimit.of(Map.of("max.request.size", "5000")).maxRequestSize()).isEqualTo(5000);
         assertThat(RecordSizeLimit.of(Map.of("max.request.size", 5000, "producer.max.request.size", " 7000"))
                 .maxRequestSize()).isEqualTo(7000);
+        RecordSizeLimit byBuffer = RecordSizeLimit.of(Map.of("producer.max.request.size", "9000",
+                "producer.buffer.memory", "4000"));
+        assertThat(byBuffer.maxRequestSize()).as("the producer refuses a record larger than its buffer").isEqualTo(4000);
+        assertThat(byBuffer.setting()).isEqualTo("buffer.memory");
+        assertThat(byBuffer.describe()).isEqualTo("the producer's buffer.memory of 4000 bytes");
+        assertThat(RecordSizeLimit.of(Map.of("buffer.memory", 4000)).setting()).isEqualTo("buffer.memory");
+        assertThat(RecordSizeLimit.of(Map.of()).setting()).isEqualTo("max.request.size");
     }
 
     @Test

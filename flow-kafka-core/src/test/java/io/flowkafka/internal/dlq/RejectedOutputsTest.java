@@ -100,11 +100,21 @@ class RejectedOutputsTest {
                     .isEqualTo(ProductionExceptionHandler.Result.FAIL);
         }
         assertThat(rejected.any()).as("retriable, or not about the record").isFalse();
-        // a state row its changelog rejected: the call that sets it again fails (CallContext checks state rows)
+        // a state row its changelog rejected: the call that writes it again fails (ComputationProcessor checks the
+        // rows a call writes once its function returned)
         assertThat(handler.handleError(context, new ProducerRecord<>("app-count.state-changelog", 0, 0L, b("row"),
                 b("big")), new RecordTooLargeException()).result()).isEqualTo(ProductionExceptionHandler.Result.FAIL);
         rejected(rejected, "topic app-count.state-changelog", "row", "big", 0);
         ok(rejected, OUT, "row", "big", 0);
+        // a changelog's records carry the commit's time, not one the call chooses: remembered at any timestamp
+        handler.handleError(context, new ProducerRecord<>("app-count.state-changelog", 0, 5L, b("row"), b("old")),
+                new InvalidTimestampException("too old"));
+        rejected(rejected, "topic app-count.state-changelog", "row", "old", -1);
+        // as is a dead letter (the producer stamps it); an output's timestamp rejection stays tied to its timestamp
+        handler.handleError(context, new ProducerRecord<>("out", 0, 5L, b("k"), b("late")),
+                new InvalidTimestampException("too old"));
+        rejected(rejected, OUT, "k", "late", 5);
+        ok(rejected, OUT, "k", "late", 6);
         for (Exception e : List.of(new RecordTooLargeException("large"), new InvalidTimestampException("old"),
                 new KafkaException("wrapped", new InvalidRecordException("no key")))) {
             String value = e.getClass().getSimpleName();
