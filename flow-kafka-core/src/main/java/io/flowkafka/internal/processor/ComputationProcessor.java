@@ -376,9 +376,12 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
      */
     private void checkStateRows() {
         if (stateChangelogTarget != null) {
-            states.forEachBufferedPut(this::checkStateRow);
+            states.forEachBufferedPut(stateRowCheck);
         }
     }
+
+    /** {@link #checkStateRow} as one object, not a new method reference per call. */
+    private final java.util.function.BiConsumer<Bytes, byte[]> stateRowCheck = this::checkStateRow;
 
     private void checkStateRow(Bytes storeKey, byte[] value) {
         byte[] k = storeKey.get();
