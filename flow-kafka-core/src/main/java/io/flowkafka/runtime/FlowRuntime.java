@@ -1314,9 +1314,8 @@ public final class FlowRuntime implements AutoCloseable {
         }
         int threads = Integer.parseInt(String.valueOf(streamsProps.getOrDefault(StreamsConfig.NUM_STREAM_THREADS_CONFIG,
                 "1")).trim());
-        String memoryKey = org.apache.kafka.clients.producer.ProducerConfig.BUFFER_MEMORY_CONFIG;
-        long bufferMemory = Long.parseLong(String.valueOf(streamsProps.getOrDefault(
-                StreamsConfig.producerPrefix(memoryKey), streamsProps.getOrDefault(memoryKey, 32L * 1024 * 1024))).trim());
+        long bufferMemory = io.flowkafka.internal.dlq.RecordSizeLimit.producerSetting(streamsProps,
+                org.apache.kafka.clients.producer.ProducerConfig.BUFFER_MEMORY_CONFIG, 32L * 1024 * 1024);
         int perThread = ProducerBatchSize.partitionsPerThread(description, partitions, threads);
         int size = ProducerBatchSize.fit(Integer.parseInt(PRODUCER_BATCH_SIZE), perThread, bufferMemory);
         if (size < Integer.parseInt(PRODUCER_BATCH_SIZE)) {

@@ -61,7 +61,13 @@ class DeadLetterIT {
             .requiredString("user").requiredLong("count").endRecord();
     static final Schema TOTAL = SchemaBuilder.record("Tot").namespace("dlq").fields().requiredLong("count").endRecord();
 
-    /** Counts per user; throws for action "boom" after writing state and adding an output. */
+    static final Schema NOTE = SchemaBuilder.record("Note").namespace("dlq").fields().requiredString("text").endRecord();
+
+    /**
+     * Counts per user and keeps a note per user: the action, or for action "scribble" 20,000 random letters (the
+     * same ones on every call: a replay writes the same row), which lz4 cannot squeeze under 2000 bytes. Throws for
+     * action "boom" after writing state and adding an output.
+     */
     public static final class CountOrBoom implements RowFunction {
         @Override
         public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
@@ -70,12 +76,26 @@ class DeadLetterIT {
             GenericRecord t = new GenericData.Record(TOTAL);
             t.put("count", n);
             total.set(t);
+            String action = message.getPayload().get("action").toString();
+            GenericRecord note = new GenericData.Record(NOTE);
+            note.put("text", "scribble".equals(action) ? randomLetters(20_000) : action);
+            context.getState("note").set(note);
             output.addMessage(context.createMessageBuilder("counts")
                     .set("user", message.getPayload().get("user").toString()).set("count", n).build());
-            if ("boom".equals(message.getPayload().get("action").toString())) {
+            if ("boom".equals(action)) {
                 throw new IllegalArgumentException("user code rejects action boom");
             }
         }
+    }
+
+    /** {@code n} random letters, the same ones every time: lz4 (flow-kafka's producer default) cannot squeeze them. */
+    private static String randomLetters(int n) {
+        java.util.Random random = new java.util.Random(7);
+        StringBuilder big = new StringBuilder();
+        for (int i = 0; i < n; i++) {
+            big.append((char) ('a' + random.nextInt(26)));
+        }
+        return big.toString();
     }
 
     @Test
@@ -88,10 +108,7 @@ class DeadLetterIT {
         cluster.createTopic(input, 2);
         PipelineSpec spec = countPipeline(pipeline, input, output);
 
-        Properties pp = cluster.clientProperties();
-        pp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-        pp.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-        try (KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(pp)) {
+        try (KafkaProducer<byte[], byte[]> p = producer(cluster)) {
             // all for key "alice" so they share a partition and their order
             send(p, input, "alice", avro("view"));
             send(p, input, "alice", "not avro at all \u0000\u0001".getBytes(StandardCharsets.UTF_8)); // bad Avro
@@ -101,9 +118,7 @@ class DeadLetterIT {
             send(p, input, "bob", avro("view"));
         }
 
-        Properties props = cluster.clientProperties();
-        props.put("state.dir", Files.createTempDirectory(tempRoot, "flow-dlq").toString());
-        props.put("commit.interval.ms", "100");
+        Properties props = runtimeProperties(cluster);
         try (FlowRuntime runtime = FlowRuntime.create(spec, props)) {
             runtime.start();
             List<ConsumerRecord<byte[], byte[]>> dead = readCommitted(cluster, runtime.deadLetterTopic(), 3);
@@ -148,23 +163,13 @@ class DeadLetterIT {
         cluster.createTopic(input, 1);
         cluster.createTopic(output, 1, Map.of("max.message.bytes", "2000"));
         PipelineSpec spec = countPipeline(pipeline, input, output);
-        // random letters: lz4 (flow-kafka's producer default) cannot squeeze them under 2000 bytes
-        java.util.Random random = new java.util.Random(7);
-        StringBuilder big = new StringBuilder();
-        for (int i = 0; i < 20_000; i++) {
-            big.append((char) ('a' + random.nextInt(26)));
-        }
-        Properties pp = cluster.clientProperties();
-        pp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-        pp.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-        try (KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(pp)) {
+        String big = randomLetters(20_000); // incompressible: over 2000 bytes after lz4
+        try (KafkaProducer<byte[], byte[]> p = producer(cluster)) {
             send(p, input, "alice", avro("view"));
-            send(p, input, big.toString(), avro("view"));
+            send(p, input, big, avro("view"));
             send(p, input, "bob", avro("view"));
         }
-        Properties props = cluster.clientProperties();
-        props.put("state.dir", Files.createTempDirectory(tempRoot, "flow-dlq").toString());
-        props.put("commit.interval.ms", "100");
+        Properties props = runtimeProperties(cluster);
         // longer than the waits below: the replaced stream thread's member must leave the group, not time out
         props.put("session.timeout.ms", "300000");
         try (FlowRuntime runtime = FlowRuntime.create(spec, props)) {
@@ -185,38 +190,6 @@ class DeadLetterIT {
         }
     }
 
-    static final Schema NOTE = SchemaBuilder.record("Note").namespace("dlq").fields().requiredString("text").endRecord();
-
-    /**
-     * Counts per user, and keeps a note per user: the action, or for action "scribble" 20,000 random letters
-     * (the same ones on every call: a replay writes the same row), which lz4 cannot squeeze under 2000 bytes.
-     */
-    public static final class CountAndNote implements RowFunction {
-        @Override
-        public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
-            StateAccessor<GenericRecord> total = context.getState("total");
-            long n = total.get().map(t -> (Long) t.get("count")).orElse(0L) + 1;
-            GenericRecord t = new GenericData.Record(TOTAL);
-            t.put("count", n);
-            total.set(t);
-            String action = message.getPayload().get("action").toString();
-            GenericRecord note = new GenericData.Record(NOTE);
-            note.put("text", "scribble".equals(action) ? randomLetters(20_000) : action);
-            context.getState("note").set(note);
-            output.addMessage(context.createMessageBuilder("counts")
-                    .set("user", message.getPayload().get("user").toString()).set("count", n).build());
-        }
-    }
-
-    private static String randomLetters(int n) {
-        java.util.Random random = new java.util.Random(7);
-        StringBuilder big = new StringBuilder();
-        for (int i = 0; i < n; i++) {
-            big.append((char) ('a' + random.nextInt(26)));
-        }
-        return big.toString();
-    }
-
     /**
      * A state row the state store's changelog topic rejects for good (larger than its {@code max.message.bytes},
      * which the producer's own limit lets through): under exactly-once the commit's transaction aborts; on the replay
@@ -232,28 +205,13 @@ class DeadLetterIT {
         String output = names.topic("output");
         String pipeline = names.name("note");
         cluster.createTopic(input, 1);
-        PipelineSpec spec = PipelineSpec.builder(pipeline)
-                .stream("raw", EVENT).stream("events", EVENT).stream("counts", COUNT)
-                .computation("read", c -> c.kind(ComputationKind.SOURCE)
-                        .source("raw", "KafkaSource", Map.of("topics", input, "format", "avro", "key_column", "user"))
-                        .outputStreamIds("events"))
-                .computation("count", c -> c.inputStreamIds("events")
-                        .groupBy("hash", ColumnType.UINT64, "farm_hash(user)").groupBy("user", ColumnType.STRING, null)
-                        .state("total", TOTAL).state("note", NOTE).processingFunction(CountAndNote::new)
-                        .outputStreamIds("counts")
-                        .sink("out", "KafkaSink", List.of("counts"), Map.of("topic", output)))
-                .build();
-        Properties pp = cluster.clientProperties();
-        pp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-        pp.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-        Properties props = cluster.clientProperties();
-        props.put("state.dir", Files.createTempDirectory(tempRoot, "flow-dlq").toString());
-        props.put("commit.interval.ms", "100");
+        PipelineSpec spec = countPipeline(pipeline, input, output);
+        Properties props = runtimeProperties(cluster);
         // the topics Kafka Streams creates (the stores' changelogs) take records of at most 2000 bytes
         props.put("topic.max.message.bytes", "2000");
         props.put("session.timeout.ms", "300000"); // the replaced stream thread's member must leave the group
         try (FlowRuntime runtime = FlowRuntime.create(spec, props);
-                KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(pp)) {
+                KafkaProducer<byte[], byte[]> p = producer(cluster)) {
             // carol's row is the last one of her key when the commit writes the rows to the changelog (an
             // overwrite before the commit would never reach it: the store's cache writes only a key's last value)
             send(p, input, "alice", avro("view"));
@@ -295,17 +253,12 @@ class DeadLetterIT {
         cluster.createTopic(pipeline + ".dlq", 1, Map.of("max.message.bytes", "2000"));
         PipelineSpec spec = countPipeline(pipeline, input, output);
         byte[] garbage = randomLetters(20_000).getBytes(StandardCharsets.UTF_8); // not Avro, and incompressible
-        Properties pp = cluster.clientProperties();
-        pp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-        pp.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-        try (KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(pp)) {
+        try (KafkaProducer<byte[], byte[]> p = producer(cluster)) {
             send(p, input, "alice", avro("view"));
             send(p, input, "alice", garbage);
             send(p, input, "bob", avro("view"));
         }
-        Properties props = cluster.clientProperties();
-        props.put("state.dir", Files.createTempDirectory(tempRoot, "flow-dlq").toString());
-        props.put("commit.interval.ms", "100");
+        Properties props = runtimeProperties(cluster);
         props.put("session.timeout.ms", "300000"); // the replaced stream thread's member must leave the group
         try (FlowRuntime runtime = FlowRuntime.create(spec, props)) {
             assertThat(runtime.deadLetterTopic()).isEqualTo(pipeline + ".dlq");
@@ -336,9 +289,25 @@ class DeadLetterIT {
                         .outputStreamIds("events"))
                 .computation("count", c -> c.inputStreamIds("events")
                         .groupBy("hash", ColumnType.UINT64, "farm_hash(user)").groupBy("user", ColumnType.STRING, null)
-                        .state("total", TOTAL).processingFunction(CountOrBoom::new).outputStreamIds("counts")
+                        .state("total", TOTAL).state("note", NOTE).processingFunction(CountOrBoom::new)
+                        .outputStreamIds("counts")
                         .sink("out", "KafkaSink", List.of("counts"), Map.of("topic", output)))
                 .build();
+    }
+
+    private static KafkaProducer<byte[], byte[]> producer(KafkaCluster cluster) {
+        Properties pp = cluster.clientProperties();
+        pp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        pp.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        return new KafkaProducer<>(pp);
+    }
+
+    /** A runtime's properties: its own state directory, commits every 100 ms. */
+    private static Properties runtimeProperties(KafkaCluster cluster) throws java.io.IOException {
+        Properties props = cluster.clientProperties();
+        props.put("state.dir", Files.createTempDirectory(tempRoot, "flow-dlq").toString());
+        props.put("commit.interval.ms", "100");
+        return props;
     }
 
     private static String header(ConsumerRecord<byte[], byte[]> r, String name) {

@@ -7,7 +7,10 @@ import java.util.Properties;
 import java.util.Random;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
 
 /** What the tests of records a target rejects for good share. */
 final class Rejections {
@@ -35,6 +38,18 @@ final class Rejections {
         KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p);
         c.subscribe(List.of(topic));
         return c;
+    }
+
+    /** Writes {@code keysAndValues} (key, value, key, value, ...) to {@code topic} in this order, each acknowledged. */
+    static void send(KafkaCluster cluster, String topic, String... keysAndValues) throws Exception {
+        Properties pp = cluster.clientProperties();
+        pp.put("key.serializer", StringSerializer.class.getName());
+        pp.put("value.serializer", StringSerializer.class.getName());
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(pp)) {
+            for (int i = 0; i < keysAndValues.length; i += 2) {
+                producer.send(new ProducerRecord<>(topic, keysAndValues[i], keysAndValues[i + 1])).get();
+            }
+        }
     }
 
     static String header(ConsumerRecord<byte[], byte[]> r, String name) {

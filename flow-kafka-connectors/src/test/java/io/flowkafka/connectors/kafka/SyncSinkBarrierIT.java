@@ -115,14 +115,8 @@ class SyncSinkBarrierIT {
         cluster.createTopic(input, 1);
         cluster.createTopic(output, 1, Map.of("max.message.bytes", "2000"));
         String big = Rejections.incompressible(11);
-        Properties pp = cluster.clientProperties();
-        pp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-        pp.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-        try (KafkaProducer<String, String> producer = new KafkaProducer<>(pp)) {
-            producer.send(new ProducerRecord<>(input, "u1", "{\"id\":\"e1\",\"user\":\"u1\"}")).get();
-            producer.send(new ProducerRecord<>(input, "big", "{\"id\":\"e2\",\"user\":\"" + big + "\"}")).get();
-            producer.send(new ProducerRecord<>(input, "u3", "{\"id\":\"e3\",\"user\":\"u3\"}")).get();
-        }
+        Rejections.send(cluster, input, "u1", "{\"id\":\"e1\",\"user\":\"u1\"}",
+                "big", "{\"id\":\"e2\",\"user\":\"" + big + "\"}", "u3", "{\"id\":\"e3\",\"user\":\"u3\"}");
         Properties props = cluster.clientProperties();
         props.put("state.dir", Files.createTempDirectory(tempRoot, "sync-rejected").toString());
         props.put("commit.interval.ms", "100");

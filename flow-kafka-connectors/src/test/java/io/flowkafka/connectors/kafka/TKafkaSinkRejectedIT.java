@@ -17,10 +17,6 @@ import java.util.Map;
 import java.util.Properties;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.CleanupMode;
@@ -72,15 +68,9 @@ class TKafkaSinkRejectedIT {
             cluster.createTopic(pipeline + ".dlq", 1, Map.of("max.message.bytes", "2000"));
         }
         String big = Rejections.incompressible(13);
-        Properties pp = cluster.clientProperties();
-        pp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-        pp.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-        try (KafkaProducer<String, String> producer = new KafkaProducer<>(pp)) {
-            // e1 and e3 share a user: one task, one outbox partition, in this order
-            producer.send(new ProducerRecord<>(input, "u", "{\"id\":\"e1\",\"user\":\"u\"}")).get();
-            producer.send(new ProducerRecord<>(input, "u", "{\"id\":\"e2\",\"user\":\"u" + big + "\"}")).get();
-            producer.send(new ProducerRecord<>(input, "u", "{\"id\":\"e3\",\"user\":\"u\"}")).get();
-        }
+        // e1 and e3 share a user: one task, one outbox partition, in this order
+        Rejections.send(cluster, input, "u", "{\"id\":\"e1\",\"user\":\"u\"}",
+                "u", "{\"id\":\"e2\",\"user\":\"u" + big + "\"}", "u", "{\"id\":\"e3\",\"user\":\"u\"}");
         Properties props = cluster.clientProperties();
         props.put("state.dir", Files.createTempDirectory(tempRoot, "tkafka-rejected").toString());
         props.put("commit.interval.ms", "100");

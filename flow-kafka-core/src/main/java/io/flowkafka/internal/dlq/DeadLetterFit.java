@@ -82,8 +82,7 @@ public final class DeadLetterFit {
     private static @Nullable String unwritable(RecordSizeLimit limit, @Nullable RejectedOutputs rejected, String topic,
             byte @Nullable [] key, byte @Nullable [] value, Headers headers) {
         if (!limit.fits(key, value, headers)) {
-            return "the dead letter would be a record of " + RecordSizeLimit.sizeUpperBound(key, value, headers)
-                    + " bytes, more than " + limit.describe();
+            return limit.tooLarge("the dead letter", key, value, headers);
         }
         return rejected == null ? null : rejected.reason("topic " + topic, key, value, -1L);
     }

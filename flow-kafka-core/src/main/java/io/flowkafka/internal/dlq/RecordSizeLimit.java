@@ -55,7 +55,10 @@ public final class RecordSizeLimit {
                 buffer < maxRequest ? ProducerConfig.BUFFER_MEMORY_CONFIG : ProducerConfig.MAX_REQUEST_SIZE_CONFIG);
     }
 
-    private static long producerSetting(Map<String, ?> configs, String name, long fallback) {
+    /**
+     * A setting of Kafka Streams' producers: {@code producer.<name>}, else {@code <name>}, else {@code fallback}.
+     */
+    public static long producerSetting(Map<?, ?> configs, String name, long fallback) {
         Object v = configs.get(StreamsConfig.producerPrefix(name));
         if (v == null) {
             v = configs.get(name);

@@ -47,18 +47,20 @@ public final class RejectedOutputHandler implements ProductionExceptionHandler {
     public Response handleError(ErrorHandlerContext context, ProducerRecord<byte[], byte[]> record, Exception exception) {
         RejectedOutputs r = rejected;
         if (r != null && forGood(exception)) {
-            if (changelog(record.topic()) || record.topic().equals(deadLetterTopic)) {
+            boolean deadLetter = record.topic().equals(deadLetterTopic);
+            boolean changelog = !deadLetter && changelog(record.topic());
+            if (deadLetter || changelog) {
                 // records whose timestamp the call that writes them does not choose
                 r.rejectAtAnyTime("topic " + record.topic(), record.key(), record.value(), exception);
             } else {
                 r.reject("topic " + record.topic(), record.key(), record.value(),
                         record.timestamp() == null ? -1L : record.timestamp(), exception);
             }
-            if (record.topic().equals(deadLetterTopic)) {
+            if (deadLetter) {
                 LOG.warn("task {}: the dead-letter topic {} rejected a dead letter for good ({}); the task restarts from "
                         + "its last commit, and the dead letter goes again without the input's bytes", context.taskId(),
                         record.topic(), exception.toString());
-            } else if (changelog(record.topic())) {
+            } else if (changelog) {
                 LOG.warn("task {}: changelog topic {} rejected a store row for good ({}); the task restarts from its "
                         + "last commit, and the input whose call sets this row again goes to the dead-letter topic",
                         context.taskId(), record.topic(), exception.toString());

@@ -79,7 +79,7 @@ public final class RejectedOutputs {
         any = true;
     }
 
-    /** Whether any record was rejected so far (cheap: the record path's test before {@link #check}). */
+    /** Whether any record was rejected so far ({@link #check} and {@link #reason} test it first: one volatile read). */
     public boolean any() {
         return any;
     }

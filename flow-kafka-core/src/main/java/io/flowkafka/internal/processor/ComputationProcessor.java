@@ -384,11 +384,10 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
     private final java.util.function.BiConsumer<Bytes, byte[]> stateRowCheck = this::checkStateRow;
 
     private void checkStateRow(Bytes storeKey, byte[] value) {
-        byte[] k = storeKey.get();
         checkStateRowSize(recordLimit, spec.id(), storeKey, value);
         var rejected = rejectedOutputs;
         if (rejected != null) {
-            rejected.check(stateChangelogTarget, k, value, -1L);
+            rejected.check(stateChangelogTarget, storeKey.get(), value, -1L);
         }
     }
 
@@ -411,7 +410,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
      */
     private void checkNotRejected(String target, Record<byte[], byte[]> r) {
         var rejected = rejectedOutputs;
-        if (rejected != null && rejected.any()) {
+        if (rejected != null) {
             rejected.check(target, r.key(), r.value(), r.timestamp());
         }
     }
