@@ -473,6 +473,22 @@ class ComputationHarnessTest {
         assertThat(send("alice", 1, "big-blob 1000").failed()).as("a row that fits").isFalse();
     }
 
+    /** A timer row holds the group-by key twice: a key whose state row fits can still make a timer row too large. */
+    @Test
+    void shouldFailACallThatAddsATimerRowLargerThanTheProducerSends() {
+        String user = "u".repeat(600_000);
+        HarnessResult failed = send(user, 1, "timer t 10 10");
+        assertThat(failed.failed()).isTrue();
+        assertThat(failed.failure()).hasValueSatisfying(e -> assertThat(e)
+                .hasMessageStartingWith("a timer of timer stream 't' of computation 'count' (a row of its timers "
+                        + "changelog topic) would be a record of ")
+                .hasMessageContaining("more than the producer's max.request.size of 1048576 bytes"));
+        GenericRecord key = count.keyOf("events", Map.of("user", user));
+        assertThat(count.state("total", key)).as("nothing of the call applied").isEmpty();
+        assertThat(count.pendingTimers()).as("no timer kept").isEmpty();
+        assertThat(send(user, 1, null).failed()).as("the same key's state row fits").isFalse();
+    }
+
     @Test
     void shouldApplyNothingWhenTheFunctionThrows() {
         send("alice", 5, null);

@@ -137,6 +137,74 @@ class OversizedRecordsTest {
         }
     }
 
+    static final Schema VISIT = SchemaBuilder.record("Visit").namespace("test.big").fields()
+            .requiredString("user").requiredLong("ts").endRecord();
+
+    /** Adds a reminder a minute after each visit, and nothing else; the reminder writes the user to the sink. */
+    static final class Remind implements RowFunction {
+        @Override
+        public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
+            output.addTimer(message.getEventTimestamp() + 60_000_000_000L, message.getEventTimestamp());
+        }
+
+        @Override
+        public void onTimer(io.flowkafka.api.Timer timer, OutputCollector output, RuntimeContext context) {
+            output.addMessage(context.createMessageBuilder("reminded").set("user", timer.getKey().get("user"))
+                    .set("ts", timer.getTriggerTimestamp() / 1_000_000L).build());
+        }
+    }
+
+    /** A keyed source (no hop before the timer, so a long key reaches the timers store) -> remind -> sink. */
+    static PipelineSpec timersSpec() {
+        return PipelineSpec.builder("rem").stream("visits", VISIT).stream("reminded", VISIT)
+                .computation("remind", c -> c
+                        .source("visits", "KafkaSource", Map.of("topics", "visits-in", "key_partitioned", true))
+                        .watermarkStrategy(io.flowkafka.spec.WatermarkStrategy.DEFAULT
+                                .withOutOfOrdernessBound(java.time.Duration.ZERO).withTimestampColumn("ts"))
+                        .groupBy("hash", ColumnType.UINT64, "farm_hash(user)").groupBy("user", ColumnType.STRING, null)
+                        .timer("remind", Map.of()).processingFunction(Remind::new).outputStreamIds("reminded")
+                        .sink("out", "KafkaSink", List.of("reminded"), Map.of("topic", "reminded-out",
+                                "key_column", "user")))
+                .build();
+    }
+
+    private static void visit(FlowTestDriver driver, String user, long tsMs) {
+        driver.pipeSource("visits-in", user.getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                ("{\"user\":\"" + user + "\",\"ts\":" + tsMs + "}").getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                java.time.Instant.ofEpochMilli(tsMs));
+    }
+
+    /**
+     * A timer row holds the group-by key twice (in its key and its value): a key that fits a state row may make a
+     * timer row larger than the producer sends. The call adding it fails, its input goes to the dead-letter topic,
+     * no timer is kept, and the other keys' timers fire as before.
+     */
+    @Test
+    void shouldDeadLetterTheInputOfATimerRowLargerThanTheProducerSendsAndGoOn() {
+        String longUser = "u".repeat(1200);
+        Properties props = new Properties();
+        props.put("producer.max.request.size", String.valueOf(LIMIT));
+        try (FlowTestDriver driver = FlowTestDriver.create(timersSpec(), props)) {
+            visit(driver, "ann", 1_000);
+            visit(driver, longUser, 2_000);
+            visit(driver, "bob", 100_000);
+
+            assertThat(driver.readSinkJson("reminded-out")).as("ann's reminder fired, the long key's was never kept")
+                    .containsExactly("{\"user\":\"ann\",\"ts\":61000}");
+            assertThat(driver.readDeadLetters()).singleElement().satisfies(d -> {
+                assertThat(d.computation()).isEqualTo("remind");
+                assertThat(d.stage()).startsWith("write the timers of message ");
+                assertThat(d.errorClass()).isEqualTo("io.flowkafka.internal.dlq.RejectedRecordException");
+                assertThat(d.errorMessage()).startsWith("a timer of timer stream 'remind' of computation 'remind' (a row "
+                        + "of its timers changelog topic) would be a record of ")
+                        .contains("more than the producer's max.request.size of 2000 bytes")
+                        .contains("keep group-by keys small");
+            });
+            assertThat(driver.pendingTimers("remind")).singleElement()
+                    .satisfies(t -> assertThat(t.getKey().get("user").toString()).isEqualTo("bob"));
+        }
+    }
+
     private static String header(org.apache.kafka.streams.test.TestRecord<byte[], byte[]> r, String key) {
         var h = r.headers().lastHeader(key);
         return h == null ? null : new String(h.value(), java.nio.charset.StandardCharsets.UTF_8);

@@ -280,6 +280,80 @@ class DeadLetterIT {
         }
     }
 
+    static final Schema VISIT = SchemaBuilder.record("Visit").namespace("dlq").fields()
+            .requiredString("user").requiredLong("ts").endRecord();
+
+    /** Adds a reminder a minute of event time after each visit, and nothing else; a reminder is written out. */
+    public static final class Remind implements RowFunction {
+        @Override
+        public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
+            output.addTimer(message.getEventTimestamp() + 60_000_000_000L, message.getEventTimestamp());
+        }
+
+        @Override
+        public void onTimer(io.flowkafka.api.Timer timer, OutputCollector output, RuntimeContext context) {
+            output.addMessage(context.createMessageBuilder("reminded").set("user", timer.getKey().get("user"))
+                    .set("ts", timer.getTriggerTimestamp() / 1_000_000L).build());
+        }
+    }
+
+    /**
+     * A timer row its changelog topic rejects for good (a timer row holds the group-by key; this one is larger than
+     * the topic's {@code max.message.bytes}): the commit's transaction aborts; on the replay the call adding that
+     * timer fails, matched by the row's key (its value holds the wall-clock time it was added, which the replay does
+     * not repeat), so its input goes to the dead-letter topic and the other keys' timers fire once each. Before, the
+     * task failed on every replay and the pipeline never committed again.
+     */
+    @Test
+    @Timeout(180)
+    void shouldDeadLetterTheInputOfATimerRowItsChangelogRejectsAndGoOn(KafkaCluster cluster, TestNames names)
+            throws Exception {
+        String input = names.topic("input");
+        String output = names.topic("output");
+        String pipeline = names.name("remind");
+        cluster.createTopic(input, 1);
+        // a keyed source: no hop between the input and the timer, so the long key reaches the timers store
+        PipelineSpec spec = PipelineSpec.builder(pipeline).stream("visits", VISIT).stream("reminded", VISIT)
+                .computation("remind", c -> c
+                        .source("visits", "KafkaSource", Map.of("topics", input, "key_partitioned", true))
+                        .watermarkStrategy(io.flowkafka.spec.WatermarkStrategy.DEFAULT
+                                .withOutOfOrdernessBound(Duration.ZERO).withTimestampColumn("ts"))
+                        .groupBy("hash", ColumnType.UINT64, "farm_hash(user)").groupBy("user", ColumnType.STRING, null)
+                        .timer("remind", Map.of()).processingFunction(Remind::new).outputStreamIds("reminded")
+                        .sink("out", "KafkaSink", List.of("reminded"), Map.of("topic", output, "key_column", "user")))
+                .build();
+        String big = randomLetters(5_000); // incompressible: over 2000 bytes after lz4
+        Properties props = runtimeProperties(cluster);
+        // the topics Kafka Streams creates (the timers store's changelog) take records of at most 2000 bytes
+        props.put("topic.max.message.bytes", "2000");
+        props.put("session.timeout.ms", "300000"); // the replaced stream thread's member must leave the group
+        try (FlowRuntime runtime = FlowRuntime.create(spec, props);
+                KafkaProducer<byte[], byte[]> p = producer(cluster)) {
+            // the long key's timer is pending when the first commit writes the timers store's rows to the changelog
+            send(p, input, "ann", visit("ann", 1_000));
+            send(p, input, "big", visit(big, 2_000));
+            send(p, input, "bob", visit("bob", 3_000));
+            runtime.start();
+            List<ConsumerRecord<byte[], byte[]>> dead = readCommitted(cluster, runtime.deadLetterTopic(), 1);
+            send(p, input, "cat", visit("cat", 200_000)); // the watermark passes the reminders of ann and bob
+            List<ConsumerRecord<byte[], byte[]>> outs = readCommitted(cluster, output, 2);
+            assertThat(outs).extracting(r -> new String(r.value(), StandardCharsets.UTF_8))
+                    .containsExactly("{\"user\":\"ann\",\"ts\":61000}", "{\"user\":\"bob\",\"ts\":63000}");
+            assertThat(dead).singleElement().satisfies(r -> {
+                assertThat(header(r, "flow.dlq.computation")).isEqualTo("remind");
+                assertThat(header(r, "flow.dlq.stage")).startsWith("write the timers of message");
+                assertThat(header(r, "flow.dlq.error.message")).contains("topic " + runtime.applicationId()
+                        + "-remind.timers-changelog rejected this record for good")
+                        .contains("RecordTooLargeException");
+                assertThat(header(r, "flow.dlq.offset")).isEqualTo("1");
+            });
+        }
+    }
+
+    private static byte[] visit(String user, long tsMs) {
+        return ("{\"user\":\"" + user + "\",\"ts\":" + tsMs + "}").getBytes(StandardCharsets.UTF_8);
+    }
+
     /** Source {@code input} (Avro, user from the key) -> count per user ({@link CountOrBoom}) -> KafkaSink {@code output}. */
     private static PipelineSpec countPipeline(String pipeline, String input, String output) {
         return PipelineSpec.builder(pipeline)

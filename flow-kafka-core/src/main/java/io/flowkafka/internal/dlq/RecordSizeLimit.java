@@ -79,6 +79,16 @@ public final class RecordSizeLimit {
         return sizeUpperBound(key, value, headers) <= maxRequestSize;
     }
 
+    /**
+     * Whether the producer surely sends a record without headers whose key and value have at most these lengths: a
+     * check that needs no bytes, for rows that are encoded only when this says no.
+     */
+    public boolean surelyFits(int keyLength, int valueLength) {
+        long size = BATCH_OVERHEAD + MAX_RECORD_OVERHEAD + varintSize(keyLength) + (long) keyLength
+                + varintSize(valueLength) + valueLength + varintSize(0);
+        return size <= maxRequestSize;
+    }
+
     /** Kafka's upper bound of the size of this record in a batch of its own, as the producer checks it. */
     public static int sizeUpperBound(byte @Nullable [] key, byte @Nullable [] value, @Nullable Iterable<Header> headers) {
         long size = BATCH_OVERHEAD + MAX_RECORD_OVERHEAD + bytesSize(key) + bytesSize(value);

@@ -62,11 +62,27 @@ public final class RejectedOutputs {
         reject(target, key, value, null, reason);
     }
 
+    /**
+     * Remembers a rejected record by its target and key alone, whatever its value and timestamp: for store rows whose
+     * value a replay does not repeat (a timer's holds the wall-clock time it was added). {@link #check} such a row
+     * with a null value.
+     */
+    public void rejectKeyAtAnyTime(String target, byte @Nullable [] key, byte @Nullable [] value, Throwable reason) {
+        remember(target, fingerprint(target, key, null, null), target + " rejected this record for good ("
+                + sizes(key, value) + "; recognised by its key): " + reason);
+    }
+
     private void reject(String target, byte @Nullable [] key, byte @Nullable [] value, @Nullable Long timestamp,
             Throwable reason) {
-        String text = target + " rejected this record for good (" + (key == null ? 0 : key.length) + "-byte key, "
-                + (value == null ? 0 : value.length) + "-byte value): " + reason;
-        long fingerprint = fingerprint(target, key, value, timestamp);
+        remember(target, fingerprint(target, key, value, timestamp), target + " rejected this record for good ("
+                + sizes(key, value) + "): " + reason);
+    }
+
+    private static String sizes(byte @Nullable [] key, byte @Nullable [] value) {
+        return (key == null ? 0 : key.length) + "-byte key, " + (value == null ? 0 : value.length) + "-byte value";
+    }
+
+    private void remember(String target, long fingerprint, String text) {
         targets.add(target);
         synchronized (order) {
             if (reasons.put(fingerprint, text) == null) {

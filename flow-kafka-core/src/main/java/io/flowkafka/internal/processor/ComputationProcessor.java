@@ -307,6 +307,11 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             } catch (RuntimeException e) {
                 throw new FlowProcessingException(spec.id(), "write the state of " + what + " " + parentId, e);
             }
+            try {
+                checkTimerRows();
+            } catch (RuntimeException e) {
+                throw new FlowProcessingException(spec.id(), "write the timers of " + what + " " + parentId, e);
+            }
         } catch (FlowProcessingException e) {
             callSinkWrites.clear();
             callQueueOffers.clear();
@@ -391,6 +396,58 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         }
     }
 
+    /** The timers store's and the timer-holds store's changelog topics as RejectedOutputs names them; null without. */
+    private @Nullable String timersChangelogTarget;
+    private @Nullable String holdsChangelogTarget;
+
+    /**
+     * Fails the call if a timer it adds makes a row of the timers store larger than the producer sends, or with a key
+     * the timers or timer-holds changelog topic rejected before (a timer's value holds the wall-clock time it was
+     * added, so a replay matches it by its key): its input then goes to the dead-letter topic, as for a state row.
+     * Costs a size sum per added timer; a row is encoded here only when that sum is over the limit.
+     */
+    private void checkTimerRows() {
+        if (timerStore != null && timerStore.hasBufferedWrites()) {
+            timerStore.forEachBufferedAdd(timerRowCheck);
+        }
+    }
+
+    /** {@link #checkTimerRow} as one object, not a new method reference per call. */
+    private final java.util.function.BiConsumer<Bytes, io.flowkafka.internal.timers.PendingTimer> timerRowCheck =
+            this::checkTimerRow;
+
+    /**
+     * Fails with the reason if the timers-store row of a timer (key {@code key}) is larger than the producer sends
+     * (also the unit harness's check).
+     */
+    static void checkTimerRowSize(io.flowkafka.internal.dlq.RecordSizeLimit limit, String computation,
+            io.flowkafka.internal.timers.TimerStore store, Bytes key, io.flowkafka.internal.timers.PendingTimer timer) {
+        if (limit.surelyFits(key.get().length, store.valueSizeBound(timer))) {
+            return;
+        }
+        byte[] value = store.encodeValue(timer);
+        if (!limit.fits(key.get(), value, null)) {
+            throw new io.flowkafka.internal.dlq.RejectedRecordException(limit.tooLarge("a timer of timer stream '"
+                    + store.streamId(timer.streamIndex()) + "' of computation '" + computation
+                    + "' (a row of its timers changelog topic)", key.get(), value, null) + "; a timer row holds its "
+                    + "group-by key twice: keep group-by keys small, or raise producer." + limit.setting()
+                    + (limit.setting().equals("max.request.size") ? "" : " and producer.max.request.size")
+                    + " and the broker's message.max.bytes together");
+        }
+    }
+
+    private void checkTimerRow(Bytes key, io.flowkafka.internal.timers.PendingTimer timer) {
+        checkTimerRowSize(recordLimit, spec.id(), java.util.Objects.requireNonNull(timerStore), key, timer);
+        var rejected = rejectedOutputs;
+        if (rejected != null && rejected.any()) {
+            rejected.check(timersChangelogTarget, key.get(), null, -1L);
+            if (holdsChangelogTarget != null) {
+                rejected.check(holdsChangelogTarget, io.flowkafka.internal.timers.TimerStore.holdKey(timer, key).get(),
+                        null, -1L);
+            }
+        }
+    }
+
     /**
      * Fails the call if {@code r}, an output Kafka Streams' producer sends to {@code target}, is larger than the
      * producer sends or was rejected by its topic before: its input then goes to the dead-letter topic.
@@ -461,6 +518,12 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                         : null, // nobody reads this computation's output watermark: no holds index
                 spec.timers().stream().map(io.flowkafka.spec.TimerStreamSpec::id).toList(), dedup);
         timerGroups = new TimerGroups(spec);
+        timersChangelogTarget = "topic " + context.applicationId() + "-"
+                + io.flowkafka.internal.timers.TimerStore.timersStoreName(spec.id()) + "-changelog";
+        if (ComputationPlan.writesInternalStreams(plan.outputs())) {
+            holdsChangelogTarget = "topic " + context.applicationId() + "-"
+                    + io.flowkafka.internal.timers.TimerStore.holdsStoreName(spec.id()) + "-changelog";
+        }
         call.timers(timerStore, MessageIds.timerTag(spec.id()));
         timerSteps = io.micrometer.core.instrument.Timer.builder("flow.timers.punctuation")
                 .description("Duration of a timer-firing step that fired at least one timer")

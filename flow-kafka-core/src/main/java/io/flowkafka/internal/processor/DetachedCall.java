@@ -199,9 +199,14 @@ public final class DetachedCall {
         begin(key, inputId);
         try {
             user.run();
-            // the runtime's check of the rows the call writes, against Kafka's default producer limit (1 MiB): a row
-            // the runtime would dead-letter the input for fails the call here too
+            // the runtime's check of the state and timer rows the call writes, against Kafka's default producer limit
+            // (1 MiB): a row the runtime would dead-letter the input for fails the call here too
             states.forEachBufferedPut((k, v) -> ComputationProcessor.checkStateRowSize(DEFAULT_LIMIT, spec.id(), k, v));
+            if (timers != null) {
+                TimerStore t = timers;
+                t.forEachBufferedAdd((k, timer) -> ComputationProcessor.checkTimerRowSize(DEFAULT_LIMIT, spec.id(), t, k,
+                        timer));
+            }
             return new Effects(outputs(inputId, inputEventTimestamp), addedTimers(), stateWrites());
         } finally {
             end();

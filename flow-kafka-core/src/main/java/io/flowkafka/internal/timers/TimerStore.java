@@ -473,6 +473,34 @@ public final class TimerStore {
         return out;
     }
 
+    /**
+     * Calls {@code visitor} with each timer the current call added and the key of its row in the timers store, as
+     * {@link #bufferedAdds()} lists them: to refuse, before the call commits, a row its changelog cannot take.
+     */
+    public void forEachBufferedAdd(java.util.function.BiConsumer<Bytes, PendingTimer> visitor) {
+        for (Map.Entry<Bytes, Op> e : buffer.entrySet()) {
+            PendingTimer add = e.getValue().add;
+            if (add != null) {
+                visitor.accept(e.getKey(), add);
+            }
+        }
+    }
+
+    /** An upper bound of the size of {@link #encodeValue}, computed without encoding. */
+    public int valueSizeBound(PendingTimer timer) {
+        return TimerValueCodec.sizeBound(timer, streamIdBytes[timer.streamIndex()]);
+    }
+
+    /** The timers-store value of {@code timer}, as {@link #commitCall()} writes it. */
+    public byte[] encodeValue(PendingTimer timer) {
+        return TimerValueCodec.encode(timer, streamIdBytes[timer.streamIndex()]);
+    }
+
+    /** The key of the timer-holds row of a timer whose timers-store key is {@code timerKey}. */
+    public static Bytes holdKey(PendingTimer timer, Bytes timerKey) {
+        return TimerKeys.holdKey(timer.eventTs(), timerKey.get());
+    }
+
     /** Whether adds or deletes are buffered and not yet committed. */
     public boolean hasBufferedWrites() {
         return !buffer.isEmpty();

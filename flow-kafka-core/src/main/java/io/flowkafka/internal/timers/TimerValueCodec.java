@@ -20,14 +20,19 @@ final class TimerValueCodec {
     private TimerValueCodec() {
     }
 
-    /** Encodes a timer; {@code streamId} is the UTF-8 of its timer stream id. */
-    static byte[] encode(PendingTimer t, byte[] streamId) {
+    /** An upper bound of the size of {@link #encode}'s result, computed without encoding. */
+    static int sizeBound(PendingTimer t, byte[] streamId) {
         int size = bytesSize(t.messageId().length) + bytesSize(t.encodedKey().length) + bytesSize(streamId.length)
                 + 3 * 10 + 2 * 10;
         for (byte[] p : t.parentIds()) {
             size += bytesSize(p.length);
         }
-        Writer w = new Writer(new byte[size]);
+        return size;
+    }
+
+    /** Encodes a timer; {@code streamId} is the UTF-8 of its timer stream id. */
+    static byte[] encode(PendingTimer t, byte[] streamId) {
+        Writer w = new Writer(new byte[sizeBound(t, streamId)]);
         w.bytes(t.messageId());
         w.bytes(t.encodedKey());
         w.bytes(streamId);

@@ -63,6 +63,10 @@ class RecordSizeLimitTest {
             fitting += fits ? 1 : 0;
         }
         assertThat(fitting).as("the boundary lies inside the range").isBetween(1, 200);
+        for (int n = 800; n <= 1000; n++) {
+            assertThat(limit.surelyFits(key.length, n)).as("by lengths, " + n + " bytes")
+                    .isEqualTo(limit.fits(key, new byte[n], null));
+        }
         assertThat(limit.tooLarge("state 's'", key, new byte[2000], null))
                 .isEqualTo("state 's' would be a record of " + kafka(key, new byte[2000]) + " bytes (a 1-byte key, a "
                         + "2000-byte value), more than the producer's max.request.size of 1000 bytes: it can never be "

@@ -125,6 +125,32 @@ class RejectedOutputsTest {
         }
     }
 
+    /**
+     * A timer's row holds the wall-clock time it was added, which a replay does not repeat: a timers or timer-holds
+     * changelog rejection is remembered by key, and a row with that key fails whatever its value; a state row keeps
+     * being matched by key and value.
+     */
+    @Test
+    void shouldRememberARejectedTimerRowByItsKeyAlone() {
+        RejectedOutputs rejected = new RejectedOutputs();
+        RejectedOutputHandler handler = new RejectedOutputHandler();
+        handler.configure(java.util.Map.of(RejectedOutputs.CONFIG, rejected, "application.id", "app"));
+        for (String store : List.of("remind.timers", "remind.timer-holds")) {
+            String topic = "app-" + store + "-changelog";
+            assertThat(handler.handleError(context(), new ProducerRecord<>(topic, 0, 0L, b("timer"), b("added at 1")),
+                    new RecordTooLargeException("large")).result()).isEqualTo(ProductionExceptionHandler.Result.FAIL);
+            assertThatThrownBy(() -> ok(rejected, "topic " + topic, "timer", null, -1))
+                    .isInstanceOf(RejectedRecordException.class)
+                    .hasMessageStartingWith("topic " + topic + " rejected this record for good (5-byte key, 10-byte "
+                            + "value; recognised by its key)");
+            ok(rejected, "topic " + topic, "other timer", null, -1);
+        }
+        handler.handleError(context(), new ProducerRecord<>("app-remind.state-changelog", 0, 0L, b("timer"), b("row")),
+                new RecordTooLargeException("large"));
+        rejected(rejected, "topic app-remind.state-changelog", "timer", "row", -1);
+        ok(rejected, "topic app-remind.state-changelog", "timer", null, -1);
+    }
+
     private static ErrorHandlerContext context() {
         return new ErrorHandlerContext() {
             @Override public String topic() { return "in"; }

@@ -63,6 +63,8 @@ class TimerValueCodecTest {
             enc.flush();
             byte[] ours = TimerValueCodec.encode(t, stream.getBytes(StandardCharsets.UTF_8));
             assertThat(ours).isEqualTo(out.toByteArray());
+            assertThat(TimerValueCodec.sizeBound(t, stream.getBytes(StandardCharsets.UTF_8)))
+                    .as("the bound the runtime checks before encoding").isGreaterThanOrEqualTo(ours.length);
             assertThat(TimerValueCodec.decode(0, out.toByteArray())).isEqualTo(t);
             assertThat(reader.read(null, DecoderFactory.get().binaryDecoder(ours, null))).isEqualTo(avro(t, stream));
             assertThat(TimerValueCodec.eventTs(ours)).isEqualTo(t.eventTs());
