@@ -3,7 +3,7 @@
 # timers, exactly-once Kafka sink, local MiniCluster), side by side on one in-JVM broker; each job in a JVM of
 # its own. Builds the modules benchmarks-flink and benchmarks-waitclick (and what they need), then runs
 # io.flowkafka.benchmarks.waitclick.WaitClickVsFlink with the given options (see --help), e.g.:
-#   benchmarks/run-waitclick-vs-flink.sh                          # the full comparison (~6 min), updates benchmarks/RESULTS.md
+#   benchmarks/run-waitclick-vs-flink.sh                          # the comparison (keyed-source pipeline vs Flink, 5.1M records, ~15 min), updates benchmarks/RESULTS.md
 #   benchmarks/run-waitclick-vs-flink.sh --impressions 20000 --warmup 0 --runs 1 --no-results   # a quick check (~1 min)
 # Environment: MAVEN_ARGS (e.g. -o for offline), JAVA_OPTS (replaces the driver's heap settings),
 # SKIP_BUILD=1 to reuse the last build. The output is also written to benchmarks-waitclick/target/last-run.log.
