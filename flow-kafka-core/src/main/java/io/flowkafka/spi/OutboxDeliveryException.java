@@ -89,6 +89,23 @@ public class OutboxDeliveryException extends Exception {
         return null;
     }
 
+    /**
+     * Whether a rejection ({@link #recordRejection}) is about the record's timestamp (outside the topic's
+     * {@code message.timestamp.*} bounds): the same record with another timestamp may be taken.
+     */
+    public static boolean aboutTimestamp(Throwable rejection) {
+        for (Throwable t = rejection; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof org.apache.kafka.common.errors.InvalidTimestampException) {
+                return true;
+            }
+            if (t instanceof org.apache.kafka.common.InvalidRecordException && t.getMessage() != null
+                    && t.getMessage().toLowerCase(java.util.Locale.ROOT).contains("timestamp")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** Whether the target rejected one record for good ({@link #rejected}). */
     public boolean rejectedRecord() {
         return rejected;

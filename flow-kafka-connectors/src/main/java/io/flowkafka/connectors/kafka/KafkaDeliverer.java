@@ -291,6 +291,25 @@ final class KafkaDeliverer implements OutboxDeliverer {
                 if (tooMuch == null) {
                     throw e;
                 }
+                if (OutboxDeliveryException.aboutTimestamp(tooMuch)) {
+                    // the dead-letter topic refused the record's timestamp (as the target did, most likely): the
+                    // whole record with the producer's time, its own in a header
+                    try {
+                        headers.add("flow.dlq.timestamp", utf8(Long.toString(r.timestampMs())));
+                        deadLetters.send(new ProducerRecord<>(context.deadLetterTopic(), null, null, r.key(),
+                                r.value(), headers)).get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+                        LOG.warn("{}: the target rejected outbox offset {} (message id {}) for good ({}); it went to "
+                                + "the dead-letter topic {} with the producer's timestamp, which refused its own",
+                                sinkName(), r.offset(), r.messageId(), reason, context.deadLetterTopic());
+                        return;
+                    } catch (ExecutionException | KafkaException again) {
+                        tooMuch = OutboxDeliveryException.recordRejection(again);
+                        if (tooMuch == null) {
+                            throw again;
+                        }
+                        headers.remove("flow.dlq.timestamp");
+                    }
+                }
                 // the dead-letter topic cannot take the record either (it was rejected for its size, most likely):
                 // write the dead letter without the record's bytes, saying so, rather than retry it for ever
                 org.apache.kafka.common.header.internals.RecordHeaders bare =

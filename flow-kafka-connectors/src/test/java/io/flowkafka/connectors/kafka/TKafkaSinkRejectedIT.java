@@ -56,6 +56,64 @@ class TKafkaSinkRejectedIT {
         run(cluster, names, Map.of(), true);
     }
 
+    /**
+     * A record whose timestamp both the target and the dead-letter topic refuse (older than their
+     * {@code message.timestamp.before.max.ms}): the dead letter goes whole with the producer's timestamp, the
+     * record's own in {@code flow.dlq.timestamp}, instead of without its bytes.
+     */
+    @Test
+    @Timeout(240)
+    void shouldDeadLetterARecordWhoseTimestampBothTopicsRefuseWholeWithTheProducersTimestamp(KafkaCluster cluster,
+            TestNames names) throws Exception {
+        String input = names.topic("input");
+        String output = names.topic("output");
+        String pipeline = names.name("ts");
+        Map<String, String> recentOnly = Map.of("message.timestamp.before.max.ms", "3600000");
+        cluster.createTopic(input, 1);
+        cluster.createTopic(output, 1, recentOnly);
+        cluster.createTopic(pipeline + ".dlq", 1, recentOnly);
+        long old = System.currentTimeMillis() - Duration.ofDays(30).toMillis();
+        Properties pp = cluster.clientProperties();
+        pp.put("key.serializer", org.apache.kafka.common.serialization.StringSerializer.class.getName());
+        pp.put("value.serializer", org.apache.kafka.common.serialization.StringSerializer.class.getName());
+        try (var producer = new org.apache.kafka.clients.producer.KafkaProducer<String, String>(pp)) {
+            // e1 and e3 share a user: one task, one outbox partition, in this order; e2's event time is a month old
+            producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>(input, "u",
+                    "{\"id\":\"e1\",\"user\":\"u\"}")).get();
+            producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>(input, null, old, "u",
+                    "{\"id\":\"e2\",\"user\":\"u\"}")).get();
+            producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>(input, "u",
+                    "{\"id\":\"e3\",\"user\":\"u\"}")).get();
+        }
+        Properties props = cluster.clientProperties();
+        props.put("state.dir", Files.createTempDirectory(tempRoot, "tkafka-old").toString());
+        props.put("commit.interval.ms", "100");
+        long testStart = System.currentTimeMillis();
+        try (FlowRuntime runtime = FlowRuntime.create(OutboxPipeline.spec(pipeline, input, output,
+                Map.of("timestamp", "event")), props);
+                KafkaConsumer<byte[], byte[]> out = Rejections.reader(cluster, output);
+                KafkaConsumer<byte[], byte[]> dead = Rejections.reader(cluster, runtime.deadLetterTopic())) {
+            runtime.start();
+            List<String> ids = new ArrayList<>();
+            List<ConsumerRecord<byte[], byte[]>> dlq = new ArrayList<>();
+            Await.until(Duration.ofMinutes(2), "e1 and e3 delivered, e2 dead-lettered", () -> {
+                out.poll(Duration.ofMillis(100)).forEach(r -> ids.add(new String(r.key(), StandardCharsets.UTF_8)));
+                dead.poll(Duration.ofMillis(100)).forEach(dlq::add);
+                return ids.contains("e1") && ids.contains("e3") && !dlq.isEmpty();
+            });
+            assertThat(ids).containsExactly("e1", "e3");
+            assertThat(dlq).singleElement().satisfies(r -> {
+                assertThat(new String(r.key(), StandardCharsets.UTF_8)).isEqualTo("e2");
+                assertThat(new String(r.value(), StandardCharsets.UTF_8)).contains("\"id\":\"e2\"");
+                assertThat(Rejections.header(r, "flow.dlq.omitted")).isNull();
+                assertThat(Long.parseLong(Rejections.header(r, "flow.dlq.timestamp"))).isEqualTo(old);
+                assertThat(r.timestamp()).as("the producer's").isGreaterThanOrEqualTo(testStart);
+                assertThat(Rejections.header(r, "flow.dlq.error.class")).endsWith("InvalidTimestampException");
+                assertThat(Rejections.header(r, "flow-message-id")).as("the sink's own headers are kept").isNotBlank();
+            });
+        }
+    }
+
     private static void run(KafkaCluster cluster, TestNames names, Map<String, Object> sinkParameters,
             boolean deadLettersLimited) throws Exception {
         String input = names.topic("input");

@@ -15,11 +15,13 @@ import org.slf4j.LoggerFactory;
  * replays from its last commit, and the input whose call produces that record again goes to the dead-letter topic
  * instead, with the reason; everything else goes on. This holds for outputs, for the rows of a computation's
  * state store, whose changelog records are the rows as the function set them, and for the rows of its timers and
- * timer-holds stores, remembered by key alone (a timer's value holds the wall-clock time it was added, which a
- * replay does not repeat; its key, the timer stream, trigger and group-by key, it does). A rejected record of another
- * store (watermarks, batches, key-visitor progress: rows of fixed shape the runtime writes) is remembered too but
- * matches no call, so the task keeps failing, as it does for every other failure, as Kafka Streams' default handler
- * does. A dead letter its topic rejects goes again without the input's bytes ({@link DeadLetterFit}).
+ * timer-holds stores a call adds, remembered by their key without its times (a timer's value holds the wall-clock
+ * time it was added, and a real- or system-time timer's trigger is often the clock plus a delay, neither of which a
+ * replay repeats; its timer stream and group-by key it does), unless the rejection is about the record's timestamp.
+ * A rejected record of another store (watermarks, batches, key-visitor progress), a timer store row no call adds
+ * (a fired timer's tombstone, a hold rebuilt from the stored timers, a stream's end marks) or a changelog record
+ * rejected for its timestamp is remembered too but matches no call, so the task keeps failing, as it does for every
+ * other failure, as Kafka Streams' default handler does. A dead letter its topic rejects goes again without the input's bytes ({@link DeadLetterFit}).
  */
 public final class RejectedOutputHandler implements ProductionExceptionHandler {
     private static final Logger LOG = LoggerFactory.getLogger(RejectedOutputHandler.class);
@@ -45,19 +47,22 @@ public final class RejectedOutputHandler implements ProductionExceptionHandler {
         return topic.startsWith(changelogPrefix) && topic.endsWith("-changelog");
     }
 
-    /** The changelog topic of a timers or timer-holds store ({@code TimerStore}'s store names). */
-    private static boolean timerRow(String changelogTopic) {
-        return changelogTopic.endsWith(".timers-changelog") || changelogTopic.endsWith(".timer-holds-changelog");
-    }
-
     @Override
     public Response handleError(ErrorHandlerContext context, ProducerRecord<byte[], byte[]> record, Exception exception) {
         RejectedOutputs r = rejected;
         if (r != null && forGood(exception)) {
             boolean deadLetter = record.topic().equals(deadLetterTopic);
             boolean changelog = !deadLetter && changelog(record.topic());
-            if (changelog && timerRow(record.topic())) {
-                r.rejectKeyAtAnyTime("topic " + record.topic(), record.key(), record.value(), exception);
+            if (changelog && record.key() != null && !RejectedOutputs.aboutTimestamp(exception)
+                    && record.topic().endsWith(".timers-changelog")) {
+                r.rejectByIdentity("topic " + record.topic(),
+                        io.flowkafka.internal.timers.TimerStore.timerRowIdentity(record.key()), record.key(),
+                        record.value(), exception);
+            } else if (changelog && record.key() != null && !RejectedOutputs.aboutTimestamp(exception)
+                    && record.topic().endsWith(".timer-holds-changelog")) {
+                r.rejectByIdentity("topic " + record.topic(),
+                        io.flowkafka.internal.timers.TimerStore.holdRowIdentity(record.key()), record.key(),
+                        record.value(), exception);
             } else if (deadLetter || changelog) {
                 // records whose timestamp the call that writes them does not choose
                 r.rejectAtAnyTime("topic " + record.topic(), record.key(), record.value(), exception);

@@ -4,17 +4,15 @@ import com.google.common.hash.Hasher;
 import com.google.common.hash.Hashing;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
-import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import org.apache.kafka.common.InvalidRecordException;
-import org.apache.kafka.common.errors.InvalidTimestampException;
 import org.jspecify.annotations.Nullable;
 
 /**
  * Records a broker rejected for good (too large for the topic, a timestamp out of its bounds, a record the
  * topic's validation refuses), remembered by where they went and their bytes, so that the input that produces
- * them again goes to the dead-letter topic instead: outputs, and state rows their store's changelog topic rejected.
+ * them again goes to the dead-letter topic instead: outputs, and state and timer rows their store's changelog topic
+ * rejected.
  *
  * <p>Under exactly-once a rejected send aborts the whole transaction, and Kafka Streams tells the
  * production-exception handler only the record sent, not reliably which input produced it. So
@@ -24,8 +22,9 @@ import org.jspecify.annotations.Nullable;
  * and its input goes to the dead-letter topic with the reason, as for any input that cannot be processed. A state
  * row reaches its changelog only as the last value of its key before a commit, so the call that sets that value is
  * the one that fails on the replay. A record is the same when it goes to the same target (topic, or
- * synchronous sink) with the same key and value bytes, and, for a rejected timestamp, the same timestamp. A call
- * whose outputs differ on replay (wall-clock time in an output) is not recognised and fails the task again.
+ * synchronous sink) with the same key and value bytes, and, for a rejected timestamp, the same timestamp; a timer
+ * store's row is the same when its key without its times is ({@link #rejectByIdentity}). A call whose outputs
+ * differ on replay (wall-clock time in an output) is not recognised and fails the task again.
  *
  * <p>One per runtime instance, in memory: another instance that takes the task over learns the rejection by
  * failing once itself. Shared by the instance's stream threads (through the Kafka Streams configuration) and its
@@ -63,13 +62,20 @@ public final class RejectedOutputs {
     }
 
     /**
-     * Remembers a rejected record by its target and key alone, whatever its value and timestamp: for store rows whose
-     * value a replay does not repeat (a timer's holds the wall-clock time it was added). {@link #check} such a row
-     * with a null value.
+     * Remembers a rejected record by its target and {@code identity} alone, whatever its value and timestamp: for
+     * store rows of which a replay repeats only part of the key (a timer row's value holds the wall-clock time it was
+     * added, and its trigger may be the clock plus a delay: {@code TimerStore.timerRowIdentity}). {@link #check} such
+     * a row with its identity as the key and a null value.
      */
-    public void rejectKeyAtAnyTime(String target, byte @Nullable [] key, byte @Nullable [] value, Throwable reason) {
-        remember(target, fingerprint(target, key, null, null), target + " rejected this record for good ("
-                + sizes(key, value) + "; recognised by its key): " + reason);
+    public void rejectByIdentity(String target, byte[] identity, byte @Nullable [] key, byte @Nullable [] value,
+            Throwable reason) {
+        remember(target, fingerprint(target, identity, null, null), target + " rejected this record for good ("
+                + sizes(key, value) + "; recognised by its key without its times): " + reason);
+    }
+
+    /** Whether {@code target} rejected anything so far: a cheap test before building what {@link #check} takes. */
+    public boolean rejectedAny(String target) {
+        return any && targets.contains(target);
     }
 
     private void reject(String target, byte @Nullable [] key, byte @Nullable [] value, @Nullable Long timestamp,
@@ -119,16 +125,7 @@ public final class RejectedOutputs {
 
     /** Whether a rejection is about the record's timestamp: then only the same timestamp is rejected again. */
     static boolean aboutTimestamp(Throwable reason) {
-        for (Throwable t = reason; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof InvalidTimestampException) {
-                return true;
-            }
-            if (t instanceof InvalidRecordException && t.getMessage() != null
-                    && t.getMessage().toLowerCase(Locale.ROOT).contains("timestamp")) {
-                return true;
-            }
-        }
-        return false;
+        return io.flowkafka.spi.OutboxDeliveryException.aboutTimestamp(reason);
     }
 
     private static long fingerprint(String target, byte @Nullable [] key, byte @Nullable [] value,

@@ -401,9 +401,11 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
     private @Nullable String holdsChangelogTarget;
 
     /**
-     * Fails the call if a timer it adds makes a row of the timers store larger than the producer sends, or with a key
-     * the timers or timer-holds changelog topic rejected before (a timer's value holds the wall-clock time it was
-     * added, so a replay matches it by its key): its input then goes to the dead-letter topic, as for a state row.
+     * Fails the call if a timer it adds makes a row of the timers store larger than the producer sends, or a row the
+     * timers or timer-holds changelog topic rejected before, recognised by its key without its times
+     * ({@code TimerStore.timerRowIdentity}: a timer's value holds the wall-clock time it was added, and a real- or
+     * system-time trigger is often the clock plus a delay): its input then goes to the dead-letter topic, as for a
+     * state row.
      * Costs a size sum per added timer; a row is encoded here only when that sum is over the limit.
      */
     private void checkTimerRows() {
@@ -440,10 +442,14 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         checkTimerRowSize(recordLimit, spec.id(), java.util.Objects.requireNonNull(timerStore), key, timer);
         var rejected = rejectedOutputs;
         if (rejected != null && rejected.any()) {
-            rejected.check(timersChangelogTarget, key.get(), null, -1L);
-            if (holdsChangelogTarget != null) {
-                rejected.check(holdsChangelogTarget, io.flowkafka.internal.timers.TimerStore.holdKey(timer, key).get(),
-                        null, -1L);
+            String timers = java.util.Objects.requireNonNull(timersChangelogTarget);
+            if (rejected.rejectedAny(timers)) {
+                rejected.check(timers, io.flowkafka.internal.timers.TimerStore.timerRowIdentity(key.get()), null, -1L);
+            }
+            String holds = holdsChangelogTarget;
+            if (holds != null && rejected.rejectedAny(holds)) {
+                rejected.check(holds, io.flowkafka.internal.timers.TimerStore.holdRowIdentityOfTimer(key.get()), null,
+                        -1L);
             }
         }
     }

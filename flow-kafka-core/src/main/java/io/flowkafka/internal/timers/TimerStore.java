@@ -496,9 +496,37 @@ public final class TimerStore {
         return TimerValueCodec.encode(timer, streamIdBytes[timer.streamIndex()]);
     }
 
-    /** The key of the timer-holds row of a timer whose timers-store key is {@code timerKey}. */
-    public static Bytes holdKey(PendingTimer timer, Bytes timerKey) {
-        return TimerKeys.holdKey(timer.eventTs(), timerKey.get());
+    /**
+     * What a replay repeats of a timers-store row's key: the key with its trigger time zeroed, leaving the timer
+     * stream, the group-by key (and the message id where the stream does not deduplicate). A real- or system-time
+     * timer's trigger is often the clock plus a delay, which a replay does not repeat; the row's size does not depend
+     * on it. Used to recognise, on the replay, the call adding a timer whose row a changelog topic rejected.
+     */
+    public static byte[] timerRowIdentity(byte[] timerKey) {
+        byte[] out = timerKey.clone();
+        Arrays.fill(out, Math.min(out.length, TimerKeys.STREAM_BYTES), Math.min(out.length, TimerKeys.TIMER_PREFIX),
+                (byte) 0);
+        return out;
+    }
+
+    /** {@link #timerRowIdentity} for a timer-holds row's key: its event and trigger times zeroed. */
+    public static byte[] holdRowIdentity(byte[] holdKey) {
+        byte[] out = holdKey.clone();
+        Arrays.fill(out, Math.min(out.length, TimerKeys.STREAM_BYTES),
+                Math.min(out.length, TimerKeys.TIMER_PREFIX + TimerKeys.TS_BYTES), (byte) 0);
+        return out;
+    }
+
+    /**
+     * {@link #holdRowIdentity} of the hold row of the timer whose timers-store key is {@code timerKey}, without
+     * building the hold key.
+     */
+    public static byte[] holdRowIdentityOfTimer(byte[] timerKey) {
+        byte[] out = new byte[timerKey.length + TimerKeys.TS_BYTES];
+        System.arraycopy(timerKey, 0, out, 0, TimerKeys.STREAM_BYTES);
+        System.arraycopy(timerKey, TimerKeys.TIMER_PREFIX, out, TimerKeys.TIMER_PREFIX + TimerKeys.TS_BYTES,
+                timerKey.length - TimerKeys.TIMER_PREFIX);
+        return out;
     }
 
     /** Whether adds or deletes are buffered and not yet committed. */

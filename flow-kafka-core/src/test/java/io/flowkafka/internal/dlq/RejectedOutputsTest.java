@@ -125,30 +125,61 @@ class RejectedOutputsTest {
         }
     }
 
+    /** A timers-store key: timer stream, trigger, then the group-by key (as TimerKeys lays it out). */
+    private static byte[] timerKey(long trigger, String key) {
+        return java.nio.ByteBuffer.allocate(10 + key.length()).putShort((short) 1).putLong(trigger).put(b(key)).array();
+    }
+
+    /** A timer-holds key: timer stream, event time, trigger, then the group-by key. */
+    private static byte[] holdKey(long event, long trigger, String key) {
+        return java.nio.ByteBuffer.allocate(18 + key.length()).putShort((short) 1).putLong(event).putLong(trigger)
+                .put(b(key)).array();
+    }
+
     /**
-     * A timer's row holds the wall-clock time it was added, which a replay does not repeat: a timers or timer-holds
-     * changelog rejection is remembered by key, and a row with that key fails whatever its value; a state row keeps
-     * being matched by key and value.
+     * A timer's row holds the wall-clock time it was added, and a real- or system-time timer's trigger is often the
+     * clock plus a delay: neither is repeated by a replay. A timers or timer-holds changelog rejection is remembered
+     * by the row's key without its times, and a timer of the same stream and group-by key fails whatever its times
+     * and value; a state row keeps being matched by key and value; a rejection about the timestamp matches no call.
      */
     @Test
-    void shouldRememberARejectedTimerRowByItsKeyAlone() {
+    void shouldRememberARejectedTimerRowByItsKeyWithoutItsTimes() {
         RejectedOutputs rejected = new RejectedOutputs();
         RejectedOutputHandler handler = new RejectedOutputHandler();
         handler.configure(java.util.Map.of(RejectedOutputs.CONFIG, rejected, "application.id", "app"));
-        for (String store : List.of("remind.timers", "remind.timer-holds")) {
-            String topic = "app-" + store + "-changelog";
-            assertThat(handler.handleError(context(), new ProducerRecord<>(topic, 0, 0L, b("timer"), b("added at 1")),
-                    new RecordTooLargeException("large")).result()).isEqualTo(ProductionExceptionHandler.Result.FAIL);
-            assertThatThrownBy(() -> ok(rejected, "topic " + topic, "timer", null, -1))
-                    .isInstanceOf(RejectedRecordException.class)
-                    .hasMessageStartingWith("topic " + topic + " rejected this record for good (5-byte key, 10-byte "
-                            + "value; recognised by its key)");
-            ok(rejected, "topic " + topic, "other timer", null, -1);
-        }
-        handler.handleError(context(), new ProducerRecord<>("app-remind.state-changelog", 0, 0L, b("timer"), b("row")),
+        String timers = "app-remind.timers-changelog";
+        assertThat(handler.handleError(context(), new ProducerRecord<>(timers, 0, 0L, timerKey(5_000, "big"),
+                b("added at 1")), new RecordTooLargeException("large")).result())
+                .isEqualTo(ProductionExceptionHandler.Result.FAIL);
+        assertThat(rejected.rejectedAny("topic " + timers)).isTrue();
+        assertThatThrownBy(() -> rejected.check("topic " + timers,
+                io.flowkafka.internal.timers.TimerStore.timerRowIdentity(timerKey(9_000, "big")), null, -1))
+                .as("the replay's trigger is later: the clock moved").isInstanceOf(RejectedRecordException.class)
+                .hasMessageStartingWith("topic " + timers + " rejected this record for good (13-byte key, 10-byte "
+                        + "value; recognised by its key without its times)");
+        rejected.check("topic " + timers, io.flowkafka.internal.timers.TimerStore.timerRowIdentity(
+                timerKey(5_000, "small")), null, -1);
+
+        String holds = "app-remind.timer-holds-changelog";
+        assertThat(rejected.rejectedAny("topic " + holds)).isFalse();
+        handler.handleError(context(), new ProducerRecord<>(holds, 0, 0L, holdKey(1_000, 5_000, "big"), new byte[0]),
                 new RecordTooLargeException("large"));
-        rejected(rejected, "topic app-remind.state-changelog", "timer", "row", -1);
-        ok(rejected, "topic app-remind.state-changelog", "timer", null, -1);
+        assertThatThrownBy(() -> rejected.check("topic " + holds,
+                io.flowkafka.internal.timers.TimerStore.holdRowIdentityOfTimer(timerKey(9_000, "big")), null, -1))
+                .isInstanceOf(RejectedRecordException.class);
+        assertThat(io.flowkafka.internal.timers.TimerStore.holdRowIdentityOfTimer(timerKey(9_000, "big")))
+                .as("the hold identity built from the timer's key is the hold key's")
+                .isEqualTo(io.flowkafka.internal.timers.TimerStore.holdRowIdentity(holdKey(3, 7, "big")));
+
+        handler.handleError(context(), new ProducerRecord<>(timers, 0, 0L, timerKey(5_000, "old"), b("v")),
+                new InvalidTimestampException("too old"));
+        rejected.check("topic " + timers, io.flowkafka.internal.timers.TimerStore.timerRowIdentity(
+                timerKey(5_000, "old")), null, -1); // a timestamp rejection: the topic, not the row
+
+        handler.handleError(context(), new ProducerRecord<>("app-remind.state-changelog", 0, 0L, b("row"), b("v")),
+                new RecordTooLargeException("large"));
+        rejected(rejected, "topic app-remind.state-changelog", "row", "v", -1);
+        ok(rejected, "topic app-remind.state-changelog", "row", null, -1);
     }
 
     private static ErrorHandlerContext context() {
