@@ -151,6 +151,7 @@ public final class FlowRuntime implements AutoCloseable {
                             + "processing_mode per Transform computation in the spec");
         }
         registerGuaranteeGauges();
+        registerOutputLimitGauges();
         checkValueSerdes();
     }
 
@@ -170,6 +171,26 @@ public final class FlowRuntime implements AutoCloseable {
                             "relaxed_batching", Boolean.toString(c.kind() == io.flowkafka.spec.ComputationKind.SWIFT_MAP
                                     && c.allowBatchingWithRelaxedGuarantees()))
                     .register(meterRegistry);
+        }
+    }
+
+    /**
+     * Per stream with an output limit ({@code flow.output.limit.records}): {@code flow.output.backlog}, its records
+     * written but not yet consumed downstream as last measured, and {@code flow.output.blocked}, 1 while that is over
+     * the limit (the timer-stream groups writing to it are held back), else 0.
+     */
+    private void registerOutputLimitGauges() {
+        var limits = compiled.outputLimits();
+        for (String stream : limits.limits().keySet()) {
+            io.micrometer.core.instrument.Gauge.builder("flow.output.backlog", limits, l -> l.backlogOf(stream))
+                    .description("Records of the stream written but not yet consumed downstream, as last measured "
+                            + "(for its output limit)")
+                    .tags("pipeline", spec.name(), "stream", stream).register(meterRegistry);
+            io.micrometer.core.instrument.Gauge.builder("flow.output.blocked", limits,
+                            l -> l.isBlocked(stream) ? 1.0 : 0.0)
+                    .description("1 while the stream's backlog is over its output limit: the timer-stream groups "
+                            + "writing to it are held back")
+                    .tags("pipeline", spec.name(), "stream", stream).register(meterRegistry);
         }
     }
 

@@ -17,6 +17,7 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class OutputLimits {
     private final Map<String, Long> limits;
     private final Set<String> blocked = ConcurrentHashMap.newKeySet();
+    private final Map<String, Long> backlogs = new ConcurrentHashMap<>();
 
     /** Limits in records per stream id; streams without a limit are never blocked. */
     public OutputLimits(Map<String, Long> limits) {
@@ -30,6 +31,7 @@ public final class OutputLimits {
 
     /** Records a stream's measured backlog. */
     public void backlog(String stream, long records) {
+        backlogs.put(stream, records);
         Long limit = limits.get(stream);
         if (limit != null && limit > 0 && records > limit) {
             blocked.add(stream);
@@ -45,6 +47,11 @@ public final class OutputLimits {
         } else {
             blocked.remove(stream);
         }
+    }
+
+    /** A stream's backlog as last measured; 0 before the first measurement. */
+    public long backlogOf(String stream) {
+        return backlogs.getOrDefault(stream, 0L);
     }
 
     /** Whether a stream is blocked. */
