@@ -55,7 +55,9 @@ final class HaltingWaitClickJoin implements RowFunction {
     static final String HALT_LINE = "HALTING inside a timer-firing punctuation";
     /** The start of the line listing the impression ids whose results the halted step had sent. */
     static final String STEP_RESULTS_LINE = "HALTED STEP RESULTS ";
-    /** The exit status of the halt: distinct from a SIGKILL's 137, so the test knows it was this halt. */
+    /** The exit status of a JVM killed with SIGKILL (128 + 9), as this one ends itself. */
+    static final int KILLED_STATUS = 137;
+    /** The exit status if no {@code kill} command could end the JVM (it then halts). */
     static final int HALT_STATUS = 77;
 
     /** Set before start: halt at or after this timer fired by the JVM, counted from 1; {@code <= 0} never. */
@@ -117,6 +119,14 @@ final class HaltingWaitClickJoin implements RowFunction {
                 + " of them on the broker uncommitted; via " + String.join(" < ", frames));
         System.out.println(STEP_RESULTS_LINE + String.join(",", onBroker));
         System.out.flush();
+        // SIGKILL, as an operator's kill -9 or the kernel's OOM killer would: no shutdown hook, no close, no flush
+        try {
+            new ProcessBuilder("kill", "-KILL", Long.toString(ProcessHandle.current().pid())).start()
+                    .waitFor(10, java.util.concurrent.TimeUnit.SECONDS);
+            Thread.sleep(10_000); // the signal ends this JVM before this returns
+        } catch (Exception e) {
+            // no kill command: end as abruptly as Java can
+        }
         Runtime.getRuntime().halt(HALT_STATUS);
     }
 
