@@ -72,11 +72,8 @@ class TimerGroupsAndClocksTest {
         }
     }
 
-    /** Pipes an event into source a or b and lets the watermarks it moves flow downstream. */
     private void event(String source, String key, long tsMs, String cmd) {
-        driver.pipeSource("in-" + source, key, "{\"key\":\"" + key + "\",\"ts\":" + tsMs
-                + (cmd == null ? "" : ",\"cmd\":\"" + cmd + "\"") + "}");
-        driver.advanceWallClockTime(Duration.ofMillis(200)); // the watermark interval
+        TimerSemanticsTest.event(driver, source, key, tsMs, cmd);
     }
 
     private List<String> fired() {

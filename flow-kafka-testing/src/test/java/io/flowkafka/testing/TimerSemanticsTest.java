@@ -96,6 +96,11 @@ class TimerSemanticsTest {
 
     /** Pipes an event into source a or b and lets the watermarks it moves flow downstream. */
     private void event(String source, String key, long tsMs, String cmd) {
+        event(driver, source, key, tsMs, cmd);
+    }
+
+    /** Pipes an event into topic {@code in-<source>} of {@code driver}, then moves its clock a watermark interval. */
+    static void event(FlowTestDriver driver, String source, String key, long tsMs, String cmd) {
         driver.pipeSource("in-" + source, key, "{\"key\":\"" + key + "\",\"ts\":" + tsMs
                 + (cmd == null ? "" : ",\"cmd\":\"" + cmd + "\"") + "}");
         driver.advanceWallClockTime(Duration.ofMillis(200)); // the watermark interval

@@ -217,7 +217,8 @@ class FlowRuntimeIT {
         }
     }
 
-    private static KafkaConsumer<String, String> consumer(KafkaCluster cluster, String topic) {
+    /** A read_committed consumer of {@code topic} from its start, subscribed (also used by other ITs here). */
+    static KafkaConsumer<String, String> consumer(KafkaCluster cluster, String topic) {
         Properties p = cluster.clientProperties();
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");

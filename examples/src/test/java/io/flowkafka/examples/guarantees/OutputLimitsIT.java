@@ -25,11 +25,9 @@ import java.util.Map;
 import java.util.Properties;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -112,7 +110,7 @@ class OutputLimitsIT {
         pp.put("value.serializer", StringSerializer.class.getName());
         try (FlowRuntime runtime = FlowRuntime.create(spec, props);
                 KafkaProducer<String, String> producer = new KafkaProducer<>(pp);
-                KafkaConsumer<String, String> fired = reader(cluster, output)) {
+                KafkaConsumer<String, String> fired = FlowRuntimeIT.consumer(cluster, output)) {
             runtime.start();
             send(producer, input, "k0", 100, "audit 60");
             Await.until(Duration.ofMinutes(1), "audit measured over its limit",
@@ -145,17 +143,5 @@ class OutputLimitsIT {
             throws Exception {
         producer.send(new ProducerRecord<>(topic, key, "{\"key\":\"" + key + "\",\"ts\":" + tsMs
                 + (cmd == null ? "" : ",\"cmd\":\"" + cmd + "\"") + "}")).get();
-    }
-
-    private static KafkaConsumer<String, String> reader(KafkaCluster cluster, String topic) {
-        Properties p = cluster.clientProperties();
-        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        p.put(ConsumerConfig.GROUP_ID_CONFIG, topic + "-reader");
-        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-        KafkaConsumer<String, String> c = new KafkaConsumer<>(p);
-        c.subscribe(List.of(topic));
-        return c;
     }
 }

@@ -96,11 +96,7 @@ class TKafkaSinkRejectedIT {
             runtime.start();
             List<String> ids = new ArrayList<>();
             List<ConsumerRecord<byte[], byte[]>> dlq = new ArrayList<>();
-            Await.until(Duration.ofMinutes(2), "e1 and e3 delivered, e2 dead-lettered", () -> {
-                out.poll(Duration.ofMillis(100)).forEach(r -> ids.add(new String(r.key(), StandardCharsets.UTF_8)));
-                dead.poll(Duration.ofMillis(100)).forEach(dlq::add);
-                return ids.contains("e1") && ids.contains("e3") && !dlq.isEmpty();
-            });
+            awaitE1E3AndADeadLetter(out, dead, ids, dlq);
             assertThat(ids).containsExactly("e1", "e3");
             assertThat(dlq).singleElement().satisfies(r -> {
                 assertThat(new String(r.key(), StandardCharsets.UTF_8)).isEqualTo("e2");
@@ -112,6 +108,16 @@ class TKafkaSinkRejectedIT {
                 assertThat(Rejections.header(r, "flow-message-id")).as("the sink's own headers are kept").isNotBlank();
             });
         }
+    }
+
+    /** Reads the target's keys into {@code ids} and the dead letters into {@code dlq} until e1, e3 and one letter came. */
+    private static void awaitE1E3AndADeadLetter(KafkaConsumer<byte[], byte[]> out, KafkaConsumer<byte[], byte[]> dead,
+            List<String> ids, List<ConsumerRecord<byte[], byte[]>> dlq) {
+        Await.until(Duration.ofMinutes(2), "e1 and e3 delivered, e2 dead-lettered", () -> {
+            out.poll(Duration.ofMillis(100)).forEach(r -> ids.add(new String(r.key(), StandardCharsets.UTF_8)));
+            dead.poll(Duration.ofMillis(100)).forEach(dlq::add);
+            return ids.contains("e1") && ids.contains("e3") && !dlq.isEmpty();
+        });
     }
 
     private static void run(KafkaCluster cluster, TestNames names, Map<String, Object> sinkParameters,
@@ -139,11 +145,7 @@ class TKafkaSinkRejectedIT {
             runtime.start();
             List<String> ids = new ArrayList<>();
             List<ConsumerRecord<byte[], byte[]>> dlq = new ArrayList<>();
-            Await.until(Duration.ofMinutes(2), "e1 and e3 delivered, e2 dead-lettered", () -> {
-                out.poll(Duration.ofMillis(100)).forEach(r -> ids.add(new String(r.key(), StandardCharsets.UTF_8)));
-                dead.poll(Duration.ofMillis(100)).forEach(dlq::add);
-                return ids.contains("e1") && ids.contains("e3") && !dlq.isEmpty();
-            });
+            awaitE1E3AndADeadLetter(out, dead, ids, dlq);
             // nothing more arrives soon after (a second copy would)
             out.poll(Duration.ofSeconds(1)).forEach(r -> ids.add(new String(r.key(), StandardCharsets.UTF_8)));
             dead.poll(Duration.ofMillis(500)).forEach(dlq::add);
