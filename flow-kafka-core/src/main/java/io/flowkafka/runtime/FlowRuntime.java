@@ -175,24 +175,34 @@ public final class FlowRuntime implements AutoCloseable {
     }
 
     /**
-     * Per stream with an output limit ({@code flow.output.limit.records}): {@code flow.output.backlog}, its records
-     * written but not yet consumed downstream as last measured, and {@code flow.output.blocked}, 1 while that is over
-     * the limit (the timer-stream groups writing to it are held back), else 0.
+     * Per stream with an output limit ({@code flow.output.limit.records}) and a topic: {@code flow.output.backlog},
+     * the offsets of its topic written but not yet consumed downstream as last measured (records, watermark control
+     * records and transaction markers alike), and {@code flow.output.blocked}, 1 while that is over the limit (the
+     * timer-stream groups writing to it are held back), else 0. Removed on {@link #close()}.
      */
     private void registerOutputLimitGauges() {
         var limits = compiled.outputLimits();
         for (String stream : limits.limits().keySet()) {
-            io.micrometer.core.instrument.Gauge.builder("flow.output.backlog", limits, l -> l.backlogOf(stream))
-                    .description("Records of the stream written but not yet consumed downstream, as last measured "
-                            + "(for its output limit)")
-                    .tags("pipeline", spec.name(), "stream", stream).register(meterRegistry);
-            io.micrometer.core.instrument.Gauge.builder("flow.output.blocked", limits,
+            if (compiled.streamTopics().getOrDefault(stream, List.of()).isEmpty()) {
+                continue; // no topic of its own (e.g. written only to sinks): nothing to measure
+            }
+            runtimeGauges.add(io.micrometer.core.instrument.Gauge.builder("flow.output.backlog", limits,
+                            l -> l.backlogOf(stream))
+                    .description("Offsets of the stream's topic written but not yet consumed downstream (its records, "
+                            + "watermark control records and transaction markers), as last measured for its output "
+                            + "limit")
+                    .tags("pipeline", spec.name(), "stream", stream).register(meterRegistry));
+            runtimeGauges.add(io.micrometer.core.instrument.Gauge.builder("flow.output.blocked", limits,
                             l -> l.isBlocked(stream) ? 1.0 : 0.0)
                     .description("1 while the stream's backlog is over its output limit: the timer-stream groups "
                             + "writing to it are held back")
-                    .tags("pipeline", spec.name(), "stream", stream).register(meterRegistry);
+                    .tags("pipeline", spec.name(), "stream", stream).register(meterRegistry));
         }
     }
+
+    /** Gauges that read this runtime's objects: removed on {@link #close()}, so a later runtime can register its own. */
+    private final List<io.micrometer.core.instrument.Meter> runtimeGauges =
+            new java.util.concurrent.CopyOnWriteArrayList<>();
 
     /**
      * One line saying what each computation of {@code spec} runs with, as {@link #start()} logs it:
@@ -583,11 +593,11 @@ public final class FlowRuntime implements AutoCloseable {
                         + "Streams creates its main consumer itself, so no source partition can be paused); use "
                         + "group.protocol=classic", spec.name(), alignment.computations());
             }
-            io.micrometer.core.instrument.Gauge.builder("flow.watermark.alignment.paused", supplier,
+            runtimeGauges.add(io.micrometer.core.instrument.Gauge.builder("flow.watermark.alignment.paused", supplier,
                             io.flowkafka.internal.drain.DrainingClientSupplier::alignmentPaused)
                     .description("Source partitions this instance keeps paused for watermark_alignment now (ahead "
                             + "of their group by more than drift_bound)")
-                    .tag("pipeline", spec.name()).register(meterRegistry);
+                    .tag("pipeline", spec.name()).register(meterRegistry));
             Map<String, Integer> partitions = new java.util.LinkedHashMap<>();
             alignment.computations().forEach(c -> partitions.put(c, compiled.partitionCounts().of(c)));
             alignment.expect(partitions);
@@ -1262,6 +1272,8 @@ public final class FlowRuntime implements AutoCloseable {
             stop(Duration.ofSeconds(30));
         }
         shutdownMaintenance();
+        runtimeGauges.forEach(meterRegistry::remove);
+        runtimeGauges.clear();
     }
 
     private void shutdownMaintenance() {

@@ -31,9 +31,9 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
- * Test-only fault injection: {@link WaitClickJoin} that halts its JVM ({@link Runtime#halt}: no
- * shutdown hooks, no flush, no transaction end, as with {@code SIGKILL}) inside {@code onTimer}, in
- * the middle of a timer-firing punctuation step.
+ * Test-only fault injection: {@link WaitClickJoin} that kills its own JVM with {@code SIGKILL} (no
+ * shutdown hooks, no flush, no transaction end) inside {@code onTimer}, in the middle of a
+ * timer-firing punctuation step; {@link Runtime#halt} only if no {@code kill} command can.
  *
  * <p>It halts at the first timer that is at least the {@code atTimer}-th fired by this JVM, is
  * fired by a punctuation (not by a watermark update in {@code process}), has at least
@@ -125,7 +125,9 @@ final class HaltingWaitClickJoin implements RowFunction {
                     .waitFor(10, java.util.concurrent.TimeUnit.SECONDS);
             Thread.sleep(10_000); // the signal ends this JVM before this returns
         } catch (Exception e) {
-            // no kill command: end as abruptly as Java can
+            // no kill command: end as abruptly as Java can, saying why the exit status is not SIGKILL's
+            System.out.println("no SIGKILL (" + e + "); halting with status " + HALT_STATUS);
+            System.out.flush();
         }
         Runtime.getRuntime().halt(HALT_STATUS);
     }

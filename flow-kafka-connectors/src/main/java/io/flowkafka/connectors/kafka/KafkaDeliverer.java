@@ -295,6 +295,7 @@ final class KafkaDeliverer implements OutboxDeliverer {
                     // the dead-letter topic refused the record's timestamp (as the target did, most likely): the
                     // whole record with the producer's time, its own in a header
                     try {
+                        headers.remove("flow.dlq.timestamp"); // a dead letter sunk again: its old one
                         headers.add("flow.dlq.timestamp", utf8(Long.toString(r.timestampMs())));
                         deadLetters.send(new ProducerRecord<>(context.deadLetterTopic(), null, null, r.key(),
                                 r.value(), headers)).get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);

@@ -15,13 +15,14 @@ import org.slf4j.LoggerFactory;
  * replays from its last commit, and the input whose call produces that record again goes to the dead-letter topic
  * instead, with the reason; everything else goes on. This holds for outputs, for the rows of a computation's
  * state store, whose changelog records are the rows as the function set them, and for the rows of its timers and
- * timer-holds stores a call adds, remembered by their key without its times (a timer's value holds the wall-clock
- * time it was added, and a real- or system-time timer's trigger is often the clock plus a delay, neither of which a
- * replay repeats; its timer stream and group-by key it does), unless the rejection is about the record's timestamp.
- * A rejected record of another store (watermarks, batches, key-visitor progress), a timer store row no call adds
- * (a fired timer's tombstone, a hold rebuilt from the stored timers, a stream's end marks) or a changelog record
- * rejected for its timestamp is remembered too but matches no call, so the task keeps failing, as it does for every
- * other failure, as Kafka Streams' default handler does. A dead letter its topic rejects goes again without the input's bytes ({@link DeadLetterFit}).
+ * timer-holds stores, remembered by their key (a timer's value holds the wall-clock time it was added, which a
+ * replay does not repeat), for a {@code real_time} or {@code system_time} timer stream by its key without its times
+ * (its trigger is often the clock plus a delay), unless the rejection is about the record's timestamp; the call
+ * adding that timer again fails. A rejected record of another store (watermarks, batches, key-visitor progress) or
+ * a changelog record rejected for its timestamp is remembered too but matches no call, and a fired timer's
+ * tombstone or a stream's end marks are not remembered (a hold rebuilt from the stored timers matches only a call
+ * adding that timer again), so the task keeps failing, as it does for every other failure, as Kafka Streams'
+ * default handler does. A dead letter its topic rejects goes again without the input's bytes ({@link DeadLetterFit}).
  */
 public final class RejectedOutputHandler implements ProductionExceptionHandler {
     private static final Logger LOG = LoggerFactory.getLogger(RejectedOutputHandler.class);
@@ -53,16 +54,20 @@ public final class RejectedOutputHandler implements ProductionExceptionHandler {
         if (r != null && forGood(exception)) {
             boolean deadLetter = record.topic().equals(deadLetterTopic);
             boolean changelog = !deadLetter && changelog(record.topic());
-            if (changelog && record.key() != null && !RejectedOutputs.aboutTimestamp(exception)
-                    && record.topic().endsWith(".timers-changelog")) {
-                r.rejectByIdentity("topic " + record.topic(),
-                        io.flowkafka.internal.timers.TimerStore.timerRowIdentity(record.key()), record.key(),
-                        record.value(), exception);
-            } else if (changelog && record.key() != null && !RejectedOutputs.aboutTimestamp(exception)
-                    && record.topic().endsWith(".timer-holds-changelog")) {
-                r.rejectByIdentity("topic " + record.topic(),
-                        io.flowkafka.internal.timers.TimerStore.holdRowIdentity(record.key()), record.key(),
-                        record.value(), exception);
+            boolean timers = changelog && record.topic().endsWith(".timers-changelog");
+            boolean holds = changelog && record.topic().endsWith(".timer-holds-changelog");
+            // a timer row a call adds (not a fired timer's tombstone), rejected for itself, not for its timestamp;
+            // any other record of a timer store is not remembered: no call could be told by it
+            boolean timerRow = record.key() != null && record.value() != null && !RejectedOutputs.aboutTimestamp(exception);
+            String target = "topic " + record.topic();
+            if (timers || holds) {
+                if (timerRow) {
+                    boolean clock = r.clockTimes(target, io.flowkafka.internal.timers.TimerStore.streamOf(record.key()));
+                    r.rejectByIdentity(target, timers
+                            ? io.flowkafka.internal.timers.TimerStore.timerRowIdentity(record.key(), clock)
+                            : io.flowkafka.internal.timers.TimerStore.holdRowIdentity(record.key(), clock),
+                            record.key(), record.value(), exception);
+                }
             } else if (deadLetter || changelog) {
                 // records whose timestamp the call that writes them does not choose
                 r.rejectAtAnyTime("topic " + record.topic(), record.key(), record.value(), exception);

@@ -63,14 +63,32 @@ public final class RejectedOutputs {
 
     /**
      * Remembers a rejected record by its target and {@code identity} alone, whatever its value and timestamp: for
-     * store rows of which a replay repeats only part of the key (a timer row's value holds the wall-clock time it was
-     * added, and its trigger may be the clock plus a delay: {@code TimerStore.timerRowIdentity}). {@link #check} such
-     * a row with its identity as the key and a null value.
+     * store rows of which a replay repeats only their key or part of it (a timer row's value holds the wall-clock time
+     * it was added, and a real- or system-time trigger may be the clock plus a delay: {@code
+     * TimerStore.timerRowIdentity}). {@link #check} such a row with its identity as the key and a null value.
      */
     public void rejectByIdentity(String target, byte[] identity, byte @Nullable [] key, byte @Nullable [] value,
             Throwable reason) {
         remember(target, fingerprint(target, identity, null, null), target + " rejected this record for good ("
-                + sizes(key, value) + "; recognised by its key without its times): " + reason);
+                + sizes(key, value) + "; recognised by its key" + (java.util.Arrays.equals(identity, key) ? ""
+                        : " without its times") + "): " + reason);
+    }
+
+    /** Timer streams whose times come from the clock, by the changelog target of their store (see {@link #clockTimes}). */
+    private final Map<String, boolean[]> clockTimerStreams = new ConcurrentHashMap<>();
+
+    /**
+     * Says which timer streams of a timers or timer-holds store ({@code target}, its changelog topic) take their times
+     * from the clock ({@code real_time} and {@code system_time}): their rows are recognised without their times.
+     */
+    public void clockTimerStreams(String target, boolean[] clockStreams) {
+        clockTimerStreams.put(target, clockStreams.clone());
+    }
+
+    /** Whether timer stream {@code stream} of {@code target}'s store takes its times from the clock. */
+    public boolean clockTimes(String target, int stream) {
+        boolean[] c = clockTimerStreams.get(target);
+        return c != null && stream >= 0 && stream < c.length && c[stream];
     }
 
     /** Whether {@code target} rejected anything so far: a cheap test before building what {@link #check} takes. */

@@ -402,10 +402,10 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
 
     /**
      * Fails the call if a timer it adds makes a row of the timers store larger than the producer sends, or a row the
-     * timers or timer-holds changelog topic rejected before, recognised by its key without its times
-     * ({@code TimerStore.timerRowIdentity}: a timer's value holds the wall-clock time it was added, and a real- or
-     * system-time trigger is often the clock plus a delay): its input then goes to the dead-letter topic, as for a
-     * state row.
+     * timers or timer-holds changelog topic rejected before, recognised by its key ({@code
+     * TimerStore.timerRowIdentity}: a timer's value holds the wall-clock time it was added; a real- or system-time
+     * stream's trigger, often the clock plus a delay, is left out too): its input then goes to the dead-letter topic,
+     * as for a state row.
      * Costs a size sum per added timer; a row is encoded here only when that sum is over the limit.
      */
     private void checkTimerRows() {
@@ -442,14 +442,16 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         checkTimerRowSize(recordLimit, spec.id(), java.util.Objects.requireNonNull(timerStore), key, timer);
         var rejected = rejectedOutputs;
         if (rejected != null && rejected.any()) {
+            boolean clock = timeTypes[timer.streamIndex()] != io.flowkafka.spec.TimeType.EVENT_TIME;
             String timers = java.util.Objects.requireNonNull(timersChangelogTarget);
             if (rejected.rejectedAny(timers)) {
-                rejected.check(timers, io.flowkafka.internal.timers.TimerStore.timerRowIdentity(key.get()), null, -1L);
+                rejected.check(timers, io.flowkafka.internal.timers.TimerStore.timerRowIdentity(key.get(), clock), null,
+                        -1L);
             }
             String holds = holdsChangelogTarget;
             if (holds != null && rejected.rejectedAny(holds)) {
-                rejected.check(holds, io.flowkafka.internal.timers.TimerStore.holdRowIdentityOfTimer(key.get()), null,
-                        -1L);
+                rejected.check(holds, io.flowkafka.internal.timers.TimerStore.holdRowIdentity(timer, key.get(), clock),
+                        null, -1L);
             }
         }
     }
@@ -529,6 +531,16 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         if (ComputationPlan.writesInternalStreams(plan.outputs())) {
             holdsChangelogTarget = "topic " + context.applicationId() + "-"
                     + io.flowkafka.internal.timers.TimerStore.holdsStoreName(spec.id()) + "-changelog";
+        }
+        if (rejectedOutputs != null) {
+            boolean[] clock = new boolean[n];
+            for (int i = 0; i < n; i++) {
+                clock[i] = timeTypes[i] != io.flowkafka.spec.TimeType.EVENT_TIME;
+            }
+            rejectedOutputs.clockTimerStreams(timersChangelogTarget, clock);
+            if (holdsChangelogTarget != null) {
+                rejectedOutputs.clockTimerStreams(holdsChangelogTarget, clock);
+            }
         }
         call.timers(timerStore, MessageIds.timerTag(spec.id()));
         timerSteps = io.micrometer.core.instrument.Timer.builder("flow.timers.punctuation")

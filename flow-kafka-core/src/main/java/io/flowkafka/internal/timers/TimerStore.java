@@ -497,36 +497,41 @@ public final class TimerStore {
     }
 
     /**
-     * What a replay repeats of a timers-store row's key: the key with its trigger time zeroed, leaving the timer
-     * stream, the group-by key (and the message id where the stream does not deduplicate). A real- or system-time
-     * timer's trigger is often the clock plus a delay, which a replay does not repeat; the row's size does not depend
-     * on it. Used to recognise, on the replay, the call adding a timer whose row a changelog topic rejected.
+     * What a replay repeats of a timers-store row's key, to recognise on the replay the call adding a timer whose row
+     * a changelog topic rejected: the whole key for an {@code event_time} stream (its trigger derives from the input);
+     * for a {@code real_time} or {@code system_time} stream ({@code clockTimes}) the key with its trigger zeroed,
+     * since such a trigger is often the clock plus a delay, which a replay does not repeat (the row's size does not
+     * depend on it).
      */
-    public static byte[] timerRowIdentity(byte[] timerKey) {
+    public static byte[] timerRowIdentity(byte[] timerKey, boolean clockTimes) {
+        if (!clockTimes) {
+            return timerKey;
+        }
         byte[] out = timerKey.clone();
         Arrays.fill(out, Math.min(out.length, TimerKeys.STREAM_BYTES), Math.min(out.length, TimerKeys.TIMER_PREFIX),
                 (byte) 0);
         return out;
     }
 
-    /** {@link #timerRowIdentity} for a timer-holds row's key: its event and trigger times zeroed. */
-    public static byte[] holdRowIdentity(byte[] holdKey) {
+    /** {@link #timerRowIdentity} for a timer-holds row's key: with {@code clockTimes}, its event and trigger times zeroed. */
+    public static byte[] holdRowIdentity(byte[] holdKey, boolean clockTimes) {
+        if (!clockTimes) {
+            return holdKey;
+        }
         byte[] out = holdKey.clone();
         Arrays.fill(out, Math.min(out.length, TimerKeys.STREAM_BYTES),
                 Math.min(out.length, TimerKeys.TIMER_PREFIX + TimerKeys.TS_BYTES), (byte) 0);
         return out;
     }
 
-    /**
-     * {@link #holdRowIdentity} of the hold row of the timer whose timers-store key is {@code timerKey}, without
-     * building the hold key.
-     */
-    public static byte[] holdRowIdentityOfTimer(byte[] timerKey) {
-        byte[] out = new byte[timerKey.length + TimerKeys.TS_BYTES];
-        System.arraycopy(timerKey, 0, out, 0, TimerKeys.STREAM_BYTES);
-        System.arraycopy(timerKey, TimerKeys.TIMER_PREFIX, out, TimerKeys.TIMER_PREFIX + TimerKeys.TS_BYTES,
-                timerKey.length - TimerKeys.TIMER_PREFIX);
-        return out;
+    /** {@link #holdRowIdentity} of the hold row of {@code timer}, whose timers-store key is {@code timerKey}. */
+    public static byte[] holdRowIdentity(PendingTimer timer, byte[] timerKey, boolean clockTimes) {
+        return holdRowIdentity(TimerKeys.holdKey(timer.eventTs(), timerKey).get(), clockTimes);
+    }
+
+    /** The timer stream index of a timers-store or timer-holds key (its first two bytes). */
+    public static int streamOf(byte[] key) {
+        return key.length < TimerKeys.STREAM_BYTES ? -1 : TimerKeys.stream(key);
     }
 
     /** Whether adds or deletes are buffered and not yet committed. */

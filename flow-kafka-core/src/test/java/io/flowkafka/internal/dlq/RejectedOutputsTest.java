@@ -125,56 +125,71 @@ class RejectedOutputsTest {
         }
     }
 
-    /** A timers-store key: timer stream, trigger, then the group-by key (as TimerKeys lays it out). */
-    private static byte[] timerKey(long trigger, String key) {
-        return java.nio.ByteBuffer.allocate(10 + key.length()).putShort((short) 1).putLong(trigger).put(b(key)).array();
-    }
-
-    /** A timer-holds key: timer stream, event time, trigger, then the group-by key. */
-    private static byte[] holdKey(long event, long trigger, String key) {
-        return java.nio.ByteBuffer.allocate(18 + key.length()).putShort((short) 1).putLong(event).putLong(trigger)
+    /** A timers-store key of timer stream {@code stream}: stream, trigger, then the group-by key (TimerKeys' layout). */
+    private static byte[] timerKey(int stream, long trigger, String key) {
+        return java.nio.ByteBuffer.allocate(10 + key.length()).putShort((short) (stream << 1)).putLong(trigger)
                 .put(b(key)).array();
     }
 
+    /** A timer-holds key: timer stream, event time, trigger, then the group-by key. */
+    private static byte[] holdKey(int stream, long event, long trigger, String key) {
+        return java.nio.ByteBuffer.allocate(18 + key.length()).putShort((short) (stream << 1)).putLong(event)
+                .putLong(trigger).put(b(key)).array();
+    }
+
+    private static byte[] timerIdentity(RejectedOutputs rejected, String target, byte[] key) {
+        return io.flowkafka.internal.timers.TimerStore.timerRowIdentity(key,
+                rejected.clockTimes(target, io.flowkafka.internal.timers.TimerStore.streamOf(key)));
+    }
+
     /**
-     * A timer's row holds the wall-clock time it was added, and a real- or system-time timer's trigger is often the
-     * clock plus a delay: neither is repeated by a replay. A timers or timer-holds changelog rejection is remembered
-     * by the row's key without its times, and a timer of the same stream and group-by key fails whatever its times
-     * and value; a state row keeps being matched by key and value; a rejection about the timestamp matches no call.
+     * A timer's row holds the wall-clock time it was added, which a replay does not repeat: a timers or timer-holds
+     * changelog rejection is remembered by the row's key, and for a real- or system-time stream (its trigger often
+     * the clock plus a delay) by the key without its times. A fired timer's tombstone and a rejection about the
+     * timestamp match no call; a state row keeps being matched by key and value.
      */
     @Test
-    void shouldRememberARejectedTimerRowByItsKeyWithoutItsTimes() {
+    void shouldRememberARejectedTimerRowByItsKeyAndAClockStreamsWithoutItsTimes() {
         RejectedOutputs rejected = new RejectedOutputs();
         RejectedOutputHandler handler = new RejectedOutputHandler();
         handler.configure(java.util.Map.of(RejectedOutputs.CONFIG, rejected, "application.id", "app"));
         String timers = "app-remind.timers-changelog";
-        assertThat(handler.handleError(context(), new ProducerRecord<>(timers, 0, 0L, timerKey(5_000, "big"),
-                b("added at 1")), new RecordTooLargeException("large")).result())
-                .isEqualTo(ProductionExceptionHandler.Result.FAIL);
-        assertThat(rejected.rejectedAny("topic " + timers)).isTrue();
-        assertThatThrownBy(() -> rejected.check("topic " + timers,
-                io.flowkafka.internal.timers.TimerStore.timerRowIdentity(timerKey(9_000, "big")), null, -1))
-                .as("the replay's trigger is later: the clock moved").isInstanceOf(RejectedRecordException.class)
-                .hasMessageStartingWith("topic " + timers + " rejected this record for good (13-byte key, 10-byte "
-                        + "value; recognised by its key without its times)");
-        rejected.check("topic " + timers, io.flowkafka.internal.timers.TimerStore.timerRowIdentity(
-                timerKey(5_000, "small")), null, -1);
+        String target = "topic " + timers;
+        rejected.clockTimerStreams(target, new boolean[] {false, true}); // stream 0 event time, stream 1 real time
+        for (int stream = 0; stream < 2; stream++) {
+            assertThat(handler.handleError(context(), new ProducerRecord<>(timers, 0, 0L, timerKey(stream, 5_000, "big"),
+                    b("added at 1")), new RecordTooLargeException("large")).result())
+                    .isEqualTo(ProductionExceptionHandler.Result.FAIL);
+        }
+        assertThat(rejected.rejectedAny(target)).isTrue();
+        assertThatThrownBy(() -> rejected.check(target, timerIdentity(rejected, target, timerKey(0, 5_000, "big")),
+                null, -1)).as("event time: the same key again").isInstanceOf(RejectedRecordException.class)
+                .hasMessageStartingWith(target + " rejected this record for good (13-byte key, 10-byte value; "
+                        + "recognised by its key)");
+        rejected.check(target, timerIdentity(rejected, target, timerKey(0, 9_000, "big")), null, -1); // another timer
+        assertThatThrownBy(() -> rejected.check(target, timerIdentity(rejected, target, timerKey(1, 9_000, "big")),
+                null, -1)).as("real time: the replay's trigger is later, the clock moved")
+                .isInstanceOf(RejectedRecordException.class).hasMessageContaining("recognised by its key without its "
+                        + "times");
+        rejected.check(target, timerIdentity(rejected, target, timerKey(1, 5_000, "small")), null, -1);
 
         String holds = "app-remind.timer-holds-changelog";
+        rejected.clockTimerStreams("topic " + holds, new boolean[] {false, true});
         assertThat(rejected.rejectedAny("topic " + holds)).isFalse();
-        handler.handleError(context(), new ProducerRecord<>(holds, 0, 0L, holdKey(1_000, 5_000, "big"), new byte[0]),
-                new RecordTooLargeException("large"));
-        assertThatThrownBy(() -> rejected.check("topic " + holds,
-                io.flowkafka.internal.timers.TimerStore.holdRowIdentityOfTimer(timerKey(9_000, "big")), null, -1))
+        handler.handleError(context(), new ProducerRecord<>(holds, 0, 0L, holdKey(1, 1_000, 5_000, "big"),
+                new byte[0]), new RecordTooLargeException("large"));
+        io.flowkafka.internal.timers.PendingTimer later = new io.flowkafka.internal.timers.PendingTimer(1, 9_000,
+                3_000, 0, new byte[8], new byte[] {1}, List.of());
+        assertThatThrownBy(() -> rejected.check("topic " + holds, io.flowkafka.internal.timers.TimerStore
+                .holdRowIdentity(later, timerKey(1, 9_000, "big"), true), null, -1))
                 .isInstanceOf(RejectedRecordException.class);
-        assertThat(io.flowkafka.internal.timers.TimerStore.holdRowIdentityOfTimer(timerKey(9_000, "big")))
-                .as("the hold identity built from the timer's key is the hold key's")
-                .isEqualTo(io.flowkafka.internal.timers.TimerStore.holdRowIdentity(holdKey(3, 7, "big")));
 
-        handler.handleError(context(), new ProducerRecord<>(timers, 0, 0L, timerKey(5_000, "old"), b("v")),
+        handler.handleError(context(), new ProducerRecord<>(timers, 0, 0L, timerKey(0, 7_000, "gone"), (byte[]) null),
+                new RecordTooLargeException("large"));
+        rejected.check(target, timerIdentity(rejected, target, timerKey(0, 7_000, "gone")), null, -1); // a tombstone
+        handler.handleError(context(), new ProducerRecord<>(timers, 0, 0L, timerKey(0, 5_000, "old"), b("v")),
                 new InvalidTimestampException("too old"));
-        rejected.check("topic " + timers, io.flowkafka.internal.timers.TimerStore.timerRowIdentity(
-                timerKey(5_000, "old")), null, -1); // a timestamp rejection: the topic, not the row
+        rejected.check(target, timerIdentity(rejected, target, timerKey(0, 5_000, "old")), null, -1); // the topic's
 
         handler.handleError(context(), new ProducerRecord<>("app-remind.state-changelog", 0, 0L, b("row"), b("v")),
                 new RecordTooLargeException("large"));
