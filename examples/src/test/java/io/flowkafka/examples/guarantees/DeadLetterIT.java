@@ -169,9 +169,7 @@ class DeadLetterIT {
             send(p, input, big, avro("view"));
             send(p, input, "bob", avro("view"));
         }
-        Properties props = runtimeProperties(cluster);
-        // longer than the waits below: the replaced stream thread's member must leave the group, not time out
-        props.put("session.timeout.ms", "300000");
+        Properties props = failingTaskProperties(cluster);
         try (FlowRuntime runtime = FlowRuntime.create(spec, props)) {
             runtime.start();
             List<ConsumerRecord<byte[], byte[]>> outs = readCommitted(cluster, output, 2);
@@ -206,10 +204,9 @@ class DeadLetterIT {
         String pipeline = names.name("note");
         cluster.createTopic(input, 1);
         PipelineSpec spec = countPipeline(pipeline, input, output);
-        Properties props = runtimeProperties(cluster);
+        Properties props = failingTaskProperties(cluster);
         // the topics Kafka Streams creates (the stores' changelogs) take records of at most 2000 bytes
         props.put("topic.max.message.bytes", "2000");
-        props.put("session.timeout.ms", "300000"); // the replaced stream thread's member must leave the group
         try (FlowRuntime runtime = FlowRuntime.create(spec, props);
                 KafkaProducer<byte[], byte[]> p = producer(cluster)) {
             // carol's row is the last one of her key when the commit writes the rows to the changelog (an
@@ -258,8 +255,7 @@ class DeadLetterIT {
             send(p, input, "alice", garbage);
             send(p, input, "bob", avro("view"));
         }
-        Properties props = runtimeProperties(cluster);
-        props.put("session.timeout.ms", "300000"); // the replaced stream thread's member must leave the group
+        Properties props = failingTaskProperties(cluster);
         try (FlowRuntime runtime = FlowRuntime.create(spec, props)) {
             assertThat(runtime.deadLetterTopic()).isEqualTo(pipeline + ".dlq");
             runtime.start();
@@ -323,10 +319,9 @@ class DeadLetterIT {
                         .sink("out", "KafkaSink", List.of("reminded"), Map.of("topic", output, "key_column", "user")))
                 .build();
         String big = randomLetters(5_000); // incompressible: over 2000 bytes after lz4
-        Properties props = runtimeProperties(cluster);
+        Properties props = failingTaskProperties(cluster);
         // the topics Kafka Streams creates (the timers store's changelog) take records of at most 2000 bytes
         props.put("topic.max.message.bytes", "2000");
-        props.put("session.timeout.ms", "300000"); // the replaced stream thread's member must leave the group
         try (FlowRuntime runtime = FlowRuntime.create(spec, props);
                 KafkaProducer<byte[], byte[]> p = producer(cluster)) {
             // the long key's timer is pending when the first commit writes the timers store's rows to the changelog
@@ -381,6 +376,16 @@ class DeadLetterIT {
         Properties props = cluster.clientProperties();
         props.put("state.dir", Files.createTempDirectory(tempRoot, "flow-dlq").toString());
         props.put("commit.interval.ms", "100");
+        return props;
+    }
+
+    /**
+     * {@link #runtimeProperties} for a test whose task fails once: a session longer than the test's waits, so the
+     * replaced stream thread's member must leave the group rather than time out.
+     */
+    private static Properties failingTaskProperties(KafkaCluster cluster) throws java.io.IOException {
+        Properties props = runtimeProperties(cluster);
+        props.put("session.timeout.ms", "300000");
         return props;
     }
 

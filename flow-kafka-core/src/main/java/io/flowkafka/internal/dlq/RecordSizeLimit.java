@@ -38,6 +38,16 @@ public final class RecordSizeLimit {
         return setting;
     }
 
+    /**
+     * How to raise the limit: {@code raise producer.max.request.size and the broker's message.max.bytes together}
+     * (with {@code producer.buffer.memory} too when that is the limit).
+     */
+    public String raiseAdvice() {
+        return "raise producer." + setting + (setting.equals(ProducerConfig.MAX_REQUEST_SIZE_CONFIG) ? ""
+                : " and producer." + ProducerConfig.MAX_REQUEST_SIZE_CONFIG) + " and the broker's message.max.bytes "
+                + "together";
+    }
+
     /** The limit as a phrase: {@code the producer's max.request.size of N bytes}. */
     public String describe() {
         return "the producer's " + setting + " of " + maxRequestSize + " bytes";

@@ -43,6 +43,12 @@ public final class RejectedOutputHandler implements ProductionExceptionHandler {
         deadLetterTopic = dlq == null ? null : dlq.toString();
     }
 
+    /** How the changelog topics of every computation's timers and timer-holds stores end. */
+    private static final String TIMERS_CHANGELOG_SUFFIX =
+            io.flowkafka.internal.timers.TimerStore.timersStoreName("") + "-changelog";
+    private static final String HOLDS_CHANGELOG_SUFFIX =
+            io.flowkafka.internal.timers.TimerStore.holdsStoreName("") + "-changelog";
+
     /** Kafka Streams' changelog topics are {@code <application.id>-<store>-changelog}. */
     private boolean changelog(String topic) {
         return topic.startsWith(changelogPrefix) && topic.endsWith("-changelog");
@@ -54,26 +60,26 @@ public final class RejectedOutputHandler implements ProductionExceptionHandler {
         if (r != null && forGood(exception)) {
             boolean deadLetter = record.topic().equals(deadLetterTopic);
             boolean changelog = !deadLetter && changelog(record.topic());
-            boolean timers = changelog && record.topic().endsWith(".timers-changelog");
-            boolean holds = changelog && record.topic().endsWith(".timer-holds-changelog");
+            boolean timers = changelog && record.topic().endsWith(TIMERS_CHANGELOG_SUFFIX);
+            boolean holds = changelog && record.topic().endsWith(HOLDS_CHANGELOG_SUFFIX);
             // a timer row a call adds (not a fired timer's tombstone), rejected for itself, not for its timestamp;
             // any other record of a timer store is not remembered: no call could be told by it
-            boolean timerRow = record.key() != null && record.value() != null && !RejectedOutputs.aboutTimestamp(exception);
+            boolean timerRow = record.key() != null && record.value() != null
+                    && !io.flowkafka.spi.OutboxDeliveryException.aboutTimestamp(exception);
             String target = "topic " + record.topic();
             if (timers || holds) {
                 if (timerRow) {
-                    boolean clock = r.clockTimes(target, io.flowkafka.internal.timers.TimerStore.streamOf(record.key()));
-                    r.rejectByIdentity(target, timers
-                            ? io.flowkafka.internal.timers.TimerStore.timerRowIdentity(record.key(), clock)
-                            : io.flowkafka.internal.timers.TimerStore.holdRowIdentity(record.key(), clock),
-                            record.key(), record.value(), exception);
+                    r.rejectTimerRow(target, record.key(), timers
+                            ? io.flowkafka.internal.timers.TimerStore.timelessTimerKey(record.key())
+                            : io.flowkafka.internal.timers.TimerStore.timelessHoldKey(record.key()),
+                            record.value(), exception);
                 }
             } else if (deadLetter || changelog) {
                 // records whose timestamp the call that writes them does not choose
-                r.rejectAtAnyTime("topic " + record.topic(), record.key(), record.value(), exception);
+                r.rejectAtAnyTime(target, record.key(), record.value(), exception);
             } else {
-                r.reject("topic " + record.topic(), record.key(), record.value(),
-                        record.timestamp() == null ? -1L : record.timestamp(), exception);
+                r.reject(target, record.key(), record.value(), record.timestamp() == null ? -1L : record.timestamp(),
+                        exception);
             }
             if (deadLetter) {
                 LOG.warn("task {}: the dead-letter topic {} rejected a dead letter for good ({}); the task restarts from "

@@ -23,7 +23,8 @@ import org.jspecify.annotations.Nullable;
  * row reaches its changelog only as the last value of its key before a commit, so the call that sets that value is
  * the one that fails on the replay. A record is the same when it goes to the same target (topic, or
  * synchronous sink) with the same key and value bytes, and, for a rejected timestamp, the same timestamp; a timer
- * store's row is the same when its key without its times is ({@link #rejectByIdentity}). A call whose outputs
+ * store's row is the same when its key is, or, for a clock-driven timer stream, its key without its times
+ * ({@link #rejectTimerRow}). A call whose outputs
  * differ on replay (wall-clock time in an output) is not recognised and fails the task again.
  *
  * <p>One per runtime instance, in memory: another instance that takes the task over learns the rejection by
@@ -50,7 +51,8 @@ public final class RejectedOutputs {
      */
     public void reject(String target, byte @Nullable [] key, byte @Nullable [] value, long timestamp,
             Throwable reason) {
-        reject(target, key, value, aboutTimestamp(reason) ? timestamp : null, reason);
+        reject(target, key, value, io.flowkafka.spi.OutboxDeliveryException.aboutTimestamp(reason) ? timestamp : null,
+                reason);
     }
 
     /**
@@ -62,33 +64,22 @@ public final class RejectedOutputs {
     }
 
     /**
-     * Remembers a rejected record by its target and {@code identity} alone, whatever its value and timestamp: for
-     * store rows of which a replay repeats only their key or part of it (a timer row's value holds the wall-clock time
-     * it was added, and a real- or system-time trigger may be the clock plus a delay: {@code
-     * TimerStore.timerRowIdentity}). {@link #check} such a row with its identity as the key and a null value.
+     * Remembers a rejected timer-store row by its target and key alone, whatever its value (a timer row's holds the
+     * wall-clock time it was added, which a replay does not repeat) and timestamp, and by {@code timeless}, its key
+     * without its times ({@code TimerStore.timelessKey}), for a call whose stream takes its trigger from the clock.
+     * {@link #check} such a row with the key it needs and a null value.
      */
-    public void rejectByIdentity(String target, byte[] identity, byte @Nullable [] key, byte @Nullable [] value,
-            Throwable reason) {
-        remember(target, fingerprint(target, identity, null, null), target + " rejected this record for good ("
-                + sizes(key, value) + "; recognised by its key" + (java.util.Arrays.equals(identity, key) ? ""
-                        : " without its times") + "): " + reason);
+    public void rejectTimerRow(String target, byte[] key, byte[] timeless, byte @Nullable [] value, Throwable reason) {
+        String sizes = sizes(key, value);
+        remember(target, fingerprint(target, key, null, null), target + " rejected this record for good (" + sizes
+                + "; recognised by its key): " + reason);
+        remember(target, fingerprint(target, timeless, null, null), target + " rejected this record for good (" + sizes
+                + "; recognised by its key without its times): " + reason);
     }
 
-    /** Timer streams whose times come from the clock, by the changelog target of their store (see {@link #clockTimes}). */
-    private final Map<String, boolean[]> clockTimerStreams = new ConcurrentHashMap<>();
-
-    /**
-     * Says which timer streams of a timers or timer-holds store ({@code target}, its changelog topic) take their times
-     * from the clock ({@code real_time} and {@code system_time}): their rows are recognised without their times.
-     */
-    public void clockTimerStreams(String target, boolean[] clockStreams) {
-        clockTimerStreams.put(target, clockStreams.clone());
-    }
-
-    /** Whether timer stream {@code stream} of {@code target}'s store takes its times from the clock. */
-    public boolean clockTimes(String target, int stream) {
-        boolean[] c = clockTimerStreams.get(target);
-        return c != null && stream >= 0 && stream < c.length && c[stream];
+    /** How this class names the changelog topic of store {@code store} of application {@code applicationId}. */
+    public static String changelogTarget(String applicationId, String store) {
+        return "topic " + applicationId + "-" + store + "-changelog";
     }
 
     /** Whether {@code target} rejected anything so far: a cheap test before building what {@link #check} takes. */
@@ -139,11 +130,6 @@ public final class RejectedOutputs {
         }
         String reason = reasons.get(fingerprint(target, key, value, null));
         return reason != null ? reason : reasons.get(fingerprint(target, key, value, timestamp));
-    }
-
-    /** Whether a rejection is about the record's timestamp: then only the same timestamp is rejected again. */
-    static boolean aboutTimestamp(Throwable reason) {
-        return io.flowkafka.spi.OutboxDeliveryException.aboutTimestamp(reason);
     }
 
     private static long fingerprint(String target, byte @Nullable [] key, byte @Nullable [] value,

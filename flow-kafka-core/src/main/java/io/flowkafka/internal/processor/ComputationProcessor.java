@@ -201,8 +201,8 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         this.deadLetterTopic = String.valueOf(context.appConfigs().getOrDefault(
                 io.flowkafka.internal.dlq.DeadLetterHandler.TOPIC_CONFIG, "dlq"));
         if (store != null) {
-            stateChangelogTarget = "topic " + context.applicationId() + "-" + KeyStates.storeName(spec.id())
-                    + "-changelog";
+            stateChangelogTarget = io.flowkafka.internal.dlq.RejectedOutputs.changelogTarget(context.applicationId(),
+                    KeyStates.storeName(spec.id()));
         }
         context.schedule(java.time.Duration.ofMillis(plan.watermarks().intervalMs()),
                 org.apache.kafka.streams.processor.PunctuationType.WALL_CLOCK_TIME, now -> emitWatermarks());
@@ -361,9 +361,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             throw new io.flowkafka.internal.dlq.RejectedRecordException(limit.tooLarge("state '"
                     + KeyStates.stateNameOf(storeKey) + "' of computation '" + computation
                     + "' (a row of its changelog topic)", k, value, null) + "; keep state rows small (hold large values "
-                    + "elsewhere, or split them over several states), or raise producer." + limit.setting()
-                    + (limit.setting().equals("max.request.size") ? "" : " and producer.max.request.size")
-                    + " and the broker's message.max.bytes together");
+                    + "elsewhere, or split them over several states), or " + limit.raiseAdvice());
         }
     }
 
@@ -402,10 +400,9 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
 
     /**
      * Fails the call if a timer it adds makes a row of the timers store larger than the producer sends, or a row the
-     * timers or timer-holds changelog topic rejected before, recognised by its key ({@code
-     * TimerStore.timerRowIdentity}: a timer's value holds the wall-clock time it was added; a real- or system-time
-     * stream's trigger, often the clock plus a delay, is left out too): its input then goes to the dead-letter topic,
-     * as for a state row.
+     * timers or timer-holds changelog topic rejected before, recognised by its key (a timer's value holds the
+     * wall-clock time it was added; a real- or system-time stream's trigger, often the clock plus a delay, is left out
+     * too: {@code TimerStore.timelessTimerKey}): its input then goes to the dead-letter topic, as for a state row.
      * Costs a size sum per added timer; a row is encoded here only when that sum is over the limit.
      */
     private void checkTimerRows() {
@@ -432,9 +429,7 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
             throw new io.flowkafka.internal.dlq.RejectedRecordException(limit.tooLarge("a timer of timer stream '"
                     + store.streamId(timer.streamIndex()) + "' of computation '" + computation
                     + "' (a row of its timers changelog topic)", key.get(), value, null) + "; a timer row holds its "
-                    + "group-by key twice: keep group-by keys small, or raise producer." + limit.setting()
-                    + (limit.setting().equals("max.request.size") ? "" : " and producer.max.request.size")
-                    + " and the broker's message.max.bytes together");
+                    + "group-by key twice: keep group-by keys small, or " + limit.raiseAdvice());
         }
     }
 
@@ -442,16 +437,18 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
         checkTimerRowSize(recordLimit, spec.id(), java.util.Objects.requireNonNull(timerStore), key, timer);
         var rejected = rejectedOutputs;
         if (rejected != null && rejected.any()) {
+            // a clock-driven trigger is not repeated by the replay: such a row is recognised without its times
             boolean clock = timeTypes[timer.streamIndex()] != io.flowkafka.spec.TimeType.EVENT_TIME;
             String timers = java.util.Objects.requireNonNull(timersChangelogTarget);
             if (rejected.rejectedAny(timers)) {
-                rejected.check(timers, io.flowkafka.internal.timers.TimerStore.timerRowIdentity(key.get(), clock), null,
-                        -1L);
+                rejected.check(timers, clock ? io.flowkafka.internal.timers.TimerStore.timelessTimerKey(key.get())
+                        : key.get(), null, -1L);
             }
             String holds = holdsChangelogTarget;
             if (holds != null && rejected.rejectedAny(holds)) {
-                rejected.check(holds, io.flowkafka.internal.timers.TimerStore.holdRowIdentity(timer, key.get(), clock),
-                        null, -1L);
+                byte[] hold = io.flowkafka.internal.timers.TimerStore.holdKey(timer, key.get());
+                rejected.check(holds, clock ? io.flowkafka.internal.timers.TimerStore.timelessHoldKey(hold) : hold, null,
+                        -1L);
             }
         }
     }
@@ -526,21 +523,11 @@ public final class ComputationProcessor implements Processor<byte[], byte[], byt
                         : null, // nobody reads this computation's output watermark: no holds index
                 spec.timers().stream().map(io.flowkafka.spec.TimerStreamSpec::id).toList(), dedup);
         timerGroups = new TimerGroups(spec);
-        timersChangelogTarget = "topic " + context.applicationId() + "-"
-                + io.flowkafka.internal.timers.TimerStore.timersStoreName(spec.id()) + "-changelog";
+        timersChangelogTarget = io.flowkafka.internal.dlq.RejectedOutputs.changelogTarget(context.applicationId(),
+                io.flowkafka.internal.timers.TimerStore.timersStoreName(spec.id()));
         if (ComputationPlan.writesInternalStreams(plan.outputs())) {
-            holdsChangelogTarget = "topic " + context.applicationId() + "-"
-                    + io.flowkafka.internal.timers.TimerStore.holdsStoreName(spec.id()) + "-changelog";
-        }
-        if (rejectedOutputs != null) {
-            boolean[] clock = new boolean[n];
-            for (int i = 0; i < n; i++) {
-                clock[i] = timeTypes[i] != io.flowkafka.spec.TimeType.EVENT_TIME;
-            }
-            rejectedOutputs.clockTimerStreams(timersChangelogTarget, clock);
-            if (holdsChangelogTarget != null) {
-                rejectedOutputs.clockTimerStreams(holdsChangelogTarget, clock);
-            }
+            holdsChangelogTarget = io.flowkafka.internal.dlq.RejectedOutputs.changelogTarget(context.applicationId(),
+                    io.flowkafka.internal.timers.TimerStore.holdsStoreName(spec.id()));
         }
         call.timers(timerStore, MessageIds.timerTag(spec.id()));
         timerSteps = io.micrometer.core.instrument.Timer.builder("flow.timers.punctuation")

@@ -497,41 +497,29 @@ public final class TimerStore {
     }
 
     /**
-     * What a replay repeats of a timers-store row's key, to recognise on the replay the call adding a timer whose row
-     * a changelog topic rejected: the whole key for an {@code event_time} stream (its trigger derives from the input);
-     * for a {@code real_time} or {@code system_time} stream ({@code clockTimes}) the key with its trigger zeroed,
-     * since such a trigger is often the clock plus a delay, which a replay does not repeat (the row's size does not
-     * depend on it).
+     * A timers-store key with its trigger zeroed: what a replay repeats of the row of a {@code real_time} or
+     * {@code system_time} timer, whose trigger is often the clock plus a delay (the row's size does not depend on
+     * it). Recognises, on the replay, the call adding a timer whose row a changelog topic rejected.
      */
-    public static byte[] timerRowIdentity(byte[] timerKey, boolean clockTimes) {
-        if (!clockTimes) {
-            return timerKey;
-        }
-        byte[] out = timerKey.clone();
-        Arrays.fill(out, Math.min(out.length, TimerKeys.STREAM_BYTES), Math.min(out.length, TimerKeys.TIMER_PREFIX),
-                (byte) 0);
+    public static byte[] timelessTimerKey(byte[] timerKey) {
+        return zeroed(timerKey, TimerKeys.TIMER_PREFIX);
+    }
+
+    /** {@link #timelessTimerKey} for a timer-holds key: its event and trigger times zeroed. */
+    public static byte[] timelessHoldKey(byte[] holdKey) {
+        return zeroed(holdKey, TimerKeys.TIMER_PREFIX + TimerKeys.TS_BYTES);
+    }
+
+    /** The key of the timer-holds row of {@code timer}, whose timers-store key is {@code timerKey}. */
+    public static byte[] holdKey(PendingTimer timer, byte[] timerKey) {
+        return TimerKeys.holdKey(timer.eventTs(), timerKey).get();
+    }
+
+    /** {@code key} with its bytes after the timer stream, up to {@code end}, zeroed. */
+    private static byte[] zeroed(byte[] key, int end) {
+        byte[] out = key.clone();
+        Arrays.fill(out, Math.min(out.length, TimerKeys.STREAM_BYTES), Math.min(out.length, end), (byte) 0);
         return out;
-    }
-
-    /** {@link #timerRowIdentity} for a timer-holds row's key: with {@code clockTimes}, its event and trigger times zeroed. */
-    public static byte[] holdRowIdentity(byte[] holdKey, boolean clockTimes) {
-        if (!clockTimes) {
-            return holdKey;
-        }
-        byte[] out = holdKey.clone();
-        Arrays.fill(out, Math.min(out.length, TimerKeys.STREAM_BYTES),
-                Math.min(out.length, TimerKeys.TIMER_PREFIX + TimerKeys.TS_BYTES), (byte) 0);
-        return out;
-    }
-
-    /** {@link #holdRowIdentity} of the hold row of {@code timer}, whose timers-store key is {@code timerKey}. */
-    public static byte[] holdRowIdentity(PendingTimer timer, byte[] timerKey, boolean clockTimes) {
-        return holdRowIdentity(TimerKeys.holdKey(timer.eventTs(), timerKey).get(), clockTimes);
-    }
-
-    /** The timer stream index of a timers-store or timer-holds key (its first two bytes). */
-    public static int streamOf(byte[] key) {
-        return key.length < TimerKeys.STREAM_BYTES ? -1 : TimerKeys.stream(key);
     }
 
     /** Whether adds or deletes are buffered and not yet committed. */
