@@ -524,6 +524,21 @@ public final class FlowTestDriver implements AutoCloseable {
     }
 
     /**
+     * Closes and initialises again every processor of the driver's task on the same objects, as Kafka
+     * Streams does when it revives a task under exactly_once_v2 (after a {@code TaskCorruptedException},
+     * e.g. a commit that timed out). A process function, a state or a timer must come out of it as it
+     * would on a fresh instance: nothing kept in memory by the first attempt may change what happens next.
+     * The driver's stores are kept as they are (on a broker they are restored from their changelogs to
+     * the last commit, which the driver has after every record anyway).
+     *
+     * @throws IllegalStateException if the driver's Kafka Streams version hides the task it runs
+     */
+    public void reviveTask() {
+        checkOpen();
+        TaskRevival.revive(driver);
+    }
+
+    /**
      * Ends a finite source ({@code "finite": true}): the driver has no end offsets, so a test says
      * when a source topic has no more input. The source computation then completes at its next
      * watermark step, and completion flows downstream; records piped to the topic later are

@@ -324,10 +324,16 @@ class KeyVisitorSemanticsTest {
         KeyVisitorCoverage c = driver.keyVisitorCoverage("keeper", "v").orElseThrow();
         assertThat(c.getCompleted()).isFalse();
         assertThat(c.getPass()).isGreaterThanOrEqualTo(4L);
+        // a visitor for the pipeline's lifetime holds its computation's completion, not only its own
+        assertThat(driver.completedComputations()).as("its inputs completed, its visitor scans on")
+                .doesNotContain("keeper");
+        assertThat(driver.isCompleted()).isFalse();
         // "This dynamic setting can be switched on a running pipeline to request completion."
         driver.reconfigureKeyVisitor("keeper", "v", Map.of("finite", true));
         advance(Duration.ofSeconds(12));
         assertThat(driver.keyVisitorCoverage("keeper", "v").orElseThrow().getCompleted()).isTrue();
+        assertThat(driver.completedComputations()).contains("keeper");
+        assertThat(driver.isCompleted()).isTrue();
     }
 
     @Test
