@@ -12,8 +12,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.admin.Admin;
@@ -107,7 +105,8 @@ public final class FlowRuntime implements AutoCloseable {
     private volatile io.flowkafka.internal.watermarks.@Nullable AlignmentReader alignmentReader;
     private org.apache.kafka.clients.consumer.KafkaConsumer<String, String> statusConsumer;
     private final java.util.Set<String> completedTasks = new java.util.HashSet<>();
-    private ScheduledExecutorService maintenance;
+    /** Background work: admin calls on one thread, the alignment poll on its own. */
+    private RuntimeSchedulers schedulers;
     private Admin admin;
     private final List<io.flowkafka.internal.outbox.OutboxService> outboxServices = new java.util.ArrayList<>();
     private final List<io.flowkafka.internal.outbox.AtMostOnceDelivery> atMostOnceDeliveries = new java.util.ArrayList<>();
@@ -576,15 +575,11 @@ public final class FlowRuntime implements AutoCloseable {
         installSyncWriters();
         ks.start();
         long purgeMs = config.getLong(FlowConfig.PURGE_INTERVAL_MS_CONFIG);
-        maintenance = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "flow-" + spec.name() + "-maintenance");
-            t.setDaemon(true);
-            return t;
-        });
-        maintenance.scheduleWithFixedDelay(this::watchCompletion, 500, 500, TimeUnit.MILLISECONDS);
+        schedulers = new RuntimeSchedulers(spec.name());
+        schedulers.scheduleSlow(this::watchCompletion, 500, 500);
         if (purgeMs > 0 && !compiled.internalTopics().isEmpty()) {
-            maintenance.scheduleWithFixedDelay(new InternalTopicPurger(admin, applicationId(),
-                    compiled.internalTopics().keySet()), purgeMs, purgeMs, TimeUnit.MILLISECONDS);
+            schedulers.scheduleSlow(new InternalTopicPurger(admin, applicationId(),
+                    compiled.internalTopics().keySet()), purgeMs, purgeMs);
         }
         startOutboxServices(purgeMs);
         if (alignment.active()) {
@@ -610,7 +605,8 @@ public final class FlowRuntime implements AutoCloseable {
             var reader = new io.flowkafka.internal.watermarks.AlignmentReader(clientProperties(),
                     applicationId() + "-alignment-reader", changelogs, alignment);
             alignmentReader = reader;
-            maintenance.scheduleWithFixedDelay(() -> {
+            // on its own thread: an admin call of the maintenance thread may wait up to 30 s
+            schedulers.scheduleFast(() -> {
                 try {
                     reader.poll();
                     alignment.tick();
@@ -619,7 +615,7 @@ public final class FlowRuntime implements AutoCloseable {
                     LOG.warn("pipeline '{}': watermark alignment: following the other instances failed, retrying: {}",
                             spec.name(), e.toString());
                 }
-            }, 200, 200, TimeUnit.MILLISECONDS);
+            }, 200, 200);
         }
     }
 
@@ -1277,16 +1273,11 @@ public final class FlowRuntime implements AutoCloseable {
     }
 
     private void shutdownMaintenance() {
-        if (maintenance != null) {
-            maintenance.shutdownNow();
-            try {
-                maintenance.awaitTermination(5, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+        if (schedulers != null) {
+            schedulers.shutdown(Duration.ofSeconds(5));
         }
         if (alignmentReader != null) {
-            alignmentReader.close(); // the maintenance thread that polled it has stopped
+            alignmentReader.close(); // the thread that polled it has stopped
             alignmentReader = null;
         }
         if (statusConsumer != null) {

@@ -12,6 +12,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -57,11 +58,14 @@ import org.jspecify.annotations.Nullable;
  * dropped with a warning. Java-style comments are allowed.
  *
  * <p>As in Flow, an unknown field is a warning, not an error: it is recorded in
- * {@link PipelineSpec#warnings()} naming the field and the known ones. Flow fields flow-kafka does not
- * support yet ({@code watermark_strategy}, {@code external_state_managers}, ...) are warnings too.
- * Malformed JSON, a wrong JSON type, an unknown computation kind or column type and a bad Avro
- * schema are errors: all of them are collected and thrown together as one
- * {@link InvalidSpecException}, each naming the computation and the field.
+ * {@link PipelineSpec#warnings()} naming the field and the known ones. Flow computation fields flow-kafka
+ * does not support yet ({@code external_state_managers}, {@code input_ordering}, ...) are warnings too.
+ * A known field flow-kafka would accept and silently ignore is an error instead:
+ * {@code watermark_generator.late_data_partitions}, a {@code watermark_strategy} on a computation
+ * without {@code source_streams}, a {@code sort_order} other than {@code ascending}. Malformed JSON, a
+ * wrong JSON type, an unknown computation kind or column type and a bad Avro schema are errors: all of
+ * them are collected and thrown together as one {@link InvalidSpecException}, each naming the
+ * computation and the field.
  *
  * <p>Loading checks structure only: call {@link PipelineSpec#validate()} or
  * {@link PipelineSpec#validated()} on the result to check Flow's rules (stream writers, schemas,
@@ -302,7 +306,7 @@ public final class PipelineSpecLoader {
                 }
             }
             readParameters(b, id, node);
-            readWatermarkStrategy(b, id, node.get("watermark_strategy"));
+            readWatermarkStrategy(b, id, node);
             JsonNode partitions = node.get("desired_partition_count");
             if (partitions != null && !partitions.isNull()) {
                 if (!partitions.isIntegralNumber() || !partitions.canConvertToInt() || partitions.intValue() < 1) {
@@ -315,7 +319,8 @@ public final class PipelineSpecLoader {
             return b.build();
         }
 
-        private void readWatermarkStrategy(ComputationSpec.Builder b, String id, @Nullable JsonNode node) {
+        private void readWatermarkStrategy(ComputationSpec.Builder b, String id, JsonNode computation) {
+            JsonNode node = computation.get("watermark_strategy");
             if (node == null || node.isNull()) {
                 return;
             }
@@ -324,34 +329,29 @@ public final class PipelineSpecLoader {
                 typeError(id, field, node, "an object", "{\"watermark_generator\": {\"out_of_orderness_bound\": \"1m\"}}");
                 return;
             }
+            JsonNode sources = computation.get("source_streams");
+            if (!node.isEmpty() && (sources == null || !sources.isObject() || sources.isEmpty())) {
+                error(id, field, "watermark_strategy applies to a computation's source_streams, and '" + id + "' reads "
+                        + "no source_streams: it would be ignored (the watermarks of its inputs come from the "
+                        + "computations writing them)", "remove it, or move it to the computation reading the source");
+                return;
+            }
             unknownFields(node, id, field + ".", List.of("event_timestamp_assigner", "watermark_generator",
                     "watermark_alignment"), List.of());
             WatermarkStrategy ws = WatermarkStrategy.DEFAULT;
             try {
-                JsonNode assigner = node.get("event_timestamp_assigner");
-                if (assigner != null && assigner.isObject()) {
-                    unknownFields(assigner, id, field + ".event_timestamp_assigner" + ".", List.of("column"), List.of());
+                JsonNode assigner = object(node.get("event_timestamp_assigner"), id, field + ".event_timestamp_assigner",
+                        "{\"column\": \"ts\"}");
+                if (assigner != null) {
+                    unknownFields(assigner, id, field + ".event_timestamp_assigner.", List.of("column"), List.of());
                     if (assigner.hasNonNull("column")) {
                         ws = ws.withTimestampColumn(assigner.get("column").asText());
                     }
                 }
-                JsonNode gen = node.get("watermark_generator");
-                if (gen != null && gen.isObject()) {
-                    unknownFields(gen, id, field + ".watermark_generator.",
-                            List.of("out_of_orderness_bound", "idle_partitions", "late_data_partitions"), List.of());
-                    if (gen.hasNonNull("out_of_orderness_bound")) {
-                        ws = ws.withOutOfOrdernessBound(Durations.parse(gen.get("out_of_orderness_bound"),
-                                field + ".watermark_generator.out_of_orderness_bound"));
-                    }
-                    JsonNode idle = gen.get("idle_partitions");
-                    if (idle != null && idle.isObject()) {
-                        unknownFields(idle, id, field + ".watermark_generator.idle_partitions" + ".", List.of("duration", "max_ratio"), List.of());
-                        java.time.Duration d = idle.hasNonNull("duration")
-                                ? Durations.parse(idle.get("duration"), field + ".watermark_generator.idle_partitions.duration")
-                                : ws.idleDuration();
-                        double r = idle.hasNonNull("max_ratio") ? idle.get("max_ratio").asDouble() : ws.idleMaxRatio();
-                        ws = ws.withIdlePartitions(d, r);
-                    }
+                JsonNode gen = object(node.get("watermark_generator"), id, field + ".watermark_generator",
+                        "{\"out_of_orderness_bound\": \"1m\"}");
+                if (gen != null) {
+                    ws = readGenerator(id, field + ".watermark_generator", gen, ws);
                 }
                 JsonNode align = node.get("watermark_alignment");
                 if (align != null && !align.isNull()) {
@@ -362,6 +362,51 @@ public final class PipelineSpecLoader {
                 error(id, field, e.getMessage(), "durations are strings like \"1m\", \"30s\", \"500ms\" or "
                         + "milliseconds as a number; max_ratio is in [0, 1]");
             }
+        }
+
+        /** {@code watermark_generator}: {@code out_of_orderness_bound}, {@code idle_partitions}. */
+        private WatermarkStrategy readGenerator(String id, String field, JsonNode gen, WatermarkStrategy ws) {
+            unknownFields(gen, id, field + ".", List.of("out_of_orderness_bound", "idle_partitions",
+                    "late_data_partitions"), List.of());
+            if (gen.hasNonNull("late_data_partitions")) {
+                error(id, field + ".late_data_partitions", "late_data_partitions is not supported by flow-kafka: "
+                        + "it would be ignored, and a partition holding only old data would still hold the event "
+                        + "watermark back", "remove late_data_partitions (flow-kafka's watermark is Flow's without "
+                        + "it: every partition that is not idle counts); to keep a lagging partition's records from "
+                        + "waiting for it, compare message.eventTimestamp() with the input watermark in the process "
+                        + "function and drop or divert the late ones");
+            }
+            if (gen.hasNonNull("out_of_orderness_bound")) {
+                ws = ws.withOutOfOrdernessBound(Durations.parse(gen.get("out_of_orderness_bound"),
+                        field + ".out_of_orderness_bound"));
+            }
+            JsonNode idle = object(gen.get("idle_partitions"), id, field + ".idle_partitions",
+                    "{\"duration\": \"1m\", \"max_ratio\": 0.4}");
+            if (idle == null) {
+                return ws;
+            }
+            unknownFields(idle, id, field + ".idle_partitions.", List.of("duration", "max_ratio"), List.of());
+            Duration d = idle.hasNonNull("duration")
+                    ? Durations.parse(idle.get("duration"), field + ".idle_partitions.duration")
+                    : ws.idleDuration();
+            JsonNode ratio = idle.get("max_ratio");
+            if (ratio != null && !ratio.isNull() && !ratio.isNumber()) {
+                typeError(id, field + ".idle_partitions.max_ratio", ratio, "a number in [0, 1]", "0.4");
+                return ws;
+            }
+            return ws.withIdlePartitions(d, ratio == null || ratio.isNull() ? ws.idleMaxRatio() : ratio.asDouble());
+        }
+
+        /** An optional object field: null when absent or null, or (after reporting) of another type. */
+        private @Nullable JsonNode object(@Nullable JsonNode node, String id, String field, String example) {
+            if (node == null || node.isNull()) {
+                return null;
+            }
+            if (!node.isObject()) {
+                typeError(id, field, node, "an object", example);
+                return null;
+            }
+            return node;
         }
 
         /** {@code watermark_alignment}: {@code group_name} (required), {@code drift_bound} (default 20m). */
@@ -379,7 +424,7 @@ public final class PipelineSpecLoader {
                         "name the group of sources to read in step, e.g. " + example);
                 return ws;
             }
-            java.time.Duration drift = WatermarkStrategy.DEFAULT_DRIFT_BOUND;
+            Duration drift = WatermarkStrategy.DEFAULT_DRIFT_BOUND;
             if (align.hasNonNull("drift_bound")) {
                 drift = Durations.parse(align.get("drift_bound"), field + ".drift_bound");
                 if (drift.isNegative() || drift.isZero()) {
@@ -480,6 +525,12 @@ public final class PipelineSpecLoader {
                 String name = string(col.get("name"), id, field + ".name");
                 String type = string(col.get("type"), id, field + ".type");
                 String expression = string(col.get("expression"), id, field + ".expression");
+                String sortOrder = string(col.get("sort_order"), id, field + ".sort_order");
+                if (sortOrder != null && !sortOrder.equals("ascending")) {
+                    error(id, field + ".sort_order", "sort_order '" + sortOrder + "' is not supported by flow-kafka and "
+                            + "would be ignored: keys have one order only, ascending by the first (hash) column", "remove sort_order, or set it to "
+                            + "\"ascending\"");
+                }
                 if (col.get("name") == null) {
                     error(id, field + ".name", "group_by_schema column " + i + " has no name",
                             "add \"name\": \"<column>\"");

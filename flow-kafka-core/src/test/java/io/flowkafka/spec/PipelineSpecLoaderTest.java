@@ -353,12 +353,75 @@ class PipelineSpecLoaderTest {
                 .hasMessageContaining("watermark_strategy.watermark_alignment");
     }
 
+    /** The errors a spec is rejected with; fails when it loads. */
+    private static List<SpecProblem> errorsOf(String json) {
+        InvalidSpecException e = catchThrowableOfType(InvalidSpecException.class, () -> PipelineSpecLoader.fromJson(json));
+        assertThat(e).as("the spec is rejected").isNotNull();
+        return e.problems();
+    }
+
     private static String sourceWithStrategy(String strategy) {
         return "{\"name\": \"p\", \"streams\": {\"e\": {\"schema\": " + EVENT_SCHEMA + "}, \"o\": {\"schema\": "
                 + EVENT_SCHEMA + "}}, \"computations\": {\"c\": {\"computation_class_name\": \"Source\","
                 + " \"output_stream_ids\": [\"o\"],"
                 + " \"source_streams\": {\"e\": {\"source_class_name\": \"KafkaSource\", \"parameters\": {\"topics\": \"t\"}}},"
                 + " \"watermark_strategy\": " + strategy + "}}}";
+    }
+
+    @Test
+    void shouldRejectLateDataPartitionsAsNotSupported() {
+        assertThat(errorsOf(sourceWithStrategy(
+                "{\"watermark_generator\": {\"late_data_partitions\": {\"value\": 90, \"delay\": \"1m\"}}}")))
+                .singleElement().satisfies(p -> {
+            assertThat(p.computation()).isEqualTo("c");
+            assertThat(p.field()).isEqualTo("watermark_strategy.watermark_generator.late_data_partitions");
+            assertThat(p.message()).contains("not supported by flow-kafka");
+            assertThat(p.fix()).contains("remove late_data_partitions");
+        });
+        assertThat(PipelineSpecLoader.fromJson(sourceWithStrategy(
+                "{\"watermark_generator\": {\"late_data_partitions\": null}}")).warnings())
+                .as("null: absent, as Flow's default (no partition hidden)").isEmpty();
+    }
+
+    @Test
+    void shouldRejectAWatermarkStrategyOnAComputationWithoutSources() {
+        assertThat(errorsOf(computation(
+                "\"watermark_strategy\": {\"watermark_generator\": {\"out_of_orderness_bound\": \"5m\"}}")))
+                .singleElement().satisfies(p -> {
+            assertThat(p.computation()).isEqualTo("c");
+            assertThat(p.field()).isEqualTo("watermark_strategy");
+            assertThat(p.message()).contains("reads no source_streams");
+            assertThat(p.fix()).contains("move it to the computation reading the source");
+        });
+    }
+
+    @Test
+    void shouldRejectWatermarkStrategyPartsOfTheWrongType() {
+        assertThat(errorsOf(sourceWithStrategy("{\"event_timestamp_assigner\": \"ts\", \"watermark_generator\": "
+                + "{\"idle_partitions\": {\"max_ratio\": \"half\"}}}")))
+                .extracting(SpecProblem::field).containsExactly(
+                "watermark_strategy.event_timestamp_assigner",
+                "watermark_strategy.watermark_generator.idle_partitions.max_ratio");
+        assertThatThrownBy(() -> PipelineSpecLoader.fromJson(sourceWithStrategy(
+                "{\"watermark_generator\": {\"idle_partitions\": 0.5}}")))
+                .isInstanceOf(InvalidSpecException.class)
+                .hasMessageContaining("watermark_strategy.watermark_generator.idle_partitions must be an object");
+        assertThatThrownBy(() -> PipelineSpecLoader.fromJson(sourceWithStrategy("{\"watermark_generator\": \"1m\"}")))
+                .isInstanceOf(InvalidSpecException.class)
+                .hasMessageContaining("watermark_strategy.watermark_generator must be an object");
+    }
+
+    @Test
+    void shouldAcceptOnlyAnAscendingSortOrderOfGroupByColumns() {
+        String descending = computation("\"parameters\": {}").replace("\"expression\": \"farm_hash(user)\"}",
+                "\"expression\": \"farm_hash(user)\", \"sort_order\": \"descending\"}");
+        assertThat(errorsOf(descending)).singleElement().satisfies(p -> {
+            assertThat(p.computation()).isEqualTo("c");
+            assertThat(p.field()).isEqualTo("group_by_schema[0].sort_order");
+            assertThat(p.message()).contains("descending").contains("not supported");
+            assertThat(p.fix()).contains("\"ascending\"");
+        });
+        assertThat(PipelineSpecLoader.fromJson(descending.replace("descending", "ascending")).warnings()).isEmpty();
     }
 
     @Test

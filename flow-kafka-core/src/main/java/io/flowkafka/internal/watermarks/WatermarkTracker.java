@@ -3,6 +3,7 @@ package io.flowkafka.internal.watermarks;
 import io.flowkafka.avro.ControlRecord;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -24,7 +25,10 @@ import org.apache.kafka.streams.state.Stores;
  * compiled spec expects ({@code computation} × its partition count); a producer never heard from
  * holds the stream back ({@link Long#MIN_VALUE}); a completed producer counts as +∞; producers
  * flagged idle may be skipped, at most {@code max_idle_producers} of them (the idle ones with the
- * smallest watermarks are skipped first, since they are the ones holding the stream back).
+ * smallest watermarks are skipped first, since they are the ones holding the stream back), and never
+ * all of the producers that have not completed: as in Flow, idleness may let a watermark advance but
+ * never make it +∞ (Flow raises an ignored idle partition's watermark to a finite value, and
+ * {@code max_ratio} leaves at least one partition gating).
  *
  * <p>Invariants. Per producer, a newer record replaces an older one only field by field upwards
  * (watermarks never go back, completion is sticky), so a duplicated or reordered control record
@@ -163,6 +167,7 @@ public final class WatermarkTracker {
         List<ProducerState> idle = new ArrayList<>();
         long min = Long.MAX_VALUE;
         int maxIdle = 0;
+        boolean activeCounted = false;
         for (ProducerState p : m.values()) {
             maxIdle = Math.max(maxIdle, p.maxIdleProducers());
             if (p.completed()) {
@@ -171,12 +176,16 @@ public final class WatermarkTracker {
             if (p.idle()) {
                 idle.add(p);
             } else {
+                activeCounted = true;
                 min = Math.min(min, event ? p.eventWatermark() : p.systemWatermark());
             }
         }
-        if (idle.size() > maxIdle) {
-            idle.sort(java.util.Comparator.comparingLong(p -> event ? p.eventWatermark() : p.systemWatermark()));
-            for (ProducerState p : idle.subList(maxIdle, idle.size())) {
+        // at least one producer that has not completed always counts: skipping every one of them would
+        // leave the minimum at +infinity, and every later record of theirs would be late
+        int skip = activeCounted ? maxIdle : Math.max(0, Math.min(maxIdle, idle.size() - 1));
+        if (idle.size() > skip) {
+            idle.sort(Comparator.comparingLong(p -> event ? p.eventWatermark() : p.systemWatermark()));
+            for (ProducerState p : idle.subList(skip, idle.size())) {
                 min = Math.min(min, event ? p.eventWatermark() : p.systemWatermark());
             }
         }

@@ -106,6 +106,24 @@ class WatermarkTrackerTest {
     }
 
     @Test
+    void shouldAlwaysCountOneProducerThatHasNotCompletedWhenTheRestAreIdle() {
+        // 3 source partitions with max_ratio 0.4: ceil(0.4*3) = 2 may be skipped; one completed, the other two idle
+        WatermarkTracker t = tracker(3);
+        t.onControl("s", control(0, Long.MAX_VALUE, Long.MAX_VALUE, true, false, 2));
+        t.onControl("s", control(1, 100, 10, false, true, 2));
+        t.onControl("s", control(2, 300, 30, false, true, 2));
+        assertThat(t.eventWatermark("s")).as("the smaller idle one skipped, the other counts, not +infinity")
+                .isEqualTo(300);
+        assertThat(t.systemWatermark("s")).isEqualTo(30);
+
+        t.onControl("s", control(2, Long.MAX_VALUE, Long.MAX_VALUE, true, false, 2));
+        assertThat(t.eventWatermark("s")).as("the last producer left, idle, holds the stream at its own watermark")
+                .isEqualTo(100);
+        assertThat(t.systemWatermark("s")).isEqualTo(10);
+        assertThat(t.completed("s")).isFalse();
+    }
+
+    @Test
     void shouldIgnoreProducersTheSpecDoesNotExpect() {
         WatermarkTracker t = tracker(1);
         assertThat(t.onControl("s", control(1, 100, 1, false, false, 0))).isFalse();
