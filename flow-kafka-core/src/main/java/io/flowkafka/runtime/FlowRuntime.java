@@ -6,6 +6,8 @@ import io.flowkafka.internal.compiler.InternalTopicPurger;
 import io.flowkafka.internal.compiler.PipelineCompiler;
 import io.flowkafka.internal.compiler.TopicManager;
 import io.flowkafka.internal.dlq.DeadLetterHandler;
+import io.flowkafka.internal.outbox.CommitObservingProducer;
+import io.flowkafka.internal.outbox.EpochCommits;
 import io.flowkafka.spec.PipelineSpec;
 import java.time.Duration;
 import java.util.List;
@@ -14,8 +16,10 @@ import java.util.Objects;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.UnaryOperator;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
@@ -99,6 +103,13 @@ public final class FlowRuntime implements AutoCloseable {
     /** Orders pause(), resume() and the start of a drain: Kafka Streams' pause and the idleness clock change together. */
     private final Object pauseLock = new Object();
     private final Properties streamsProps;
+    /**
+     * Key of an object in the properties (not a string): a {@code UnaryOperator<Producer<byte[], byte[]>>} applied to
+     * each stream thread's producer. For tests that break a commit on a real broker (as Kafka Streams' own tests
+     * do); not for production use.
+     */
+    public static final String PRODUCER_DECORATOR_CONFIG = "flow.internal.producer.decorator";
+    private final @Nullable Object producerDecorator;
     private final AtomicReference<State> state = new AtomicReference<>(State.CREATED);
     private volatile KafkaStreams streams;
     private volatile io.flowkafka.internal.drain.@Nullable DrainingClientSupplier clientSupplier;
@@ -141,6 +152,7 @@ public final class FlowRuntime implements AutoCloseable {
                         config.getLong(FlowConfig.VISITOR_MAX_MS_CONFIG), dynamicSpec, statusBoard, meterRegistry),
                 config.getBoolean(FlowConfig.STORE_CHANGELOGS_CONFIG)));
         this.streamsProps = streamsProperties(this.spec, userProps, compiled.deadLetterTopic(), config);
+        this.producerDecorator = streamsProps.remove(PRODUCER_DECORATOR_CONFIG);
         Object guarantee = streamsProps.get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG);
         if (!StreamsConfig.EXACTLY_ONCE_V2.equals(String.valueOf(guarantee).trim())) {
             throw new org.apache.kafka.common.config.ConfigException(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, guarantee,
@@ -545,8 +557,16 @@ public final class FlowRuntime implements AutoCloseable {
         if (!config.getBoolean(FlowConfig.LEAVE_GROUP_ON_CLOSE_CONFIG)) {
             supplier.stayInGroupOnClose();
         }
+        // at-most-once sinks release an epoch's messages once its transaction committed, as the producer sees it
+        EpochCommits commits = new EpochCommits();
+        @SuppressWarnings("unchecked")
+        UnaryOperator<Producer<byte[], byte[]>> decorate = producerDecorator instanceof UnaryOperator<?> u
+                ? (UnaryOperator<Producer<byte[], byte[]>>) u : UnaryOperator.identity();
+        supplier.decorateProducers(p -> new CommitObservingProducer(decorate.apply(p), commits));
+        Properties startProps = copy(streamsProps);
+        startProps.put(EpochCommits.CONFIG, commits);
         clientSupplier = supplier;
-        KafkaStreams ks = new KafkaStreams(compiled.topology(), streamsProps, supplier);
+        KafkaStreams ks = new KafkaStreams(compiled.topology(), startProps, supplier);
         boolean replace = "replace".equals(config.getString(FlowConfig.STREAM_THREAD_FAILURE_CONFIG));
         ks.setUncaughtExceptionHandler(e -> {
             var fatalSink = io.flowkafka.internal.outbox.FatalSinkException.in(e);

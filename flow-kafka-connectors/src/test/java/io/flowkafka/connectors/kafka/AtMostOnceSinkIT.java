@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flowkafka.runtime.FlowRuntime;
 import io.flowkafka.testing.Await;
+import io.flowkafka.testing.CommitFaults;
 import io.flowkafka.testing.KafkaCluster;
 import io.flowkafka.testing.TestNames;
 import io.flowkafka.testing.WithKafka;
@@ -86,6 +87,49 @@ class AtMostOnceSinkIT {
             assertThat(delivered.size()).as("drops only past the limit: the queue was full, 2000 / 35-45 bytes + 1")
                     .isBetween(2000 / 45, 2000 / 35 + 1);
             assertThat(dropped.count()).as("no drop once the queue drains").isEqualTo(droppedBeforeRelease);
+        }
+    }
+
+    @Test
+    @Timeout(300)
+    void shouldDeliverNothingOfAnEpochWhoseCommitFailed(KafkaCluster cluster, TestNames names) throws Exception {
+        // connectors README: an at-most-once message is released once its epoch committed; an aborted epoch is
+        // replayed, and the replay's messages are the ones delivered
+        BlockingTestSink.reset();
+        BlockingTestSink.release();
+        String input = names.topic("input");
+        cluster.createTopic(input, 1);
+        var spec = io.flowkafka.spec.PipelineSpec.builder(names.name("amof"))
+                .stream("raw", OutboxPipeline.EVENT).stream("events", OutboxPipeline.EVENT)
+                .stream("counted", OutboxPipeline.COUNTED)
+                .computation("read", c -> c.kind(io.flowkafka.spec.ComputationKind.SOURCE)
+                        .source("raw", "KafkaSource", Map.of("topics", input)).outputStreamIds("events"))
+                .computation("count", c -> c.inputStreamIds("events")
+                        .groupBy("hash", io.flowkafka.spec.ColumnType.UINT64, "farm_hash(user)")
+                        .groupBy("user", io.flowkafka.spec.ColumnType.STRING, null)
+                        .state("total", OutboxPipeline.TOTAL).processingFunction(OutboxPipeline.Count::new)
+                        .outputStreamIds("counted")
+                        .sink("out", "BlockingTestSink", List.of("counted"), Map.of("key_column", "id",
+                                "at_most_once_strategy", Map.of("enabled", true)))
+                        .desiredPartitionCount(1))
+                .build();
+        Properties props = cluster.clientProperties();
+        props.put("state.dir", Files.createTempDirectory(tempRoot, "amof-it").toString());
+        props.put("commit.interval.ms", "100");
+        // the first commit carrying the count computation's work (its input offsets) fails: that epoch aborts
+        CommitFaults faults = CommitFaults.failOnce(offsets -> offsets.keySet().stream()
+                .anyMatch(tp -> tp.topic().endsWith(".events")));
+        faults.install(props);
+        int records = 300;
+        produce(cluster, input, records);
+        try (FlowRuntime runtime = FlowRuntime.create(spec, props)) {
+            runtime.start();
+            Await.until(Duration.ofMinutes(2), "every input's message delivered after the failed commit",
+                    () -> faults.injected() == 1 && committedOffset(runtime, cluster) >= records
+                            && new HashSet<>(BlockingTestSink.DELIVERED).size() >= records);
+            List<String> delivered = List.copyOf(BlockingTestSink.DELIVERED);
+            assertThat(delivered).as("each message once: none of the aborted epoch, then the replay's")
+                    .doesNotHaveDuplicates().hasSize(records);
         }
     }
 

@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.UnaryOperator;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -118,9 +119,17 @@ public final class DrainingClientSupplier implements KafkaClientSupplier {
         return Admin.create(config);
     }
 
+    private volatile UnaryOperator<Producer<byte[], byte[]>> producerDecorator =
+            UnaryOperator.identity();
+
+    /** Wraps every producer created from now on (e.g. to observe how its transactions end). */
+    public void decorateProducers(UnaryOperator<Producer<byte[], byte[]>> decorator) {
+        this.producerDecorator = decorator;
+    }
+
     @Override
     public Producer<byte[], byte[]> getProducer(Map<String, Object> config) {
-        return new KafkaProducer<>(config, new ByteArraySerializer(), new ByteArraySerializer());
+        return producerDecorator.apply(new KafkaProducer<>(config, new ByteArraySerializer(), new ByteArraySerializer()));
     }
 
     @Override

@@ -138,6 +138,8 @@ final class ComputationTask {
         rejectedOutputs = rejected instanceof io.flowkafka.internal.dlq.RejectedOutputs r ? r : null;
         epochOffers = new ArrayList<>(0);
         committedOffers = new ArrayList<>(0);
+        epochCommits = context.appConfigs().get(io.flowkafka.internal.outbox.EpochCommits.CONFIG)
+                instanceof io.flowkafka.internal.outbox.EpochCommits c ? c : null;
         if (plan.hasEpochBarrier()) {
             io.flowkafka.internal.outbox.EpochBarrierStore barrier = context.getStateStore(
                     io.flowkafka.internal.outbox.EpochBarrierStore.storeName(spec.id()));
@@ -485,8 +487,22 @@ final class ComputationTask {
     private List<Runnable> epochOffers = new ArrayList<>(0);
     private List<Runnable> committedOffers = new ArrayList<>(0);
 
-    /** Runs before each commit of this task (see {@link io.flowkafka.internal.outbox.EpochBarrierStore}). */
+    /** Where an epoch's at-most-once messages wait for its transaction to commit; null outside a FlowRuntime. */
+    private io.flowkafka.internal.outbox.@Nullable EpochCommits epochCommits;
+
+    /**
+     * Runs before each commit of this task (see {@link io.flowkafka.internal.outbox.EpochBarrierStore}), and when
+     * Kafka Streams closes the task dirty after a failed commit. Under a FlowRuntime the epoch's messages wait for
+     * its producer to see the transaction commit ({@link io.flowkafka.internal.outbox.EpochCommits}); on a test
+     * driver, which commits after every record and never fails a commit, for the next epoch's pre-commit.
+     */
     private void beforeCommit() {
+        var commits = epochCommits;
+        if (commits != null) {
+            commits.beforeCommit(epochOffers);
+            epochOffers = new ArrayList<>(0);
+            return;
+        }
         if (!committedOffers.isEmpty()) {
             committedOffers.forEach(Runnable::run);
         }

@@ -1,0 +1,166 @@
+package io.flowkafka.testing;
+
+import io.flowkafka.runtime.FlowRuntime;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Properties;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
+import java.util.function.UnaryOperator;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.Callback;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.Metric;
+import org.apache.kafka.common.MetricName;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.kafka.common.metrics.KafkaMetric;
+
+/**
+ * Fails chosen commits of a {@link FlowRuntime} on a real broker, as a commit that times out would: the stream
+ * thread's {@code commitTransaction()} throws a {@link TimeoutException} before the transaction is committed, and
+ * Kafka Streams (exactly_once_v2) aborts it and <em>revives</em> the thread's tasks: closes them dirty, restores
+ * their stores and calls {@code init()} again on the same processors, then replays from the last commit. A test
+ * then counts outputs: nothing lost, nothing duplicated, no timer early.
+ *
+ * <pre>{@code
+ * CommitFaults faults = CommitFaults.failOnce(offsets -> offsets.containsKey(new TopicPartition("in", 0)));
+ * faults.install(props);
+ * FlowRuntime runtime = FlowRuntime.create(spec, props);
+ * }</pre>
+ *
+ * <p>Thread-safe.
+ */
+public final class CommitFaults {
+    private final Predicate<Map<TopicPartition, OffsetAndMetadata>> when;
+    private final int times;
+    private final AtomicInteger injected = new AtomicInteger();
+
+    private CommitFaults(Predicate<Map<TopicPartition, OffsetAndMetadata>> when, int times) {
+        this.when = Objects.requireNonNull(when, "when");
+        this.times = times;
+    }
+
+    /**
+     * Fails the first commit whose transaction's consumed offsets (as Kafka Streams sends them to the transaction)
+     * match {@code when}; later commits go through.
+     */
+    public static CommitFaults failOnce(Predicate<Map<TopicPartition, OffsetAndMetadata>> when) {
+        return new CommitFaults(when, 1);
+    }
+
+    /** Puts the fault into a runtime's properties ({@link FlowRuntime#PRODUCER_DECORATOR_CONFIG}); returns them. */
+    public Properties install(Properties props) {
+        UnaryOperator<Producer<byte[], byte[]>> decorator = FaultyProducer::new;
+        props.put(FlowRuntime.PRODUCER_DECORATOR_CONFIG, decorator);
+        return props;
+    }
+
+    /** How many commits were failed so far. */
+    public int injected() {
+        return injected.get();
+    }
+
+    /** A stream thread's producer whose commit fails when its transaction's offsets match. */
+    private final class FaultyProducer implements Producer<byte[], byte[]> {
+        private final Producer<byte[], byte[]> delegate;
+        private boolean matched;
+
+        FaultyProducer(Producer<byte[], byte[]> delegate) {
+            this.delegate = delegate;
+        }
+
+        @Override
+        public void sendOffsetsToTransaction(Map<TopicPartition, OffsetAndMetadata> offsets,
+                ConsumerGroupMetadata group) {
+            delegate.sendOffsetsToTransaction(offsets, group);
+            matched |= when.test(offsets);
+        }
+
+        @Override
+        public void commitTransaction() {
+            boolean fail = matched && injected.get() < times;
+            matched = false;
+            if (fail) {
+                injected.incrementAndGet();
+                throw new TimeoutException("flow-kafka-testing CommitFaults: this commit fails on purpose, as one "
+                        + "timing out would");
+            }
+            delegate.commitTransaction();
+        }
+
+        @Override
+        public void abortTransaction() {
+            matched = false;
+            delegate.abortTransaction();
+        }
+
+        @Override
+        public void initTransactions() {
+            delegate.initTransactions();
+        }
+
+        @Override
+        public void beginTransaction() {
+            delegate.beginTransaction();
+        }
+
+        @Override
+        public void registerMetricForSubscription(KafkaMetric metric) {
+            delegate.registerMetricForSubscription(metric);
+        }
+
+        @Override
+        public void unregisterMetricFromSubscription(KafkaMetric metric) {
+            delegate.unregisterMetricFromSubscription(metric);
+        }
+
+        @Override
+        public Future<RecordMetadata> send(ProducerRecord<byte[], byte[]> record) {
+            return delegate.send(record);
+        }
+
+        @Override
+        public Future<RecordMetadata> send(ProducerRecord<byte[], byte[]> record, Callback callback) {
+            return delegate.send(record, callback);
+        }
+
+        @Override
+        public void flush() {
+            delegate.flush();
+        }
+
+        @Override
+        public List<PartitionInfo> partitionsFor(String topic) {
+            return delegate.partitionsFor(topic);
+        }
+
+        @Override
+        public Map<MetricName, ? extends Metric> metrics() {
+            return delegate.metrics();
+        }
+
+        @Override
+        public Uuid clientInstanceId(Duration timeout) {
+            return delegate.clientInstanceId(timeout);
+        }
+
+        @Override
+        public void close() {
+            delegate.close();
+        }
+
+        @Override
+        public void close(Duration timeout) {
+            delegate.close(timeout);
+        }
+    }
+}
