@@ -145,10 +145,10 @@ final class HaltingWaitClickJoin implements RowFunction {
     private static List<String> punctuationFrames() {
         List<String> frames = StackWalker.getInstance().walk(s -> s
                 .map(f -> f.getClassName().substring(f.getClassName().lastIndexOf('.') + 1) + "." + f.getMethodName())
-                .filter(f -> f.startsWith("ComputationProcessor.fire") || f.equals("StreamTask.punctuate")
+                .filter(f -> f.startsWith("ComputationTask.fire") || f.equals("StreamTask.punctuate")
                         || f.equals("ComputationProcessor.process"))
                 .distinct().toList());
-        boolean punctuation = frames.contains("StreamTask.punctuate") && frames.contains("ComputationProcessor.fireOne")
+        boolean punctuation = frames.contains("StreamTask.punctuate") && frames.contains("ComputationTask.fireOne")
                 && !frames.contains("ComputationProcessor.process");
         return punctuation ? frames : List.of();
     }

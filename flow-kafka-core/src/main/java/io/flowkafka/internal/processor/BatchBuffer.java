@@ -37,7 +37,7 @@ import org.jspecify.annotations.Nullable;
  * deletes its rows in the transaction that carries the batch's outputs. A restart restores the
  * buffer exactly as committed and goes on filling it: no input is lost, none is processed twice.
  *
- * <p>Cut rules (applied by {@link ComputationProcessor}):
+ * <p>Cut rules (applied by {@link ComputationTask}):
  * <ol>
  *   <li>size: as soon as {@code max_batch_size} messages are buffered. The buffer at the last
  *       commit and the order of an input partition are both fixed, so a replay cuts at the same

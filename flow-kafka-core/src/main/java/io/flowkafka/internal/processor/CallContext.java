@@ -42,7 +42,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Collects the call's outputs; state writes go to {@link KeyStates}' call buffer, timers to the
  * {@link io.flowkafka.internal.timers.TimerStore}'s. Nothing is applied here: the caller applies or
- * drops everything when the call returns or throws. Two callers: {@link ComputationProcessor} in a
+ * drops everything when the call returns or throws. Two callers: {@link ComputationTask} in a
  * topology, and {@link DetachedCall} outside one (the unit harness, through the SPI), so both run
  * the same rules with the same messages.
  *

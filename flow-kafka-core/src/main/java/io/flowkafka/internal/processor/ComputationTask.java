@@ -7,6 +7,8 @@ import io.flowkafka.api.ProcessFunction;
 import io.flowkafka.internal.dlq.FlowProcessingException;
 import io.flowkafka.internal.message.FlowHeaders;
 import io.flowkafka.internal.message.MessageIds;
+import io.flowkafka.internal.outbox.AtMostOnceEpochs;
+import io.flowkafka.internal.outbox.EpochCommits;
 import io.flowkafka.internal.serde.AvroCodec;
 import io.flowkafka.internal.serde.JsonRecords;
 import io.flowkafka.internal.serde.KeyCodec;
@@ -136,14 +138,12 @@ final class ComputationTask {
         this.context = context;
         Object rejected = context.appConfigs().get(io.flowkafka.internal.dlq.RejectedOutputs.CONFIG);
         rejectedOutputs = rejected instanceof io.flowkafka.internal.dlq.RejectedOutputs r ? r : null;
-        epochOffers = new ArrayList<>(0);
-        committedOffers = new ArrayList<>(0);
-        epochCommits = context.appConfigs().get(io.flowkafka.internal.outbox.EpochCommits.CONFIG)
-                instanceof io.flowkafka.internal.outbox.EpochCommits c ? c : null;
+        atMostOnce = new AtMostOnceEpochs(context.appConfigs().get(EpochCommits.CONFIG) instanceof EpochCommits c ? c
+                : null);
         if (plan.hasEpochBarrier()) {
             io.flowkafka.internal.outbox.EpochBarrierStore barrier = context.getStateStore(
                     io.flowkafka.internal.outbox.EpochBarrierStore.storeName(spec.id()));
-            barrier.beforeCommit(this::beforeCommit);
+            barrier.beforeCommit(atMostOnce::beforeCommit);
         }
         KeyValueStore<Bytes, byte[]> store = spec.states().isEmpty() ? null
                 : context.getStateStore(KeyStates.storeName(spec.id()));
@@ -277,41 +277,53 @@ final class ComputationTask {
     }
 
     /**
-     * Runs one process-function call with all-or-nothing effects: on success the buffered state
-     * and timer writes are applied (plus the deletion of {@code firedTimer}) and the outputs
-     * forwarded; on failure everything is dropped and {@link FlowProcessingException} thrown.
+     * Runs one process-function call on an input (message, timer or visit) with all-or-nothing effects
+     * ({@link #applyCall}); {@code firedTimer} is deleted with the call's writes.
      */
     private void runCall(GenericRecord key, byte[] encodedKey, MessageId parentId, long defaultEts, String what,
             Runnable user, io.flowkafka.internal.timers.@Nullable PendingTimer firedTimer) {
         call.begin(key, encodedKey, parentId);
+        applyCall(what + " " + parentId, user, nodes -> encodeOutputs(parentId, defaultEts, nodes), firedTimer);
+    }
+
+    /**
+     * The one path of every call, single or batched: runs the user code against the call buffer and encodes its
+     * outputs for every route; only if all of that and the row checks succeeded are the buffered state and timer
+     * writes applied (plus the deletion of {@code firedTimer}), the outputs forwarded, the synchronous sink writes
+     * sent and the at-most-once messages held with the epoch. On failure everything is dropped and
+     * {@link FlowProcessingException} thrown.
+     */
+    private void applyCall(String what, Runnable user,
+            java.util.function.Function<List<String>, List<Record<byte[], byte[]>>> encode,
+            io.flowkafka.internal.timers.@Nullable PendingTimer firedTimer) {
         callSinkWrites.clear(); // leftovers of a call whose forward threw belong to no call
-        callQueueOffers.clear();
+        atMostOnce.callFailed();
         List<Record<byte[], byte[]>> forwards;
         List<String> nodes = new ArrayList<>(2);
         try {
             try {
                 user.run();
             } catch (Exception e) {
-                throw new FlowProcessingException(spec.id(), "process " + what + " " + parentId, e);
+                throw new FlowProcessingException(spec.id(), "process " + what, e);
             }
             try {
-                forwards = encodeOutputs(parentId, defaultEts, nodes);
+                forwards = encode.apply(nodes);
             } catch (RuntimeException e) {
-                throw new FlowProcessingException(spec.id(), "write the outputs of " + what + " " + parentId, e);
+                throw new FlowProcessingException(spec.id(), "write the outputs of " + what, e);
             }
             try {
                 checkStateRows();
             } catch (RuntimeException e) {
-                throw new FlowProcessingException(spec.id(), "write the state of " + what + " " + parentId, e);
+                throw new FlowProcessingException(spec.id(), "write the state of " + what, e);
             }
             try {
                 checkTimerRows();
             } catch (RuntimeException e) {
-                throw new FlowProcessingException(spec.id(), "write the timers of " + what + " " + parentId, e);
+                throw new FlowProcessingException(spec.id(), "write the timers of " + what, e);
             }
         } catch (FlowProcessingException e) {
             callSinkWrites.clear();
-            callQueueOffers.clear();
+            atMostOnce.callFailed();
             states.abortCall();
             if (timerStore != null) {
                 timerStore.abortCall();
@@ -341,10 +353,7 @@ final class ComputationTask {
             callSinkWrites.forEach(Runnable::run);
             callSinkWrites.clear();
         }
-        if (!callQueueOffers.isEmpty()) {
-            epochOffers.addAll(callQueueOffers);
-            callQueueOffers.clear();
-        }
+        atMostOnce.callSucceeded();
     }
 
     /** Outputs brokers rejected for good, shared by the runtime's tasks; null outside a FlowRuntime. */
@@ -476,39 +485,8 @@ final class ComputationTask {
 
     /** Writes of the current call to synchronous external sinks, run once the call succeeded. */
     private final List<Runnable> callSinkWrites = new ArrayList<>(0);
-    /** Messages of the current call to at-most-once sinks, held with the epoch once the call succeeded. */
-    private final List<Runnable> callQueueOffers = new ArrayList<>(0);
-    /**
-     * Messages of at-most-once sinks from calls of the current epoch, and from the epoch before it:
-     * a message enters its queue only once its epoch committed (an aborted epoch is replayed and
-     * would queue it twice). The pre-commit hook of epoch N releases epoch N-1's messages (N-1
-     * committed, or the task would have been closed, dropping both lists) and holds epoch N's.
-     */
-    private List<Runnable> epochOffers = new ArrayList<>(0);
-    private List<Runnable> committedOffers = new ArrayList<>(0);
-
-    /** Where an epoch's at-most-once messages wait for its transaction to commit; null outside a FlowRuntime. */
-    private io.flowkafka.internal.outbox.@Nullable EpochCommits epochCommits;
-
-    /**
-     * Runs before each commit of this task (see {@link io.flowkafka.internal.outbox.EpochBarrierStore}), and when
-     * Kafka Streams closes the task dirty after a failed commit. Under a FlowRuntime the epoch's messages wait for
-     * its producer to see the transaction commit ({@link io.flowkafka.internal.outbox.EpochCommits}); on a test
-     * driver, which commits after every record and never fails a commit, for the next epoch's pre-commit.
-     */
-    private void beforeCommit() {
-        var commits = epochCommits;
-        if (commits != null) {
-            commits.beforeCommit(epochOffers);
-            epochOffers = new ArrayList<>(0);
-            return;
-        }
-        if (!committedOffers.isEmpty()) {
-            committedOffers.forEach(Runnable::run);
-        }
-        committedOffers = epochOffers;
-        epochOffers = new ArrayList<>(0);
-    }
+    /** This attempt's at-most-once sink messages, per call and per epoch. */
+    private AtMostOnceEpochs atMostOnce;
 
     // ---------------------------------------------------------------- timers
 
@@ -1067,40 +1045,14 @@ final class ComputationTask {
         }
     }
 
-    /** Runs one batched call with all-or-nothing effects, like {@link #runCall}. */
+    /** Runs one batched call with all-or-nothing effects, through the same path as {@link #runCall}. */
     private void runBatch(List<FlowMessage> messages) {
         call.beginBatch(messages);
         String what = messages.size() == 1 ? "message " + messages.get(0).messageId()
                 : "batch of " + messages.size() + " messages " + messages.get(0).messageId() + ".."
                         + messages.get(messages.size() - 1).messageId();
-        List<Record<byte[], byte[]>> forwards;
-        List<String> nodes = new ArrayList<>();
-        try {
-            try {
-                ((BatchFunction) function).onMessages(java.util.Collections.unmodifiableList(messages), call, call);
-            } catch (Exception e) {
-                throw new FlowProcessingException(spec.id(), "process " + what, e);
-            }
-            try {
-                forwards = encodeBatchOutputs(nodes);
-            } catch (RuntimeException e) {
-                throw new FlowProcessingException(spec.id(), "write the outputs of " + what, e);
-            }
-            try {
-                checkStateRows();
-            } catch (RuntimeException e) {
-                throw new FlowProcessingException(spec.id(), "write the state of " + what, e);
-            }
-        } catch (FlowProcessingException e) {
-            states.abortCall();
-            call.end();
-            throw e;
-        }
-        states.commitCall();
-        call.end();
-        for (int i = 0; i < forwards.size(); i++) {
-            context.forward(forwards.get(i), nodes.get(i));
-        }
+        List<Message> batch = java.util.Collections.unmodifiableList(messages);
+        applyCall(what, () -> ((BatchFunction) function).onMessages(batch, call, call), this::encodeBatchOutputs, null);
     }
 
     /**
@@ -1836,7 +1788,7 @@ final class ComputationTask {
                     Record<byte[], byte[]> r = sinkRecord(sinks.get(i), payload, id, ets, sts);
                     var queue = sinkRoute.queue();
                     int partition = context.taskId().partition();
-                    callQueueOffers.add(() -> queue.offer(partition, id, r.key(), r.value(), r.headers(), r.timestamp()));
+                    atMostOnce.offer(() -> queue.offer(partition, id, r.key(), r.value(), r.headers(), r.timestamp()));
                     continue;
                 } else if (sinkRoute.outbox()) {
                     // an async sink: the record the sink will write, plus its message metadata and the writing task's

@@ -45,7 +45,7 @@ import org.jspecify.annotations.Nullable;
  * unit harness of flow-kafka-testing.
  *
  * <p>Model: a call begins for a key and an input id on a {@link CallContext}, exactly as in
- * {@link ComputationProcessor}; the input is handed to the function by the same
+ * {@link ComputationTask}; the input is handed to the function by the same
  * {@code CallContext.deliver*} methods; state writes go to a {@link KeyStates} call buffer and
  * timers to a {@link TimerStore} call buffer. The rules (declared states, output streams, timer
  * streams, visit outputs, the message builder's checks) and their messages are therefore the
