@@ -5,6 +5,7 @@ import io.flowkafka.api.MessageId;
 import io.flowkafka.internal.compiler.CompiledPipeline;
 import io.flowkafka.internal.compiler.PipelineCompiler;
 import io.flowkafka.internal.message.FlowHeaders;
+import io.flowkafka.internal.message.FlowMessage;
 import io.flowkafka.internal.serde.AvroCodec;
 import io.flowkafka.internal.serde.KeyCodec;
 import io.flowkafka.internal.state.KeyStates;
@@ -291,7 +292,7 @@ public final class PipelineCodecs {
         KeyCodec kc = reader == null ? KeyCodec.of(List.of(), streamId) : KeyCodec.of(reader.groupBySchema(), reader.id());
         GenericRecord payload = new AvroCodec(schemaOf(streamId)).decode(value);
         GenericRecord k = kc.decode(key);
-        return new io.flowkafka.internal.processor.FlowMessage(meta.messageId(), meta.eventTimestamp(),
+        return new io.flowkafka.internal.message.FlowMessage(meta.messageId(), meta.eventTimestamp(),
                 meta.systemTimestamp(), streamId, k, payload, meta.parents());
     }
 

@@ -2,6 +2,7 @@ package io.flowkafka.internal.processor;
 
 import io.flowkafka.avro.BatchedInput;
 import io.flowkafka.avro.FlowAvroClasses;
+import io.flowkafka.internal.message.FlowMessage;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -11,6 +11,7 @@ import io.flowkafka.api.RuntimeContext;
 import io.flowkafka.api.StateAccessor;
 import io.flowkafka.api.Timer;
 import io.flowkafka.api.Visit;
+import io.flowkafka.internal.message.FlowMessage;
 import io.flowkafka.internal.serde.AvroCodec;
 import io.flowkafka.internal.serde.KeyCodec;
 import io.flowkafka.internal.state.KeyStates;

@@ -6,14 +6,18 @@ import io.flowkafka.api.MessageId;
 import io.flowkafka.api.ProcessFunction;
 import io.flowkafka.internal.dlq.FlowProcessingException;
 import io.flowkafka.internal.message.FlowHeaders;
+import io.flowkafka.internal.message.FlowMessage;
 import io.flowkafka.internal.message.MessageIds;
 import io.flowkafka.internal.outbox.AtMostOnceEpochs;
 import io.flowkafka.internal.outbox.EpochCommits;
 import io.flowkafka.internal.serde.AvroCodec;
 import io.flowkafka.internal.serde.JsonRecords;
 import io.flowkafka.internal.serde.KeyCodec;
+import io.flowkafka.internal.source.FiniteSourceProgress;
+import io.flowkafka.internal.source.SourceDecoder;
 import io.flowkafka.internal.state.KeyStates;
 import io.flowkafka.internal.watermarks.ControlRecords;
+import io.flowkafka.internal.watermarks.SourceClocks;
 import io.flowkafka.internal.watermarks.WatermarkTracker;
 import io.flowkafka.spec.ComputationKind;
 import io.flowkafka.spec.ComputationSpec;
@@ -76,24 +80,13 @@ final class ComputationTask {
     /** Whether a timer stream lists the streams it waits on ({@code streams}, {@code streams_with_delays}). */
     private boolean anyTimerWatchesStreams;
     private int maxIdleProducers;
-    /**
-     * Per source stream: the largest event and system timestamps read and when the last record came.
-     * A Source computation has one source stream (all its topics share one clock); a keyed
-     * Transform may read several co-partitioned sources, and its watermark is the minimum over them.
-     */
-    private final Map<String, SourceClock> sourceClocks = new java.util.LinkedHashMap<>();
-    /**
-     * When the task last read a source record, on the sources' active clock ({@link #activeNowMs()}: the
-     * wall clock less the time the runtime kept its sources paused), as are the source clocks' times.
-     */
-    private long lastRecordActiveMs;
-    private final io.flowkafka.internal.watermarks.SourceIdleness sourceIdleness;
+    /** The clocks of this task's source streams (empty for a computation without sources). */
+    private SourceClocks clocks;
     /** watermark_alignment: the source partitions this task reads, reported with its watermark; null if not aligned. */
     private java.util.@Nullable Set<org.apache.kafka.common.TopicPartition> alignedPartitions;
     private io.flowkafka.internal.watermarks.WatermarkAlignment.@Nullable Limit alignmentLimit;
     private long alignmentLimitReported = Long.MIN_VALUE;
     private long alignedWatermark = Long.MIN_VALUE;
-    private io.flowkafka.internal.watermarks.WatermarkAlignment.@Nullable PauseClock pauseClock;
     private long lastEmitWallMs = Long.MIN_VALUE;
     private long controlSequence;
     private WatermarkTracker.Output lastEmitted;
@@ -116,9 +109,8 @@ final class ComputationTask {
     /** Output streams with their own streams_dependency, and those dependencies. */
     private final Map<String, List<String>> ownDependencies = new java.util.LinkedHashMap<>();
     private Map<String, WatermarkTracker.Output> lastEmittedOwn = Map.of();
-    /** Finite source partitions of this task and their bounds (from the changelogged store). */
-    private final Map<org.apache.kafka.common.TopicPartition, Long> finiteBounds = new HashMap<>();
-    private final java.util.Set<org.apache.kafka.common.TopicPartition> finiteDone = new java.util.HashSet<>();
+    /** How far this task read its finite source partitions (from the changelogged store). */
+    private FiniteSourceProgress finite;
     /** The input buffer of a SwiftMap with allow_batching_with_relaxed_guarantees; null otherwise. */
     private @Nullable BatchBuffer batch;
     private int maxBatchSize;
@@ -126,14 +118,10 @@ final class ComputationTask {
     private io.micrometer.core.instrument.DistributionSummary batchSizes;
     /** Batches cut, by rule: size, delay, completion. */
     private io.micrometer.core.instrument.Counter[] batchCuts;
-    /** This task's source partitions, and those a partition_filter excludes (they count as done). */
-    private final List<org.apache.kafka.common.TopicPartition> sourcePartitions = new ArrayList<>();
-    private final java.util.Set<org.apache.kafka.common.TopicPartition> filteredPartitions = new java.util.HashSet<>();
 
     /** Builds the task's state from its stores: what {@code init()} of the processor does, each time it is called. */
     ComputationTask(ComputationPlan plan, ProcessorContext<byte[], byte[]> context) {
         this.plan = plan;
-        this.sourceIdleness = plan.sourceIdleness();
         this.spec = plan.spec();
         this.context = context;
         Object rejected = context.appConfigs().get(io.flowkafka.internal.dlq.RejectedOutputs.CONFIG);
@@ -154,8 +142,19 @@ final class ComputationTask {
         }
         this.keyCodec = KeyCodec.of(spec.groupBySchema(), spec.id());
         this.computationTag = MessageIds.computationTag(spec.id());
+        this.sourceComputation = !spec.sourceStreams().isEmpty();
+        boolean aligned = sourceComputation && plan.alignment().aligned(spec.id());
+        // finite progress is read from the watermark store, made below: settled partitions are asked for later
+        this.clocks = new SourceClocks(plan.sourceIdleness(), context::currentSystemTimeMs,
+                spec.watermarkStrategy().outOfOrdernessBound(), plan.watermarks().intervalMs(),
+                spec.watermarkStrategy().idleDuration(), tp -> finite.filtered(tp) || finite.readToEnd(tp),
+                aligned ? plan.alignment().pauseClock(spec.id(), context.taskId().partition()) : null);
         for (ComputationPlan.Input in : plan.inputs().values()) {
-            inputs.put(in.topic(), new InputBinding(in, plan.inputSchemas().get(in.streamId())));
+            SourceDecoder decoder = new SourceDecoder(in, plan.inputSchemas().get(in.streamId()), keyCodec, spec,
+                    context.appConfigs());
+            SourceClocks.Clock clock = in.source() == null ? null : clocks.register(in.streamId(),
+                    new org.apache.kafka.common.TopicPartition(in.topic(), context.taskId().partition()));
+            inputs.put(in.topic(), new InputBinding(decoder, clock));
         }
         for (Map.Entry<String, List<ComputationPlan.Route>> e : plan.outputs().entrySet()) {
             outputs.put(e.getKey(), new OutputBinding(e.getKey(), plan.outputSchemas().get(e.getKey()), e.getValue()));
@@ -164,7 +163,6 @@ final class ComputationTask {
         plan.writers().forEach((stream, writer) -> expected.put(stream,
                 new WatermarkTracker.ExpectedProducers(writer, plan.partitionCounts().of(writer))));
         this.watermarks = new WatermarkTracker(context.getStateStore(WatermarkTracker.storeName(spec.id())), expected);
-        this.sourceComputation = !spec.sourceStreams().isEmpty();
         int partitionCount = plan.partitionCounts().singleTask() ? 1
                 : sourceComputation ? plan.partitionCounts().of(spec.id()) : spec.desiredPartitionCount();
         this.maxIdleProducers = sourceComputation ? spec.watermarkStrategy().maxIdlePartitions(partitionCount) : 0;
@@ -180,19 +178,17 @@ final class ComputationTask {
                 ownDependencies.put(e.getKey(), deps);
             }
         }
-        this.lastRecordActiveMs = activeNowMs();
-        sourceClocks.values().forEach(c -> c.lastRecordActiveMs = lastRecordActiveMs);
-        if (sourceComputation && plan.alignment().aligned(spec.id())) {
+        if (aligned) {
             java.util.Set<org.apache.kafka.common.TopicPartition> tps = new java.util.HashSet<>();
             plan.inputs().values().stream().filter(i -> i.source() != null)
                     .forEach(i -> tps.add(new org.apache.kafka.common.TopicPartition(i.topic(), context.taskId().partition())));
             this.alignedPartitions = java.util.Set.copyOf(tps);
             this.alignmentLimit = plan.alignment().limit(spec.id());
             this.alignedWatermark = watermarks.alignedWatermark(); // where the task was before a restart
-            this.pauseClock = plan.alignment().pauseClock(spec.id(), context.taskId().partition());
         }
         this.lastEmitted = watermarks.output();
-        initFiniteSources();
+        this.finite = new FiniteSourceProgress(spec.sourceStreams(), context.taskId().partition(), watermarks,
+                plan.finiteSources(), plan.partitionCounts().singleTask());
         this.call = new CallContext(spec, states, keyCodec, plan.outputSchemas(),
                 () -> context.currentSystemTimeMs() * 1_000_000L, context.taskId().partition(), partitionCount,
                 this::inputWatermark, this::minInputWatermark);
@@ -222,14 +218,14 @@ final class ComputationTask {
         if (in == null) {
             throw new IllegalStateException("computation '" + spec.id() + "' got a record of unexpected topic " + md.topic());
         }
-        if (in.partitionFilter != null && !in.partitionFilter.accepts(md.partition())) {
+        if (in.decoder().partitionFilter != null && !in.decoder().partitionFilter.accepts(md.partition())) {
             return; // partition_filter: consumed (its offset commits) but skipped, no output, no dead letter
         }
-        if (in.source != null && !finiteBounds.isEmpty() && beyondFiniteRange(md)) {
+        if (in.source() != null && finite.anyFinite() && finite.beyondFiniteRange(md)) {
             return;
         }
-        if (in.source == null && FlowHeaders.isControl(record.headers())) {
-            if (watermarks.onControl(in.streamId, controlCodec.decode(record.value()))) {
+        if (in.source() == null && FlowHeaders.isControl(record.headers())) {
+            if (watermarks.onControl(in.streamId(), controlCodec.decode(record.value()))) {
                 fireTimers();
                 if (batch != null && !batch.isEmpty() && inputsCompleted()) {
                     flushBatch(CUT_COMPLETION);
@@ -241,8 +237,8 @@ final class ComputationTask {
         FlowMessage message;
         byte[] encodedKey;
         try {
-            message = in.decode(record, md);
-            encodedKey = in.source == null ? record.key() : keyCodec.encode(message.key());
+            message = in.decoder().decode(record, md);
+            encodedKey = in.source() == null ? record.key() : keyCodec.encode(message.key());
         } catch (RuntimeException e) {
             throw new FlowProcessingException(spec.id(), "decode the record of topic " + md.topic(), e);
         }
@@ -250,23 +246,20 @@ final class ComputationTask {
             bufferForBatch(record, md, message);
             return;
         }
-        if (in.source != null) {
-            SourceClock clock = in.clock;
-            clock.maxEventTs = Math.max(clock.maxEventTs, message.eventTimestamp());
-            clock.lastSystemTs = Math.max(clock.lastSystemTs, message.systemTimestamp());
-            lastRecordActiveMs = activeNowMs();
-            clock.lastRecordActiveMs = lastRecordActiveMs;
+        if (in.source() != null) {
+            SourceClocks.Clock clock = java.util.Objects.requireNonNull(in.clock());
+            clocks.onRecord(clock, message.eventTimestamp(), message.systemTimestamp());
             if (alignmentLimit != null) {
                 long limit = alignmentLimit.value();
-                if (limit != alignmentLimitReported && clock.eventWatermark() > limit && sourceEventWatermark() > limit) {
+                if (limit != alignmentLimitReported && clock.eventWatermark() > limit && clocks.eventWatermark() > limit) {
                     alignmentLimitReported = limit; // once per limit: until it moves, another report changes nothing
-                    reportAlignment(false); // ahead of the group: be paused now, not at the next emission
+                    reportAlignment(false, sourcesIdle()); // ahead of the group: be paused now, not at the next emission
                 }
             }
         }
         runCall(message.key(), encodedKey, message.messageId(), message.eventTimestamp(), "message",
                 () -> call.deliverMessage(function, message, call, call), null);
-        if (in.source != null) {
+        if (in.source() != null) {
             if (timerStore != null && sourceTimerWatermarkBound() > eventTriggerFloor) {
                 // a keyed source's event-time timers fire as its watermark passes them, like on a control record;
                 // checked against a lower bound of the pending triggers, so most records cost no store read
@@ -585,30 +578,26 @@ final class ComputationTask {
      */
     private long sourceTimerWatermarkBound() {
         if (!anyTimerWatchesStreams) {
-            return sourceEventWatermark();
+            return clocks.eventWatermark();
         }
-        long max = Long.MIN_VALUE;
-        for (SourceClock c : sourceClocks.values()) {
-            max = Math.max(max, c.eventWatermark());
-        }
-        return max;
+        return clocks.maxEventWatermark();
     }
 
     /** The sources' event or system watermark; +infinity once the finite sources are done. */
     private long sourceWatermark(boolean event) {
-        if (finiteSourcesDone()) {
+        if (finite.allDone()) {
             return Long.MAX_VALUE;
         }
-        return event ? sourceEventWatermark() : sourceSystemWatermark(context.currentSystemTimeMs());
+        return event ? clocks.eventWatermark() : clocks.systemWatermark(context.currentSystemTimeMs());
     }
 
     /** One source stream's event or system watermark; +infinity once the finite sources are done. */
     private long sourceWatermark(String stream, boolean event) {
-        SourceClock clock = sourceClocks.get(stream);
-        if (clock == null || finiteSourcesDone()) {
+        SourceClocks.Clock clock = clocks.get(stream);
+        if (clock == null || finite.allDone()) {
             return Long.MAX_VALUE;
         }
-        return event ? clock.eventWatermark() : clock.systemWatermark(context.currentSystemTimeMs(), activeNowMs());
+        return event ? clock.eventWatermark() : clocks.systemWatermark(clock, context.currentSystemTimeMs());
     }
 
     /**
@@ -839,7 +828,7 @@ final class ComputationTask {
         }
         for (String s : followed) {
             boolean source = spec.sourceStreams().stream().anyMatch(src -> src.streamId().equals(s));
-            if (source ? !finiteSourcesDone() : !watermarks.completed(s)) {
+            if (source ? !finite.allDone() : !watermarks.completed(s)) {
                 return false;
             }
         }
@@ -953,7 +942,7 @@ final class ComputationTask {
         String topic = r.getTopic();
         int partition = r.getPartition();
         long offset = r.getOffset();
-        return in.decode(record, new RecordMetadata() {
+        return in.decoder().decode(record, new RecordMetadata() {
             @Override
             public String topic() {
                 return topic;
@@ -1095,113 +1084,13 @@ final class ComputationTask {
                 extra, original);
     }
 
-    // ---------------------------------------------------------------- finite sources
-
-    private void initFiniteSources() {
-        int p = context.taskId().partition();
-        for (SourceSpec source : spec.sourceStreams()) {
-            io.flowkafka.internal.source.PartitionFilter filter =
-                    io.flowkafka.internal.source.KafkaSourceParameters.partitionFilter(source);
-            boolean finite = io.flowkafka.internal.source.KafkaSourceParameters.finite(source);
-            for (String topic : io.flowkafka.internal.compiler.PipelineCompiler.topicsOf(source)) {
-                org.apache.kafka.common.TopicPartition tp = new org.apache.kafka.common.TopicPartition(topic, p);
-                sourcePartitions.add(tp);
-                if (filter != null && !filter.accepts(p)) {
-                    // a filtered partition is never processed: like a finished finite one, it holds nothing back
-                    filteredPartitions.add(tp);
-                    continue;
-                }
-                if (!finite) {
-                    continue;
-                }
-                String key = "bound|" + topic + "|" + p;
-                Long bound = watermarks.getLong(key);
-                if (bound == null) {
-                    bound = plan.finiteSources().boundOf(tp);
-                    if (bound == null) {
-                        // no such partition of this topic (or bounds unknown, e.g. on TopologyTestDriver): nothing to read
-                        bound = plan.partitionCounts().singleTask() ? Long.MAX_VALUE : 0L;
-                    }
-                    watermarks.putLong(key, bound);
-                }
-                finiteBounds.put(tp, bound);
-                if (bound == 0L || Long.valueOf(1L).equals(watermarks.getLong("done|" + topic + "|" + p))) {
-                    finiteDone.add(tp);
-                }
-            }
-        }
-    }
-
-    /** Whether a source record lies at or above its partition's finite bound; marks the partition done at bound - 1. */
-    private boolean beyondFiniteRange(RecordMetadata md) {
-        org.apache.kafka.common.TopicPartition tp = new org.apache.kafka.common.TopicPartition(md.topic(), md.partition());
-        Long bound = finiteBounds.get(tp);
-        if (bound == null) {
-            return false;
-        }
-        if (finiteReadToEnd(tp)) {
-            return true; // every record up to the bound was processed (or a test driver ended the source)
-        }
-        if (md.offset() >= bound) {
-            markFiniteDone(tp);
-            return true;
-        }
-        if (md.offset() == bound - 1) {
-            markFiniteDone(tp);
-        }
-        return false;
-    }
-
-    /**
-     * Whether a finite source partition is read to its bound: by this task, or as the runtime saw from
-     * the committed offsets (or a test driver ended the source), which this then records.
-     */
-    private boolean finiteReadToEnd(org.apache.kafka.common.TopicPartition tp) {
-        if (finiteDone.contains(tp)) {
-            return true;
-        }
-        if (finiteBounds.containsKey(tp) && plan.finiteSources().isDone(tp)) {
-            markFiniteDone(tp);
-            return true;
-        }
-        return false;
-    }
-
-    private void markFiniteDone(org.apache.kafka.common.TopicPartition tp) {
-        if (finiteDone.add(tp)) {
-            watermarks.putLong("done|" + tp.topic() + "|" + tp.partition(), 1L);
-        }
-    }
-
-    /**
-     * Whether every source partition of this task is done: read up to its finite bound, or
-     * excluded by a partition_filter. A partition of an infinite source is never done.
-     */
-    private boolean finiteSourcesDone() {
-        if (sourcePartitions.isEmpty()) {
-            return false;
-        }
-        for (org.apache.kafka.common.TopicPartition tp : sourcePartitions) {
-            if (filteredPartitions.contains(tp)) {
-                continue;
-            }
-            if (!finiteBounds.containsKey(tp)) {
-                return false;
-            }
-            if (!finiteReadToEnd(tp)) {
-                return false;
-            }
-        }
-        return true;
-    }
-
     // ---------------------------------------------------------------- watermarks
 
     private long inputWatermark(String stream) {
         if (watermarks.streams().contains(stream)) {
             return watermarks.eventWatermark(stream);
         }
-        SourceClock clock = sourceClocks.get(stream);
+        SourceClocks.Clock clock = clocks.get(stream);
         if (clock != null) {
             return clock.eventWatermark();
         }
@@ -1209,7 +1098,7 @@ final class ComputationTask {
     }
 
     private long minInputWatermark() {
-        long min = sourceComputation ? sourceEventWatermark() : Long.MAX_VALUE;
+        long min = sourceComputation ? clocks.eventWatermark() : Long.MAX_VALUE;
         for (String s : watermarks.streams()) {
             min = Math.min(min, watermarks.eventWatermark(s));
         }
@@ -1217,111 +1106,11 @@ final class ComputationTask {
     }
 
     /**
-     * The sources' system watermark: per source, the newest record's system time, or the clock once
-     * the source is quiet; the minimum over the sources.
+     * Whether the task's sources are idle (the one computation of it: the control records' flag and alignment's
+     * report use the same answer).
      */
-    private long sourceSystemWatermark(long nowMs) {
-        catchUpPause();
-        long activeMs = sourceIdleness.activeMs(nowMs);
-        long min = Long.MAX_VALUE;
-        for (SourceClock c : sourceClocks.values()) {
-            min = Math.min(min, c.systemWatermark(nowMs, activeMs));
-        }
-        return min == Long.MAX_VALUE ? nowMs * 1_000_000L : min;
-    }
-
-    /**
-     * The sources' event watermark: the watermark of the one source stream; with several (a keyed
-     * Transform), the minimum over those that read a record within {@code idle_partitions.duration}
-     * (over all of them when every one is idle).
-     */
-    private long sourceEventWatermark() {
-        catchUpPause();
-        if (sourceClocks.size() == 1) {
-            return sourceClocks.values().iterator().next().eventWatermark();
-        }
-        long now = activeNowMs();
-        long idleMs = spec.watermarkStrategy().idleDuration().toMillis();
-        long active = Long.MAX_VALUE;
-        long all = Long.MAX_VALUE;
-        for (SourceClock c : sourceClocks.values()) {
-            long wm = c.eventWatermark();
-            all = Math.min(all, wm);
-            if (now - c.lastRecordActiveMs < idleMs || recordsWaiting(c.partitions)) {
-                active = Math.min(active, wm);
-            }
-        }
-        long min = active != Long.MAX_VALUE ? active : all;
-        return min == Long.MAX_VALUE ? Long.MIN_VALUE : min;
-    }
-
-    /** The timestamps one source stream has read, for its watermarks. */
-    private final class SourceClock {
-        long maxEventTs = Long.MIN_VALUE;
-        long lastSystemTs = Long.MIN_VALUE;
-        /** On the active clock, as {@link #lastRecordActiveMs}. */
-        long lastRecordActiveMs;
-        /** This task's partitions of the source's topics. */
-        final List<org.apache.kafka.common.TopicPartition> partitions = new ArrayList<>(1);
-
-        long eventWatermark() {
-            if (maxEventTs == Long.MIN_VALUE) {
-                return Long.MIN_VALUE;
-            }
-            long wm = maxEventTs - spec.watermarkStrategy().outOfOrdernessBound().toNanos();
-            return wm > maxEventTs ? Long.MIN_VALUE : wm; // wrapped below Long.MIN_VALUE
-        }
-
-        /** The clock once the source is quiet (no record for the watermark interval, paused time not counted). */
-        long systemWatermark(long nowMs, long activeMs) {
-            boolean quiet = activeMs - lastRecordActiveMs >= plan.watermarks().intervalMs()
-                    && !recordsWaiting(partitions); // records waiting: not caught up
-            return quiet ? nowMs * 1_000_000L : lastSystemTs;
-        }
-    }
-
-    /**
-     * watermark_alignment: a source partition paused by alignment has records waiting, so it is not
-     * quiet: its idleness (and its clocks' quiet time) counts from the end of its last pause, not from
-     * its last record, or readers could skip it as idle right after it resumed.
-     */
-    private void catchUpPause() {
-        if (pauseClock == null) {
-            return;
-        }
-        long pausedMs = pauseClock.lastPausedMs();
-        if (pausedMs == Long.MIN_VALUE) {
-            return;
-        }
-        long paused = sourceIdleness.activeMs(pausedMs);
-        if (paused > lastRecordActiveMs) {
-            lastRecordActiveMs = paused;
-            for (SourceClock c : sourceClocks.values()) {
-                c.lastRecordActiveMs = Math.max(c.lastRecordActiveMs, paused);
-            }
-        }
-    }
-
-    /**
-     * Now on the clock source idleness is measured on: the wall clock less the time the runtime kept its
-     * sources paused ({@code FlowRuntime.pause()}, a drain), when their silence says nothing about them.
-     */
-    private long activeNowMs() {
-        return sourceIdleness.activeMs(context.currentSystemTimeMs());
-    }
-
-    /**
-     * Whether this task's main consumer knows of records waiting in one of the partitions (not counting
-     * those a partition_filter excludes or a finite source has read to its bound: their records are
-     * dropped, so their lag says nothing about input to come).
-     */
-    private boolean recordsWaiting(List<org.apache.kafka.common.TopicPartition> partitions) {
-        for (org.apache.kafka.common.TopicPartition tp : partitions) {
-            if (sourceIdleness.waiting(tp) && !filteredPartitions.contains(tp) && !finiteReadToEnd(tp)) {
-                return true;
-            }
-        }
-        return false;
+    private boolean sourcesIdle() {
+        return clocks.idle(alignmentPaused(), finite.partitions());
     }
 
     /** Whether watermark_alignment keeps this task's source partitions paused now. */
@@ -1334,14 +1123,11 @@ final class ComputationTask {
      * this instance's alignment and, on a watermark emission, to the watermark store for the other
      * instances; a completed finite source no longer holds its group back.
      */
-    private void reportAlignment(boolean emission) {
-        long now = activeNowMs();
-        catchUpPause();
-        boolean completed = finiteSourcesDone();
-        boolean idle = completed || now - lastRecordActiveMs >= spec.watermarkStrategy().idleDuration().toMillis()
-                && !alignmentPaused() && !recordsWaiting(sourcePartitions);
+    private void reportAlignment(boolean emission, boolean sourcesIdle) {
+        boolean completed = finite.allDone();
+        boolean idle = completed || sourcesIdle;
         // monotonic, like any watermark, also across restarts (the sources' clocks start over empty after one)
-        alignedWatermark = Math.max(alignedWatermark, completed ? Long.MAX_VALUE : sourceEventWatermark());
+        alignedWatermark = Math.max(alignedWatermark, completed ? Long.MAX_VALUE : clocks.eventWatermark());
         plan.alignment().reportLocal(spec.id(), context.taskId().partition(), alignedWatermark, idle, alignedPartitions);
         if (emission) {
             watermarks.recordAlignment(alignedWatermark, idle);
@@ -1367,17 +1153,15 @@ final class ComputationTask {
         boolean idle = false;
         boolean completed = false;
         if (sourceComputation) {
-            catchUpPause();
-            event = sourceEventWatermark();
-            system = sourceSystemWatermark(now);
+            event = clocks.eventWatermark();
+            system = clocks.systemWatermark(now);
             // a source partition paused by watermark_alignment has data waiting: not idle, or readers would skip it
             // (its records would then arrive behind their watermark); it holds nothing back, being ahead of its group
             // nor is one with records waiting in its topic (the consumer has not handed them over yet)
-            idle = activeNowMs() - lastRecordActiveMs >= spec.watermarkStrategy().idleDuration().toMillis()
-                    && !alignmentPaused() && !recordsWaiting(sourcePartitions);
-            completed = finiteSourcesDone() && visitorsDone();
+            idle = sourcesIdle();
+            completed = finite.allDone() && visitorsDone();
             if (alignedPartitions != null) {
-                reportAlignment(true);
+                reportAlignment(true, idle);
             }
             if (timerStore != null) { // a keyed source with timers: the same hold as on internal inputs
                 event = Math.min(event, timerStore.watermarkHold());
@@ -1481,11 +1265,12 @@ final class ComputationTask {
                 event = Math.min(event, watermarks.eventWatermark(d));
                 system = Math.min(system, watermarks.systemWatermark(d));
                 completed &= watermarks.completed(d);
-            } else if (sourceClocks.containsKey(d)) {
-                boolean done = finiteSourcesDone();
+            } else if (clocks.get(d) != null) {
+                boolean done = finite.allDone();
                 if (!done) {
-                    event = Math.min(event, sourceClocks.get(d).eventWatermark());
-                    system = Math.min(system, sourceClocks.get(d).systemWatermark(nowMs, sourceIdleness.activeMs(nowMs)));
+                    SourceClocks.Clock clock = java.util.Objects.requireNonNull(clocks.get(d));
+                    event = Math.min(event, clock.eventWatermark());
+                    system = Math.min(system, clocks.systemWatermark(clock, nowMs));
                 }
                 completed &= done;
             } else if (visitor >= 0) {
@@ -1497,7 +1282,7 @@ final class ComputationTask {
                 }
             } else if (timer >= 0 && timerStore != null) {
                 boolean pending = timerStore.hasPending(timer);
-                boolean inputsDone = !sourceComputation || finiteSourcesDone();
+                boolean inputsDone = !sourceComputation || finite.allDone();
                 for (String s : watermarks.streams()) {
                     inputsDone &= watermarks.completed(s);
                 }
@@ -1580,7 +1365,7 @@ final class ComputationTask {
         if (function != null) {
             function.close();
         }
-        inputs.values().forEach(InputBinding::close);
+        inputs.values().forEach(in -> in.decoder().close());
         outputs.values().forEach(o -> o.sinks.forEach(sb -> {
             if (sb != null) {
                 sb.close();
@@ -1588,140 +1373,15 @@ final class ComputationTask {
         }));
     }
 
-    /** Decodes records of one input topic. */
-    private final class InputBinding {
-        final String streamId;
-        final @Nullable SourceSpec source;
-        final AvroCodec payloadCodec;
-        final Schema schema;
-        final boolean json;
-        final @Nullable String keyColumn;
-        final @Nullable String timestampColumn;
-        final long timestampUnitNanos;
-        final io.flowkafka.internal.source.@Nullable PartitionFilter partitionFilter;
-        /** The source's value_serde and the converter of its records to the stream's schema, or null. */
-        final org.apache.kafka.common.serialization.@Nullable Serde<Object> valueSerde;
-        final @Nullable String valueSerdeClass;
-        final io.flowkafka.internal.serde.@Nullable RecordConverter converter;
-        /** The clock of the source stream, or null for an internal stream. */
-        final @Nullable SourceClock clock;
-        /** A source read by a keyed Transform: computes the group-by key from the record; else null. */
-        final KeyCodec.@Nullable Extractor keyExtractor;
-        int origin;
-        int originPartition = -1;
-
-        InputBinding(ComputationPlan.Input in, Schema schema) {
-            this.streamId = in.streamId();
-            this.source = in.source();
-            this.schema = schema;
-            this.payloadCodec = new AvroCodec(schema);
-            if (source != null) {
-                Map<String, Object> p = source.parameters();
-                this.partitionFilter = io.flowkafka.internal.source.KafkaSourceParameters.partitionFilter(source);
-                Object serdeClass = p.get("value_serde");
-                if (serdeClass != null) {
-                    this.valueSerde = io.flowkafka.internal.serde.PluggableSerdes.create(serdeClass.toString(),
-                            io.flowkafka.internal.serde.PluggableSerdes.configs(p.get("serde_config"),
-                                    context.appConfigs()), false,
-                            "computation '" + spec.id() + "', source '" + streamId + "'");
-                    this.valueSerdeClass = serdeClass.toString();
-                    this.converter = new io.flowkafka.internal.serde.RecordConverter(schema, "stream '" + streamId + "'");
-                } else {
-                    this.valueSerde = null;
-                    this.valueSerdeClass = null;
-                    this.converter = null;
-                }
-                this.json = !"avro".equals(String.valueOf(p.getOrDefault("format", "json")));
-                this.keyColumn = p.containsKey("key_column") ? String.valueOf(p.get("key_column")) : null;
-                String strategyColumn = spec.watermarkStrategy().timestampColumn();
-                this.timestampColumn = strategyColumn != null ? strategyColumn
-                        : p.containsKey("event_timestamp_column") ? String.valueOf(p.get("event_timestamp_column")) : null;
-                this.timestampUnitNanos = unitNanos(String.valueOf(p.getOrDefault("event_timestamp_unit", "ms")));
-                this.keyExtractor = spec.readsKeyedSource() ? keyCodec.extractor(spec.groupBySchema(), schema) : null;
-                this.clock = sourceClocks.computeIfAbsent(streamId, k -> new SourceClock());
-                this.clock.partitions.add(new org.apache.kafka.common.TopicPartition(in.topic(), context.taskId().partition()));
-            } else {
-                this.keyExtractor = null;
-                this.clock = null;
-                this.json = false;
-                this.keyColumn = null;
-                this.timestampColumn = null;
-                this.timestampUnitNanos = 1;
-                this.partitionFilter = null;
-                this.valueSerde = null;
-                this.valueSerdeClass = null;
-                this.converter = null;
-            }
+    /** An input topic: its decoder, and for a source the clock of its stream. */
+    private record InputBinding(SourceDecoder decoder, SourceClocks.@Nullable Clock clock) {
+        String streamId() {
+            return decoder.streamId;
         }
 
-        void close() {
-            if (valueSerde != null) {
-                valueSerde.close();
-            }
+        @Nullable SourceSpec source() {
+            return decoder.source;
         }
-
-        FlowMessage decode(Record<byte[], byte[]> record, RecordMetadata md) {
-            if (source == null) {
-                FlowHeaders.Metadata meta = FlowHeaders.read(record.headers());
-                GenericRecord key = keyCodec.decode(record.key());
-                GenericRecord payload = payloadCodec.decode(record.value());
-                return new FlowMessage(meta.messageId(), meta.eventTimestamp(), meta.systemTimestamp(), streamId,
-                        key, payload, meta.parents());
-            }
-            if (record.value() == null) {
-                throw new IllegalArgumentException("record value is null (a tombstone); source '" + streamId
-                        + "' expects a " + (valueSerde != null ? "record of value_serde " + valueSerdeClass
-                                : json ? "JSON object" : "Avro record"));
-            }
-            GenericRecord payload;
-            if (valueSerde != null) {
-                Object read = valueSerde.deserializer().deserialize(md.topic(), record.headers(), record.value());
-                if (!(read instanceof GenericRecord r)) {
-                    throw new IllegalArgumentException("value_serde " + valueSerdeClass + " of source '"
-                            + streamId + "' read " + (read == null ? "null" : "a " + read.getClass().getName())
-                            + ", not a GenericRecord");
-                }
-                payload = converter.convert(r);
-            } else {
-                payload = json ? JsonRecords.fromJson(record.value(), schema) : payloadCodec.decode(record.value());
-            }
-            if (keyColumn != null) {
-                if (record.key() == null) {
-                    throw new IllegalArgumentException("record key is null, but source '" + streamId
-                            + "' has key_column '" + keyColumn + "' and needs a key");
-                }
-                ((GenericData.Record) payload).put(keyColumn, new String(record.key(), StandardCharsets.UTF_8));
-            }
-            long ets;
-            if (timestampColumn != null) {
-                Object v = payload.get(timestampColumn);
-                if (!(v instanceof Number n)) {
-                    throw new IllegalArgumentException("event_timestamp_column '" + timestampColumn + "' is "
-                            + (v == null ? "null" : "not a number: " + v));
-                }
-                ets = n.longValue() * timestampUnitNanos;
-            } else {
-                ets = record.timestamp() * 1_000_000L;
-            }
-            if (md.partition() != originPartition) {
-                origin = MessageIds.origin(md.topic(), md.partition());
-                originPartition = md.partition();
-            }
-            MessageId id = MessageIds.source(origin, md.offset());
-            long sts = record.timestamp() * 1_000_000L;
-            GenericRecord key = keyExtractor == null ? keyCodec.emptyKey() : keyExtractor.key(payload);
-            return new FlowMessage(id, ets, sts, streamId, key, payload, List.of());
-        }
-    }
-
-    private static long unitNanos(String unit) {
-        return switch (unit) {
-            case "ns" -> 1L;
-            case "us" -> 1_000L;
-            case "ms" -> 1_000_000L;
-            case "s" -> 1_000_000_000L;
-            default -> throw new IllegalArgumentException("event_timestamp_unit must be one of ns, us, ms, s but was " + unit);
-        };
     }
 
     /** Encodes one output stream's messages for each of its routes. */

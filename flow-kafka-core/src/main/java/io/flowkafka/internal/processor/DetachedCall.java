@@ -8,6 +8,7 @@ import io.flowkafka.api.ProcessFunction;
 import io.flowkafka.api.RuntimeContext;
 import io.flowkafka.api.StateAccessor;
 import io.flowkafka.api.Timer;
+import io.flowkafka.internal.message.FlowMessage;
 import io.flowkafka.internal.message.MessageIds;
 import io.flowkafka.internal.serde.AvroCodec;
 import io.flowkafka.internal.serde.KeyCodec;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flowkafka.api.MessageId;
 import io.flowkafka.avro.BatchedInput;
+import io.flowkafka.internal.message.FlowMessage;
 import java.io.File;
 import java.nio.ByteBuffer;
 import java.util.List;

@@ -1,4 +1,4 @@
-package io.flowkafka.internal.processor;
+package io.flowkafka.internal.message;
 
 import io.flowkafka.api.Message;
 import io.flowkafka.api.MessageId;
