@@ -1,11 +1,10 @@
 package io.flowkafka.internal.dlq;
 
-import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.Headers;
-import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.streams.errors.ErrorHandlerContext;
 import org.apache.kafka.streams.errors.ProcessingExceptionHandler;
 import org.apache.kafka.streams.processor.api.Record;
@@ -91,27 +90,16 @@ public final class DeadLetterHandler implements ProcessingExceptionHandler {
         LOG.warn("computation '{}' failed to {} at {}-{}@{}: {}: {}; sent to dead-letter topic {}", computation, stage,
                 context.topic(), context.partition(), context.offset(), cause.getClass().getName(),
                 cause.getMessage(), topic);
-        Headers headers = new RecordHeaders();
-        if (context.headers() != null) {
-            context.headers().forEach(headers::add);
-        }
-        put(headers, "flow.dlq.error.class", cause.getClass().getName());
-        put(headers, "flow.dlq.error.message", cause.getMessage() == null ? "" : cause.getMessage());
-        put(headers, "flow.dlq.computation", computation);
-        put(headers, "flow.dlq.stage", stage);
-        put(headers, "flow.dlq.topic", String.valueOf(context.topic()));
-        put(headers, "flow.dlq.partition", String.valueOf(context.partition()));
-        put(headers, "flow.dlq.offset", String.valueOf(context.offset()));
-        put(headers, "flow.dlq.task", String.valueOf(context.taskId()));
+        Map<String, String> where = new LinkedHashMap<>();
+        where.put("flow.dlq.topic", String.valueOf(context.topic()));
+        where.put("flow.dlq.partition", String.valueOf(context.partition()));
+        where.put("flow.dlq.offset", String.valueOf(context.offset()));
+        where.put("flow.dlq.task", String.valueOf(context.taskId()));
+        Headers headers = DeadLetterHeaders.of(context.headers(), cause, computation, stage, where);
         DeadLetterFit.Letter letter = DeadLetterFit.fit(limit, rejected, topic, context.sourceRawKey(),
                 context.sourceRawValue(), headers);
         ProducerRecord<byte[], byte[]> dead = new ProducerRecord<>(topic, null, null, letter.key(), letter.value(),
                 letter.headers());
         return Response.resume(List.of(dead));
-    }
-
-    private static void put(Headers headers, String key, String value) {
-        headers.remove(key);
-        headers.add(key, value.getBytes(StandardCharsets.UTF_8));
     }
 }

@@ -4,6 +4,7 @@ import io.flowkafka.api.BatchFunction;
 import io.flowkafka.api.Message;
 import io.flowkafka.api.MessageId;
 import io.flowkafka.api.ProcessFunction;
+import io.flowkafka.internal.dlq.DeadLetterWriter;
 import io.flowkafka.internal.dlq.FlowProcessingException;
 import io.flowkafka.internal.message.FlowHeaders;
 import io.flowkafka.internal.message.FlowMessage;
@@ -15,6 +16,7 @@ import io.flowkafka.internal.serde.JsonRecords;
 import io.flowkafka.internal.serde.KeyCodec;
 import io.flowkafka.internal.source.FiniteSourceProgress;
 import io.flowkafka.internal.source.SourceDecoder;
+import io.flowkafka.internal.visitor.VisitorDriver;
 import io.flowkafka.internal.state.KeyStates;
 import io.flowkafka.internal.watermarks.ControlRecords;
 import io.flowkafka.internal.watermarks.SourceClocks;
@@ -95,11 +97,10 @@ final class ComputationTask {
     private io.flowkafka.spec.TimeType[] timeTypes = new io.flowkafka.spec.TimeType[0];
     private List<@Nullable Map<String, java.time.Duration>> watchedStreams = List.of();
     private final List<String> dlqNodes = new ArrayList<>();
-    private final List<io.flowkafka.internal.visitor.KeyVisitor> visitors = new ArrayList<>();
-    private final List<io.flowkafka.spec.KeyVisitorStreamSpec> visitorSpecs = new ArrayList<>();
+    /** This attempt's key visitors. */
+    private VisitorDriver visitors;
     private final Map<String, Integer> visitOrigins = new HashMap<>();
     private final List<io.micrometer.core.instrument.Meter> meters = new ArrayList<>();
-    private long[] visitorDue = new long[0];
     private io.micrometer.core.instrument.Timer timerSteps;
     private io.micrometer.core.instrument.Counter firedTimers;
     private int firedInStep;
@@ -193,8 +194,8 @@ final class ComputationTask {
                 () -> context.currentSystemTimeMs() * 1_000_000L, context.taskId().partition(), partitionCount,
                 this::inputWatermark, this::minInputWatermark);
         this.recordLimit = io.flowkafka.internal.dlq.RecordSizeLimit.of(context.appConfigs());
-        this.deadLetterTopic = String.valueOf(context.appConfigs().getOrDefault(
-                io.flowkafka.internal.dlq.DeadLetterHandler.TOPIC_CONFIG, "dlq"));
+        this.deadLetters = new DeadLetterWriter(spec.id(), String.valueOf(context.appConfigs().getOrDefault(
+                io.flowkafka.internal.dlq.DeadLetterHandler.TOPIC_CONFIG, "dlq")), recordLimit, rejectedOutputs);
         if (store != null) {
             stateChangelogTarget = io.flowkafka.internal.dlq.RejectedOutputs.changelogTarget(context.applicationId(),
                     KeyStates.storeName(spec.id()));
@@ -366,7 +367,8 @@ final class ComputationTask {
 
     /** The largest record Kafka Streams' producer sends. */
     private io.flowkafka.internal.dlq.RecordSizeLimit recordLimit;
-    private String deadLetterTopic = "dlq";
+    /** Builds the dead letters of this task's timers, visits and batched messages. */
+    private DeadLetterWriter deadLetters;
     /** The state store's changelog topic as {@link io.flowkafka.internal.dlq.RejectedOutputs} names it; null without state. */
     private @Nullable String stateChangelogTarget;
 
@@ -701,22 +703,8 @@ final class ComputationTask {
     }
 
     private void deadLetter(FlowProcessingException e, String what, byte @Nullable [] key, byte @Nullable [] value,
-            Map<String, String> extra, Map<String, byte[]> original) {
-        if (io.flowkafka.internal.dlq.Failures.retriable(e)) {
-            throw e; // an outage, not a bad input: fail the task and retry from the last commit (Failures)
-        }
-        Throwable cause = e.getCause() == null ? e : e.getCause();
-        RecordHeaders h = new RecordHeaders();
-        original.forEach(h::add);
-        h.add("flow.dlq.error.class", cause.getClass().getName().getBytes(StandardCharsets.UTF_8));
-        h.add("flow.dlq.error.message", String.valueOf(cause.getMessage()).getBytes(StandardCharsets.UTF_8));
-        h.add("flow.dlq.computation", spec.id().getBytes(StandardCharsets.UTF_8));
-        h.add("flow.dlq.stage", e.stage().getBytes(StandardCharsets.UTF_8));
-        extra.forEach((k, v) -> h.add(k, v.getBytes(StandardCharsets.UTF_8)));
-        org.slf4j.LoggerFactory.getLogger(ComputationTask.class).warn(
-                "computation '{}' failed to process {}: {}; sent to the dead-letter topic", spec.id(), what, cause.toString());
-        var letter = io.flowkafka.internal.dlq.DeadLetterFit.fit(recordLimit, rejectedOutputs, deadLetterTopic, key,
-                value, h);
+            Map<String, String> where, Map<String, byte[]> original) {
+        var letter = deadLetters.letter(e, what, key, value, where, original);
         context.forward(new Record<>(letter.key(), letter.value(), context.currentSystemTimeMs(), letter.headers()),
                 plan.deadLetterNode());
     }
@@ -737,84 +725,19 @@ final class ComputationTask {
     // ---------------------------------------------------------------- key visitors
 
     private void initVisitors() {
-        if (spec.keyVisitorStreams().isEmpty()) {
+        int partitionCount = plan.partitionCounts().singleTask() ? 1 : spec.desiredPartitionCount();
+        KeyValueStore<Bytes, byte[]> coverage = spec.keyVisitorStreams().isEmpty() ? null
+                : context.getStateStore(io.flowkafka.internal.visitor.KeyVisitor.storeName(spec.id()));
+        visitors = new VisitorDriver(spec, plan.pipeline(), context.taskId().partition(), partitionCount, states,
+                coverage, plan.visitors().dynamic(), plan.visitors().status(), plan.visitors().meters(),
+                plan.visitors().maxRowsPerPunctuation(), plan.visitors().maxPunctuationMs());
+        if (!visitors.any()) {
             return;
         }
-        int partition = context.taskId().partition();
-        int partitionCount = plan.partitionCounts().singleTask() ? 1 : spec.desiredPartitionCount();
-        KeyValueStore<Bytes, byte[]> coverage = context.getStateStore(
-                io.flowkafka.internal.visitor.KeyVisitor.storeName(spec.id()));
-        for (io.flowkafka.spec.KeyVisitorStreamSpec v : spec.keyVisitorStreams().values()) {
-            List<io.flowkafka.internal.visitor.ScanSource> sources = new ArrayList<>();
-            if (v.scansInternalStates() && states.store() != null) {
-                sources.add(io.flowkafka.internal.visitor.KeyVisitor.internalStates(states.store(), v.names()));
-            }
-            io.flowkafka.internal.visitor.KeyVisitor visitor = new io.flowkafka.internal.visitor.KeyVisitor(spec.id(),
-                    v.id(), partition, partitionCount, v.bucketCount(), sources, coverage, plan.visitors().status());
-            visitors.add(visitor);
-            visitorSpecs.add(v);
-            registerVisitorMeters(visitor, v, partition);
-        }
-        visitorDue = new long[visitors.size()];
-        java.util.Arrays.fill(visitorDue, Long.MIN_VALUE);
-        schedule(java.time.Duration.ofMillis(plan.visitors().tickMs()),
-                now -> {
-                    runVisitors(now);
-                    maybeEmitWatermarks();
-                });
-    }
-
-    private void registerVisitorMeters(io.flowkafka.internal.visitor.KeyVisitor visitor,
-            io.flowkafka.spec.KeyVisitorStreamSpec v, int partition) {
-        io.micrometer.core.instrument.MeterRegistry registry = plan.visitors().meters();
-        io.micrometer.core.instrument.Tags tags = io.micrometer.core.instrument.Tags.of("pipeline", plan.pipeline(),
-                "computation", spec.id(), "stream", v.id(), "partition", Integer.toString(partition));
-        java.util.function.ToDoubleFunction<io.flowkafka.internal.visitor.KeyVisitor> required = kv -> kv.requiredRate(
-                plan.visitors().dynamic().keyVisitor(spec.id(), v.id()));
-        meters.add(io.micrometer.core.instrument.Gauge.builder("flow.key_visitor.new_count_per_sec", visitor, required)
-                .description("Estimated distinct keys / period: the visit rate needed to visit every key once per "
-                        + "period").tags(tags).register(registry));
-        meters.add(io.micrometer.core.instrument.Gauge.builder("flow.key_visitor.offered_count_per_sec", visitor,
-                required).description("Same estimate as new_count_per_sec (Flow reports both)").tags(tags)
-                .register(registry));
-        meters.add(io.micrometer.core.instrument.Gauge.builder("flow.key_visitor.ready_count", visitor, kv -> 0.0)
-                .description("Visits read but not processed; visits run as they are read, so 0 between punctuations")
-                .tags(tags).register(registry));
-        meters.add(io.micrometer.core.instrument.FunctionCounter.builder("flow.key_visitor.processed_count", visitor,
-                kv -> kv.processed()).description("Visits processed by this task; its rate is processed_count_per_sec")
-                .tags(tags).register(registry));
-        meters.add(io.micrometer.core.instrument.Gauge.builder("flow.key_visitor.pass_duration_seconds", visitor,
-                kv -> kv.lastPassDurationNanos() < 0 ? Double.NaN : kv.lastPassDurationNanos() / 1e9)
-                .description("Achieved duration of the last complete pass").tags(tags).register(registry));
-        meters.add(io.micrometer.core.instrument.Gauge.builder("flow.key_visitor.pass", visitor, kv -> kv.pass())
-                .description("The pass being scanned").tags(tags).register(registry));
-    }
-
-    /** Lets each due visitor advance within the punctuation's budget. */
-    private void runVisitors(long nowMs) {
-        long nowNanos = nowMs * 1_000_000L;
-        long deadline = System.nanoTime() + plan.visitors().maxPunctuationMs() * 1_000_000L;
-        int rows = plan.visitors().maxRowsPerPunctuation();
-        for (int i = 0; i < visitors.size(); i++) {
-            io.flowkafka.internal.visitor.KeyVisitor visitor = visitors.get(i);
-            io.flowkafka.spec.KeyVisitorSettings settings = plan.visitors().dynamic().keyVisitor(spec.id(),
-                    visitorSpecs.get(i).id());
-            if (visitor.completed() || nowMs < visitorDue[i] || System.nanoTime() >= deadline) {
-                continue;
-            }
-            int index = i;
-            states.beginScan();
-            io.flowkafka.internal.visitor.KeyVisitor.Step step;
-            try {
-                step = visitor.step(nowNanos, settings,
-                        upstreamCompleted(visitorSpecs.get(i)), rows, deadline,
-                        (key, pass, ets, scanned) -> visit(index, key, pass, ets, scanned));
-            } finally {
-                states.endScan();
-            }
-            visitorDue[i] = step == io.flowkafka.internal.visitor.KeyVisitor.Step.MORE ? nowMs
-                    : nowMs + settings.backgroundFillPeriod().toMillis();
-        }
+        schedule(java.time.Duration.ofMillis(plan.visitors().tickMs()), now -> {
+            visitors.step(now, this::upstreamCompleted, this::visit);
+            maybeEmitWatermarks();
+        });
     }
 
     /** Whether every stream a visitor follows ({@code upstream_streams}, default all inputs and sources) completed. */
@@ -835,24 +758,9 @@ final class ComputationTask {
         return true;
     }
 
-    /**
-     * Whether every key visitor finished its final pass. A visitor with {@code finite: false} has none (reference
-     * 000: "there is no final pass and the visitor keeps scanning"), so it holds completion until a reconfiguration
-     * sets {@code finite: true} and the final pass that follows ends.
-     */
-    private boolean visitorsDone() {
-        for (io.flowkafka.internal.visitor.KeyVisitor v : visitors) {
-            if (!v.completed()) {
-                return false;
-            }
-        }
-        return true;
-    }
-
     /** Runs the process function for one visit; a failing visit goes to the dead-letter topic. */
-    private void visit(int index, byte[] encodedKey, long pass, long eventTimestamp,
+    private void visit(String stream, byte[] encodedKey, long pass, long eventTimestamp,
             @Nullable Map<Bytes, byte[]> rows) {
-        String stream = visitorSpecs.get(index).id();
         GenericRecord key = keyCodec.decode(encodedKey);
         MessageId id = MessageIds.visit(visitOrigins.computeIfAbsent(stream,
                 s -> MessageIds.visitOrigin(spec.id(), s, context.taskId().partition())), pass, encodedKey);
@@ -1159,7 +1067,7 @@ final class ComputationTask {
             // (its records would then arrive behind their watermark); it holds nothing back, being ahead of its group
             // nor is one with records waiting in its topic (the consumer has not handed them over yet)
             idle = sourcesIdle();
-            completed = finite.allDone() && visitorsDone();
+            completed = finite.allDone() && visitors.allDone();
             if (alignedPartitions != null) {
                 reportAlignment(true, idle);
             }
@@ -1181,9 +1089,9 @@ final class ComputationTask {
             if (watermarks.streams().isEmpty()) {
                 event = Long.MIN_VALUE;
                 system = now * 1_000_000L;
-                completed = !visitors.isEmpty(); // no inputs: nothing to wait for but the visitors
+                completed = visitors.any(); // no inputs: nothing to wait for but the visitors
             }
-            completed &= visitorsDone();
+            completed &= visitors.allDone();
             if (timerStore != null) {
                 event = Math.min(event, timerStore.watermarkHold()); // the watermark hold
                 completed &= !holdingTimersPending();
@@ -1260,7 +1168,7 @@ final class ComputationTask {
         boolean completed = true;
         for (String d : deps) {
             int timer = timerIndex(d);
-            int visitor = visitorIndex(d);
+            io.flowkafka.internal.visitor.KeyVisitor visitor = visitors.visitor(d);
             if (watermarks.streams().contains(d)) {
                 event = Math.min(event, watermarks.eventWatermark(d));
                 system = Math.min(system, watermarks.systemWatermark(d));
@@ -1273,10 +1181,9 @@ final class ComputationTask {
                     system = Math.min(system, clocks.systemWatermark(clock, nowMs));
                 }
                 completed &= done;
-            } else if (visitor >= 0) {
-                io.flowkafka.internal.visitor.KeyVisitor v = visitors.get(visitor);
-                if (!v.completed()) {
-                    event = Math.min(event, v.lastEventTimestamp());
+            } else if (visitor != null) {
+                if (!visitor.completed()) {
+                    event = Math.min(event, visitor.lastEventTimestamp());
                     system = Math.min(system, nowMs * 1_000_000L);
                     completed = false;
                 }
@@ -1308,15 +1215,6 @@ final class ComputationTask {
     private int timerIndex(String stream) {
         for (int i = 0; i < spec.timers().size(); i++) {
             if (spec.timers().get(i).id().equals(stream)) {
-                return i;
-            }
-        }
-        return -1;
-    }
-
-    private int visitorIndex(String stream) {
-        for (int i = 0; i < visitorSpecs.size(); i++) {
-            if (visitorSpecs.get(i).id().equals(stream)) {
                 return i;
             }
         }
@@ -1359,8 +1257,8 @@ final class ComputationTask {
             plan.visitors().meters().remove(m);
         }
         meters.clear();
-        if (!visitors.isEmpty()) {
-            plan.visitors().status().clearTask(spec.id(), context.taskId().partition());
+        if (visitors != null) {
+            visitors.close();
         }
         if (function != null) {
             function.close();

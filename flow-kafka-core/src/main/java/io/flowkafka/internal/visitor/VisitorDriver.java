@@ -1,0 +1,181 @@
+package io.flowkafka.internal.visitor;
+
+import io.flowkafka.internal.state.KeyStates;
+import io.flowkafka.internal.status.StatusBoard;
+import io.flowkafka.spec.ComputationSpec;
+import io.flowkafka.spec.KeyVisitorSettings;
+import io.flowkafka.spec.KeyVisitorStreamSpec;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Predicate;
+import java.util.function.ToDoubleFunction;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Drives the key visitors of one computation task: on each tick, lets each due visitor scan within the
+ * punctuation's budget (rows and time, shared by the task's visitors: DESIGN "every punctuation does a bounded
+ * amount of work"), and hands each key to the task's call path. Registers the visitors' meters and removes them
+ * at close.
+ *
+ * <p>Every decision comes from the coverage store (pass, cursor, final pass, completed): a visitor reads its
+ * cursor from it at each step. One driver per task attempt, built at init and dropped at close, so a revive never
+ * sees an aborted attempt's visitors (DESIGN rule 1). Not thread-safe.
+ */
+public final class VisitorDriver {
+    /** Runs the call of one visit (and its dead letter if it fails). */
+    public interface Visits {
+        void visit(String stream, byte[] encodedKey, long pass, long eventTimestampNanos,
+                @Nullable Map<Bytes, byte[]> rows);
+    }
+
+    private final String computation;
+    private final int partition;
+    private final KeyStates states;
+    private final DynamicSpec dynamic;
+    private final StatusBoard status;
+    private final MeterRegistry meters;
+    private final int maxRows;
+    private final long maxPunctuationMs;
+    private final List<KeyVisitor> visitors = new ArrayList<>();
+    private final List<KeyVisitorStreamSpec> specs = new ArrayList<>();
+    private final List<Meter> registered = new ArrayList<>();
+    private final long[] due;
+
+    /**
+     * @param spec the computation
+     * @param pipeline the pipeline's name (a meter tag)
+     * @param partition the task's partition
+     * @param partitionCount the computation's partition count
+     * @param states the task's state access (the scans read its store)
+     * @param coverage the task's visitor-coverage store
+     * @param dynamic the runtime's dynamic spec (current visitor settings)
+     * @param status where diagnostics are reported
+     * @param meters where metrics are registered
+     * @param maxRows about this many rows per punctuation at most
+     * @param maxPunctuationMs at most this long per punctuation
+     */
+    public VisitorDriver(ComputationSpec spec, String pipeline, int partition, int partitionCount, KeyStates states,
+            KeyValueStore<Bytes, byte[]> coverage, DynamicSpec dynamic, StatusBoard status, MeterRegistry meters,
+            int maxRows, long maxPunctuationMs) {
+        this.computation = spec.id();
+        this.partition = partition;
+        this.states = states;
+        this.dynamic = dynamic;
+        this.status = status;
+        this.meters = meters;
+        this.maxRows = maxRows;
+        this.maxPunctuationMs = maxPunctuationMs;
+        for (KeyVisitorStreamSpec v : spec.keyVisitorStreams().values()) {
+            List<ScanSource> sources = new ArrayList<>();
+            if (v.scansInternalStates() && states.store() != null) {
+                sources.add(KeyVisitor.internalStates(states.store(), v.names()));
+            }
+            KeyVisitor visitor = new KeyVisitor(computation, v.id(), partition, partitionCount, v.bucketCount(), sources,
+                    coverage, status);
+            visitors.add(visitor);
+            specs.add(v);
+            registerMeters(visitor, v, pipeline);
+        }
+        due = new long[visitors.size()];
+        Arrays.fill(due, Long.MIN_VALUE);
+    }
+
+    private void registerMeters(KeyVisitor visitor, KeyVisitorStreamSpec v, String pipeline) {
+        Tags tags = Tags.of("pipeline", pipeline, "computation", computation, "stream", v.id(), "partition",
+                Integer.toString(partition));
+        ToDoubleFunction<KeyVisitor> required = kv -> kv.requiredRate(dynamic.keyVisitor(computation, v.id()));
+        registered.add(Gauge.builder("flow.key_visitor.new_count_per_sec", visitor, required)
+                .description("Estimated distinct keys / period: the visit rate needed to visit every key once per "
+                        + "period").tags(tags).register(meters));
+        registered.add(Gauge.builder("flow.key_visitor.offered_count_per_sec", visitor, required)
+                .description("Same estimate as new_count_per_sec (Flow reports both)").tags(tags).register(meters));
+        registered.add(Gauge.builder("flow.key_visitor.ready_count", visitor, kv -> 0.0)
+                .description("Visits read but not processed; visits run as they are read, so 0 between punctuations")
+                .tags(tags).register(meters));
+        registered.add(FunctionCounter.builder("flow.key_visitor.processed_count", visitor, kv -> kv.processed())
+                .description("Visits processed by this task; its rate is processed_count_per_sec").tags(tags)
+                .register(meters));
+        registered.add(Gauge.builder("flow.key_visitor.pass_duration_seconds", visitor,
+                kv -> kv.lastPassDurationNanos() < 0 ? Double.NaN : kv.lastPassDurationNanos() / 1e9)
+                .description("Achieved duration of the last complete pass").tags(tags).register(meters));
+        registered.add(Gauge.builder("flow.key_visitor.pass", visitor, kv -> kv.pass())
+                .description("The pass being scanned").tags(tags).register(meters));
+    }
+
+    /** Whether the computation has key visitors. */
+    public boolean any() {
+        return !visitors.isEmpty();
+    }
+
+    /**
+     * Lets each due visitor advance within the punctuation's budget.
+     *
+     * @param nowMs the wall clock
+     * @param upstreamCompleted whether every stream a visitor follows completed
+     * @param visits runs each visit's call
+     */
+    public void step(long nowMs, Predicate<KeyVisitorStreamSpec> upstreamCompleted, Visits visits) {
+        long nowNanos = nowMs * 1_000_000L;
+        long deadline = System.nanoTime() + maxPunctuationMs * 1_000_000L;
+        for (int i = 0; i < visitors.size(); i++) {
+            KeyVisitor visitor = visitors.get(i);
+            KeyVisitorStreamSpec v = specs.get(i);
+            KeyVisitorSettings settings = dynamic.keyVisitor(computation, v.id());
+            if (visitor.completed() || nowMs < due[i] || System.nanoTime() >= deadline) {
+                continue;
+            }
+            String stream = v.id();
+            states.beginScan();
+            KeyVisitor.Step step;
+            try {
+                step = visitor.step(nowNanos, settings, upstreamCompleted.test(v), maxRows, deadline,
+                        (key, pass, ets, scanned) -> visits.visit(stream, key, pass, ets, scanned));
+            } finally {
+                states.endScan();
+            }
+            due[i] = step == KeyVisitor.Step.MORE ? nowMs : nowMs + settings.backgroundFillPeriod().toMillis();
+        }
+    }
+
+    /**
+     * Whether every key visitor finished its final pass. A visitor with {@code finite: false} has none (reference
+     * 000: "there is no final pass and the visitor keeps scanning"), so it holds completion until a reconfiguration
+     * sets {@code finite: true} and the final pass that follows ends.
+     */
+    public boolean allDone() {
+        for (KeyVisitor v : visitors) {
+            if (!v.completed()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The visitor of a stream, or null if the computation has no such visitor stream. */
+    public @Nullable KeyVisitor visitor(String stream) {
+        for (int i = 0; i < specs.size(); i++) {
+            if (specs.get(i).id().equals(stream)) {
+                return visitors.get(i);
+            }
+        }
+        return null;
+    }
+
+    /** Removes the meters and the task's diagnostics. */
+    public void close() {
+        registered.forEach(meters::remove);
+        registered.clear();
+        if (!visitors.isEmpty()) {
+            status.clearTask(computation, partition);
+        }
+    }
+}
