@@ -26,10 +26,12 @@ import org.apache.kafka.common.metrics.KafkaMetric;
 
 /**
  * Fails chosen commits of a {@link FlowRuntime} on a real broker, as a commit that times out would: the stream
- * thread's {@code commitTransaction()} throws a {@link TimeoutException} before the transaction is committed, and
- * Kafka Streams (exactly_once_v2) aborts it and <em>revives</em> the thread's tasks: closes them dirty, restores
- * their stores and calls {@code init()} again on the same processors, then replays from the last commit. A test
- * then counts outputs: nothing lost, nothing duplicated, no timer early.
+ * thread's {@code commitTransaction()} throws a {@link TimeoutException} before the transaction is committed.
+ * Kafka Streams (exactly_once_v2, 4.4) then <em>revives</em> the tasks of that commit: closes them dirty and calls
+ * {@code init()} again on the same processors. If a retry of the commit goes through (it commits the thread's
+ * other tasks first, in the still-open transaction), nothing is replayed; if it fails too
+ * ({@link #failUntilAborted}), the transaction is aborted, the stores restored and the tasks replay from the last
+ * commit. A test then counts outputs: nothing lost, nothing duplicated, no timer early.
  *
  * <pre>{@code
  * CommitFaults faults = CommitFaults.failOnce(offsets -> offsets.containsKey(new TopicPartition("in", 0)));
@@ -41,12 +43,15 @@ import org.apache.kafka.common.metrics.KafkaMetric;
  */
 public final class CommitFaults {
     private final Predicate<Map<TopicPartition, OffsetAndMetadata>> when;
-    private final int times;
+    private final boolean untilAborted;
     private final AtomicInteger injected = new AtomicInteger();
+    private final AtomicInteger aborted = new AtomicInteger();
+    /** Set by the first matching commit: one fault per instance. */
+    private final AtomicInteger started = new AtomicInteger();
 
-    private CommitFaults(Predicate<Map<TopicPartition, OffsetAndMetadata>> when, int times) {
+    private CommitFaults(Predicate<Map<TopicPartition, OffsetAndMetadata>> when, boolean untilAborted) {
         this.when = Objects.requireNonNull(when, "when");
-        this.times = times;
+        this.untilAborted = untilAborted;
     }
 
     /**
@@ -54,7 +59,17 @@ public final class CommitFaults {
      * match {@code when}; later commits go through.
      */
     public static CommitFaults failOnce(Predicate<Map<TopicPartition, OffsetAndMetadata>> when) {
-        return new CommitFaults(when, 1);
+        return new CommitFaults(when, false);
+    }
+
+    /**
+     * Fails the first commit whose transaction's consumed offsets match {@code when}, and every commit of that
+     * stream thread after it until the thread aborts the transaction (a transaction coordinator silent through
+     * Kafka Streams' retry): the transaction aborts, and the thread's tasks are revived and replay from their last
+     * commit. Later commits go through.
+     */
+    public static CommitFaults failUntilAborted(Predicate<Map<TopicPartition, OffsetAndMetadata>> when) {
+        return new CommitFaults(when, true);
     }
 
     /** Puts the fault into a runtime's properties ({@link FlowRuntime#PRODUCER_DECORATOR_CONFIG}); returns them. */
@@ -69,10 +84,18 @@ public final class CommitFaults {
         return injected.get();
     }
 
+    /** How many transactions were aborted after a failed commit. */
+    public int aborted() {
+        return aborted.get();
+    }
+
     /** A stream thread's producer whose commit fails when its transaction's offsets match. */
     private final class FaultyProducer implements Producer<byte[], byte[]> {
         private final Producer<byte[], byte[]> delegate;
         private boolean matched;
+        private boolean failing;
+        /** A commit failed and the transaction is still open. */
+        private boolean failedOpen;
 
         FaultyProducer(Producer<byte[], byte[]> delegate) {
             this.delegate = delegate;
@@ -87,19 +110,27 @@ public final class CommitFaults {
 
         @Override
         public void commitTransaction() {
-            boolean fail = matched && injected.get() < times;
+            boolean fail = failing || matched && started.compareAndSet(0, 1);
             matched = false;
             if (fail) {
+                failing = untilAborted;
+                failedOpen = true;
                 injected.incrementAndGet();
                 throw new TimeoutException("flow-kafka-testing CommitFaults: this commit fails on purpose, as one "
                         + "timing out would");
             }
             delegate.commitTransaction();
+            failedOpen = false;
         }
 
         @Override
         public void abortTransaction() {
             matched = false;
+            if (failedOpen) {
+                aborted.incrementAndGet();
+            }
+            failing = false;
+            failedOpen = false;
             delegate.abortTransaction();
         }
 

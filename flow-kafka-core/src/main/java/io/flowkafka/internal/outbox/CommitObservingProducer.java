@@ -19,8 +19,8 @@ import org.apache.kafka.common.metrics.KafkaMetric;
 
 /**
  * A stream thread's producer that tells {@link EpochCommits} how each transaction ended: the at-most-once
- * messages held for it are released only after {@code commitTransaction()} returned, and dropped when it
- * threw or the transaction was aborted. Everything else is the wrapped producer's.
+ * messages held for it are released only after {@code commitTransaction()} returned, and dropped when the
+ * transaction was aborted. Everything else is the wrapped producer's.
  */
 public final class CommitObservingProducer implements Producer<byte[], byte[]> {
     private final Producer<byte[], byte[]> delegate;
@@ -33,9 +33,8 @@ public final class CommitObservingProducer implements Producer<byte[], byte[]> {
 
     @Override
     public void commitTransaction() {
-        List<Runnable> epoch = commits.takeForCommit();
-        delegate.commitTransaction(); // throws: the messages of this attempt are dropped with it
-        epoch.forEach(Runnable::run);
+        delegate.commitTransaction(); // throws: the transaction is still open; a later commit or abort decides
+        commits.committed();
     }
 
     @Override

@@ -9,10 +9,12 @@ import java.util.List;
  *
  * <p>Each task hands its epoch's messages over in its pre-commit hook ({@link #beforeCommit}), on its stream
  * thread; the thread's producer ({@link CommitObservingProducer}) then commits or aborts the transaction that
- * holds the epoch, on the same thread. Messages handed over before a {@code commitTransaction()} call belong to
- * that attempt: released if it returns, dropped if it throws or the transaction is aborted (the replay produces
- * them again). The pre-commit hook cannot tell this by itself: Kafka Streams also runs it when it closes a task
- * dirty after a failed commit ({@code closeDirtyAndRevive}, {@code closeTaskDirty}).
+ * holds the epoch, on the same thread. Held messages are released when a {@code commitTransaction()} returns, and
+ * dropped when the transaction is aborted. A commit that throws decides nothing: Kafka Streams either commits the
+ * still-open transaction later (it does so for the thread's other tasks after a commit timed out; the messages
+ * were in it) or aborts it (the replay produces them again). The pre-commit hook cannot tell this by itself:
+ * Kafka Streams also runs it when it closes a task dirty after a failed commit ({@code closeDirtyAndRevive},
+ * {@code closeTaskDirty}).
  *
  * <p>Thread-safe: one list per stream thread.
  */
@@ -29,14 +31,14 @@ public final class EpochCommits {
         }
     }
 
-    /** The calling thread's held messages, now in the transaction being committed; none held after. */
-    List<Runnable> takeForCommit() {
+    /** The calling thread's transaction committed: its held messages go to their queues. */
+    void committed() {
         List<Runnable> held = pending.get();
         if (held.isEmpty()) {
-            return List.of();
+            return;
         }
         pending.set(new ArrayList<>());
-        return held;
+        held.forEach(Runnable::run);
     }
 
     /** Drops the calling thread's held messages: their transaction aborted. */
