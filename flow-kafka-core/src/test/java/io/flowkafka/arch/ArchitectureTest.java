@@ -93,6 +93,20 @@ class ArchitectureTest {
         }
     }
 
+    /**
+     * Kafka Streams' internals (no compatibility promise) are used in one package, whose classes say what they rely
+     * on and whose {@code KafkaStreamsInternalsTest} pins it: an upgrade of Kafka Streams is checked there.
+     */
+    @Test
+    void shouldUseKafkaStreamsInternalsOnlyInInternalStreams() {
+        noClasses().that().resideOutsideOfPackage("io.flowkafka.internal.streams..")
+                .should().dependOnClassesThat().resideInAnyPackage("org.apache.kafka.streams.processor.internals..",
+                        "org.apache.kafka.streams.state.internals..",
+                        "org.apache.kafka.streams..internals..") // the others too: kstream, errors, query, ...
+                .because("Kafka Streams internals are confined to io.flowkafka.internal.streams (DESIGN.md, Dependency rules)")
+                .check(classes);
+    }
+
     @Test
     void shouldUseRocksDbOnlyInStateInternals() {
         noClasses().that().resideOutsideOfPackage("io.flowkafka.internal.state..")
