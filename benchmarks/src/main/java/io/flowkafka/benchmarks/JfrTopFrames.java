@@ -204,7 +204,7 @@ public final class JfrTopFrames {
                         "org.apache.kafka.streams.processor.internals.SinkNode.process"));
         DRIVER_BUCKETS.put("flow: timers (scan, store writes)", List.of("io.flowkafka.internal.timers."));
         DRIVER_BUCKETS.put("flow: state (call buffer, store reads/writes)", List.of("io.flowkafka.internal.state.",
-                "io.flowkafka.internal.processor.CallContext$Accessor"));
+                "io.flowkafka.internal.streams.", "io.flowkafka.internal.processor.CallContext$Accessor"));
         DRIVER_BUCKETS.put("flow: JSON (source decode, sink encode)", List.of("io.flowkafka.internal.serde.JsonRecords",
                 "com.fasterxml.jackson."));
         DRIVER_BUCKETS.put("flow: Avro payload encode/decode", List.of("io.flowkafka.internal.serde.AvroCodec",

@@ -86,7 +86,7 @@ public final class PipelineCompiler {
         boolean singleTask = options.singleTask();
         boolean changelogs = options.changelogs();
         // one cache for the state and timer stores of every task of this topology (statestore.cache.max.bytes)
-        io.flowkafka.internal.state.WriteBackStore.Budget storeCache = new io.flowkafka.internal.state.WriteBackStore.Budget();
+        io.flowkafka.internal.streams.WriteBackStore.Budget storeCache = new io.flowkafka.internal.streams.WriteBackStore.Budget();
         io.flowkafka.internal.watermarks.PartitionCounts counts =
                 new io.flowkafka.internal.watermarks.PartitionCounts(singleTask);
         Map<String, List<String>> sourceTopicsByComputation = new LinkedHashMap<>();

@@ -1,5 +1,6 @@
 package io.flowkafka.internal.outbox;
 
+import io.flowkafka.internal.streams.PreCommitStore;
 import io.flowkafka.spi.OutboxDeliveryException;
 import java.util.List;
 import java.util.Map;
@@ -11,20 +12,18 @@ import org.apache.kafka.streams.state.StoreBuilder;
 
 /**
  * Makes a task's epoch wait for its synchronous sinks, and releases its at-most-once messages once
- * their epoch committed (the processor's hook runs at the next epoch's pre-commit). Before Kafka Streams commits a task's
- * transaction it flushes the task's record caches ({@code StreamTask.prepareCommit} ->
- * {@code ProcessorStateManager.flushCache()}, which calls {@code flushCache()} of every store that is a
- * {@code CachedStateStore}); so this store, holding no data, presents itself as a cached store and
- * waits in {@link #flushCache()} for the acknowledgements of the records the task sent to its
- * {@link SyncSinkSlot sinks}. A failed acknowledgement fails the commit: the transaction aborts and
- * the task replays from its last commit, sending the records again (at least once, never lost).
+ * their epoch committed (the processor's hook runs at the next epoch's pre-commit). This store holds no
+ * data: it is a {@link PreCommitStore}, whose {@link #beforeTaskCommit()} Kafka Streams runs before it commits
+ * the task's transaction (see there for the Kafka Streams internal behaviour this relies on); it waits there
+ * for the acknowledgements of the records the task sent to its {@link SyncSinkSlot sinks}. A failed
+ * acknowledgement fails the commit: the transaction aborts and the task replays from its last commit,
+ * sending the records again (at least once, never lost).
  *
  * <p>{@code StateStore.commit} is no hook: Kafka Streams 4.4 calls it from the checkpoint after the
- * transaction committed. {@code CachedStateStore} is a Kafka Streams internal interface; the broker
- * test {@code SyncSinkBarrierIT} fails if a Kafka Streams upgrade stops calling it before the commit.
+ * transaction committed. Besides the unit test {@code KafkaStreamsInternalsTest}, the broker test
+ * {@code SyncSinkBarrierIT} fails if a Kafka Streams upgrade stops running the hook before the commit.
  */
-public final class EpochBarrierStore implements StateStore,
-        org.apache.kafka.streams.state.internals.CachedStateStore<Object, Object> {
+public final class EpochBarrierStore extends PreCommitStore {
     private final String name;
     private final List<SyncSinkSlot> slots;
     private int partition = -1;
@@ -64,7 +63,7 @@ public final class EpochBarrierStore implements StateStore,
     }
 
     @Override
-    public void flushCache() {
+    protected void beforeTaskCommit() {
         beforeCommit.run();
         for (SyncSinkSlot slot : slots) {
             try {
@@ -92,16 +91,6 @@ public final class EpochBarrierStore implements StateStore,
     @Override
     public void commit(Map<TopicPartition, Long> changelogOffsets) {
         // after the transaction: nothing to wait for here (see the class comment)
-    }
-
-    @Override
-    public boolean setFlushListener(org.apache.kafka.streams.state.internals.CacheFlushListener<Object, Object> listener,
-            boolean sendOldValues) {
-        return false;
-    }
-
-    @Override
-    public void clearCache() {
     }
 
     @Override

@@ -138,7 +138,7 @@ final class ComputationTask {
                 : context.getStateStore(KeyStates.storeName(spec.id()));
         this.states = new KeyStates(store);
         if (store != null) {
-            meters.addAll(io.flowkafka.internal.state.WriteBackStore.registerMeters(store, plan.visitors().meters(),
+            meters.addAll(io.flowkafka.internal.streams.WriteBackStore.registerMeters(store, plan.visitors().meters(),
                     storeTags()));
         }
         this.keyCodec = KeyCodec.of(spec.groupBySchema(), spec.id());
@@ -529,7 +529,7 @@ final class ComputationTask {
         for (String name : List.of(io.flowkafka.internal.timers.TimerStore.timersStoreName(spec.id()),
                 io.flowkafka.internal.timers.TimerStore.holdsStoreName(spec.id()))) {
             if (name.endsWith(".timers") || ComputationPlan.writesInternalStreams(plan.outputs())) {
-                meters.addAll(io.flowkafka.internal.state.WriteBackStore.registerMeters(context.getStateStore(name),
+                meters.addAll(io.flowkafka.internal.streams.WriteBackStore.registerMeters(context.getStateStore(name),
                         plan.visitors().meters(), storeTags()));
             }
         }

@@ -1,5 +1,6 @@
 package io.flowkafka.internal.state;
 
+import io.flowkafka.internal.streams.LookaheadIterator;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;

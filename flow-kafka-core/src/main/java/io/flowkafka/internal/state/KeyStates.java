@@ -1,5 +1,6 @@
 package io.flowkafka.internal.state;
 
+import io.flowkafka.internal.streams.WriteBackStore;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;

@@ -146,8 +146,8 @@ import org.jspecify.annotations.Nullable;
  * Both stores are persistent RocksDB (in-memory for tests) and changelogged. Not with Kafka Streams'
  * record cache: a timer is typically written once, read once by a scan and deleted once, so it would
  * save no reads, and its flush writes a tombstone for every deleted key. A compiled topology puts the
- * RocksDB stores behind flow-kafka's {@link io.flowkafka.internal.state.WriteBackStore} instead
- * ({@link #storeBuilders(String, boolean, boolean, io.flowkafka.internal.state.WriteBackStore.Budget)}):
+ * RocksDB stores behind flow-kafka's {@link io.flowkafka.internal.streams.WriteBackStore} instead
+ * ({@link #storeBuilders(String, boolean, boolean, io.flowkafka.internal.streams.WriteBackStore.Budget)}):
  * a timer added and fired between two commits, and its hold (written with
  * {@code WriteBackStore.putNew}: a new timer has no hold), then reach neither RocksDB nor the changelog;
  * its scans merge the unflushed timers in. Everything above holds of the merged view as of a store.
@@ -185,9 +185,9 @@ public final class TimerStore {
     private final KeyValueStore<Bytes, byte[]> timers;
     private final @Nullable KeyValueStore<Bytes, byte[]> holds;
     /** The write-back cache of the holds store, when it has one (persistent stores of a compiled topology). */
-    private final io.flowkafka.internal.state.@Nullable WriteBackStore holdsCache;
+    private final io.flowkafka.internal.streams.@Nullable WriteBackStore holdsCache;
     /** The write-back cache of the timers store, when it has one. */
-    private final io.flowkafka.internal.state.@Nullable WriteBackStore timersCache;
+    private final io.flowkafka.internal.streams.@Nullable WriteBackStore timersCache;
     /**
      * Per stream (with a timers cache only): a key at or above which the timers store holds no timer of the
      * stream (null: the stream holds none), when known. A timer added above it is new without a read:
@@ -255,8 +255,8 @@ public final class TimerStore {
             List<String> timerStreamIds, boolean[] deduplicate) {
         this.timers = Objects.requireNonNull(timers, "timers");
         this.holds = holds;
-        this.holdsCache = holds == null ? null : io.flowkafka.internal.state.WriteBackStore.find(holds);
-        this.timersCache = io.flowkafka.internal.state.WriteBackStore.find(timers);
+        this.holdsCache = holds == null ? null : io.flowkafka.internal.streams.WriteBackStore.find(holds);
+        this.timersCache = io.flowkafka.internal.streams.WriteBackStore.find(timers);
         this.streamIds = List.copyOf(timerStreamIds);
         Objects.requireNonNull(deduplicate, "deduplicate");
         int n = streamIds.size();
@@ -333,11 +333,11 @@ public final class TimerStore {
 
     /**
      * As {@link #storeBuilders(String, boolean, boolean)}, with persistent stores behind a
-     * {@link io.flowkafka.internal.state.WriteBackStore} of {@code cache} (when not null): a timer added and
+     * {@link io.flowkafka.internal.streams.WriteBackStore} of {@code cache} (when not null): a timer added and
      * fired between two commits then never reaches RocksDB or the changelog.
      */
     public static List<StoreBuilder<KeyValueStore<Bytes, byte[]>>> storeBuilders(String computationId,
-            boolean persistent, boolean holds, io.flowkafka.internal.state.WriteBackStore.@Nullable Budget cache) {
+            boolean persistent, boolean holds, io.flowkafka.internal.streams.WriteBackStore.@Nullable Budget cache) {
         List<StoreBuilder<KeyValueStore<Bytes, byte[]>>> builders = holds
                 ? List.of(builder(timersStoreName(computationId), persistent),
                         builder(holdsStoreName(computationId), persistent))
@@ -345,7 +345,7 @@ public final class TimerStore {
         if (cache == null || !persistent) {
             return builders;
         }
-        return builders.stream().map(b -> io.flowkafka.internal.state.WriteBackStore.builder(b, cache, true)).toList();
+        return builders.stream().map(b -> io.flowkafka.internal.streams.WriteBackStore.builder(b, cache, true)).toList();
     }
 
     private static StoreBuilder<KeyValueStore<Bytes, byte[]>> builder(String name, boolean persistent) {

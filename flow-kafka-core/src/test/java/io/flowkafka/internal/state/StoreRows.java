@@ -7,12 +7,12 @@ import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.state.KeyValueIterator;
 
 /** Keys and scan results of the store tests. */
-final class StoreRows {
+public final class StoreRows {
     private StoreRows() {
     }
 
     /** A key of the given unsigned bytes. */
-    static Bytes key(int... b) {
+    public static Bytes key(int... b) {
         byte[] k = new byte[b.length];
         for (int i = 0; i < b.length; i++) {
             k[i] = (byte) b[i];
@@ -21,7 +21,7 @@ final class StoreRows {
     }
 
     /** Every row of a scan as {@code key=value}, the iterator closed. */
-    static List<String> drain(KeyValueIterator<Bytes, byte[]> it) {
+    public static List<String> drain(KeyValueIterator<Bytes, byte[]> it) {
         List<String> out = new ArrayList<>();
         try (it) {
             while (it.hasNext()) {

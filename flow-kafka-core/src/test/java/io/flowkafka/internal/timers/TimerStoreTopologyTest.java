@@ -112,7 +112,7 @@ class TimerStoreTopologyTest {
         topology.addSource("in", new StringDeserializer(), new StringDeserializer(), "commands");
         topology.addProcessor("timers", TimerProcessor::new, "in");
         for (StoreBuilder<KeyValueStore<Bytes, byte[]>> b : cached
-                ? TimerStore.storeBuilders(COMPUTATION, true, true, new io.flowkafka.internal.state.WriteBackStore.Budget())
+                ? TimerStore.storeBuilders(COMPUTATION, true, true, new io.flowkafka.internal.streams.WriteBackStore.Budget())
                 : TimerStore.storeBuilders(COMPUTATION, true)) {
             topology.addStateStore(b, "timers");
         }

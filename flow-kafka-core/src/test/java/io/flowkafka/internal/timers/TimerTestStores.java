@@ -78,8 +78,8 @@ final class TimerTestStores implements AutoCloseable {
                 ? Stores.persistentKeyValueStore(name).get()
                 : Stores.inMemoryKeyValueStore(name).get();
         if (cacheBytes >= 0) {
-            store = io.flowkafka.internal.state.WriteBackStore.wrap(store,
-                    new io.flowkafka.internal.state.WriteBackStore.Budget(cacheBytes), true);
+            store = io.flowkafka.internal.streams.WriteBackStore.wrap(store,
+                    new io.flowkafka.internal.streams.WriteBackStore.Budget(cacheBytes), true);
         }
         store.init(context, store);
         return store;
@@ -87,9 +87,9 @@ final class TimerTestStores implements AutoCloseable {
 
     @Override
     public void close() {
-        if (timers instanceof io.flowkafka.internal.state.WriteBackStore cached) {
+        if (timers instanceof io.flowkafka.internal.streams.WriteBackStore cached) {
             cached.flushCache();
-            ((io.flowkafka.internal.state.WriteBackStore) holds).flushCache();
+            ((io.flowkafka.internal.streams.WriteBackStore) holds).flushCache();
         }
         timers.close();
         holds.close();

@@ -1,4 +1,4 @@
-package io.flowkafka.internal.state;
+package io.flowkafka.internal.streams;
 
 import java.util.NoSuchElementException;
 import org.apache.kafka.common.utils.Bytes;
@@ -6,8 +6,13 @@ import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.jspecify.annotations.Nullable;
 
-/** A store iterator that finds its next row ahead of {@link #next()}: subclasses say how ({@link #fetch()}). */
-abstract class LookaheadIterator implements KeyValueIterator<Bytes, byte[]> {
+/**
+ * A store iterator that finds its next row ahead of {@link #next()}: subclasses say how ({@link #fetch()}).
+ * Shared by {@link WriteBackStore}'s merged scans and the state package's in-memory store; it uses only
+ * Kafka Streams' public store API (it lives here so that the state package depends on this one, not both
+ * ways).
+ */
+public abstract class LookaheadIterator implements KeyValueIterator<Bytes, byte[]> {
     private @Nullable KeyValue<Bytes, byte[]> next;
 
     /** The next row, or null when there is none. */

@@ -1,4 +1,4 @@
-package io.flowkafka.internal.state;
+package io.flowkafka.internal.streams;
 
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -43,8 +43,9 @@ import org.jspecify.annotations.Nullable;
  * <h2>Correctness</h2>
  * What the store below holds, and what the changelog holds, is at every flush exactly what it would
  * hold if every write had gone straight through: the cache only skips writes that leave a key absent
- * that was absent. A transaction that aborts loses the cache with it: Kafka Streams clears caches of
- * a task it closes dirty ({@link #clearCache()}), and {@link #init} and {@link #close()} start empty.
+ * that was absent. A transaction that aborts loses the cache with it: Kafka Streams closes the stores of
+ * a task it closes dirty ({@link #close()}) and clears the caches of a task it recycles
+ * ({@link #clearCache()}), and {@link #init} and {@link #close()} start empty.
  * Writes reach the changelog only from the stream thread that owns the task, inside its transaction:
  * when flushed before the commit, or when the cache evicts a dirty row to stay within its share.
  *
@@ -59,6 +60,23 @@ import org.jspecify.annotations.Nullable;
  * {@code statestore.cache.max.bytes} (10 MiB unless set), divided evenly among the stores open in the
  * runtime (standby stores included, which hold no rows); a store over its share evicts its oldest rows (first in, first out: a read does not reorder the map; writing the dirty ones). 0 turns
  * the cache off: every write goes straight to the store, as Kafka Streams does without a cache.
+ *
+ * <h2>Kafka Streams internals</h2>
+ * This class owns flow-kafka's place in Kafka Streams' store stack (outermost, above the metered,
+ * change-logging and RocksDB layers a {@link StoreBuilder} builds) and relies on these internals, pinned by
+ * {@code KafkaStreamsInternalsTest} for the Kafka Streams version it names:
+ * <ul>
+ * <li>It extends {@link WrappedStateStore}, so it is a {@code CachedStateStore}: {@code StreamTask.prepareCommit}
+ * -> {@code StreamTask.flush} -> {@code ProcessorStateManager.flushCache()} calls its {@link #flushCache()}
+ * before the task's offsets and transaction commit, which is when the dirty rows reach the store below and
+ * its changelog. {@code StateStore.commit} comes after the transaction ({@code StreamTask.postCommit}, the
+ * checkpoint), too late to write. {@code ProcessorStateManager.recycle()} calls {@link #clearCache()}.
+ * <li>{@link #find} walks the {@link WrappedStateStore}s Kafka Streams puts around a store
+ * ({@code ProcessorContext.getStateStore} returns it inside a read-write decorator).
+ * <li>The {@link StateStoreContext} given to {@link #init} is an {@code InternalProcessorContext}: at a flush
+ * outside of processing the task may have no current {@code ProcessorRecordContext}, which the change-logging
+ * layer below needs for the changelog record's timestamp, so the writes borrow one ({@code beginWrites}).
+ * </ul>
  *
  * <p>Threading: used by one stream thread (the task's); not for interactive queries.
  */

@@ -1,4 +1,4 @@
-package io.flowkafka.internal.state;
+package io.flowkafka.internal.streams;
 
 import static io.flowkafka.internal.state.StoreRows.drain;
 import static io.flowkafka.internal.state.StoreRows.key;
