@@ -9,6 +9,7 @@ import io.flowkafka.internal.dlq.DeadLetterHandler;
 import io.flowkafka.internal.outbox.CommitObservingProducer;
 import io.flowkafka.internal.outbox.EpochCommits;
 import io.flowkafka.spec.PipelineSpec;
+import io.flowkafka.spi.ClientProperties;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -18,7 +19,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.UnaryOperator;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KafkaStreams;
@@ -534,14 +534,7 @@ public final class FlowRuntime implements AutoCloseable {
             throw new IllegalStateException("pipeline '" + spec.name() + "' was already started (state " + state.get() + ")");
         }
         LOG.info(guaranteeSummary(spec));
-        Properties adminProps = new Properties();
-        streamsProps.forEach((k, v) -> {
-            String key = k.toString();
-            if (AdminClientConfig.configNames().contains(key)) {
-                adminProps.put(key, v);
-            }
-        });
-        admin = Admin.create(adminProps);
+        admin = Admin.create(ClientProperties.admin(streamsProps));
         try {
             prepare(admin);
             fitProducerBatchSize(admin);
@@ -649,13 +642,7 @@ public final class FlowRuntime implements AutoCloseable {
 
     /** The pipeline cluster's client properties (bootstrap servers, security). */
     private Map<String, Object> clientProperties() {
-        Map<String, Object> client = new java.util.HashMap<>();
-        streamsProps.forEach((k, v) -> {
-            if (AdminClientConfig.configNames().contains(k.toString())) {
-                client.put(k.toString(), v);
-            }
-        });
-        return client;
+        return ClientProperties.admin(streamsProps);
     }
 
     private io.flowkafka.spi.SinkContext sinkContext(io.flowkafka.internal.compiler.CompiledPipeline.AsyncSink async,
@@ -745,13 +732,7 @@ public final class FlowRuntime implements AutoCloseable {
      *     cannot be seeded
      */
     public void prepareTopics() {
-        Properties adminProps = new Properties();
-        streamsProps.forEach((k, v) -> {
-            if (AdminClientConfig.configNames().contains(k.toString())) {
-                adminProps.put(k.toString(), v);
-            }
-        });
-        try (Admin a = Admin.create(adminProps)) {
+        try (Admin a = Admin.create(ClientProperties.admin(streamsProps))) {
             prepare(a);
         }
     }
@@ -881,13 +862,7 @@ public final class FlowRuntime implements AutoCloseable {
                 });
             }
             if (statusConsumer == null) {
-                Properties cp = new Properties();
-                streamsProps.forEach((k, v) -> {
-                    if (org.apache.kafka.clients.consumer.ConsumerConfig.configNames().contains(k.toString())) {
-                        cp.put(k.toString(), v);
-                    }
-                });
-                cp.remove(org.apache.kafka.clients.consumer.ConsumerConfig.GROUP_ID_CONFIG);
+                Map<String, Object> cp = ClientProperties.consumer(streamsProps);
                 cp.put(org.apache.kafka.clients.consumer.ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
                 cp.put(org.apache.kafka.clients.consumer.ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG,
                         org.apache.kafka.common.serialization.StringDeserializer.class.getName());
@@ -1251,14 +1226,7 @@ public final class FlowRuntime implements AutoCloseable {
 
     /** Consumer settings of the pipeline's cluster (bootstrap servers, security), without the group. */
     private Map<String, Object> consumerClientConfig() {
-        Map<String, Object> c = new java.util.HashMap<>();
-        streamsProps.forEach((k, v) -> {
-            if (org.apache.kafka.clients.consumer.ConsumerConfig.configNames().contains(k.toString())) {
-                c.put(k.toString(), v);
-            }
-        });
-        c.remove(org.apache.kafka.clients.consumer.ConsumerConfig.GROUP_ID_CONFIG);
-        return c;
+        return ClientProperties.consumer(streamsProps);
     }
 
     /**
