@@ -1,13 +1,18 @@
 package io.flowkafka.runtime;
 
 import io.flowkafka.api.FlowException;
+import io.flowkafka.internal.compiler.CompileOptions;
 import io.flowkafka.internal.compiler.CompiledPipeline;
 import io.flowkafka.internal.compiler.InternalTopicPurger;
 import io.flowkafka.internal.compiler.PipelineCompiler;
-import io.flowkafka.internal.compiler.TopicManager;
-import io.flowkafka.internal.dlq.DeadLetterHandler;
 import io.flowkafka.internal.outbox.CommitObservingProducer;
 import io.flowkafka.internal.outbox.EpochCommits;
+import io.flowkafka.internal.runtime.GuaranteeReport;
+import io.flowkafka.internal.runtime.ProducerBatchSize;
+import io.flowkafka.internal.runtime.RuntimeSchedulers;
+import io.flowkafka.internal.runtime.StreamsProperties;
+import io.flowkafka.internal.runtime.TopicPreparation;
+import io.flowkafka.internal.serde.PluggableSerdes;
 import io.flowkafka.spec.PipelineSpec;
 import io.flowkafka.spi.ClientProperties;
 import java.time.Duration;
@@ -20,7 +25,6 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.UnaryOperator;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.producer.Producer;
-import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
@@ -129,60 +133,18 @@ public final class FlowRuntime implements AutoCloseable {
 
     private FlowRuntime(PipelineSpec spec, Properties props, io.micrometer.core.instrument.@Nullable MeterRegistry meters) {
         this.spec = spec.validated();
-        this.userProps = copy(props);
+        this.userProps = StreamsProperties.copy(props);
         this.config = new FlowConfig(userProps);
         this.dynamicSpec = new io.flowkafka.internal.visitor.DynamicSpec(this.spec);
         this.meterRegistry = meters != null ? meters : new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
-        this.compiled = PipelineCompiler.compile(this.spec, new io.flowkafka.internal.compiler.CompileOptions(
-                config.getString(FlowConfig.TOPIC_PREFIX_CONFIG),
-                !"memory".equals(config.getString(FlowConfig.STATE_STORES_CONFIG)),
-                config.getBoolean(FlowConfig.TOPOLOGY_TEST_DRIVER_CONFIG),
-                new io.flowkafka.internal.processor.ComputationPlan.WatermarkSettings(
-                        config.getLong(FlowConfig.WATERMARK_INTERVAL_MS_CONFIG),
-                        config.getLong(FlowConfig.WATERMARK_HEARTBEAT_MS_CONFIG)),
-                new io.flowkafka.internal.processor.ComputationPlan.TimerSettings(
-                        config.getLong(FlowConfig.TIMERS_INTERVAL_MS_CONFIG),
-                        config.getInt(FlowConfig.TIMERS_MAX_PER_STEP_CONFIG),
-                        config.getLong(FlowConfig.TIMERS_MAX_STEP_MS_CONFIG)),
-                new io.flowkafka.internal.watermarks.OutputLimits(config.outputLimits(this.spec.streams().keySet())),
-                config.getBoolean(FlowConfig.DEAD_LETTER_ENABLED_CONFIG),
-                new io.flowkafka.internal.processor.ComputationPlan.VisitorRuntime(
-                        config.getLong(FlowConfig.VISITOR_TICK_MS_CONFIG),
-                        config.getInt(FlowConfig.VISITOR_MAX_ROWS_CONFIG),
-                        config.getLong(FlowConfig.VISITOR_MAX_MS_CONFIG), dynamicSpec, statusBoard, meterRegistry),
-                config.getBoolean(FlowConfig.STORE_CHANGELOGS_CONFIG)));
-        this.streamsProps = streamsProperties(this.spec, userProps, compiled.deadLetterTopic(), config);
+        this.compiled = PipelineCompiler.compile(this.spec, CompileOptions.of(config, this.spec.streams().keySet(),
+                dynamicSpec, statusBoard, meterRegistry));
+        this.streamsProps = StreamsProperties.of(this.spec, userProps, compiled.deadLetterTopic(), config);
         this.producerDecorator = streamsProps.remove(PRODUCER_DECORATOR_CONFIG);
-        Object guarantee = streamsProps.get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG);
-        if (!StreamsConfig.EXACTLY_ONCE_V2.equals(String.valueOf(guarantee).trim())) {
-            throw new org.apache.kafka.common.config.ConfigException(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, guarantee,
-                    "flow-kafka runs every computation on " + StreamsConfig.EXACTLY_ONCE_V2 + ", whatever its "
-                            + "processing_mode: Kafka Streams' at_least_once would let state writes run ahead of "
-                            + "committed offsets. Remove processing.guarantee from the properties, and choose "
-                            + "processing_mode per Transform computation in the spec");
-        }
-        registerGuaranteeGauges();
+        StreamsProperties.requireExactlyOnce(streamsProps);
+        GuaranteeReport.registerGauges(this.spec, meterRegistry);
         registerOutputLimitGauges();
-        checkValueSerdes();
-    }
-
-    /**
-     * One gauge {@code flow.computation.guarantee} (value 1) per computation, tagged with what the
-     * computation runs with: its {@code processing_mode}, Kafka Streams' {@code processing.guarantee}
-     * and whether SwiftMap batching with relaxed guarantees is on.
-     */
-    private void registerGuaranteeGauges() {
-        for (io.flowkafka.spec.ComputationSpec c : spec.computations().values()) {
-            io.micrometer.core.instrument.Gauge.builder(GUARANTEE_METRIC, () -> 1.0)
-                    .description("What a computation runs with (tags); processing_mode at_least_once_consistent runs "
-                            + "on exactly_once_v2 like exactly_once")
-                    .tags("pipeline", spec.name(), "computation", c.id(), "kind", c.kind().shortName(),
-                            "processing_mode", c.processingMode().specName(),
-                            "processing_guarantee", StreamsConfig.EXACTLY_ONCE_V2,
-                            "relaxed_batching", Boolean.toString(c.kind() == io.flowkafka.spec.ComputationKind.SWIFT_MAP
-                                    && c.allowBatchingWithRelaxedGuarantees()))
-                    .register(meterRegistry);
-        }
+        PluggableSerdes.checkValueSerdes(this.spec, userProps);
     }
 
     /**
@@ -214,69 +176,6 @@ public final class FlowRuntime implements AutoCloseable {
     /** Gauges that read this runtime's objects: removed on {@link #close()}, so a later runtime can register its own. */
     private final List<io.micrometer.core.instrument.Meter> runtimeGauges =
             new java.util.concurrent.CopyOnWriteArrayList<>();
-
-    /**
-     * One line saying what each computation of {@code spec} runs with, as {@link #start()} logs it:
-     * the Kafka Streams guarantee, the computations by {@code processing_mode}, and the SwiftMap
-     * computations that batch with relaxed guarantees.
-     */
-    static String guaranteeSummary(PipelineSpec spec) {
-        Map<String, List<String>> byMode = new java.util.LinkedHashMap<>();
-        List<String> batching = new java.util.ArrayList<>();
-        for (io.flowkafka.spec.ComputationSpec c : spec.computations().values()) {
-            byMode.computeIfAbsent(c.processingMode().specName(), k -> new java.util.ArrayList<>()).add(c.id());
-            if (c.kind() == io.flowkafka.spec.ComputationKind.SWIFT_MAP && c.allowBatchingWithRelaxedGuarantees()) {
-                batching.add(c.id() + " (max_batch_size " + c.maxBatchSize() + ", max_batch_delay "
-                        + c.maxBatchDelay().toMillis() + "ms)");
-            }
-        }
-        StringBuilder b = new StringBuilder("pipeline '").append(spec.name())
-                .append("' runs every computation on Kafka Streams ").append(StreamsConfig.EXACTLY_ONCE_V2)
-                .append("; processing_mode ");
-        b.append(byMode.entrySet().stream().map(e -> e.getKey() + ": " + e.getValue())
-                .collect(java.util.stream.Collectors.joining(", ")));
-        if (byMode.containsKey(io.flowkafka.spec.ProcessingMode.AT_LEAST_ONCE_CONSISTENT.specName())) {
-            b.append(" (at_least_once_consistent behaves as exactly_once here: on Kafka the input dedup it would skip "
-                    + "is the transactional offset commit, which costs nothing extra)");
-        }
-        if (!batching.isEmpty()) {
-            b.append("; SwiftMap batching with relaxed guarantees (outputs with several parents, ids from the parent "
-                    + "set, no id order per key downstream): ").append(batching);
-        }
-        return b.toString();
-    }
-
-    /**
-     * Instantiates and configures every {@code value_serde} once, so that a serde that rejects its
-     * configuration fails here, naming the source or sink, rather than failing every task at init.
-     */
-    private void checkValueSerdes() {
-        Map<String, Object> deployment = new java.util.HashMap<>();
-        userProps.forEach((k, v) -> deployment.put(k.toString(), v));
-        for (var c : spec.computations().values()) {
-            List<Map.Entry<String, Map<String, Object>>> users = new java.util.ArrayList<>();
-            c.sourceStreams().forEach(s -> users.add(Map.entry("source '" + s.streamId() + "'", s.parameters())));
-            c.sinks().forEach(s -> users.add(Map.entry("sink '" + s.id() + "'", s.parameters())));
-            for (var u : users) {
-                Object serdeClass = u.getValue().get("value_serde");
-                if (serdeClass == null) {
-                    continue;
-                }
-                String owner = "computation '" + c.id() + "', " + u.getKey();
-                try {
-                    io.flowkafka.internal.serde.PluggableSerdes.create(serdeClass.toString(),
-                            io.flowkafka.internal.serde.PluggableSerdes.configs(u.getValue().get("serde_config"),
-                                    deployment), false, owner).close();
-                } catch (IllegalArgumentException e) {
-                    throw e;
-                } catch (RuntimeException e) {
-                    throw new org.apache.kafka.common.config.ConfigException(owner + ": value_serde " + serdeClass
-                            + " rejected its configuration (serde_config over the flow.serde.* properties): "
-                            + e.getMessage());
-                }
-            }
-        }
-    }
 
     /**
      * Validates and compiles the spec; starts nothing.
@@ -389,70 +288,6 @@ public final class FlowRuntime implements AutoCloseable {
         return create(spec, props).streamsProperties();
     }
 
-    /**
-     * {@code restore.consumer.fetch.max.wait.ms} unless the user sets {@code fetch.max.wait.ms} for the consumers
-     * (with or without a prefix): how long the restore consumer's fetch of a caught-up changelog waits for data.
-     */
-    static final String RESTORE_FETCH_MAX_WAIT_MS = "50";
-
-    /**
-     * {@code producer.batch.size} unless the user sets {@code batch.size} (plain or with the {@code producer.}
-     * prefix): 256 KiB instead of Kafka's 16 KiB. At each commit the stores' write-back caches hand their
-     * changed rows to the producer at once, thousands per changelog partition; in 16 KiB batches the broker's
-     * per-batch work dominated (benchmarks/RESULTS.md). At start, {@link ProducerBatchSize} halves it (not below
-     * Kafka's 16 KiB) until two batches of every partition a stream thread may write fit in {@code buffer.memory}.
-     */
-    static final String PRODUCER_BATCH_SIZE = "262144";
-
-    /**
-     * {@code producer.compression.type} unless the user sets {@code compression.type} (plain or with the
-     * {@code producer.} prefix): changelog rows are small and alike, so lz4 batches are several times smaller,
-     * for less broker work and less to read back on restore; any Kafka client reads them.
-     */
-    static final String PRODUCER_COMPRESSION_TYPE = "lz4";
-
-    private static Properties streamsProperties(PipelineSpec spec, Properties user, String dlq, FlowConfig config) {
-        Properties p = copy(user);
-        p.putIfAbsent(StreamsConfig.APPLICATION_ID_CONFIG,
-                config.getString(FlowConfig.APPLICATION_ID_PREFIX_CONFIG) + spec.name());
-        p.putIfAbsent(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
-        p.putIfAbsent(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.ByteArraySerde.class.getName());
-        p.putIfAbsent(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.ByteArraySerde.class.getName());
-        p.putIfAbsent(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG, DeadLetterHandler.class.getName());
-        p.putIfAbsent("processing.exception.handler.global.enabled", "true");
-        // an output its topic rejects for good: remembered, so the replayed input that produces it is a dead letter
-        if (!p.containsKey(StreamsConfig.PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG)
-                && !p.containsKey(StreamsConfig.DEFAULT_PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG)) {
-            p.put(StreamsConfig.PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG,
-                    io.flowkafka.internal.dlq.RejectedOutputHandler.class.getName());
-        }
-        p.put(io.flowkafka.internal.dlq.RejectedOutputs.CONFIG, new io.flowkafka.internal.dlq.RejectedOutputs());
-        String fetchWait = org.apache.kafka.clients.consumer.ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG;
-        if (!p.containsKey(fetchWait) && !p.containsKey(StreamsConfig.consumerPrefix(fetchWait))
-                && !p.containsKey(StreamsConfig.restoreConsumerPrefix(fetchWait))) {
-            // The restore consumer's fetch of a caught-up (e.g. empty) changelog long-polls the broker for
-            // fetch.max.wait.ms (500 ms), and the broker answers the next request on that connection (the offset
-            // lookup of the next tasks' changelogs at start or after a rebalance) only after it: a start of
-            // 4 tasks waited ~0.4 s for nothing. Restore fetches with data return at once either way.
-            p.put(StreamsConfig.restoreConsumerPrefix(fetchWait), RESTORE_FETCH_MAX_WAIT_MS);
-        }
-        // Kafka Streams keeps state in changelog topics: its producers' defaults are set for that traffic
-        putProducerDefault(p, org.apache.kafka.clients.producer.ProducerConfig.BATCH_SIZE_CONFIG, PRODUCER_BATCH_SIZE);
-        putProducerDefault(p, org.apache.kafka.clients.producer.ProducerConfig.COMPRESSION_TYPE_CONFIG,
-                PRODUCER_COMPRESSION_TYPE);
-        p.put(DeadLetterHandler.TOPIC_CONFIG, dlq);
-        p.put(DeadLetterHandler.ENABLED_CONFIG, String.valueOf(config.getBoolean(FlowConfig.DEAD_LETTER_ENABLED_CONFIG)));
-        int rf = config.getInt(FlowConfig.REPLICATION_FACTOR_CONFIG);
-        if (rf > 0) {
-            p.putIfAbsent(StreamsConfig.REPLICATION_FACTOR_CONFIG, rf);
-        }
-        int isr = config.getInt(FlowConfig.MIN_INSYNC_REPLICAS_CONFIG);
-        if (isr > 0) {
-            p.putIfAbsent(StreamsConfig.topicPrefix("min.insync.replicas"), String.valueOf(isr));
-        }
-        return p;
-    }
-
     /** The compiled topology (one sub-topology per computation). */
     public Topology topology() {
         return compiled.topology();
@@ -465,7 +300,7 @@ public final class FlowRuntime implements AutoCloseable {
 
     /** A copy of the Kafka Streams properties this runtime runs with. */
     public Properties streamsProperties() {
-        return copy(streamsProps);
+        return StreamsProperties.copy(streamsProps);
     }
 
     /** The Kafka Streams {@code application.id}, which is also the consumer group id. */
@@ -533,11 +368,11 @@ public final class FlowRuntime implements AutoCloseable {
         if (!state.compareAndSet(State.CREATED, State.STARTING)) {
             throw new IllegalStateException("pipeline '" + spec.name() + "' was already started (state " + state.get() + ")");
         }
-        LOG.info(guaranteeSummary(spec));
+        LOG.info(GuaranteeReport.summary(spec));
         admin = Admin.create(ClientProperties.admin(streamsProps));
         try {
-            prepare(admin);
-            fitProducerBatchSize(admin);
+            new TopicPreparation(spec, compiled, config, streamsProps).prepare(admin);
+            ProducerBatchSize.fitDefault(admin, streamsProps, userProps, compiled, spec.name());
         } catch (RuntimeException e) {
             state.set(State.FAILED);
             admin.close(Duration.ofSeconds(5));
@@ -556,7 +391,7 @@ public final class FlowRuntime implements AutoCloseable {
         UnaryOperator<Producer<byte[], byte[]>> decorate = producerDecorator instanceof UnaryOperator<?> u
                 ? (UnaryOperator<Producer<byte[], byte[]>>) u : UnaryOperator.identity();
         supplier.decorateProducers(p -> new CommitObservingProducer(decorate.apply(p), commits));
-        Properties startProps = copy(streamsProps);
+        Properties startProps = StreamsProperties.copy(streamsProps);
         startProps.put(EpochCommits.CONFIG, commits);
         clientSupplier = supplier;
         KafkaStreams ks = new KafkaStreams(compiled.topology(), startProps, supplier);
@@ -596,7 +431,7 @@ public final class FlowRuntime implements AutoCloseable {
         }
         startOutboxServices(purgeMs);
         if (alignment.active()) {
-            if (streamsGroupProtocol()) {
+            if (StreamsProperties.streamsGroupProtocol(streamsProps)) {
                 LOG.warn("pipeline '{}': watermark_alignment of {} does nothing with group.protocol=streams (Kafka "
                         + "Streams creates its main consumer itself, so no source partition can be paused); use "
                         + "group.protocol=classic", spec.name(), alignment.computations());
@@ -630,14 +465,6 @@ public final class FlowRuntime implements AutoCloseable {
                 }
             }, 200, 200);
         }
-    }
-
-    /**
-     * Whether Kafka Streams runs the streams group protocol, under which it creates its main consumer
-     * itself (no source partition can be paused: no drain, no watermark alignment).
-     */
-    private boolean streamsGroupProtocol() {
-        return "streams".equalsIgnoreCase(String.valueOf(streamsProps.get(StreamsConfig.GROUP_PROTOCOL_CONFIG)).trim());
     }
 
     /** The pipeline cluster's client properties (bootstrap servers, security). */
@@ -733,79 +560,7 @@ public final class FlowRuntime implements AutoCloseable {
      */
     public void prepareTopics() {
         try (Admin a = Admin.create(ClientProperties.admin(streamsProps))) {
-            prepare(a);
-        }
-    }
-
-    /**
-     * The sources a keyed Transform reads must be co-partitioned: task p reads partition p of each, so
-     * the records of a key meet only if every topic has the same partition count.
-     */
-    private void checkKeyedSourcesCoPartitioned(Map<String, org.apache.kafka.clients.admin.TopicDescription> described) {
-        for (var c : spec.computations().values()) {
-            if (!c.readsKeyedSource() || c.sourceStreams().size() < 2) {
-                continue;
-            }
-            Map<String, Integer> counts = new java.util.LinkedHashMap<>();
-            c.sourceStreams().forEach(src -> PipelineCompiler.topicsOf(src).forEach(
-                    t -> counts.put(t, described.get(t).partitions().size())));
-            if (counts.values().stream().distinct().count() > 1) {
-                throw new FlowException("computation '" + c.id() + "' reads key-partitioned sources whose topics have "
-                        + "different partition counts " + counts + "; a key's records meet in one task only if every "
-                        + "topic has the same number of partitions, partitioned by the same key: repartition the "
-                        + "topics to one count, or read them in Source computations and their outputs in the Transform");
-            }
-        }
-    }
-
-    private void prepare(Admin a) {
-        new TopicManager(a, config.getInt(FlowConfig.REPLICATION_FACTOR_CONFIG),
-                config.getInt(FlowConfig.MIN_INSYNC_REPLICAS_CONFIG))
-                .prepare(spec.name(), compiled, "create".equals(config.getString(FlowConfig.TOPICS_MODE_CONFIG)));
-        if (compiled.sourceTopicsByComputation().isEmpty()) {
-            return;
-        }
-        try {
-            java.util.Set<String> all = new java.util.HashSet<>();
-            compiled.sourceTopicsByComputation().values().forEach(all::addAll);
-            var described = a.describeTopics(all).allTopicNames().get(60, TimeUnit.SECONDS);
-            compiled.sourceTopicsByComputation().forEach((computation, topics) -> compiled.partitionCounts().put(
-                    computation, topics.stream().mapToInt(t -> described.get(t).partitions().size()).max().orElse(1)));
-            checkKeyedSourcesCoPartitioned(described);
-            // use_consumer_group_offset: start where another consumer group left off, once
-            io.flowkafka.internal.source.GroupOffsetSeeder.seed(a, spec, applicationId(),
-                    streamsGroupProtocol(),
-                    described);
-            // finite sources: bounded by the last stable offsets seen now (partitions a partition_filter excludes
-            // are done without reading)
-            Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.admin.OffsetSpec> request =
-                    new java.util.HashMap<>();
-            for (var c : spec.computations().values()) {
-                for (var source : c.sourceStreams()) {
-                    if (io.flowkafka.internal.source.KafkaSourceParameters.finite(source)) {
-                        var filter = io.flowkafka.internal.source.KafkaSourceParameters.partitionFilter(source);
-                        for (String topic : PipelineCompiler.topicsOf(source)) {
-                            for (var p : described.get(topic).partitions()) {
-                                if (filter != null && !filter.accepts(p.partition())) {
-                                    continue;
-                                }
-                                request.put(new org.apache.kafka.common.TopicPartition(topic, p.partition()),
-                                        org.apache.kafka.clients.admin.OffsetSpec.latest());
-                            }
-                        }
-                    }
-                }
-            }
-            if (!request.isEmpty()) {
-                a.listOffsets(request, new org.apache.kafka.clients.admin.ListOffsetsOptions(
-                                org.apache.kafka.common.IsolationLevel.READ_COMMITTED))
-                        .all().get(60, TimeUnit.SECONDS)
-                        .forEach((tp, info) -> compiled.finiteSources().bound(tp, info.offset()));
-            }
-        } catch (FlowException e) {
-            throw e;
-        } catch (Exception e) {
-            throw new FlowException("pipeline '" + spec.name() + "' could not describe its source topics: " + e, e);
+            new TopicPreparation(spec, compiled, config, streamsProps).prepare(a);
         }
     }
 
@@ -1011,18 +766,7 @@ public final class FlowRuntime implements AutoCloseable {
      * rebalance waiting, until {@code session.timeout.ms} (45 s) passes.
      */
     boolean leavesGroupOnClose() {
-        return config.getBoolean(FlowConfig.LEAVE_GROUP_ON_CLOSE_CONFIG) && leavesGroupOnClose(streamsProps);
-    }
-
-    static boolean leavesGroupOnClose(Properties props) {
-        String key = org.apache.kafka.clients.consumer.ConsumerConfig.GROUP_INSTANCE_ID_CONFIG;
-        for (String k : List.of(key, StreamsConfig.consumerPrefix(key), StreamsConfig.mainConsumerPrefix(key))) {
-            Object v = props.get(k);
-            if (v != null && !v.toString().isBlank()) {
-                return false;
-            }
-        }
-        return true;
+        return config.getBoolean(FlowConfig.LEAVE_GROUP_ON_CLOSE_CONFIG) && StreamsProperties.leavesGroupOnClose(streamsProps);
     }
 
     /** What {@link #drain(Duration)} gives Kafka Streams' close at least, whatever was left of its timeout. */
@@ -1076,7 +820,7 @@ public final class FlowRuntime implements AutoCloseable {
     public boolean drain(Duration timeout) {
         Objects.requireNonNull(timeout, "timeout");
         long deadline = System.nanoTime() + timeout.toNanos();
-        if (streamsGroupProtocol()) {
+        if (StreamsProperties.streamsGroupProtocol(streamsProps)) {
             throw new UnsupportedOperationException("pipeline '" + spec.name() + "': drain needs group.protocol=classic; "
                     + "with group.protocol=streams Kafka Streams creates its main consumer itself, so source topics "
                     + "cannot be paused alone. Use stop(Duration)");
@@ -1120,7 +864,7 @@ public final class FlowRuntime implements AutoCloseable {
     /** Waits until drained (null) or the deadline; returns what was left at the last check. */
     private @Nullable String awaitDrained(KafkaStreams ks, io.flowkafka.internal.drain.DrainingClientSupplier supplier,
             Map<String, Integer> topics, long deadline) {
-        long gapMs = Math.max(50, Math.min(1000, commitIntervalMs()));
+        long gapMs = Math.max(50, Math.min(1000, StreamsProperties.commitIntervalMs(streamsProps)));
         int clean = 0;
         String left = "not checked";
         try (var backlog = new io.flowkafka.internal.drain.InternalBacklog(admin, applicationId(), topics,
@@ -1215,15 +959,6 @@ public final class FlowRuntime implements AutoCloseable {
         return topics;
     }
 
-    private long commitIntervalMs() {
-        Object v = streamsProps.get(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG);
-        try {
-            return v == null ? 100 : Long.parseLong(v.toString().trim()); // 100 ms: Kafka Streams' exactly-once default
-        } catch (NumberFormatException e) {
-            return 100;
-        }
-    }
-
     /** Consumer settings of the pipeline's cluster (bootstrap servers, security), without the group. */
     private Map<String, Object> consumerClientConfig() {
         return ClientProperties.consumer(streamsProps);
@@ -1284,71 +1019,5 @@ public final class FlowRuntime implements AutoCloseable {
             throw new IllegalStateException("pipeline '" + spec.name() + "' is not started");
         }
         return ks;
-    }
-
-    /**
-     * Lowers flow-kafka's default {@code producer.batch.size} (not a user's) so that the batches of every partition a
-     * stream thread may write at once fit in its producer's {@code buffer.memory} (see {@link ProducerBatchSize}).
-     */
-    private void fitProducerBatchSize(Admin a) {
-        String key = StreamsConfig.producerPrefix(org.apache.kafka.clients.producer.ProducerConfig.BATCH_SIZE_CONFIG);
-        if (!PRODUCER_BATCH_SIZE.equals(streamsProps.get(key)) || userProps.containsKey(key)) {
-            // the user chose it (plain batch.size leaves no prefixed default)
-            return;
-        }
-        var description = compiled.topology().describe();
-        Map<String, Integer> partitions = new java.util.HashMap<>(compiled.internalTopics());
-        java.util.Set<String> external = new java.util.HashSet<>();
-        for (var sub : description.subtopologies()) {
-            for (var node : sub.nodes()) {
-                if (node instanceof org.apache.kafka.streams.TopologyDescription.Source source
-                        && source.topicSet() != null) {
-                    external.addAll(source.topicSet());
-                } else if (node instanceof org.apache.kafka.streams.TopologyDescription.Sink sink
-                        && sink.topic() != null) {
-                    external.add(sink.topic());
-                }
-            }
-        }
-        external.removeAll(partitions.keySet());
-        if (!external.isEmpty()) {
-            try {
-                a.describeTopics(external).topicNameValues().forEach((topic, future) -> {
-                    try {
-                        partitions.put(topic, future.get(60, TimeUnit.SECONDS).partitions().size());
-                    } catch (Exception e) {
-                        // a topic that cannot be described (a sink topic created later) counts as one partition
-                    }
-                });
-            } catch (RuntimeException e) {
-                LOG.debug("pipeline '{}': topics not described for the producer batch size: {}", spec.name(), e.toString());
-            }
-        }
-        int threads = Integer.parseInt(String.valueOf(streamsProps.getOrDefault(StreamsConfig.NUM_STREAM_THREADS_CONFIG,
-                "1")).trim());
-        long bufferMemory = io.flowkafka.internal.dlq.RecordSizeLimit.producerSetting(streamsProps,
-                org.apache.kafka.clients.producer.ProducerConfig.BUFFER_MEMORY_CONFIG, 32L * 1024 * 1024);
-        int perThread = ProducerBatchSize.partitionsPerThread(description, partitions, threads);
-        int size = ProducerBatchSize.fit(Integer.parseInt(PRODUCER_BATCH_SIZE), perThread, bufferMemory);
-        if (size < Integer.parseInt(PRODUCER_BATCH_SIZE)) {
-            streamsProps.put(key, String.valueOf(size));
-            LOG.info("pipeline '{}': producer.batch.size {} instead of {}: a stream thread may write {} partitions at "
-                    + "once (changelogs and output streams), and two batches of each must fit in buffer.memory ({} "
-                    + "bytes); set producer.batch.size or producer.buffer.memory to choose", spec.name(), size,
-                    PRODUCER_BATCH_SIZE, perThread, bufferMemory);
-        }
-    }
-
-    /** Sets {@code producer.<key>} unless the user gives {@code key} plain or with the {@code producer.} prefix. */
-    private static void putProducerDefault(Properties p, String key, String value) {
-        if (!p.containsKey(key) && !p.containsKey(StreamsConfig.producerPrefix(key))) {
-            p.put(StreamsConfig.producerPrefix(key), value);
-        }
-    }
-
-    private static Properties copy(Properties p) {
-        Properties c = new Properties();
-        c.putAll(p);
-        return c;
     }
 }

@@ -7,6 +7,7 @@ import io.flowkafka.api.Message;
 import io.flowkafka.api.OutputCollector;
 import io.flowkafka.api.RowFunction;
 import io.flowkafka.api.RuntimeContext;
+import io.flowkafka.internal.runtime.StreamsProperties;
 import io.flowkafka.runtime.FlowRuntime.State;
 import io.flowkafka.spec.ColumnType;
 import io.flowkafka.spec.ComputationKind;
@@ -49,7 +50,7 @@ class FlowRuntimeDrainTest {
     void shouldLeaveTheGroupOnStopUnlessTheUserMadeItAStaticMember() {
         // FlowRuntimeIT shows what leaving does on a broker: the partitions move at once
         try (FlowRuntime r = runtime(new Properties())) {
-            assertThat(FlowRuntime.leavesGroupOnClose(r.streamsProperties())).isTrue();
+            assertThat(StreamsProperties.leavesGroupOnClose(r.streamsProperties())).isTrue();
             assertThat(r.leavesGroupOnClose()).isTrue();
         }
         Properties stay = new Properties();
@@ -61,13 +62,13 @@ class FlowRuntimeDrainTest {
             Properties p = new Properties();
             p.put(key, "instance-1");
             try (FlowRuntime r = runtime(p)) {
-                assertThat(FlowRuntime.leavesGroupOnClose(r.streamsProperties())).as(key).isFalse();
+                assertThat(StreamsProperties.leavesGroupOnClose(r.streamsProperties())).as(key).isFalse();
                 assertThat(r.leavesGroupOnClose()).as(key).isFalse();
             }
         }
         Properties blank = new Properties();
         blank.put("group.instance.id", " ");
-        assertThat(FlowRuntime.leavesGroupOnClose(blank)).as("a blank id is no static membership").isTrue();
+        assertThat(StreamsProperties.leavesGroupOnClose(blank)).as("a blank id is no static membership").isTrue();
     }
 
     @Test
