@@ -1,37 +1,53 @@
 package io.flowkafka.runtime;
 
 import io.flowkafka.api.FlowException;
+import io.flowkafka.avro.FlowAvroClasses;
 import io.flowkafka.internal.compiler.CompileOptions;
 import io.flowkafka.internal.compiler.CompiledPipeline;
-import io.flowkafka.internal.compiler.InternalTopicPurger;
 import io.flowkafka.internal.compiler.PipelineCompiler;
-import io.flowkafka.internal.outbox.CommitObservingProducer;
-import io.flowkafka.internal.outbox.EpochCommits;
+import io.flowkafka.internal.drain.DrainCondition;
+import io.flowkafka.internal.drain.DrainingClientSupplier;
+import io.flowkafka.internal.outbox.SinkServices;
+import io.flowkafka.internal.runtime.AlignmentFollower;
+import io.flowkafka.internal.runtime.CompletionWatch;
+import io.flowkafka.internal.runtime.FlowStreams;
 import io.flowkafka.internal.runtime.GuaranteeReport;
+import io.flowkafka.internal.runtime.OutputLimitMeter;
 import io.flowkafka.internal.runtime.ProducerBatchSize;
-import io.flowkafka.internal.runtime.RuntimeSchedulers;
+import io.flowkafka.internal.runtime.RuntimeMaintenance;
+import io.flowkafka.internal.runtime.RuntimeStates;
+import io.flowkafka.internal.runtime.StreamThreadFailures;
 import io.flowkafka.internal.runtime.StreamsProperties;
 import io.flowkafka.internal.runtime.TopicPreparation;
 import io.flowkafka.internal.serde.PluggableSerdes;
+import io.flowkafka.internal.status.StatusBoard;
+import io.flowkafka.internal.visitor.DynamicSpec;
+import io.flowkafka.internal.watermarks.FiniteSources;
+import io.flowkafka.internal.watermarks.SourceIdleness;
+import io.flowkafka.spec.KeyVisitorSettings;
 import io.flowkafka.spec.PipelineSpec;
 import io.flowkafka.spi.ClientProperties;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.UnaryOperator;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.streams.CloseOptions;
+import org.apache.kafka.streams.CloseOptions.GroupMembershipOperation;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
-import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.jspecify.annotations.Nullable;
 
 /**
  * Runs one instance of a pipeline: compiles the spec into a Kafka Streams application, creates
@@ -69,10 +85,20 @@ public final class FlowRuntime implements AutoCloseable {
      */
     public static final String GUARANTEE_METRIC = "flow.computation.guarantee";
 
+    /**
+     * Key of an object in the properties (not a string): a {@code UnaryOperator<Producer<byte[], byte[]>>} applied to
+     * each stream thread's producer. For tests that break a commit on a real broker (as Kafka Streams' own tests
+     * do); not for production use.
+     */
+    public static final String PRODUCER_DECORATOR_CONFIG = "flow.internal.producer.decorator";
+
     private static final Logger LOG = LoggerFactory.getLogger(FlowRuntime.class);
 
+    /** What {@link #drain(Duration)} gives Kafka Streams' close at least, whatever was left of its timeout. */
+    private static final Duration DRAIN_MIN_CLOSE = Duration.ofSeconds(30);
+
     static {
-        io.flowkafka.avro.FlowAvroClasses.trust();
+        FlowAvroClasses.trust();
     }
 
     /** What the runtime is doing, as a user sees it. */
@@ -107,75 +133,37 @@ public final class FlowRuntime implements AutoCloseable {
     /** Orders pause(), resume() and the start of a drain: Kafka Streams' pause and the idleness clock change together. */
     private final Object pauseLock = new Object();
     private final Properties streamsProps;
-    /**
-     * Key of an object in the properties (not a string): a {@code UnaryOperator<Producer<byte[], byte[]>>} applied to
-     * each stream thread's producer. For tests that break a commit on a real broker (as Kafka Streams' own tests
-     * do); not for production use.
-     */
-    public static final String PRODUCER_DECORATOR_CONFIG = "flow.internal.producer.decorator";
     private final @Nullable Object producerDecorator;
     private final AtomicReference<State> state = new AtomicReference<>(State.CREATED);
+    private final DynamicSpec dynamicSpec;
+    private final StatusBoard statusBoard = new StatusBoard();
+    private final MeterRegistry meterRegistry;
+    private final OutputLimitMeter outputLimitMeter;
+    /** Gauges that read this runtime's objects: removed on {@link #close()}, so a later runtime can register its own. */
+    private final List<Meter> runtimeGauges = new CopyOnWriteArrayList<>();
     private volatile KafkaStreams streams;
-    private volatile io.flowkafka.internal.drain.@Nullable DrainingClientSupplier clientSupplier;
-    private volatile io.flowkafka.internal.watermarks.@Nullable AlignmentReader alignmentReader;
-    private org.apache.kafka.clients.consumer.KafkaConsumer<String, String> statusConsumer;
-    private final java.util.Set<String> completedTasks = new java.util.HashSet<>();
+    private volatile @Nullable DrainingClientSupplier clientSupplier;
     /** Background work: admin calls on one thread, the alignment poll on its own. */
-    private RuntimeSchedulers schedulers;
+    private volatile @Nullable RuntimeMaintenance maintenance;
     private Admin admin;
-    private final List<io.flowkafka.internal.outbox.OutboxService> outboxServices = new java.util.ArrayList<>();
-    private final List<io.flowkafka.internal.outbox.AtMostOnceDelivery> atMostOnceDeliveries = new java.util.ArrayList<>();
-    private final List<io.flowkafka.spi.SyncSinkWriter> syncWriters = new java.util.ArrayList<>();
+    private volatile @Nullable SinkServices sinkServices;
 
-    private final io.flowkafka.internal.visitor.DynamicSpec dynamicSpec;
-    private final io.flowkafka.internal.status.StatusBoard statusBoard = new io.flowkafka.internal.status.StatusBoard();
-    private final io.micrometer.core.instrument.MeterRegistry meterRegistry;
-
-    private FlowRuntime(PipelineSpec spec, Properties props, io.micrometer.core.instrument.@Nullable MeterRegistry meters) {
+    private FlowRuntime(PipelineSpec spec, Properties props, @Nullable MeterRegistry meters) {
         this.spec = spec.validated();
         this.userProps = StreamsProperties.copy(props);
         this.config = new FlowConfig(userProps);
-        this.dynamicSpec = new io.flowkafka.internal.visitor.DynamicSpec(this.spec);
-        this.meterRegistry = meters != null ? meters : new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+        this.dynamicSpec = new DynamicSpec(this.spec);
+        this.meterRegistry = meters != null ? meters : new SimpleMeterRegistry();
         this.compiled = PipelineCompiler.compile(this.spec, CompileOptions.of(config, this.spec.streams().keySet(),
                 dynamicSpec, statusBoard, meterRegistry));
         this.streamsProps = StreamsProperties.of(this.spec, userProps, compiled.deadLetterTopic(), config);
         this.producerDecorator = streamsProps.remove(PRODUCER_DECORATOR_CONFIG);
         StreamsProperties.requireExactlyOnce(streamsProps);
         GuaranteeReport.registerGauges(this.spec, meterRegistry);
-        registerOutputLimitGauges();
+        this.outputLimitMeter = new OutputLimitMeter(this.spec.name(), compiled, applicationId());
+        runtimeGauges.addAll(outputLimitMeter.registerGauges(meterRegistry));
         PluggableSerdes.checkValueSerdes(this.spec, userProps);
     }
-
-    /**
-     * Per stream with an output limit ({@code flow.output.limit.records}) and a topic: {@code flow.output.backlog},
-     * the offsets of its topic written but not yet consumed downstream as last measured (records, watermark control
-     * records and transaction markers alike), and {@code flow.output.blocked}, 1 while that is over the limit (the
-     * timer-stream groups writing to it are held back), else 0. Removed on {@link #close()}.
-     */
-    private void registerOutputLimitGauges() {
-        var limits = compiled.outputLimits();
-        for (String stream : limits.limits().keySet()) {
-            if (compiled.streamTopics().getOrDefault(stream, List.of()).isEmpty()) {
-                continue; // no topic of its own (e.g. written only to sinks): nothing to measure
-            }
-            runtimeGauges.add(io.micrometer.core.instrument.Gauge.builder("flow.output.backlog", limits,
-                            l -> l.backlogOf(stream))
-                    .description("Offsets of the stream's topic written but not yet consumed downstream (its records, "
-                            + "watermark control records and transaction markers), as last measured for its output "
-                            + "limit")
-                    .tags("pipeline", spec.name(), "stream", stream).register(meterRegistry));
-            runtimeGauges.add(io.micrometer.core.instrument.Gauge.builder("flow.output.blocked", limits,
-                            l -> l.isBlocked(stream) ? 1.0 : 0.0)
-                    .description("1 while the stream's backlog is over its output limit: the timer-stream groups "
-                            + "writing to it are held back")
-                    .tags("pipeline", spec.name(), "stream", stream).register(meterRegistry));
-        }
-    }
-
-    /** Gauges that read this runtime's objects: removed on {@link #close()}, so a later runtime can register its own. */
-    private final List<io.micrometer.core.instrument.Meter> runtimeGauges =
-            new java.util.concurrent.CopyOnWriteArrayList<>();
 
     /**
      * Validates and compiles the spec; starts nothing.
@@ -200,7 +188,7 @@ public final class FlowRuntime implements AutoCloseable {
      * @throws org.apache.kafka.common.config.ConfigException for a bad {@code flow.*} property, or a
      *     {@code processing.guarantee} other than {@code exactly_once_v2}
      */
-    public static FlowRuntime create(PipelineSpec spec, Properties props, io.micrometer.core.instrument.MeterRegistry meters) {
+    public static FlowRuntime create(PipelineSpec spec, Properties props, MeterRegistry meters) {
         Objects.requireNonNull(spec, "spec");
         Objects.requireNonNull(props, "props");
         Objects.requireNonNull(meters, "meters");
@@ -249,16 +237,16 @@ public final class FlowRuntime implements AutoCloseable {
             throw new IllegalArgumentException("no finite source (\"finite\": true) of pipeline '" + spec.name()
                     + "' reads topic '" + topic + "'");
         }
-        compiled.finiteSources().markDone(new org.apache.kafka.common.TopicPartition(topic, partition));
+        compiled.finiteSources().markDone(new TopicPartition(topic, partition));
     }
 
     /** Tests: the finite sources' bounds, which a real start reads from the broker before the tasks start. */
-    io.flowkafka.internal.watermarks.FiniteSources finiteSources() {
+    FiniteSources finiteSources() {
         return compiled.finiteSources();
     }
 
     /** The current dynamic settings of a key-visitor stream. */
-    public io.flowkafka.spec.KeyVisitorSettings keyVisitorSettings(String computation, String visitorStream) {
+    public KeyVisitorSettings keyVisitorSettings(String computation, String visitorStream) {
         return dynamicSpec.keyVisitor(computation, visitorStream);
     }
 
@@ -271,7 +259,7 @@ public final class FlowRuntime implements AutoCloseable {
     }
 
     /** The registry holding flow-kafka's metrics (the one given to {@code create}, or a private one). */
-    public io.micrometer.core.instrument.MeterRegistry meterRegistry() {
+    public MeterRegistry meterRegistry() {
         return meterRegistry;
     }
 
@@ -294,7 +282,7 @@ public final class FlowRuntime implements AutoCloseable {
     }
 
     /** What says a silent source partition is not idle (tests). */
-    io.flowkafka.internal.watermarks.SourceIdleness sourceIdleness() {
+    SourceIdleness sourceIdleness() {
         return compiled.sourceIdleness();
     }
 
@@ -378,174 +366,32 @@ public final class FlowRuntime implements AutoCloseable {
             admin.close(Duration.ofSeconds(5));
             throw e;
         }
-        var alignment = compiled.alignment();
-        var supplier = new io.flowkafka.internal.drain.DrainingClientSupplier(
-                new java.util.HashSet<>(compiled.sourceTopics()), alignment.active() ? alignment::blocked : null,
-                compiled.sourceIdleness());
-        if (!config.getBoolean(FlowConfig.LEAVE_GROUP_ON_CLOSE_CONFIG)) {
-            supplier.stayInGroupOnClose();
-        }
-        // at-most-once sinks release an epoch's messages once its transaction committed, as the producer sees it
-        EpochCommits commits = new EpochCommits();
-        @SuppressWarnings("unchecked")
-        UnaryOperator<Producer<byte[], byte[]>> decorate = producerDecorator instanceof UnaryOperator<?> u
-                ? (UnaryOperator<Producer<byte[], byte[]>>) u : UnaryOperator.identity();
-        supplier.decorateProducers(p -> new CommitObservingProducer(decorate.apply(p), commits));
-        Properties startProps = StreamsProperties.copy(streamsProps);
-        startProps.put(EpochCommits.CONFIG, commits);
+        var created = FlowStreams.create(compiled, streamsProps, config, producerDecorator);
+        var supplier = created.clients();
         clientSupplier = supplier;
-        KafkaStreams ks = new KafkaStreams(compiled.topology(), startProps, supplier);
-        boolean replace = "replace".equals(config.getString(FlowConfig.STREAM_THREAD_FAILURE_CONFIG));
-        ks.setUncaughtExceptionHandler(e -> {
-            var fatalSink = io.flowkafka.internal.outbox.FatalSinkException.in(e);
-            if (fatalSink != null) {
-                // replaying would fail the same way forever: stop with the reason rather than loop
-                LOG.error("pipeline '{}' stops: {}", spec.name(), fatalSink.getMessage());
-                statusBoard.report("*", -1, "/sinks/" + fatalSink.sink() + "/stopped", fatalSink.getMessage(),
-                        java.time.Instant.now());
-                return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
-            }
-            boolean inputFailure = causedByInput(e);
-            if (!inputFailure) {
-                // a failure of the machinery (a send error, a broker problem): the transaction was aborted, a new
-                // thread restores the tasks from their changelogs and replays from the last commit
-                LOG.warn("pipeline '{}': a stream thread died of a runtime failure, replacing it: {}", spec.name(),
-                        e.toString());
-                return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
-            }
-            LOG.error("pipeline '{}': a stream thread died processing an input with dead letters disabled: {}",
-                    spec.name(), e.toString());
-            return replace ? StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD
-                    : StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
-        });
+        KafkaStreams ks = created.streams();
+        ks.setUncaughtExceptionHandler(new StreamThreadFailures(spec.name(), statusBoard,
+                "replace".equals(config.getString(FlowConfig.STREAM_THREAD_FAILURE_CONFIG))));
         ks.setStateListener((newState, oldState) -> onStreamsState(newState));
+        Map<String, Object> client = ClientProperties.admin(streamsProps);
+        var sinks = new SinkServices(spec.name(), applicationId(), compiled, userProps, client, statusBoard,
+                meterRegistry);
+        sinkServices = sinks;
         streams = ks;
-        installSyncWriters();
+        sinks.installSyncWriters();
         ks.start();
         long purgeMs = config.getLong(FlowConfig.PURGE_INTERVAL_MS_CONFIG);
-        schedulers = new RuntimeSchedulers(spec.name());
-        schedulers.scheduleSlow(this::watchCompletion, 500, 500);
-        if (purgeMs > 0 && !compiled.internalTopics().isEmpty()) {
-            schedulers.scheduleSlow(new InternalTopicPurger(admin, applicationId(),
-                    compiled.internalTopics().keySet()), purgeMs, purgeMs);
+        var completion = new CompletionWatch(spec, compiled, applicationId(), ClientProperties.consumer(streamsProps),
+                () -> state.compareAndSet(State.RUNNING, State.COMPLETED));
+        var background = RuntimeMaintenance.start(spec.name(), compiled, applicationId(), admin, outputLimitMeter,
+                completion, purgeMs);
+        maintenance = background;
+        sinks.startDeliveries(admin, purgeMs);
+        if (compiled.alignment().active()) {
+            runtimeGauges.add(AlignmentFollower.registerGauge(spec.name(), supplier, meterRegistry));
+            background.followAlignment(spec.name(), compiled, applicationId(), client,
+                    StreamsProperties.streamsGroupProtocol(streamsProps));
         }
-        startOutboxServices(purgeMs);
-        if (alignment.active()) {
-            if (StreamsProperties.streamsGroupProtocol(streamsProps)) {
-                LOG.warn("pipeline '{}': watermark_alignment of {} does nothing with group.protocol=streams (Kafka "
-                        + "Streams creates its main consumer itself, so no source partition can be paused); use "
-                        + "group.protocol=classic", spec.name(), alignment.computations());
-            }
-            runtimeGauges.add(io.micrometer.core.instrument.Gauge.builder("flow.watermark.alignment.paused", supplier,
-                            io.flowkafka.internal.drain.DrainingClientSupplier::alignmentPaused)
-                    .description("Source partitions this instance keeps paused for watermark_alignment now (ahead "
-                            + "of their group by more than drift_bound)")
-                    .tag("pipeline", spec.name()).register(meterRegistry));
-            Map<String, Integer> partitions = new java.util.LinkedHashMap<>();
-            alignment.computations().forEach(c -> partitions.put(c, compiled.partitionCounts().of(c)));
-            alignment.expect(partitions);
-            alignment.activate();
-            Map<String, String> changelogs = new java.util.LinkedHashMap<>();
-            for (String c : alignment.computations()) {
-                changelogs.put(applicationId() + "-" + io.flowkafka.internal.watermarks.WatermarkTracker.storeName(c)
-                        + "-changelog", c);
-            }
-            var reader = new io.flowkafka.internal.watermarks.AlignmentReader(clientProperties(),
-                    applicationId() + "-alignment-reader", changelogs, alignment);
-            alignmentReader = reader;
-            // on its own thread: an admin call of the maintenance thread may wait up to 30 s
-            schedulers.scheduleFast(() -> {
-                try {
-                    reader.poll();
-                    alignment.tick();
-                } catch (RuntimeException e) {
-                    // an exception would cancel this schedule, and remote members would freeze where they are
-                    LOG.warn("pipeline '{}': watermark alignment: following the other instances failed, retrying: {}",
-                            spec.name(), e.toString());
-                }
-            }, 200, 200);
-        }
-    }
-
-    /** The pipeline cluster's client properties (bootstrap servers, security). */
-    private Map<String, Object> clientProperties() {
-        return ClientProperties.admin(streamsProps);
-    }
-
-    private io.flowkafka.spi.SinkContext sinkContext(io.flowkafka.internal.compiler.CompiledPipeline.AsyncSink async,
-            Map<String, Object> client) {
-        String prefix = FlowConfig.SINK_PREFIX + async.sink().id() + ".";
-        Map<String, Object> sinkProps = new java.util.HashMap<>();
-        userProps.forEach((k, v) -> {
-            if (k.toString().startsWith(prefix)) {
-                sinkProps.put(k.toString().substring(prefix.length()), v);
-            }
-        });
-        return new io.flowkafka.spi.SinkContext(spec.name(), applicationId(), async.computation(), async.sink(), client,
-                sinkProps, meterRegistry, compiled.deadLetterTopic());
-    }
-
-    /** Installs the writers of synchronous external sinks; before processing starts. */
-    private void installSyncWriters() {
-        Map<String, Object> client = clientProperties();
-        for (var async : compiled.asyncSinks()) {
-            if (async.writer() != null) {
-                var provider = java.util.Objects.requireNonNull(
-                        io.flowkafka.internal.outbox.Sinks.provider(async.sink().sinkClassName()));
-                var writer = provider.createWriter(sinkContext(async, client));
-                syncWriters.add(writer);
-                async.writer().set(writer);
-            }
-        }
-    }
-
-    /** Starts one delivery service per async sink (see {@link io.flowkafka.spi.OutboxDeliverer}). */
-    private void startOutboxServices(long purgeMs) {
-        if (compiled.asyncSinks().isEmpty()) {
-            return;
-        }
-        Map<String, Object> client = clientProperties();
-        for (var async : compiled.asyncSinks()) {
-            if (async.writer() != null) {
-                continue; // synchronous: its writer was installed before processing started
-            }
-            var provider = java.util.Objects.requireNonNull(
-                    io.flowkafka.internal.outbox.Sinks.provider(async.sink().sinkClassName()));
-            var deliverer = provider.createDeliverer(sinkContext(async, client));
-            int maxBatch = Integer.parseInt(String.valueOf(async.sink().parameters().getOrDefault("max_batch_records", "500")));
-            if (async.queue() != null) {
-                var delivery = new io.flowkafka.internal.outbox.AtMostOnceDelivery(spec.name(), async.sink().id(),
-                        async.computation(), async.queue(), deliverer, maxBatch,
-                        io.flowkafka.spec.AtMostOnceStrategy.of(async.sink()).suspendDestructionDuration(), statusBoard);
-                atMostOnceDeliveries.add(delivery);
-                delivery.start();
-                continue;
-            }
-            var service = new io.flowkafka.internal.outbox.OutboxService(spec.name(), async.sink().id(),
-                    async.computation(), async.outboxTopic(), deliverer, client,
-                    applicationId() + ".outbox." + async.sink().id(), maxBatch, admin, statusBoard, meterRegistry, purgeMs);
-            outboxServices.add(service);
-            service.start();
-        }
-    }
-
-    private void closeOutboxServices() {
-        for (var s : outboxServices) {
-            s.close();
-        }
-        outboxServices.clear();
-        for (var d : atMostOnceDeliveries) {
-            d.close();
-        }
-        atMostOnceDeliveries.clear();
-        for (var w : syncWriters) {
-            try {
-                w.close();
-            } catch (RuntimeException e) {
-                LOG.warn("pipeline '{}': closing a sink writer failed: {}", spec.name(), e.toString());
-            }
-        }
-        syncWriters.clear();
     }
 
     /**
@@ -564,90 +410,6 @@ public final class FlowRuntime implements AutoCloseable {
         }
     }
 
-    /** Runs on the maintenance thread: measures the backlog of streams with an output limit. */
-    private void measureOutputLimits() {
-        var limits = compiled.outputLimits();
-        if (limits.limits().isEmpty()) {
-            return;
-        }
-        try {
-            var committed = admin.listConsumerGroupOffsets(applicationId()).partitionsToOffsetAndMetadata()
-                    .get(30, TimeUnit.SECONDS);
-            Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.admin.OffsetSpec> request =
-                    new java.util.HashMap<>();
-            for (String stream : limits.limits().keySet()) {
-                for (String topic : compiled.streamTopics().getOrDefault(stream, List.of())) {
-                    Integer n = compiled.internalTopics().get(topic);
-                    for (int p = 0; n != null && p < n; p++) {
-                        request.put(new org.apache.kafka.common.TopicPartition(topic, p),
-                                org.apache.kafka.clients.admin.OffsetSpec.latest());
-                    }
-                }
-            }
-            var ends = admin.listOffsets(request).all().get(30, TimeUnit.SECONDS);
-            for (String stream : limits.limits().keySet()) {
-                long backlog = 0;
-                for (var e : ends.entrySet()) {
-                    if (compiled.streamTopics().getOrDefault(stream, List.of()).contains(e.getKey().topic())) {
-                        var om = committed.get(e.getKey());
-                        backlog += Math.max(0, e.getValue().offset() - (om == null ? 0 : om.offset()));
-                    }
-                }
-                limits.backlog(stream, backlog);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (Exception e) {
-            LOG.debug("pipeline '{}': measuring output limits failed, will retry: {}", spec.name(), e.toString());
-        }
-    }
-
-    /** Runs on the maintenance thread: finite sources done by committed offsets, completion from the status topic. */
-    private void watchCompletion() {
-        measureOutputLimits();
-        try {
-            if (!compiled.finiteSources().bounds().isEmpty()) {
-                var committed = admin.listConsumerGroupOffsets(applicationId()).partitionsToOffsetAndMetadata()
-                        .get(30, TimeUnit.SECONDS);
-                compiled.finiteSources().bounds().forEach((tp, bound) -> {
-                    var om = committed.get(tp);
-                    if (bound == 0L || (om != null && om.offset() >= bound)) {
-                        compiled.finiteSources().markDone(tp);
-                    }
-                });
-            }
-            if (statusConsumer == null) {
-                Map<String, Object> cp = ClientProperties.consumer(streamsProps);
-                cp.put(org.apache.kafka.clients.consumer.ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-                cp.put(org.apache.kafka.clients.consumer.ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG,
-                        org.apache.kafka.common.serialization.StringDeserializer.class.getName());
-                cp.put(org.apache.kafka.clients.consumer.ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
-                        org.apache.kafka.common.serialization.StringDeserializer.class.getName());
-                statusConsumer = new org.apache.kafka.clients.consumer.KafkaConsumer<>(cp);
-                var tp = new org.apache.kafka.common.TopicPartition(compiled.statusTopic(), 0);
-                statusConsumer.assign(List.of(tp));
-                statusConsumer.seekToBeginning(List.of(tp));
-            }
-            for (var r : statusConsumer.poll(Duration.ofMillis(100))) {
-                if ("completed".equals(r.value())) {
-                    completedTasks.add(r.key());
-                }
-            }
-            int expected = 0;
-            for (var c : spec.computations().values()) {
-                expected += compiled.partitionCounts().of(c.id());
-            }
-            if (completedTasks.size() >= expected && state.get() == State.RUNNING) {
-                LOG.info("pipeline '{}' completed: all {} tasks reported completion", spec.name(), expected);
-                state.set(State.COMPLETED);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (Exception e) {
-            LOG.debug("pipeline '{}': completion check failed, will retry: {}", spec.name(), e.toString());
-        }
-    }
-
     /**
      * Waits until the pipeline {@link State#COMPLETED completed}: every finite source was fully
      * processed, every event- and system-time timer fired, every computation completed.
@@ -658,45 +420,9 @@ public final class FlowRuntime implements AutoCloseable {
         return awaitState(State.COMPLETED, timeout);
     }
 
-    /**
-     * Whether a stream thread died of one input's failure (with dead letters disabled) rather than
-     * of the machinery or of a retriable outage ({@link io.flowkafka.internal.dlq.Failures}), which
-     * always gets the thread replaced.
-     */
-    static boolean causedByInput(Throwable e) {
-        return io.flowkafka.internal.dlq.Failures.causedByInput(e);
-    }
-
     private void onStreamsState(KafkaStreams.State s) {
         boolean paused = s == KafkaStreams.State.RUNNING && streams != null && streams.isPaused();
-        state.updateAndGet(current -> next(current, s, paused));
-    }
-
-    /** The runtime's state after Kafka Streams moved to {@code s}. */
-    static State next(State current, KafkaStreams.State s, boolean paused) {
-        if (current == State.STOPPING || current == State.STOPPED) {
-            return s == KafkaStreams.State.NOT_RUNNING ? State.STOPPED : current;
-        }
-        if (current == State.COMPLETED && (s == KafkaStreams.State.RUNNING || s == KafkaStreams.State.REBALANCING)) {
-            return current; // completed is terminal until the runtime is closed
-        }
-        if (current == State.DRAINING) {
-            // rebalances do not end a drain; a shutdown or an error does
-            return switch (s) {
-                case PENDING_SHUTDOWN -> State.STOPPING;
-                case NOT_RUNNING -> State.STOPPED;
-                case PENDING_ERROR, ERROR -> State.FAILED;
-                default -> current;
-            };
-        }
-        return switch (s) {
-            case CREATED, REBALANCING -> State.STARTING;
-            case RUNNING -> paused ? State.PAUSED : State.RUNNING;
-            case PENDING_SHUTDOWN -> State.STOPPING;
-            case NOT_RUNNING -> State.STOPPED;
-            case PENDING_ERROR, ERROR -> State.FAILED;
-            default -> current;
-        };
+        state.updateAndGet(current -> RuntimeStates.next(current, s, paused));
     }
 
     /**
@@ -742,11 +468,12 @@ public final class FlowRuntime implements AutoCloseable {
             return true;
         }
         state.set(State.STOPPING);
-        boolean done = ks.close(org.apache.kafka.streams.CloseOptions.timeout(timeout).withGroupMembershipOperation(
-                leavesGroupOnClose() ? org.apache.kafka.streams.CloseOptions.GroupMembershipOperation.LEAVE_GROUP
-                        : org.apache.kafka.streams.CloseOptions.GroupMembershipOperation.REMAIN_IN_GROUP));
+        boolean done = ks.close(CloseOptions.timeout(timeout).withGroupMembershipOperation(leavesGroupOnClose()
+                ? GroupMembershipOperation.LEAVE_GROUP : GroupMembershipOperation.REMAIN_IN_GROUP));
         if (done) {
-            closeOutboxServices();
+            if (sinkServices != null) {
+                sinkServices.close();
+            }
         } else {
             // stream threads may still run and write to synchronous sinks: leave the writers and services open
             // (daemon threads) rather than fail records of calls whose state already committed
@@ -768,9 +495,6 @@ public final class FlowRuntime implements AutoCloseable {
     boolean leavesGroupOnClose() {
         return config.getBoolean(FlowConfig.LEAVE_GROUP_ON_CLOSE_CONFIG) && StreamsProperties.leavesGroupOnClose(streamsProps);
     }
-
-    /** What {@link #drain(Duration)} gives Kafka Streams' close at least, whatever was left of its timeout. */
-    private static final Duration DRAIN_MIN_CLOSE = Duration.ofSeconds(30);
 
     /**
      * Drains, then stops this instance (Flow's "stop"): source topics are no longer read, every
@@ -839,13 +563,15 @@ public final class FlowRuntime implements AutoCloseable {
                 ks.resume(); // nothing would drain otherwise; the sources stay paused
             }
         }
-        Map<String, Integer> topics = drainTopics();
+        var drained = new DrainCondition(spec, compiled, config.getString(FlowConfig.TOPIC_PREFIX_CONFIG),
+                applicationId(), ClientProperties.consumer(streamsProps), StreamsProperties.commitIntervalMs(streamsProps));
         LOG.info("pipeline '{}' drains: source topics {} are no longer read; waiting up to {} until {} hold no data "
-                + "record the pipeline has not consumed", spec.name(), compiled.sourceTopics(), timeout, topics.keySet());
+                + "record the pipeline has not consumed", spec.name(), compiled.sourceTopics(), timeout,
+                drained.topics().keySet());
         long started = System.nanoTime();
         String left;
         try {
-            left = awaitDrained(ks, supplier, topics, deadline);
+            left = drained.await(ks, supplier, admin, deadline);
         } catch (RuntimeException e) {
             left = "the drain check failed: " + e; // stop all the same
         }
@@ -859,109 +585,6 @@ public final class FlowRuntime implements AutoCloseable {
         Duration remaining = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
         boolean stopped = stop(remaining.compareTo(DRAIN_MIN_CLOSE) > 0 ? remaining : DRAIN_MIN_CLOSE);
         return left == null && stopped;
-    }
-
-    /** Waits until drained (null) or the deadline; returns what was left at the last check. */
-    private @Nullable String awaitDrained(KafkaStreams ks, io.flowkafka.internal.drain.DrainingClientSupplier supplier,
-            Map<String, Integer> topics, long deadline) {
-        long gapMs = Math.max(50, Math.min(1000, StreamsProperties.commitIntervalMs(streamsProps)));
-        int clean = 0;
-        String left = "not checked";
-        try (var backlog = new io.flowkafka.internal.drain.InternalBacklog(admin, applicationId(), topics,
-                consumerClientConfig())) {
-            while (true) {
-                KafkaStreams.State s = ks.state();
-                if (!s.isRunningOrRebalancing()) {
-                    return "Kafka Streams is " + s;
-                }
-                left = drainCheck(supplier, backlog, deadline);
-                clean = left == null ? clean + 1 : 0;
-                if (clean >= 2) {
-                    return null;
-                }
-                LOG.debug("pipeline '{}' drain check: {}", spec.name(), left == null ? "drained, confirming" : left);
-                long remainingMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-                if (remainingMs <= 0) {
-                    return left == null ? "drained once, not confirmed" : left;
-                }
-                Thread.sleep(Math.min(gapMs, remainingMs)); // let a commit interval pass between two checks
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return "interrupted; " + left;
-        }
-    }
-
-    /** One check: null if drained, else what is left. */
-    private @Nullable String drainCheck(io.flowkafka.internal.drain.DrainingClientSupplier supplier,
-            io.flowkafka.internal.drain.InternalBacklog backlog, long deadline) throws InterruptedException {
-        var inHand = supplier.sourcesInHand();
-        if (inHand.isEmpty()) {
-            return "a stream thread has not yet polled with its source partitions paused";
-        }
-        Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.consumer.OffsetAndMetadata> committed;
-        try {
-            committed = backlog.committed(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
-        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-            return "committed offsets unknown: " + e;
-        }
-        List<String> behind = new java.util.ArrayList<>();
-        inHand.get().forEach((tp, offset) -> {
-            var om = committed.get(tp);
-            if (om == null || om.offset() < offset) {
-                behind.add(tp + " committed " + (om == null ? "nothing" : om.offset()) + " < " + offset);
-            }
-        });
-        if (!behind.isEmpty()) {
-            return "source records read but not yet processed and committed: " + behind;
-        }
-        io.flowkafka.internal.drain.InternalBacklog.Look look;
-        try {
-            look = backlog.look(committed, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
-        } catch (org.apache.kafka.common.KafkaException e) {
-            return "internal topics unreadable: " + e; // retried at the next check
-        }
-        if (!look.withData().isEmpty()) {
-            return "data records not yet consumed in " + look.withData();
-        }
-        if (!look.unread().isEmpty()) {
-            return "not read to their end in time: " + look.unread();
-        }
-        return null;
-    }
-
-    /**
-     * The internal topics a drain waits on: those read by a computation, except the control topics
-     * of computations without inputs (key-visitor only), whose heartbeats never stop.
-     */
-    private Map<String, Integer> drainTopics() {
-        java.util.Set<String> read = new java.util.HashSet<>();
-        for (var sub : compiled.topology().describe().subtopologies()) {
-            for (var node : sub.nodes()) {
-                if (node instanceof org.apache.kafka.streams.TopologyDescription.Source source
-                        && source.topicSet() != null) {
-                    read.addAll(source.topicSet());
-                }
-            }
-        }
-        String prefix = config.getString(FlowConfig.TOPIC_PREFIX_CONFIG);
-        for (var c : spec.computations().values()) {
-            if (c.sourceStreams().isEmpty() && c.inputStreamIds().isEmpty()) {
-                read.remove(PipelineCompiler.controlTopic(prefix, spec.name(), c.id()));
-            }
-        }
-        Map<String, Integer> topics = new java.util.LinkedHashMap<>();
-        compiled.internalTopics().forEach((topic, partitions) -> {
-            if (read.contains(topic)) {
-                topics.put(topic, partitions);
-            }
-        });
-        return topics;
-    }
-
-    /** Consumer settings of the pipeline's cluster (bootstrap servers, security), without the group. */
-    private Map<String, Object> consumerClientConfig() {
-        return ClientProperties.consumer(streamsProps);
     }
 
     /**
@@ -996,16 +619,9 @@ public final class FlowRuntime implements AutoCloseable {
     }
 
     private void shutdownMaintenance() {
-        if (schedulers != null) {
-            schedulers.shutdown(Duration.ofSeconds(5));
-        }
-        if (alignmentReader != null) {
-            alignmentReader.close(); // the thread that polled it has stopped
-            alignmentReader = null;
-        }
-        if (statusConsumer != null) {
-            statusConsumer.close(Duration.ofSeconds(2));
-            statusConsumer = null;
+        if (maintenance != null) {
+            maintenance.shutdown();
+            maintenance = null;
         }
         if (admin != null) {
             admin.close(Duration.ofSeconds(5));

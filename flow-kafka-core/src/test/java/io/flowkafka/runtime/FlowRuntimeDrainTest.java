@@ -7,6 +7,7 @@ import io.flowkafka.api.Message;
 import io.flowkafka.api.OutputCollector;
 import io.flowkafka.api.RowFunction;
 import io.flowkafka.api.RuntimeContext;
+import io.flowkafka.internal.runtime.RuntimeStates;
 import io.flowkafka.internal.runtime.StreamsProperties;
 import io.flowkafka.runtime.FlowRuntime.State;
 import io.flowkafka.spec.ColumnType;
@@ -92,20 +93,20 @@ class FlowRuntimeDrainTest {
 
     @Test
     void shouldStayDrainingThroughRebalancesAndEndWithShutdownOrError() {
-        assertThat(FlowRuntime.next(State.DRAINING, KafkaStreams.State.REBALANCING, false)).isEqualTo(State.DRAINING);
-        assertThat(FlowRuntime.next(State.DRAINING, KafkaStreams.State.RUNNING, false)).isEqualTo(State.DRAINING);
-        assertThat(FlowRuntime.next(State.DRAINING, KafkaStreams.State.PENDING_SHUTDOWN, false)).isEqualTo(State.STOPPING);
-        assertThat(FlowRuntime.next(State.DRAINING, KafkaStreams.State.NOT_RUNNING, false)).isEqualTo(State.STOPPED);
-        assertThat(FlowRuntime.next(State.DRAINING, KafkaStreams.State.PENDING_ERROR, false)).isEqualTo(State.FAILED);
+        assertThat(RuntimeStates.next(State.DRAINING, KafkaStreams.State.REBALANCING, false)).isEqualTo(State.DRAINING);
+        assertThat(RuntimeStates.next(State.DRAINING, KafkaStreams.State.RUNNING, false)).isEqualTo(State.DRAINING);
+        assertThat(RuntimeStates.next(State.DRAINING, KafkaStreams.State.PENDING_SHUTDOWN, false)).isEqualTo(State.STOPPING);
+        assertThat(RuntimeStates.next(State.DRAINING, KafkaStreams.State.NOT_RUNNING, false)).isEqualTo(State.STOPPED);
+        assertThat(RuntimeStates.next(State.DRAINING, KafkaStreams.State.PENDING_ERROR, false)).isEqualTo(State.FAILED);
     }
 
     @Test
     void shouldMapOtherStatesAsBefore() {
-        assertThat(FlowRuntime.next(State.RUNNING, KafkaStreams.State.REBALANCING, false)).isEqualTo(State.STARTING);
-        assertThat(FlowRuntime.next(State.STARTING, KafkaStreams.State.RUNNING, true)).isEqualTo(State.PAUSED);
-        assertThat(FlowRuntime.next(State.STOPPING, KafkaStreams.State.RUNNING, false)).isEqualTo(State.STOPPING);
-        assertThat(FlowRuntime.next(State.STOPPING, KafkaStreams.State.NOT_RUNNING, false)).isEqualTo(State.STOPPED);
-        assertThat(FlowRuntime.next(State.COMPLETED, KafkaStreams.State.REBALANCING, false)).isEqualTo(State.COMPLETED);
-        assertThat(FlowRuntime.next(State.RUNNING, KafkaStreams.State.ERROR, false)).isEqualTo(State.FAILED);
+        assertThat(RuntimeStates.next(State.RUNNING, KafkaStreams.State.REBALANCING, false)).isEqualTo(State.STARTING);
+        assertThat(RuntimeStates.next(State.STARTING, KafkaStreams.State.RUNNING, true)).isEqualTo(State.PAUSED);
+        assertThat(RuntimeStates.next(State.STOPPING, KafkaStreams.State.RUNNING, false)).isEqualTo(State.STOPPING);
+        assertThat(RuntimeStates.next(State.STOPPING, KafkaStreams.State.NOT_RUNNING, false)).isEqualTo(State.STOPPED);
+        assertThat(RuntimeStates.next(State.COMPLETED, KafkaStreams.State.REBALANCING, false)).isEqualTo(State.COMPLETED);
+        assertThat(RuntimeStates.next(State.RUNNING, KafkaStreams.State.ERROR, false)).isEqualTo(State.FAILED);
     }
 }
