@@ -3,8 +3,10 @@ package io.flowkafka.spec;
 import io.flowkafka.api.BatchFunction;
 import io.flowkafka.api.RowFunction;
 import io.flowkafka.internal.key.KeyExpression;
+import io.flowkafka.internal.outbox.Sinks;
 import io.flowkafka.internal.source.KafkaSourceParameters;
 import io.flowkafka.internal.source.Sources;
+import io.flowkafka.spi.SinkProvider;
 import io.flowkafka.spi.SourceProvider;
 import java.lang.reflect.Modifier;
 import java.util.ArrayList;
@@ -619,8 +621,8 @@ final class SpecValidator {
                                     + w.keySet().iterator().next() + "' that writes it"));
                 }
             }
-            List<String> known = io.flowkafka.internal.outbox.Sinks.knownSinkClassNames();
-            io.flowkafka.spi.SinkProvider provider = io.flowkafka.internal.outbox.Sinks.provider(sink.sinkClassName());
+            List<String> known = Sinks.knownSinkClassNames();
+            SinkProvider provider = Sinks.provider(sink.sinkClassName());
             boolean atMostOnce = false;
             try {
                 atMostOnce = AtMostOnceStrategy.of(sink).enabled();
@@ -643,7 +645,7 @@ final class SpecValidator {
                             + "'; an external sink's id names its delivery group, transactional ids and progress markers,"
                             + " so it must be unique in the pipeline", "rename one of the two sinks");
                 }
-                for (io.flowkafka.spi.SinkProvider.Problem p : provider.validate(sink)) {
+                for (SinkProvider.Problem p : provider.validate(sink)) {
                     error(c.id(), field + "." + p.field(), p.message(), p.fix());
                 }
                 if (atMostOnce && !provider.supportsAtMostOnce(sink)) {
