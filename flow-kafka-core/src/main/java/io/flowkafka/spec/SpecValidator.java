@@ -3,7 +3,11 @@ package io.flowkafka.spec;
 import io.flowkafka.api.BatchFunction;
 import io.flowkafka.api.RowFunction;
 import io.flowkafka.internal.key.KeyExpression;
+import io.flowkafka.internal.outbox.Sinks;
 import io.flowkafka.internal.source.KafkaSourceParameters;
+import io.flowkafka.internal.source.Sources;
+import io.flowkafka.spi.SinkProvider;
+import io.flowkafka.spi.SourceProvider;
 import java.lang.reflect.Modifier;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -32,9 +36,6 @@ import org.jspecify.annotations.Nullable;
  * written. Unknown ids get a "did you mean" for a declared id within edit distance 2.
  */
 final class SpecValidator {
-    /** {@code source_class_name}s the runtime knows. */
-    static final List<String> KNOWN_SOURCES = List.of("KafkaSource");
-
     private static final Pattern LEGAL_NAME = Pattern.compile("[a-zA-Z0-9._-]+");
     private static final int MAX_SUGGESTION_DISTANCE = 2;
 
@@ -407,31 +408,21 @@ final class SpecValidator {
     }
 
     /**
-     * A Transform reading sources directly (flow-kafka's keyed sources): KafkaSources of one topic
-     * each, declared {@code key_partitioned}; no key visitors (they need the range-partitioned
-     * layout of internal streams). Co-partitioning of several sources is checked at start.
+     * A Transform reading sources directly (flow-kafka's keyed sources): sources their provider
+     * lets be read by key (a KafkaSource of one topic, declared {@code key_partitioned}); no key
+     * visitors (they need the range-partitioned layout of internal streams). Co-partitioning of
+     * several sources is checked at start.
      */
     private void checkKeyedSource(ComputationSpec c) {
         String id = c.id();
         for (SourceSpec source : c.sourceStreams()) {
-            String field = "source_streams." + source.streamId() + ".parameters";
-            if (!"KafkaSource".equals(source.sourceClassName())) {
+            SourceProvider provider = Sources.provider(source.sourceClassName());
+            if (provider == null) {
                 continue; // reported by checkSources
             }
-            if (!KafkaSourceParameters.keyPartitioned(source)) {
-                error(id, field + ".key_partitioned", "Transform computation '" + id + "' reads source '"
-                        + source.streamId() + "' directly, which needs a topic partitioned by the group-by key (every "
-                        + "record of one key in one partition): state, timers and outputs of a key live in one task",
-                        "if the producers partition the topic by this key (e.g. the record key is the key column), set "
-                                + field + ".key_partitioned: true; otherwise make '" + id + "' a Source computation "
-                                + "and read its output stream in a Transform computation (records are then "
-                                + "re-partitioned by key through an internal stream)");
-            }
-            if (KafkaSourceParameters.topics(source).size() > 1) {
-                error(id, field + ".topics", "a key-partitioned source read by a Transform computation has one topic, "
-                        + "but source '" + source.streamId() + "' of '" + id + "' has "
-                        + KafkaSourceParameters.topics(source), "list one topic per source: declare a source stream "
-                        + "for each topic (their topics must have the same partition count)");
+            for (SourceProvider.Problem p : provider.validateKeyedRead(c, source)) {
+                problem(p.severity() == SpecProblem.Severity.ERROR, id, "source_streams." + source.streamId() + "."
+                        + p.field(), p.message(), p.fix());
             }
         }
         if (!c.keyVisitorStreams().isEmpty()) {
@@ -583,54 +574,31 @@ final class SpecValidator {
     }
 
     private void checkSources(ComputationSpec c) {
+        List<String> knownSources = Sources.knownSourceClassNames();
         for (SourceSpec s : c.sourceStreams()) {
             String field = "source_streams." + s.streamId();
-            if (!KNOWN_SOURCES.contains(s.sourceClassName())) {
-                String suggestion = closestIgnoringPrefix(s.sourceClassName(), KNOWN_SOURCES);
+            SourceProvider provider = Sources.provider(s.sourceClassName());
+            if (provider == null) {
+                String suggestion = closestIgnoringPrefix(s.sourceClassName(), knownSources);
                 error(c.id(), field + ".source_class_name", "unknown source_class_name '" + s.sourceClassName()
                         + "' for stream '" + s.streamId() + "'", (suggestion == null ? "" : "did you mean '" + suggestion
-                        + "'? ") + "use one of the known sources: " + String.join(", ", KNOWN_SOURCES));
-            } else if (s.sourceClassName().equals("KafkaSource")) {
-                Object topics = s.parameters().containsKey("topics") ? s.parameters().get("topics")
-                        : s.parameters().get("topic");
-                if (!validTopics(topics)) {
-                    error(c.id(), field + ".parameters.topics", "KafkaSource of stream '" + s.streamId() + "' "
-                            + (topics == null ? "has no 'topics' parameter" : "has an invalid 'topics' parameter " + topics),
-                            "set parameters.topics to a non-empty list of topic names (or a comma-separated string)");
-                }
-                StreamSpec stream = spec.streams().get(s.streamId());
-                for (KafkaSourceParameters.Problem p : KafkaSourceParameters.validate(s,
-                        stream == null ? null : stream.schema())) {
-                    problem(p.error(), c.id(), field + "." + p.field(), p.message(), p.fix());
-                }
-                if (KafkaSourceParameters.keyPartitioned(s) && !c.readsKeyedSource()) {
-                    error(c.id(), field + ".parameters.key_partitioned", "key_partitioned is set on a source of "
-                            + c.kind().shortName() + " computation '" + c.id() + "', but only a Transform computation "
-                            + "reads a source by key (a " + c.kind().shortName() + " computation is keyed by source "
-                            + "partition)", "make '" + c.id() + "' a Transform computation with a group_by_schema to "
-                            + "read the topic by key in one step, or remove key_partitioned");
-                }
-                List<String> known = KafkaSourceParameters.KNOWN.stream().sorted().toList();
-                for (String name : s.parameters().keySet()) {
-                    if (!KafkaSourceParameters.KNOWN.contains(name)) {
-                        String suggestion = closest(name, known);
-                        warning(c.id(), field + ".parameters." + name, "unknown KafkaSource parameter '" + name
-                                + "' is ignored", (suggestion == null ? "" : "did you mean '" + suggestion + "'? ")
-                                + "use one of " + known);
-                    }
+                        + "'? ") + "use one of the known sources: " + String.join(", ", knownSources));
+                continue;
+            }
+            for (SourceProvider.Problem p : provider.validate(c, s, spec.streams().get(s.streamId()))) {
+                problem(p.severity() == SpecProblem.Severity.ERROR, c.id(), field + "." + p.field(), p.message(),
+                        p.fix());
+            }
+            List<String> known = provider.parameterNames(s).stream().sorted().toList();
+            for (String name : s.parameters().keySet()) {
+                if (!known.contains(name)) {
+                    String suggestion = closest(name, known);
+                    warning(c.id(), field + ".parameters." + name, "unknown " + s.sourceClassName() + " parameter '"
+                            + name + "' is ignored", (suggestion == null ? "" : "did you mean '" + suggestion + "'? ")
+                            + "use one of " + known);
                 }
             }
         }
-    }
-
-    private static boolean validTopics(@Nullable Object topics) {
-        if (topics instanceof String s) {
-            return !s.isBlank() && java.util.Arrays.stream(s.split(",")).noneMatch(String::isBlank);
-        }
-        if (topics instanceof Collection<?> list) {
-            return !list.isEmpty() && list.stream().allMatch(t -> t instanceof String s && !s.isBlank());
-        }
-        return false;
     }
 
     private void checkSinks(ComputationSpec c, Set<String> outputs) {
@@ -653,8 +621,8 @@ final class SpecValidator {
                                     + w.keySet().iterator().next() + "' that writes it"));
                 }
             }
-            List<String> known = io.flowkafka.internal.outbox.Sinks.knownSinkClassNames();
-            io.flowkafka.spi.SinkProvider provider = io.flowkafka.internal.outbox.Sinks.provider(sink.sinkClassName());
+            List<String> known = Sinks.knownSinkClassNames();
+            SinkProvider provider = Sinks.provider(sink.sinkClassName());
             boolean atMostOnce = false;
             try {
                 atMostOnce = AtMostOnceStrategy.of(sink).enabled();
@@ -677,7 +645,7 @@ final class SpecValidator {
                             + "'; an external sink's id names its delivery group, transactional ids and progress markers,"
                             + " so it must be unique in the pipeline", "rename one of the two sinks");
                 }
-                for (io.flowkafka.spi.SinkProvider.Problem p : provider.validate(sink)) {
+                for (SinkProvider.Problem p : provider.validate(sink)) {
                     error(c.id(), field + "." + p.field(), p.message(), p.fix());
                 }
                 if (atMostOnce && !provider.supportsAtMostOnce(sink)) {

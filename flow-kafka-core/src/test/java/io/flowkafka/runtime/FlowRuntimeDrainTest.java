@@ -7,6 +7,8 @@ import io.flowkafka.api.Message;
 import io.flowkafka.api.OutputCollector;
 import io.flowkafka.api.RowFunction;
 import io.flowkafka.api.RuntimeContext;
+import io.flowkafka.internal.runtime.RuntimeStates;
+import io.flowkafka.internal.runtime.StreamsProperties;
 import io.flowkafka.runtime.FlowRuntime.State;
 import io.flowkafka.spec.ColumnType;
 import io.flowkafka.spec.ComputationKind;
@@ -49,7 +51,7 @@ class FlowRuntimeDrainTest {
     void shouldLeaveTheGroupOnStopUnlessTheUserMadeItAStaticMember() {
         // FlowRuntimeIT shows what leaving does on a broker: the partitions move at once
         try (FlowRuntime r = runtime(new Properties())) {
-            assertThat(FlowRuntime.leavesGroupOnClose(r.streamsProperties())).isTrue();
+            assertThat(StreamsProperties.leavesGroupOnClose(r.streamsProperties())).isTrue();
             assertThat(r.leavesGroupOnClose()).isTrue();
         }
         Properties stay = new Properties();
@@ -61,13 +63,13 @@ class FlowRuntimeDrainTest {
             Properties p = new Properties();
             p.put(key, "instance-1");
             try (FlowRuntime r = runtime(p)) {
-                assertThat(FlowRuntime.leavesGroupOnClose(r.streamsProperties())).as(key).isFalse();
+                assertThat(StreamsProperties.leavesGroupOnClose(r.streamsProperties())).as(key).isFalse();
                 assertThat(r.leavesGroupOnClose()).as(key).isFalse();
             }
         }
         Properties blank = new Properties();
         blank.put("group.instance.id", " ");
-        assertThat(FlowRuntime.leavesGroupOnClose(blank)).as("a blank id is no static membership").isTrue();
+        assertThat(StreamsProperties.leavesGroupOnClose(blank)).as("a blank id is no static membership").isTrue();
     }
 
     @Test
@@ -91,20 +93,20 @@ class FlowRuntimeDrainTest {
 
     @Test
     void shouldStayDrainingThroughRebalancesAndEndWithShutdownOrError() {
-        assertThat(FlowRuntime.next(State.DRAINING, KafkaStreams.State.REBALANCING, false)).isEqualTo(State.DRAINING);
-        assertThat(FlowRuntime.next(State.DRAINING, KafkaStreams.State.RUNNING, false)).isEqualTo(State.DRAINING);
-        assertThat(FlowRuntime.next(State.DRAINING, KafkaStreams.State.PENDING_SHUTDOWN, false)).isEqualTo(State.STOPPING);
-        assertThat(FlowRuntime.next(State.DRAINING, KafkaStreams.State.NOT_RUNNING, false)).isEqualTo(State.STOPPED);
-        assertThat(FlowRuntime.next(State.DRAINING, KafkaStreams.State.PENDING_ERROR, false)).isEqualTo(State.FAILED);
+        assertThat(RuntimeStates.next(State.DRAINING, KafkaStreams.State.REBALANCING, false)).isEqualTo(State.DRAINING);
+        assertThat(RuntimeStates.next(State.DRAINING, KafkaStreams.State.RUNNING, false)).isEqualTo(State.DRAINING);
+        assertThat(RuntimeStates.next(State.DRAINING, KafkaStreams.State.PENDING_SHUTDOWN, false)).isEqualTo(State.STOPPING);
+        assertThat(RuntimeStates.next(State.DRAINING, KafkaStreams.State.NOT_RUNNING, false)).isEqualTo(State.STOPPED);
+        assertThat(RuntimeStates.next(State.DRAINING, KafkaStreams.State.PENDING_ERROR, false)).isEqualTo(State.FAILED);
     }
 
     @Test
     void shouldMapOtherStatesAsBefore() {
-        assertThat(FlowRuntime.next(State.RUNNING, KafkaStreams.State.REBALANCING, false)).isEqualTo(State.STARTING);
-        assertThat(FlowRuntime.next(State.STARTING, KafkaStreams.State.RUNNING, true)).isEqualTo(State.PAUSED);
-        assertThat(FlowRuntime.next(State.STOPPING, KafkaStreams.State.RUNNING, false)).isEqualTo(State.STOPPING);
-        assertThat(FlowRuntime.next(State.STOPPING, KafkaStreams.State.NOT_RUNNING, false)).isEqualTo(State.STOPPED);
-        assertThat(FlowRuntime.next(State.COMPLETED, KafkaStreams.State.REBALANCING, false)).isEqualTo(State.COMPLETED);
-        assertThat(FlowRuntime.next(State.RUNNING, KafkaStreams.State.ERROR, false)).isEqualTo(State.FAILED);
+        assertThat(RuntimeStates.next(State.RUNNING, KafkaStreams.State.REBALANCING, false)).isEqualTo(State.STARTING);
+        assertThat(RuntimeStates.next(State.STARTING, KafkaStreams.State.RUNNING, true)).isEqualTo(State.PAUSED);
+        assertThat(RuntimeStates.next(State.STOPPING, KafkaStreams.State.RUNNING, false)).isEqualTo(State.STOPPING);
+        assertThat(RuntimeStates.next(State.STOPPING, KafkaStreams.State.NOT_RUNNING, false)).isEqualTo(State.STOPPED);
+        assertThat(RuntimeStates.next(State.COMPLETED, KafkaStreams.State.REBALANCING, false)).isEqualTo(State.COMPLETED);
+        assertThat(RuntimeStates.next(State.RUNNING, KafkaStreams.State.ERROR, false)).isEqualTo(State.FAILED);
     }
 }

@@ -8,6 +8,8 @@ import io.flowkafka.api.Message;
 import io.flowkafka.api.OutputCollector;
 import io.flowkafka.api.RowFunction;
 import io.flowkafka.api.RuntimeContext;
+import io.flowkafka.internal.runtime.GuaranteeReport;
+import io.flowkafka.internal.runtime.StreamsProperties;
 import io.flowkafka.spec.ColumnType;
 import io.flowkafka.spec.ComputationKind;
 import io.flowkafka.spec.PipelineSpec;
@@ -94,7 +96,7 @@ class FlowRuntimeGuaranteeTest {
     void shouldShortenTheRestoreConsumersFetchWaitUnlessTheUserSetsOne() {
         String restore = StreamsConfig.restoreConsumerPrefix("fetch.max.wait.ms");
         try (FlowRuntime runtime = FlowRuntime.create(spec(), props())) {
-            assertThat(runtime.streamsProperties().get(restore)).isEqualTo(FlowRuntime.RESTORE_FETCH_MAX_WAIT_MS);
+            assertThat(runtime.streamsProperties().get(restore)).isEqualTo(StreamsProperties.RESTORE_FETCH_MAX_WAIT_MS);
             assertThat(new StreamsConfig(runtime.streamsProperties()).getRestoreConsumerConfigs("c"))
                     .as("what Kafka Streams gives its restore consumer").containsEntry("fetch.max.wait.ms", "50");
             assertThat(new StreamsConfig(runtime.streamsProperties()).getMainConsumerConfigs("g", "c", 0))
@@ -169,7 +171,7 @@ class FlowRuntimeGuaranteeTest {
 
     @Test
     void shouldSayAtStartWhatEachComputationRunsWith() {
-        assertThat(FlowRuntime.guaranteeSummary(spec())).isEqualTo("pipeline 'modes' runs every computation on Kafka "
+        assertThat(GuaranteeReport.summary(spec())).isEqualTo("pipeline 'modes' runs every computation on Kafka "
                 + "Streams exactly_once_v2; processing_mode exactly_once: [read, batch], at_least_once_consistent: "
                 + "[count] (at_least_once_consistent behaves as exactly_once here: on Kafka the input dedup it would "
                 + "skip is the transactional offset commit, which costs nothing extra); SwiftMap batching with relaxed "

@@ -1,6 +1,7 @@
 package io.flowkafka.connectors.kafka;
 
 import io.flowkafka.avro.SinkProgress;
+import io.flowkafka.spi.ClientProperties;
 import io.flowkafka.spi.OutboxBatch;
 import io.flowkafka.spi.OutboxDeliverer;
 import io.flowkafka.spi.OutboxDeliveryException;
@@ -477,13 +478,7 @@ final class KafkaDeliverer implements OutboxDeliverer {
         if (progressTopicReady) {
             return;
         }
-        Map<String, Object> adminProps = new HashMap<>();
-        clientProps.forEach((k, v) -> {
-            if (org.apache.kafka.clients.admin.AdminClientConfig.configNames().contains(k)) {
-                adminProps.put(k, v);
-            }
-        });
-        try (Admin admin = Admin.create(adminProps)) {
+        try (Admin admin = Admin.create(ClientProperties.admin(clientProps))) {
             Set<String> names = admin.listTopics().names().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
             if (!names.contains(progressTopic)) {
                 try {

@@ -1,8 +1,13 @@
 package io.flowkafka.internal.compiler;
 
 import io.flowkafka.internal.processor.ComputationPlan;
+import io.flowkafka.internal.status.StatusBoard;
+import io.flowkafka.internal.visitor.DynamicSpec;
 import io.flowkafka.internal.watermarks.OutputLimits;
+import io.flowkafka.runtime.FlowConfig;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Deployment choices that shape the compiled topology.
@@ -26,6 +31,32 @@ public record CompileOptions(String topicPrefix, boolean persistentStores, boole
     public static CompileOptions defaults() {
         return new CompileOptions("", true, false, new ComputationPlan.WatermarkSettings(200, 1000),
                 new ComputationPlan.TimerSettings(50, 1000, 50), new OutputLimits(Map.of()), true, null, true);
+    }
+
+    /**
+     * The options a deployment's {@code flow.*} properties choose for a pipeline with {@code streams}; key visitors
+     * follow {@code dynamicSpec} and report to {@code status} and {@code meters}.
+     */
+    public static CompileOptions of(FlowConfig config, Set<String> streams, DynamicSpec dynamicSpec, StatusBoard status,
+            MeterRegistry meters) {
+        return new CompileOptions(
+                config.getString(FlowConfig.TOPIC_PREFIX_CONFIG),
+                !"memory".equals(config.getString(FlowConfig.STATE_STORES_CONFIG)),
+                config.getBoolean(FlowConfig.TOPOLOGY_TEST_DRIVER_CONFIG),
+                new ComputationPlan.WatermarkSettings(
+                        config.getLong(FlowConfig.WATERMARK_INTERVAL_MS_CONFIG),
+                        config.getLong(FlowConfig.WATERMARK_HEARTBEAT_MS_CONFIG)),
+                new ComputationPlan.TimerSettings(
+                        config.getLong(FlowConfig.TIMERS_INTERVAL_MS_CONFIG),
+                        config.getInt(FlowConfig.TIMERS_MAX_PER_STEP_CONFIG),
+                        config.getLong(FlowConfig.TIMERS_MAX_STEP_MS_CONFIG)),
+                new OutputLimits(config.outputLimits(streams)),
+                config.getBoolean(FlowConfig.DEAD_LETTER_ENABLED_CONFIG),
+                new ComputationPlan.VisitorRuntime(
+                        config.getLong(FlowConfig.VISITOR_TICK_MS_CONFIG),
+                        config.getInt(FlowConfig.VISITOR_MAX_ROWS_CONFIG),
+                        config.getLong(FlowConfig.VISITOR_MAX_MS_CONFIG), dynamicSpec, status, meters),
+                config.getBoolean(FlowConfig.STORE_CHANGELOGS_CONFIG));
     }
 
     /** A copy with another topic prefix and store kind. */

@@ -1,12 +1,17 @@
 package io.flowkafka.internal.serde;
 
 import com.google.common.reflect.TypeToken;
+import io.flowkafka.spec.ComputationSpec;
+import io.flowkafka.spec.PipelineSpec;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Modifier;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import org.apache.avro.generic.GenericRecord;
+import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.serialization.Serde;
 import org.jspecify.annotations.Nullable;
 
@@ -90,6 +95,40 @@ public final class PluggableSerdes {
         }
         serde.configure(configs, isKey);
         return serde;
+    }
+
+    /**
+     * Instantiates and configures every {@code value_serde} of {@code spec} once, so that a serde that rejects its
+     * configuration fails here, naming the source or sink, rather than failing every task at init.
+     *
+     * @param deployment the user's properties, whose {@code flow.serde.*} keys configure every serde
+     * @throws IllegalArgumentException if a class cannot be used ({@link #problem})
+     * @throws ConfigException if a serde rejects its configuration
+     */
+    public static void checkValueSerdes(PipelineSpec spec, Map<?, ?> deployment) {
+        Map<String, Object> byName = new HashMap<>();
+        deployment.forEach((k, v) -> byName.put(k.toString(), v));
+        for (ComputationSpec c : spec.computations().values()) {
+            List<Map.Entry<String, Map<String, Object>>> users = new ArrayList<>();
+            c.sourceStreams().forEach(s -> users.add(Map.entry("source '" + s.streamId() + "'", s.parameters())));
+            c.sinks().forEach(s -> users.add(Map.entry("sink '" + s.id() + "'", s.parameters())));
+            for (var u : users) {
+                Object serdeClass = u.getValue().get("value_serde");
+                if (serdeClass == null) {
+                    continue;
+                }
+                String owner = "computation '" + c.id() + "', " + u.getKey();
+                try {
+                    create(serdeClass.toString(), configs(u.getValue().get("serde_config"), byName), false, owner)
+                            .close();
+                } catch (IllegalArgumentException e) {
+                    throw e;
+                } catch (RuntimeException e) {
+                    throw new ConfigException(owner + ": value_serde " + serdeClass + " rejected its configuration "
+                            + "(serde_config over the flow.serde.* properties): " + e.getMessage());
+                }
+            }
+        }
     }
 
     /**

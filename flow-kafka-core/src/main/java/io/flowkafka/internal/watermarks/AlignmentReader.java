@@ -1,5 +1,6 @@
 package io.flowkafka.internal.watermarks;
 
+import io.flowkafka.spi.ClientProperties;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -54,13 +55,7 @@ public final class AlignmentReader implements AutoCloseable {
      */
     public AlignmentReader(Map<String, Object> client, String clientId, Map<String, String> changelogs,
             WatermarkAlignment alignment) {
-        Map<String, Object> props = new HashMap<>();
-        client.forEach((k, v) -> {
-            if (ConsumerConfig.configNames().contains(k)) {
-                props.put(k, v);
-            }
-        });
-        props.remove(ConsumerConfig.GROUP_ID_CONFIG);
+        Map<String, Object> props = ClientProperties.consumer(client);
         props.put(ConsumerConfig.CLIENT_ID_CONFIG, clientId);
         props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);

@@ -1,9 +1,19 @@
-package io.flowkafka.runtime;
+package io.flowkafka.internal.runtime;
 
+import io.flowkafka.internal.compiler.CompiledPipeline;
+import io.flowkafka.internal.dlq.RecordSizeLimit;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
+import java.util.Properties;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TopologyDescription;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Fits flow-kafka's default {@code producer.batch.size} to the topology it runs.
@@ -22,12 +32,67 @@ import org.apache.kafka.streams.TopologyDescription;
  * each thread fewer partitions. Two batches per partition is a floor, not a bound: the producer may have up to
  * {@code max.in.flight.requests.per.connection} requests in flight per broker.
  */
-final class ProducerBatchSize {
+public final class ProducerBatchSize {
+    private static final Logger LOG = LoggerFactory.getLogger(ProducerBatchSize.class);
 
     /** Kafka's default {@code batch.size}, the floor. */
     static final int KAFKA_DEFAULT = 16 * 1024;
 
     private ProducerBatchSize() {
+    }
+
+    /**
+     * Lowers flow-kafka's default {@code producer.batch.size} in {@code streamsProps} (not a user's) so that the
+     * batches of every partition a stream thread may write at once fit in its producer's {@code buffer.memory};
+     * describes the topics the topology reads and writes that are not its own with {@code admin}.
+     */
+    public static void fitDefault(Admin admin, Properties streamsProps, Properties userProps, CompiledPipeline compiled,
+            String pipeline) {
+        String key = StreamsConfig.producerPrefix(ProducerConfig.BATCH_SIZE_CONFIG);
+        String preferred = StreamsProperties.PRODUCER_BATCH_SIZE;
+        if (!preferred.equals(streamsProps.get(key)) || userProps.containsKey(key)) {
+            // the user chose it (plain batch.size leaves no prefixed default)
+            return;
+        }
+        var description = compiled.topology().describe();
+        Map<String, Integer> partitions = new HashMap<>(compiled.internalTopics());
+        Set<String> external = new HashSet<>();
+        for (var sub : description.subtopologies()) {
+            for (var node : sub.nodes()) {
+                if (node instanceof TopologyDescription.Source source && source.topicSet() != null) {
+                    external.addAll(source.topicSet());
+                } else if (node instanceof TopologyDescription.Sink sink && sink.topic() != null) {
+                    external.add(sink.topic());
+                }
+            }
+        }
+        external.removeAll(partitions.keySet());
+        if (!external.isEmpty()) {
+            try {
+                admin.describeTopics(external).topicNameValues().forEach((topic, future) -> {
+                    try {
+                        partitions.put(topic, future.get(60, TimeUnit.SECONDS).partitions().size());
+                    } catch (Exception e) {
+                        // a topic that cannot be described (a sink topic created later) counts as one partition
+                    }
+                });
+            } catch (RuntimeException e) {
+                LOG.debug("pipeline '{}': topics not described for the producer batch size: {}", pipeline, e.toString());
+            }
+        }
+        int threads = Integer.parseInt(String.valueOf(streamsProps.getOrDefault(StreamsConfig.NUM_STREAM_THREADS_CONFIG,
+                "1")).trim());
+        long bufferMemory = RecordSizeLimit.producerSetting(streamsProps, ProducerConfig.BUFFER_MEMORY_CONFIG,
+                32L * 1024 * 1024);
+        int perThread = partitionsPerThread(description, partitions, threads);
+        int size = fit(Integer.parseInt(preferred), perThread, bufferMemory);
+        if (size < Integer.parseInt(preferred)) {
+            streamsProps.put(key, String.valueOf(size));
+            LOG.info("pipeline '{}': producer.batch.size {} instead of {}: a stream thread may write {} partitions at "
+                    + "once (changelogs and output streams), and two batches of each must fit in buffer.memory ({} "
+                    + "bytes); set producer.batch.size or producer.buffer.memory to choose", pipeline, size,
+                    preferred, perThread, bufferMemory);
+        }
     }
 
     /**

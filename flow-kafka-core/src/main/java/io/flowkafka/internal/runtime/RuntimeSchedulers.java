@@ -1,4 +1,4 @@
-package io.flowkafka.runtime;
+package io.flowkafka.internal.runtime;
 
 import java.time.Duration;
 import java.util.concurrent.Executors;
@@ -14,11 +14,11 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Threading: scheduled and shut down by the thread that starts and stops the runtime.
  */
-final class RuntimeSchedulers {
+public final class RuntimeSchedulers {
     private final ScheduledExecutorService slow;
     private final ScheduledExecutorService fast;
 
-    RuntimeSchedulers(String pipeline) {
+    public RuntimeSchedulers(String pipeline) {
         this.slow = single("flow-" + pipeline + "-maintenance");
         this.fast = single("flow-" + pipeline + "-maintenance-fast");
     }
@@ -32,12 +32,12 @@ final class RuntimeSchedulers {
     }
 
     /** Runs {@code task} every {@code periodMs} after the previous run ends, on the thread that may block. */
-    void scheduleSlow(Runnable task, long initialDelayMs, long periodMs) {
+    public void scheduleSlow(Runnable task, long initialDelayMs, long periodMs) {
         slow.scheduleWithFixedDelay(task, initialDelayMs, periodMs, TimeUnit.MILLISECONDS);
     }
 
     /** Runs {@code task}, which must not block, every {@code periodMs} after the previous run ends, on its own thread. */
-    void scheduleFast(Runnable task, long initialDelayMs, long periodMs) {
+    public void scheduleFast(Runnable task, long initialDelayMs, long periodMs) {
         fast.scheduleWithFixedDelay(task, initialDelayMs, periodMs, TimeUnit.MILLISECONDS);
     }
 
@@ -47,7 +47,7 @@ final class RuntimeSchedulers {
      *
      * @return whether both threads ended within the timeout
      */
-    boolean shutdown(Duration timeout) {
+    public boolean shutdown(Duration timeout) {
         slow.shutdownNow();
         fast.shutdownNow();
         long deadline = System.nanoTime() + timeout.toNanos();

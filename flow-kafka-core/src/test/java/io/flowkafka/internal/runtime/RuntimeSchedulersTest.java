@@ -1,4 +1,4 @@
-package io.flowkafka.runtime;
+package io.flowkafka.internal.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,0 +1,133 @@
+package io.flowkafka.internal.outbox;
+
+import io.flowkafka.internal.compiler.CompiledPipeline;
+import io.flowkafka.internal.status.StatusBoard;
+import io.flowkafka.runtime.FlowConfig;
+import io.flowkafka.spec.AtMostOnceStrategy;
+import io.flowkafka.spi.OutboxDeliverer;
+import io.flowkafka.spi.SinkContext;
+import io.flowkafka.spi.SinkProvider;
+import io.flowkafka.spi.SyncSinkWriter;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Properties;
+import org.apache.kafka.clients.admin.Admin;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The external sinks' services of one runtime instance: the writers of synchronous sinks (installed in their slots
+ * before processing starts), one outbox delivery service per async sink, and the deliveries of at-most-once sinks.
+ * The rule it keeps: they are closed only once Kafka Streams closed, since stream threads write to them until then.
+ *
+ * <p>Threading: started and closed by the thread that starts and stops the runtime; each service runs its own thread.
+ */
+public final class SinkServices {
+    private static final Logger LOG = LoggerFactory.getLogger(SinkServices.class);
+
+    private final String pipeline;
+    private final String applicationId;
+    private final CompiledPipeline compiled;
+    private final Properties userProps;
+    private final Map<String, Object> client;
+    private final StatusBoard status;
+    private final MeterRegistry meters;
+    private final List<OutboxService> outboxServices = new ArrayList<>();
+    private final List<AtMostOnceDelivery> atMostOnceDeliveries = new ArrayList<>();
+    private final List<SyncSinkWriter> syncWriters = new ArrayList<>();
+
+    /**
+     * @param userProps the user's properties, whose {@code flow.sink.<sink id>.*} keys configure each sink
+     * @param client the pipeline cluster's client properties (bootstrap servers, security)
+     */
+    public SinkServices(String pipeline, String applicationId, CompiledPipeline compiled, Properties userProps,
+            Map<String, Object> client, StatusBoard status, MeterRegistry meters) {
+        this.pipeline = pipeline;
+        this.applicationId = applicationId;
+        this.compiled = compiled;
+        this.userProps = userProps;
+        this.client = client;
+        this.status = status;
+        this.meters = meters;
+    }
+
+    /** Installs the writers of synchronous external sinks; before processing starts. */
+    public void installSyncWriters() {
+        for (var async : compiled.asyncSinks()) {
+            if (async.writer() != null) {
+                var writer = provider(async).createWriter(sinkContext(async));
+                syncWriters.add(writer);
+                async.writer().set(writer);
+            }
+        }
+    }
+
+    /**
+     * Starts one delivery service per async sink (see {@link OutboxDeliverer}): an outbox service, or an at-most-once
+     * delivery for a sink with {@code at_most_once_strategy}.
+     *
+     * @param admin purges delivered outbox records
+     */
+    public void startDeliveries(Admin admin, long purgeIntervalMs) {
+        for (var async : compiled.asyncSinks()) {
+            if (async.writer() != null) {
+                continue; // synchronous: its writer was installed before processing started
+            }
+            var deliverer = provider(async).createDeliverer(sinkContext(async));
+            int maxBatch = Integer.parseInt(String.valueOf(async.sink().parameters().getOrDefault("max_batch_records",
+                    "500")));
+            if (async.queue() != null) {
+                var delivery = new AtMostOnceDelivery(pipeline, async.sink().id(), async.computation(), async.queue(),
+                        deliverer, maxBatch, AtMostOnceStrategy.of(async.sink()).suspendDestructionDuration(), status);
+                atMostOnceDeliveries.add(delivery);
+                delivery.start();
+                continue;
+            }
+            var service = new OutboxService(pipeline, async.sink().id(), async.computation(), async.outboxTopic(),
+                    deliverer, client, applicationId + ".outbox." + async.sink().id(), maxBatch, admin, status, meters,
+                    purgeIntervalMs);
+            outboxServices.add(service);
+            service.start();
+        }
+    }
+
+    /** Closes every service and writer; a writer that fails to close is logged. */
+    public void close() {
+        for (var s : outboxServices) {
+            s.close();
+        }
+        outboxServices.clear();
+        for (var d : atMostOnceDeliveries) {
+            d.close();
+        }
+        atMostOnceDeliveries.clear();
+        for (var w : syncWriters) {
+            try {
+                w.close();
+            } catch (RuntimeException e) {
+                LOG.warn("pipeline '{}': closing a sink writer failed: {}", pipeline, e.toString());
+            }
+        }
+        syncWriters.clear();
+    }
+
+    private static SinkProvider provider(CompiledPipeline.AsyncSink async) {
+        return Objects.requireNonNull(Sinks.provider(async.sink().sinkClassName()));
+    }
+
+    private SinkContext sinkContext(CompiledPipeline.AsyncSink async) {
+        String prefix = FlowConfig.SINK_PREFIX + async.sink().id() + ".";
+        Map<String, Object> sinkProps = new HashMap<>();
+        userProps.forEach((k, v) -> {
+            if (k.toString().startsWith(prefix)) {
+                sinkProps.put(k.toString().substring(prefix.length()), v);
+            }
+        });
+        return new SinkContext(pipeline, applicationId, async.computation(), async.sink(), client, sinkProps, meters,
+                compiled.deadLetterTopic());
+    }
+}

@@ -1,0 +1,46 @@
+package io.flowkafka.spi;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+
+/**
+ * The Kafka client properties an {@code Admin} or a consumer takes from a larger set of properties
+ * (the runtime's Kafka Streams properties, or a sink's): bootstrap servers, security and client
+ * settings, by the client's own config names; {@code flow.*} keys, Kafka Streams keys and prefixed
+ * keys are left out. The one place that filters them, so every client of a pipeline's cluster is
+ * configured alike.
+ *
+ * <p>Thread-safe: holds no state. Returns new, mutable maps; the values are those given, not copies.
+ */
+public final class ClientProperties {
+    private ClientProperties() {
+    }
+
+    /** The entries of {@code props} whose key is an {@code Admin} config ({@link AdminClientConfig#configNames()}). */
+    public static Map<String, Object> admin(Map<?, ?> props) {
+        return only(props, AdminClientConfig.configNames());
+    }
+
+    /**
+     * The entries of {@code props} whose key is a consumer config ({@link ConsumerConfig#configNames()}), without
+     * {@code group.id}: the caller chooses its group, or has none.
+     */
+    public static Map<String, Object> consumer(Map<?, ?> props) {
+        Map<String, Object> c = only(props, ConsumerConfig.configNames());
+        c.remove(ConsumerConfig.GROUP_ID_CONFIG);
+        return c;
+    }
+
+    private static Map<String, Object> only(Map<?, ?> props, Set<String> names) {
+        Map<String, Object> out = new HashMap<>();
+        props.forEach((k, v) -> {
+            if (names.contains(k.toString())) {
+                out.put(k.toString(), v);
+            }
+        });
+        return out;
+    }
+}

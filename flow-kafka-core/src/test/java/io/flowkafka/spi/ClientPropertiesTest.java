@@ -1,0 +1,41 @@
+package io.flowkafka.spi;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.Map;
+import java.util.Properties;
+import org.junit.jupiter.api.Test;
+
+class ClientPropertiesTest {
+    private static Properties props() {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", "localhost:9092");
+        p.put("security.protocol", "SASL_SSL");
+        p.put("group.id", "someone-else");
+        p.put("fetch.max.wait.ms", "50");
+        p.put("application.id", "app");
+        p.put("producer.batch.size", "262144");
+        p.put("flow.topic.prefix", "x.");
+        p.put("flow.internal.object", new Object());
+        return p;
+    }
+
+    @Test
+    void shouldKeepOnlyAdminConfigs() {
+        assertThat(ClientProperties.admin(props())).isEqualTo(Map.of("bootstrap.servers", "localhost:9092",
+                "security.protocol", "SASL_SSL"));
+    }
+
+    @Test
+    void shouldKeepOnlyConsumerConfigsWithoutTheGroup() {
+        assertThat(ClientProperties.consumer(props())).isEqualTo(Map.of("bootstrap.servers", "localhost:9092",
+                "security.protocol", "SASL_SSL", "fetch.max.wait.ms", "50"));
+    }
+
+    @Test
+    void shouldReturnAMapTheCallerMayChange() {
+        Map<String, Object> admin = ClientProperties.admin(props());
+        admin.put("client.id", "mine");
+        assertThat(admin).containsEntry("client.id", "mine");
+    }
+}
