@@ -79,7 +79,8 @@ import org.jspecify.annotations.Nullable;
  *   <li>a <em>due floor</em>: a timer key such that the stream has no committed timer below it.
  *       {@link #due} scans from it and then moves it to the first row it met (or to the scan's end
  *       when it met none); {@link #commitCall()} lowers it to any key it adds below it (a timer
- *       added in the past). Its absence means "the stream's first key";</li>
+ *       added in the past). Its absence means "the stream's first key". A copy is kept in the
+ *       stores (see below), so that a new object starts from it;</li>
  *   <li>a <em>hold floor</em> with the same meaning for holds, and the stream's smallest hold
  *       key when known. Adding a hold lowers the minimum in place; deleting the minimum marks it
  *       unknown and moves the hold floor to the deleted key, so the next
@@ -93,10 +94,23 @@ import org.jspecify.annotations.Nullable;
  *       needs no read to find its hold, which saves a RocksDB point lookup per fired timer.</li>
  * </ul>
  * Each cache states a fact about the committed stores that every write keeps true, so a fresh
- * object over restored stores (absent floors, unknown minima) gives exactly the answers of the
- * object it replaces, only after a few more seeks. Every decision (what fires, in which order,
- * which duplicate stays, the hold) is thus derived from the changelogged stores, as DESIGN.md's
- * rules demand, and a replay after an aborted transaction repeats it.
+ * object over restored stores (floors as kept in the stores, unknown minima) gives exactly the
+ * answers of the object it replaces, only after a few more seeks. Every decision (what fires, in
+ * which order, which duplicate stays, the hold) is thus derived from the changelogged stores, as
+ * DESIGN.md's rules demand, and a replay after an aborted transaction repeats it.
+ *
+ * <h2>Kept floors</h2>
+ * Each store has a floor row per stream ({@link TimerKeys#floorMark}, after the end mark, outside
+ * the stream's scans) whose value is a floor with the same meaning as the cache: no committed timer
+ * (hold) of the stream lies below it. The constructor and {@link #resetCaches()} start the floors
+ * from these rows, so the first scans of a new object (after a restore, or a task revived after an
+ * aborted transaction) walk the tombstones of a few batches of fired timers, not of every timer
+ * fired since compaction last ran. The rows are written by {@link #commitCall()} only, in the same
+ * writes as the timers, so they change in the same transaction: (1) in any call that adds a timer
+ * or hold below its row, lowered to the floor in memory (which the add lowered below it): the row
+ * stays a fact, and a replay gives the same answers; (2) otherwise at most once per {@link #due}
+ * step of the stream, raised to the floor in memory, and only once {@link #FLOOR_KEPT_EVERY}
+ * timers of the stream were deleted since the last write: one small write per step, not per timer.
  *
  * <h2>Tombstones, and bounded steps</h2>
  * RocksDB deletes are tombstones until compaction drops them, and a seek walks every tombstone
@@ -132,8 +146,8 @@ import org.jspecify.annotations.Nullable;
  * which they are complete: while the watermark stays below that key, the next steps hand timers out
  * from them without a seek (a watermark that moves a little per record would otherwise seek once
  * per record). Firing a timer pops the first; any other write below the limit drops them (adds are
- * normally far above: a timer waits). A new object after a restore starts at the streams' first keys
- * and walks the tombstones there once.
+ * normally far above: a timer waits). A new object after a restore starts at the kept floors (see
+ * above) and walks the tombstones between them and the first live keys once.
  *
  * <h2>Memory</h2>
  * Nothing is proportional to the number of timers: per stream a few keys and at most
@@ -177,6 +191,8 @@ public final class TimerStore {
 
     private static final byte[] EMPTY = new byte[0];
     private static final int MAX_SCANNED = 4_096;
+    /** A stream's floors are written to their rows once per {@link #due} step, once this many timers were deleted since the last write. */
+    static final int FLOOR_KEPT_EVERY = 128;
     /** How many committed timers a scan of {@link #due} reads ahead, beyond those it hands out (persistent stores). */
     static final int READ_AHEAD = 128;
     /** At most this many rows are kept read ahead (a batch larger than that is not kept). */
@@ -211,6 +227,14 @@ public final class TimerStore {
 
     private final @Nullable Bytes[] dueFloor;
     private final @Nullable Bytes[] holdFloor;
+    /** Per stream: the due floor as its row in the timers store keeps it; null: no row (the stream's start). */
+    private final @Nullable Bytes[] dueFloorKept;
+    /** Per stream: the hold floor as its row in the holds store keeps it; null: no row. */
+    private final @Nullable Bytes[] holdFloorKept;
+    /** Per stream: timers deleted since its floors were last written to their rows. */
+    private final int[] deletedSinceKept;
+    /** Per stream: whether {@link #due} ran since its floors were last written to their rows. */
+    private final boolean[] dueSinceKept;
     private final @Nullable Bytes[] minHold;
     private final boolean[] minKnown;
     /** Streams whose holds index is still to be built from their timers (see the class comment). */
@@ -282,6 +306,10 @@ public final class TimerStore {
         this.minKnown = new boolean[n];
         this.addedSinceDue = new Bytes[n];
         this.holdsUnbuilt = new boolean[n];
+        this.dueFloorKept = new Bytes[n];
+        this.holdFloorKept = new Bytes[n];
+        this.deletedSinceKept = new int[n];
+        this.dueSinceKept = new boolean[n];
         this.firstPending = new Bytes[n];
         this.firstPendingKnown = new boolean[n];
         this.maxTimer = new Bytes[n];
@@ -290,16 +318,29 @@ public final class TimerStore {
         java.util.ArrayDeque<KeyValue<Bytes, byte[]>>[] a = new java.util.ArrayDeque[n];
         this.ahead = a;
         this.aheadLimit = new Bytes[n];
-        checkStoredStreams();
-        findUnbuiltHolds();
+        loadFromStores();
+        checkNoRemovedStreams();
     }
 
-    /** Marks the streams whose timers store has its end mark while the holds store has not. */
-    private void findUnbuiltHolds() {
+    /**
+     * Reads what the stores keep besides timers and holds: each stream's floors (and checks its first timer's
+     * stream id), and which streams' holds index is still to be built. Reads only.
+     */
+    private void loadFromStores() {
         for (int s = 0; s < streamIds.size(); s++) {
             Bytes end = TimerKeys.streamEnd(s);
             holdsUnbuilt[s] = holds != null && timers.get(end) != null && holds.get(end) == null;
+            dueFloorKept[s] = bytes(timers.get(TimerKeys.floorMark(s)));
+            holdFloorKept[s] = holds == null || holdsUnbuilt[s] ? null : bytes(holds.get(TimerKeys.floorMark(s)));
+            holdFloor[s] = holdFloorKept[s];
+            deletedSinceKept[s] = 0;
+            dueSinceKept[s] = false;
+            checkStoredStream(s);
         }
+    }
+
+    private static @Nullable Bytes bytes(byte @Nullable [] value) {
+        return value == null ? null : Bytes.wrap(value);
     }
 
     /** The name of a computation's timer store (also names its changelog topic). */
@@ -438,6 +479,39 @@ public final class TimerStore {
         }
         clearBuffer();
         Arrays.fill(firstPendingKnown, false);
+        keepFloors();
+    }
+
+    /**
+     * Writes the floors of each stream to their rows where a write of this call put a timer or hold below
+     * the row (the row must stay true), or where a {@link #due} step ran since the last write and
+     * {@link #FLOOR_KEPT_EVERY} timers were deleted since: at most one write per row and firing step.
+     */
+    private void keepFloors() {
+        for (int s = 0; s < streamIds.size(); s++) {
+            boolean step = dueSinceKept[s] && deletedSinceKept[s] >= FLOOR_KEPT_EVERY;
+            keepFloor(timers, s, dueFloor[s], dueFloorKept, step);
+            if (holds != null && !holdsUnbuilt[s]) {
+                keepFloor(holds, s, holdFloor[s], holdFloorKept, step);
+            }
+            if (step) {
+                dueSinceKept[s] = false;
+                deletedSinceKept[s] = 0;
+            }
+        }
+    }
+
+    private static void keepFloor(KeyValueStore<Bytes, byte[]> store, int s, @Nullable Bytes floor,
+            @Nullable Bytes[] kept, boolean step) {
+        Bytes row = kept[s];
+        if (Objects.equals(floor, row)) {
+            return;
+        }
+        boolean below = row != null && (floor == null || floor.compareTo(row) < 0); // null: the stream's start
+        if (below || step) {
+            store.put(TimerKeys.floorMark(s), floor == null ? null : floor.get());
+            kept[s] = floor;
+        }
     }
 
     /** Drops the buffered adds and deletes of a call that threw. */
@@ -533,6 +607,7 @@ public final class TimerStore {
         Long scanned = scannedEvents.remove(key);
         touchAhead(s, key, add == null);
         if (add == null) {
+            deletedSinceKept[s]++;
             if (scanned != null) {
                 timers.put(key, null);
                 removeHold(s, scanned, key);
@@ -659,6 +734,7 @@ public final class TimerStore {
             minKnown[s] = false;
             minHold[s] = null;
             holdFloor[s] = null;
+            holdFloorKept[s] = null;
         }
     }
 
@@ -714,6 +790,7 @@ public final class TimerStore {
             throw new IllegalArgumentException("maxTimers must be >= 1 but was " + maxTimers);
         }
         addedSinceDue[streamIndex] = null;
+        dueSinceKept[streamIndex] = true;
         Bytes end = TimerKeys.streamEnd(streamIndex);
         Bytes bound = watermarkExclusive == Long.MAX_VALUE ? end : TimerKeys.dueBound(streamIndex, watermarkExclusive);
         Bytes from = dueFloor[streamIndex];
@@ -940,15 +1017,16 @@ public final class TimerStore {
     /**
      * About the number of committed pending timers, for metrics: RocksDB's estimate (it may be off
      * after many deletes) for persistent stores, exact for in-memory ones, in both cases plus up to
-     * two bookkeeping rows (the end mark) per timer stream.
+     * three bookkeeping rows (the end mark, the kept floor) per timer stream.
      */
     public long count() {
         return timers.approximateNumEntries();
     }
 
     /**
-     * Forgets every cache (floors, minima, overtaking marks), as a new object would. For a task
-     * whose stores were restored or rolled back under this object. Buffered writes are dropped.
+     * Forgets every cache (floors, minima, overtaking marks) and reads the kept floors again, as a new
+     * object would. For a task whose stores were restored or rolled back under this object. Buffered
+     * writes are dropped.
      */
     public void resetCaches() {
         clearBuffer();
@@ -962,7 +1040,7 @@ public final class TimerStore {
         Arrays.fill(ahead, null);
         scannedEvents.clear();
         endMarksWritten = false;
-        findUnbuiltHolds();
+        loadFromStores();
     }
 
     private @Nullable Bytes ensureMin(int s) {
@@ -1029,25 +1107,30 @@ public final class TimerStore {
         }
     }
 
-    /** Refuses stores written under another order of timer streams: those timers would misfire. */
-    private void checkStoredStreams() {
-        int n = streamIds.size();
-        for (int s = 0; s < n; s++) {
-            try (KeyValueIterator<Bytes, byte[]> it = timers.range(TimerKeys.streamStart(s), TimerKeys.streamEnd(s))) {
-                if (it.hasNext()) {
-                    KeyValue<Bytes, byte[]> kv = it.next();
-                    dueFloor[s] = kv.key;
-                    if (!TimerKeys.isEndMark(kv.key.get())) {
-                        String stored = TimerValueCodec.streamId(kv.value);
-                        if (!stored.equals(streamIds.get(s))) {
-                            throw new IllegalStateException("store " + timers.name() + " holds timers of timer stream '"
-                                    + stored + "' at position " + s + ", where the spec now has '" + streamIds.get(s)
-                                    + "': keep the order of a computation's timers and append new ones at the end");
-                        }
-                    }
-                }
+    /**
+     * Sets stream {@code s}'s due floor to its first row from the kept floor on (one seek: the tombstones
+     * below the kept floor are not walked) and refuses stores written under another order of timer streams,
+     * whose timers would misfire.
+     */
+    private void checkStoredStream(int s) {
+        Bytes kept = dueFloorKept[s];
+        Bytes end = TimerKeys.streamEnd(s);
+        Bytes first = firstKey(timers, kept == null ? TimerKeys.streamStart(s) : kept, end);
+        dueFloor[s] = first == null ? end : first;
+        byte[] value = first == null ? null : timers.get(first);
+        if (value != null) {
+            String stored = TimerValueCodec.streamId(value);
+            if (!stored.equals(streamIds.get(s))) {
+                throw new IllegalStateException("store " + timers.name() + " holds timers of timer stream '"
+                        + stored + "' at position " + s + ", where the spec now has '" + streamIds.get(s)
+                        + "': keep the order of a computation's timers and append new ones at the end");
             }
         }
+    }
+
+    /** Refuses stores holding timers of a stream the spec no longer has: they would never fire. */
+    private void checkNoRemovedStreams() {
+        int n = streamIds.size();
         if (n < MAX_TIMER_STREAMS) {
             try (KeyValueIterator<Bytes, byte[]> it = timers.range(TimerKeys.streamStart(n),
                     TimerKeys.streamStart(MAX_TIMER_STREAMS))) {

@@ -490,6 +490,50 @@ abstract class AbstractTimerStoreTest {
         assertThat(rows(stores.holds)).isEqualTo(1);
     }
 
+    /**
+     * "Scans over stores that see many deletes ... resume from a remembered position" (DESIGN.md), also in a
+     * new object (after a restore or a task revive): the floors that firing moved up are kept in the stores,
+     * so a new object's scans start a few batches behind the first pending timer and hold, not at the
+     * stream's first key, where the fired timers' tombstones lie; a timer added below a kept floor moves it
+     * down in the same call.
+     */
+    @Test
+    void shouldResumeScansAtThePersistedFloorsInANewObject() {
+        for (int i = 0; i < 2_000; i++) {
+            timers.add(timer(DEDUP_STREAM, "k" + i, i, i + 10));
+        }
+        timers.commitCall();
+        int batch = 100;
+        int fired = 0;
+        for (List<PendingTimer> due = timers.due(DEDUP_STREAM, 1_500, batch); !due.isEmpty();
+                due = timers.due(DEDUP_STREAM, 1_500, batch)) {
+            for (PendingTimer t : due) {
+                timers.delete(t);
+                timers.commitCall();
+            }
+            fired += due.size();
+            assertThat(timers.minPendingEventTimestamp()).isEqualTo(fired + 10); // the watermark code asks after each batch
+        }
+        assertThat(fired).isEqualTo(1_500);
+
+        stores.reopen();
+        CountingStore t = new CountingStore(stores.timers);
+        CountingStore h = new CountingStore(stores.holds);
+        timers = new TimerStore(t, h, STREAMS, DEDUP); // as after a restore
+        assertThat(timers.minPendingEventTimestamp()).isEqualTo(1_510);
+        assertThat(timers.minPendingTriggerTimestamp(DEDUP_STREAM)).isEqualTo(1_500);
+        assertThat(triggers(timers.due(DEDUP_STREAM, 1_510, batch))).hasSize(10).startsWith(1_500L);
+        Bytes floor = TimerKeys.dueBound(DEDUP_STREAM, 1_500 - 3 * batch); // a few batches behind at most
+        assertThat(t.scansBelow(DEDUP_STREAM, floor)).as("timer scans starting below the floor").isEmpty();
+        assertThat(h.scansBelow(DEDUP_STREAM, TimerKeys.dueBound(DEDUP_STREAM, 1_510 - 3 * batch)))
+                .as("hold scans starting below the floor").isEmpty();
+
+        addAndCommit(timer(DEDUP_STREAM, "late", 7, 3)); // below both floors
+        timers = newTimerStore();
+        assertThat(timers.minPendingEventTimestamp()).isEqualTo(3);
+        assertThat(triggers(timers.due(DEDUP_STREAM, 1_502, batch))).containsExactly(7L, 1_500L, 1_501L);
+    }
+
     /** Adds one timer per timestamp (ascending; trigger = event), then fires them one by one, checking the minima. */
     private void fireInOrder(long... ts) {
         List<PendingTimer> pending = new ArrayList<>();
