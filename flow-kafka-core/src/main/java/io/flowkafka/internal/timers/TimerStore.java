@@ -37,7 +37,8 @@ import org.jspecify.annotations.Nullable;
  *   <li>{@code <computation>.timer-holds}: an index with one empty-valued row per pending timer,
  *       keyed {@code (timer stream, event timestamp, rest of the timer key)}. The first row of a
  *       stream holds its smallest pending event timestamp. Every write to the timers store writes
- *       the matching hold in the same call, so both stores change in the same Kafka transaction.
+ *       the matching hold in the same call, so both stores change in the same Kafka transaction
+ *       (while an index is being built, only below its build cursor: see below).
  *       Only for a computation whose output watermark somebody reads (one that writes an internal
  *       stream): without a holds store ({@code null}) no hold is written, {@link #hasPending}
  *       seeks the timers store instead, and {@link #watermarkHold} is conservative.</li>
@@ -45,11 +46,20 @@ import org.jspecify.annotations.Nullable;
  *
  * <h2>A holds store that is missing its index</h2>
  * A computation that gains a reader of its output (a new pipeline version) gets a holds store
- * while its timers store already holds timers. The constructor notices it (the timers store has a
- * stream's end mark, the holds store has not) and the first committing call builds the stream's
- * index from its timers, in that call's transaction (one scan and a write per pending timer). Until
- * then the hold of such a stream is {@link Long#MIN_VALUE} while it has timers: the watermark
- * waits, it never overtakes a pending timer.
+ * while its timers store already holds timers, maybe millions. The constructor notices it (the timers
+ * store has a stream's end mark, the holds store has not), and {@link #buildHoldsStep}, which the
+ * timer punctuation calls, builds the stream's index in bounded steps: each writes the holds of at
+ * most {@code maxRows} timers, in timers-store order from a <em>build cursor</em>, and the new cursor
+ * in a row of the holds store ({@link TimerKeys#buildCursor}), so both change in the same
+ * transaction and a new object (after a restore or a revive) resumes where the last committed step
+ * stopped. The invariant: a timer has a hold if and only if its key is below the cursor. A committing
+ * call keeps it and never builds: it writes or deletes the hold of a timer below the cursor, and
+ * leaves one at or above it to the build (which reads the timer as it is then). A step starts at the
+ * due floor when that is above the cursor (no timer lies between them). When a step's scan meets the
+ * stream's end mark it writes the end mark to the holds store, which completes the index, and
+ * deletes the cursor row. Until then the hold of the stream is {@link Long#MIN_VALUE} while it has
+ * timers: the watermark waits, it never overtakes a pending timer and is never computed from a
+ * partial index.
  *
  * <h2>Invariants</h2>
  * <ul>
@@ -65,7 +75,8 @@ import org.jspecify.annotations.Nullable;
  *   <li>{@link #delete} removes the stored timer only: a timer that the same call adds under the
  *       same key is kept, whatever the order of the two (an {@code onTimer} that registers its own
  *       key and trigger again).</li>
- *   <li>Timers and holds are in one-to-one correspondence. A deletion finds the hold from the
+ *   <li>Timers and holds are in one-to-one correspondence (while a stream's index is being built:
+ *       its timers below the build cursor and its holds). A deletion finds the hold from the
  *       stored timer (read, or remembered from the scan), never from the caller's copy, which dedup
  *       may have replaced since it was handed out; a dangling hold would stop the watermark for
  *       good.</li>
@@ -177,6 +188,8 @@ import org.jspecify.annotations.Nullable;
  *       per-key trigger order.</li>
  *   <li>Changing {@code deduplicate_equal_timestamps} of a stream with pending timers is allowed,
  *       but timers stored under the other setting are not deduplicated against new ones.</li>
+ *   <li>On in-memory stores (tests), whose range iterator copies the keys of its range, each
+ *       {@link #buildHoldsStep} copies the keys from the cursor to the stream's end.</li>
  * </ol>
  *
  * <h2>Threading</h2>
@@ -239,6 +252,11 @@ public final class TimerStore {
     private final boolean[] minKnown;
     /** Streams whose holds index is still to be built from their timers (see the class comment). */
     private final boolean[] holdsUnbuilt;
+    /**
+     * Per stream whose index is being built: the build cursor, as its row in the holds store keeps it. The
+     * timers with a hold are exactly those below it; null: none yet (no row).
+     */
+    private final @Nullable Bytes[] buildCursor;
     /**
      * Per stream, its first committed timer as last sought ({@link #firstPendingTimer}), valid until the
      * next committing call: only {@link #commitCall()} writes the timers store.
@@ -306,6 +324,7 @@ public final class TimerStore {
         this.minKnown = new boolean[n];
         this.addedSinceDue = new Bytes[n];
         this.holdsUnbuilt = new boolean[n];
+        this.buildCursor = new Bytes[n];
         this.dueFloorKept = new Bytes[n];
         this.holdFloorKept = new Bytes[n];
         this.deletedSinceKept = new int[n];
@@ -324,12 +343,13 @@ public final class TimerStore {
 
     /**
      * Reads what the stores keep besides timers and holds: each stream's floors (and checks its first timer's
-     * stream id), and which streams' holds index is still to be built. Reads only.
+     * stream id), and which streams' holds index is still to be built, with its cursor. Reads only.
      */
     private void loadFromStores() {
         for (int s = 0; s < streamIds.size(); s++) {
             Bytes end = TimerKeys.streamEnd(s);
             holdsUnbuilt[s] = holds != null && timers.get(end) != null && holds.get(end) == null;
+            buildCursor[s] = holdsUnbuilt[s] ? bytes(Objects.requireNonNull(holds).get(TimerKeys.buildCursor(s))) : null;
             dueFloorKept[s] = bytes(timers.get(TimerKeys.floorMark(s)));
             holdFloorKept[s] = holds == null || holdsUnbuilt[s] ? null : bytes(holds.get(TimerKeys.floorMark(s)));
             holdFloor[s] = holdFloorKept[s];
@@ -470,7 +490,6 @@ public final class TimerStore {
         if (buffer.isEmpty()) {
             return;
         }
-        buildMissingHolds();
         if (!endMarksWritten) {
             writeEndMarks();
         }
@@ -647,7 +666,7 @@ public final class TimerStore {
         if (lowest == null || TimerKeys.before(key, lowest)) {
             addedSinceDue[s] = key;
         }
-        if (holds == null) {
+        if (holds == null || !holdIndexed(s, key)) {
             return;
         }
         Bytes hold = TimerKeys.holdKey(add.eventTs(), key.get());
@@ -710,32 +729,100 @@ public final class TimerStore {
         return maxTimer[s] == null || TimerKeys.before(maxTimer[s], key);
     }
 
+    /** Whether some stream's holds index is still to be built ({@link #buildHoldsStep}); false without a holds store. */
+    public boolean buildingHolds() {
+        for (boolean b : holdsUnbuilt) {
+            if (b) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /**
-     * Builds the holds index of every stream that has timers but no index yet, from its timers, and
-     * writes the stream's end mark to the holds store. Inside a committing call, for the transaction.
+     * Builds the next part of a missing holds index (see the class comment): writes the holds of the next
+     * committed timers after the build cursor, at most {@code maxRows} of them and none once
+     * {@code deadlineNanos} ({@link System#nanoTime()}) has passed, except that a step always writes one,
+     * and keeps the cursor in the holds store with them. A stream's index completes with its end mark,
+     * which the step writes when its scan meets the timers' end mark; only then does the stream's hold
+     * leave {@link Long#MIN_VALUE}. Call it from a punctuation, between calls, until it returns false: its
+     * writes need a record context to join the transaction. Nothing to do (false) without a holds store.
+     *
+     * @return whether some stream's index is still incomplete: call again
+     * @throws IllegalArgumentException if {@code maxRows < 1}
      */
-    private void buildMissingHolds() {
+    public boolean buildHoldsStep(int maxRows, long deadlineNanos) {
+        if (maxRows < 1) {
+            throw new IllegalArgumentException("maxRows must be >= 1 but was " + maxRows);
+        }
+        int written = 0;
         for (int s = 0; s < streamIds.size(); s++) {
-            if (!holdsUnbuilt[s] || holds == null) {
+            if (!holdsUnbuilt[s]) {
                 continue;
             }
-            try (KeyValueIterator<Bytes, byte[]> it = timers.range(TimerKeys.streamStart(s), TimerKeys.streamEnd(s))) {
+            if (written >= maxRows || (written > 0 && System.nanoTime() - deadlineNanos >= 0)) {
+                return true;
+            }
+            written += buildHolds(s, maxRows - written, deadlineNanos, written == 0);
+        }
+        return buildingHolds();
+    }
+
+    /**
+     * One step of the build of stream {@code s}'s holds index; returns the holds written. Resumes at the
+     * cursor, or at the due floor when that is higher (no timer below it); then the holds of the timers
+     * below the new cursor exist, and {@link #apply} writes and deletes holds only below it.
+     */
+    private int buildHolds(int s, int maxRows, long deadlineNanos, boolean mustProgress) {
+        KeyValueStore<Bytes, byte[]> h = Objects.requireNonNull(holds);
+        Bytes end = TimerKeys.streamEnd(s);
+        Bytes from = buildCursor[s] == null ? TimerKeys.streamStart(s) : buildCursor[s];
+        Bytes df = dueFloor[s];
+        if (df != null && df.compareTo(from) > 0) {
+            from = df;
+        }
+        int written = 0;
+        Bytes next = null;
+        if (from.compareTo(end) < 0) {
+            try (KeyValueIterator<Bytes, byte[]> it = timers.range(from, end)) {
                 while (it.hasNext()) {
                     KeyValue<Bytes, byte[]> kv = it.next();
-                    if (!TimerKeys.isEndMark(kv.key.get())) {
-                        holds.put(TimerKeys.holdKey(TimerValueCodec.eventTs(kv.value), kv.key.get()), EMPTY);
+                    if (TimerKeys.isEndMark(kv.key.get())) {
+                        break;
                     }
+                    if (written >= maxRows
+                            || ((written > 0 || !mustProgress) && System.nanoTime() - deadlineNanos >= 0)) {
+                        next = kv.key;
+                        break;
+                    }
+                    Bytes hold = TimerKeys.holdKey(TimerValueCodec.eventTs(kv.value), kv.key.get());
+                    if (holdsCache != null) {
+                        holdsCache.putNew(hold, EMPTY); // above the cursor, so no hold yet
+                    } else {
+                        h.put(hold, EMPTY);
+                    }
+                    written++;
                 }
             }
-            for (Bytes mark : List.of(TimerKeys.streamEnd(s), TimerKeys.streamEndGuard(s))) {
-                holds.put(mark, EMPTY);
-            }
-            holdsUnbuilt[s] = false;
-            minKnown[s] = false;
-            minHold[s] = null;
-            holdFloor[s] = null;
-            holdFloorKept[s] = null;
         }
+        if (next != null) {
+            h.put(TimerKeys.buildCursor(s), next.get());
+            buildCursor[s] = next;
+            return written;
+        }
+        for (Bytes mark : List.of(TimerKeys.streamEnd(s), TimerKeys.streamEndGuard(s))) {
+            h.put(mark, EMPTY);
+        }
+        if (buildCursor[s] != null) {
+            h.put(TimerKeys.buildCursor(s), null);
+            buildCursor[s] = null;
+        }
+        holdsUnbuilt[s] = false;
+        minKnown[s] = false;
+        minHold[s] = null;
+        holdFloor[s] = null;
+        holdFloorKept[s] = null;
+        return written;
     }
 
     /**
@@ -748,16 +835,28 @@ public final class TimerStore {
                 if (timers.get(mark) == null) {
                     timers.put(mark, EMPTY);
                 }
-                if (holds != null && holds.get(mark) == null) {
-                    holds.put(mark, EMPTY);
+                if (holds != null && !holdsUnbuilt[s] && holds.get(mark) == null) {
+                    holds.put(mark, EMPTY); // a stream being built gets it when its build completes
                 }
             }
         }
         endMarksWritten = true;
     }
 
+    /**
+     * Whether the holds index has (or is to have) the hold of the timer at {@code timerKey}: always, unless
+     * the stream's index is being built and the build has not reached the key yet (it will write the hold then).
+     */
+    private boolean holdIndexed(int s, Bytes timerKey) {
+        if (!holdsUnbuilt[s]) {
+            return true;
+        }
+        Bytes cursor = buildCursor[s];
+        return cursor != null && timerKey.compareTo(cursor) < 0;
+    }
+
     private void removeHold(int s, long event, Bytes timerKey) {
-        if (holds == null) {
+        if (holds == null || !holdIndexed(s, timerKey)) {
             return;
         }
         Bytes hold = TimerKeys.holdKey(event, timerKey.get());
@@ -1024,9 +1123,9 @@ public final class TimerStore {
     }
 
     /**
-     * Forgets every cache (floors, minima, overtaking marks) and reads the kept floors again, as a new
-     * object would. For a task whose stores were restored or rolled back under this object. Buffered
-     * writes are dropped.
+     * Forgets every cache (floors, minima, overtaking marks) and reads the kept floors and the build
+     * cursors again, as a new object would. For a task whose stores were restored or rolled back under
+     * this object. Buffered writes are dropped.
      */
     public void resetCaches() {
         clearBuffer();
