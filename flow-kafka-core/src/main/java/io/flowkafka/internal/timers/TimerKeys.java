@@ -12,6 +12,8 @@ import org.jspecify.annotations.Nullable;
  * timer key: region(2) | trigger(8) | encodedKey | [messageId] | keyLength(2 or 4)
  * hold key:  region(2) | event(8)   | trigger(8) | encodedKey | [messageId] | keyLength(2 or 4)
  * end mark:  region(2) + 1,  then region(2) + 1 | 0x00   (2 and 3 bytes, empty values)
+ * floor:     region(2) + 1 | 0x01                       (3 bytes; value: a timer or hold key)
+ * cursor:    region(2) + 1 | 0x02                       (3 bytes, holds store only; value: a timer key)
  * </pre>
  *
  * The region of timer stream {@code s} is {@code 2s}. The message id is present only in streams
@@ -29,6 +31,10 @@ import org.jspecify.annotations.Nullable;
  * (Kafka's RocksDB range iterator sets no upper bound, so RocksDB itself only stops at a live key),
  * and the second stops the step that Kafka's iterator takes eagerly past every row it returns.
  * Scans stop at the mark and never return it; correctness does not need it, only speed.
+ *
+ * <p>After the end mark come a stream's other bookkeeping rows, outside every scan of the stream: its
+ * {@link #floorMark} in each store (the floor a new object's scans resume from) and, while the holds
+ * index of the stream is being built, its {@link #buildCursor} in the holds store (see {@code TimerStore}).
  *
  * <p>Bounds: {@link #streamStart} (2 bytes) sorts before every key of the stream;
  * {@link #streamEnd} is the end mark. {@link #dueBound} sorts after exactly the timers whose
@@ -93,7 +99,26 @@ final class TimerKeys {
         return Bytes.wrap(out);
     }
 
-    /** Whether a store key is one of the end mark's rows rather than a timer or a hold. */
+    /** The row of stream {@code stream}'s floor, after its end mark: outside the stream's scans. */
+    static Bytes floorMark(int stream) {
+        return bookkeeping(stream, 1);
+    }
+
+    /** The holds-store row saying how far the stream's holds index is built, after its floor. */
+    static Bytes buildCursor(int stream) {
+        return bookkeeping(stream, 2);
+    }
+
+    private static Bytes bookkeeping(int stream, int kind) {
+        byte[] out = streamEndGuard(stream).get();
+        out[STREAM_BYTES] = (byte) kind;
+        return Bytes.wrap(out);
+    }
+
+    /**
+     * Whether a store key is a bookkeeping row (one of the end mark's rows, a floor, a build cursor) rather
+     * than a timer or a hold.
+     */
     static boolean isEndMark(byte[] key) {
         return key.length <= STREAM_BYTES + 1;
     }

@@ -460,8 +460,8 @@ abstract class AbstractTimerStoreTest {
 
     /**
      * A computation that gains a reader of its output (a new pipeline version) gets a holds store
-     * while timers are pending: the first committing call builds the index from the timers, and
-     * until then the hold keeps the watermark below every pending timer.
+     * while timers are pending: build steps make the index from the timers, and until it is complete
+     * the hold keeps the watermark below every pending timer.
      */
     @Test
     void shouldBuildAMissingHoldsIndexFromThePendingTimers() {
@@ -476,7 +476,15 @@ abstract class AbstractTimerStoreTest {
         assertThat(timers.watermarkHold()).isEqualTo(Long.MIN_VALUE);
         assertThat(timers.hasPending(DEDUP_STREAM)).isTrue();
 
-        addAndCommit(timer(DEDUP_STREAM, "e", 200, 33)); // the first committing call builds the index
+        addAndCommit(timer(DEDUP_STREAM, "e", 200, 33)); // a committing call builds nothing
+        assertThat(rows(stores.holds)).isZero();
+        assertThat(timers.watermarkHold()).isEqualTo(Long.MIN_VALUE);
+        assertThat(timers.buildHoldsStep(2, Long.MAX_VALUE)).isTrue();
+        assertThat(rows(stores.holds)).isEqualTo(2);
+        assertThat(timers.watermarkHold()).isEqualTo(Long.MIN_VALUE);
+        while (timers.buildHoldsStep(2, Long.MAX_VALUE)) {
+            assertThat(timers.watermarkHold()).isEqualTo(Long.MIN_VALUE);
+        }
         assertThat(rows(stores.holds)).isEqualTo(5);
         assertThat(timers.minPendingEventTimestamp(DEDUP_STREAM)).isEqualTo(30).isEqualTo(bruteMinEvent(DEDUP_STREAM));
         assertThat(timers.minPendingEventTimestamp(ALL_STREAM)).isEqualTo(25).isEqualTo(bruteMinEvent(ALL_STREAM));
@@ -488,6 +496,154 @@ abstract class AbstractTimerStoreTest {
         timers = newTimerStore(); // built once: a restart finds the index complete
         assertThat(timers.minPendingEventTimestamp()).isEqualTo(33);
         assertThat(rows(stores.holds)).isEqualTo(1);
+    }
+
+    /**
+     * A computation that gains a reader of its output gets an empty holds store while many timers are
+     * pending: the index is built in bounded steps ({@link TimerStore#buildHoldsStep}), never by a committing
+     * call, from a cursor kept in the holds store, so a new object resumes there. Until a stream's index is
+     * complete its hold stays at the minimum; timers fired, added and replaced meanwhile, below or above the
+     * cursor, keep the index consistent, and the result is the index a full build gives.
+     */
+    @Test
+    void shouldBuildAMissingHoldsIndexInBoundedStepsThatResume() {
+        timers = new TimerStore(stores.timers, null, STREAMS, DEDUP); // the version without readers
+        Random random = new Random(99);
+        for (int i = 0; i < 3_000; i++) {
+            long trigger = random.nextInt(10_000);
+            timers.add(timer(i % 2, "k" + i, trigger, trigger - random.nextInt(500)));
+            if (i % 100 == 99) {
+                timers.commitCall();
+            }
+        }
+        assertThat(rows(stores.holds)).isZero();
+
+        CountingStore holds = new CountingStore(stores.holds);
+        timers = new TimerStore(stores.timers, holds, STREAMS, DEDUP); // the new version, with an empty holds store
+        addAndCommit(timer(DEDUP_STREAM, "new", 5_000, 4_000));
+        assertThat(holds.rowPuts).as("a committing call builds no index").isZero();
+        assertThat(timers.buildingHolds()).isTrue();
+        assertThat(timers.watermarkHold()).isEqualTo(Long.MIN_VALUE);
+
+        int budget = 250;
+        long toBuild = rows(stores.timers);
+        long builtRows = 0;
+        long watermark = 0;
+        int steps = 0;
+        boolean more = true;
+        while (more) {
+            assertThat(timers.watermarkHold()).as("hold before step %d", steps).isEqualTo(Long.MIN_VALUE);
+            long before = holds.rowPuts;
+            // the first step's deadline has passed already: it still makes progress, one row
+            more = timers.buildHoldsStep(budget, steps == 0 ? System.nanoTime() : Long.MAX_VALUE);
+            long written = holds.rowPuts - before;
+            assertThat(written).as("holds written by step %d", steps).isLessThanOrEqualTo(steps == 0 ? 1 : budget);
+            builtRows += written;
+            steps++;
+            for (int s = 0; s < 2; s++) {
+                assertThat(timers.minPendingEventTimestamp(s)).as("hold of stream %d after step %d", s, steps)
+                        .isIn(Long.MIN_VALUE, bruteMinEvent(s));
+            }
+            // meanwhile timers fire (their holds go where written) and calls add timers below and above the cursor
+            watermark += 300;
+            for (int s = 0; s < 2; s++) {
+                for (PendingTimer t : timers.due(s, watermark, 40)) {
+                    timers.delete(t);
+                    if (random.nextInt(3) == 0) {
+                        long trigger = random.nextInt(12_000);
+                        timers.add(timer(s, "k" + random.nextInt(3_000), trigger, trigger - random.nextInt(500)));
+                        toBuild++;
+                    }
+                    timers.commitCall();
+                }
+            }
+            if (steps == 4) {
+                timers = new TimerStore(stores.timers, holds, STREAMS, DEDUP); // a restart: resumes at the cursor
+            }
+        }
+        assertThat(timers.buildingHolds()).isFalse();
+        assertThat(builtRows).as("no timer's hold built twice, none after the restart").isLessThanOrEqualTo(toBuild);
+        assertThat(holdKeys(stores.holds)).as("the index a full build gives").isEqualTo(fullHoldsIndex());
+        for (int s = 0; s < 2; s++) {
+            assertThat(timers.minPendingEventTimestamp(s)).isEqualTo(bruteMinEvent(s));
+        }
+        assertThat(timers.watermarkHold()).isEqualTo(Math.min(bruteMinEvent(0), bruteMinEvent(1)));
+        assertThat(timers.buildHoldsStep(budget, Long.MAX_VALUE)).isFalse();
+        assertThat(newTimerStore().buildingHolds()).as("a restart finds the index complete").isFalse();
+        assertThatThrownBy(() -> timers.buildHoldsStep(0, Long.MAX_VALUE))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxRows must be >= 1 but was 0");
+    }
+
+    /**
+     * "Scans over stores that see many deletes ... resume from a remembered position" (DESIGN.md), also in a
+     * new object (after a restore or a task revive): the floors that firing moved up are kept in the stores,
+     * so a new object's scans start a few batches behind the first pending timer and hold, not at the
+     * stream's first key, where the fired timers' tombstones lie; a timer added below a kept floor moves it
+     * down in the same call.
+     */
+    @Test
+    void shouldResumeScansAtThePersistedFloorsInANewObject() {
+        for (int i = 0; i < 2_000; i++) {
+            timers.add(timer(DEDUP_STREAM, "k" + i, i, i + 10));
+        }
+        timers.commitCall();
+        int batch = 100;
+        int fired = 0;
+        for (List<PendingTimer> due = timers.due(DEDUP_STREAM, 1_500, batch); !due.isEmpty();
+                due = timers.due(DEDUP_STREAM, 1_500, batch)) {
+            for (PendingTimer t : due) {
+                timers.delete(t);
+                timers.commitCall();
+            }
+            fired += due.size();
+            assertThat(timers.minPendingEventTimestamp()).isEqualTo(fired + 10); // the watermark code asks after each batch
+        }
+        assertThat(fired).isEqualTo(1_500);
+
+        stores.reopen();
+        CountingStore t = new CountingStore(stores.timers);
+        CountingStore h = new CountingStore(stores.holds);
+        timers = new TimerStore(t, h, STREAMS, DEDUP); // as after a restore
+        assertThat(timers.minPendingEventTimestamp()).isEqualTo(1_510);
+        assertThat(timers.minPendingTriggerTimestamp(DEDUP_STREAM)).isEqualTo(1_500);
+        assertThat(triggers(timers.due(DEDUP_STREAM, 1_510, batch))).hasSize(10).startsWith(1_500L);
+        Bytes floor = TimerKeys.dueBound(DEDUP_STREAM, 1_500 - 3 * batch); // a few batches behind at most
+        assertThat(t.scansBelow(DEDUP_STREAM, floor)).as("timer scans starting below the floor").isEmpty();
+        assertThat(h.scansBelow(DEDUP_STREAM, TimerKeys.dueBound(DEDUP_STREAM, 1_510 - 3 * batch)))
+                .as("hold scans starting below the floor").isEmpty();
+
+        addAndCommit(timer(DEDUP_STREAM, "late", 7, 3)); // below both floors
+        timers = newTimerStore();
+        assertThat(timers.minPendingEventTimestamp()).isEqualTo(3);
+        assertThat(triggers(timers.due(DEDUP_STREAM, 1_502, batch))).containsExactly(7L, 1_500L, 1_501L);
+    }
+
+    /** The keys of a holds store's holds, in store order. */
+    static List<Bytes> holdKeys(KeyValueStore<Bytes, byte[]> store) {
+        List<Bytes> out = new ArrayList<>();
+        try (KeyValueIterator<Bytes, byte[]> it = store.all()) {
+            while (it.hasNext()) {
+                Bytes k = it.next().key;
+                if (!TimerKeys.isEndMark(k.get())) {
+                    out.add(k);
+                }
+            }
+        }
+        return out;
+    }
+
+    /** The holds index a full build from the timers store gives, in store order. */
+    List<Bytes> fullHoldsIndex() {
+        java.util.TreeSet<Bytes> out = new java.util.TreeSet<>();
+        try (KeyValueIterator<Bytes, byte[]> it = stores.timers.all()) {
+            while (it.hasNext()) {
+                KeyValue<Bytes, byte[]> kv = it.next();
+                if (!TimerKeys.isEndMark(kv.key.get())) {
+                    out.add(TimerKeys.holdKey(TimerValueCodec.eventTs(kv.value), kv.key.get()));
+                }
+            }
+        }
+        return new ArrayList<>(out);
     }
 
     /** Adds one timer per timestamp (ascending; trigger = event), then fires them one by one, checking the minima. */
