@@ -533,20 +533,35 @@ final class ComputationTask {
                         plan.visitors().meters(), storeTags()));
             }
         }
-        schedule(java.time.Duration.ofMillis(plan.timers().punctuationIntervalMs()),
-                now -> {
+        schedule(java.time.Duration.ofMillis(plan.timers().punctuationIntervalMs()), now -> {
+            fireTimers();
+            buildHolds();
+            maybeEmitWatermarks();
+        });
+        // a backlog of due timers, or a holds index to build, advances in bounded steps as often as the stream
+        // thread comes back to punctuate, not only once per interval, with polling and commits in between
+        schedule(java.time.Duration.ofMillis(Math.max(1, plan.timers().punctuationIntervalMs() / 10)), now -> {
+            boolean building = timerStore.buildingHolds();
+            if (timersBehind || building) {
+                if (timersBehind) {
                     fireTimers();
-                    maybeEmitWatermarks();
-                });
-        // a backlog of due timers fires in bounded steps as often as the stream thread comes back to punctuate,
-        // not only once per interval, with polling and commits in between
-        schedule(java.time.Duration.ofMillis(Math.max(1, plan.timers().punctuationIntervalMs() / 10)),
-                now -> {
-                    if (timersBehind) {
-                        fireTimers();
-                        maybeEmitWatermarks();
-                    }
-                });
+                }
+                buildHolds();
+                maybeEmitWatermarks(); // the exact hold once the build completed
+            }
+        });
+    }
+
+    /**
+     * Builds a missing holds index (a computation whose output got a reader) in bounded steps, each within the
+     * punctuation budget, from the cursor the timer store keeps: the watermark hold stays at its minimum until done.
+     * A hold write costs far less than firing a timer, hence ten times the timer cap per step.
+     */
+    private void buildHolds() {
+        if (timerStore != null && timerStore.buildingHolds()) {
+            timerStore.buildHoldsStep(plan.timers().maxPerPunctuation() * 10,
+                    System.nanoTime() + plan.timers().maxPunctuationMs() * 1_000_000L);
+        }
     }
 
     /** The watermark timer stream {@code i} compares triggers with (exclusive). */
