@@ -67,7 +67,8 @@ final class ComputationTask {
     private @Nullable ProcessFunction function;
     private KeyCodec keyCodec;
     private final Map<String, InputBinding> inputs = new HashMap<>();
-    private final Map<String, OutputBinding> outputs = new HashMap<>();
+    /** Encodes and routes the outputs of this attempt's calls. */
+    private OutputRouter router;
     private CallContext call;
     private long computationTag;
     private WatermarkTracker watermarks;
@@ -157,9 +158,6 @@ final class ComputationTask {
                     new org.apache.kafka.common.TopicPartition(in.topic(), context.taskId().partition()));
             inputs.put(in.topic(), new InputBinding(decoder, clock));
         }
-        for (Map.Entry<String, List<ComputationPlan.Route>> e : plan.outputs().entrySet()) {
-            outputs.put(e.getKey(), new OutputBinding(e.getKey(), plan.outputSchemas().get(e.getKey()), e.getValue()));
-        }
         Map<String, WatermarkTracker.ExpectedProducers> expected = new java.util.LinkedHashMap<>();
         plan.writers().forEach((stream, writer) -> expected.put(stream,
                 new WatermarkTracker.ExpectedProducers(writer, plan.partitionCounts().of(writer))));
@@ -194,6 +192,8 @@ final class ComputationTask {
                 () -> context.currentSystemTimeMs() * 1_000_000L, context.taskId().partition(), partitionCount,
                 this::inputWatermark, this::minInputWatermark);
         this.recordLimit = io.flowkafka.internal.dlq.RecordSizeLimit.of(context.appConfigs());
+        this.router = new OutputRouter(plan, context.taskId().partition(), context.appConfigs(), recordLimit,
+                rejectedOutputs, atMostOnce);
         this.deadLetters = new DeadLetterWriter(spec.id(), String.valueOf(context.appConfigs().getOrDefault(
                 io.flowkafka.internal.dlq.DeadLetterHandler.TOPIC_CONFIG, "dlq")), recordLimit, rejectedOutputs);
         if (store != null) {
@@ -277,7 +277,8 @@ final class ComputationTask {
     private void runCall(GenericRecord key, byte[] encodedKey, MessageId parentId, long defaultEts, String what,
             Runnable user, io.flowkafka.internal.timers.@Nullable PendingTimer firedTimer) {
         call.begin(key, encodedKey, parentId);
-        applyCall(what + " " + parentId, user, nodes -> encodeOutputs(parentId, defaultEts, nodes), firedTimer);
+        applyCall(what + " " + parentId, user, nodes -> router.encode(call.outputs, parentId, defaultEts,
+                context.currentSystemTimeMs() * 1_000_000L, nodes), firedTimer);
     }
 
     /**
@@ -290,8 +291,8 @@ final class ComputationTask {
     private void applyCall(String what, Runnable user,
             java.util.function.Function<List<String>, List<Record<byte[], byte[]>>> encode,
             io.flowkafka.internal.timers.@Nullable PendingTimer firedTimer) {
-        callSinkWrites.clear(); // leftovers of a call whose forward threw belong to no call
-        atMostOnce.callFailed();
+        router.beginCall();
+        atMostOnce.callFailed(); // leftovers of a call whose forward threw belong to no call
         List<Record<byte[], byte[]>> forwards;
         List<String> nodes = new ArrayList<>(2);
         try {
@@ -316,7 +317,7 @@ final class ComputationTask {
                 throw new FlowProcessingException(spec.id(), "write the timers of " + what, e);
             }
         } catch (FlowProcessingException e) {
-            callSinkWrites.clear();
+            router.callFailed();
             atMostOnce.callFailed();
             states.abortCall();
             if (timerStore != null) {
@@ -343,10 +344,7 @@ final class ComputationTask {
         for (int i = 0; i < forwards.size(); i++) {
             context.forward(forwards.get(i), nodes.get(i));
         }
-        if (!callSinkWrites.isEmpty()) {
-            callSinkWrites.forEach(Runnable::run);
-            callSinkWrites.clear();
-        }
+        router.callSucceeded();
         atMostOnce.callSucceeded();
     }
 
@@ -454,32 +452,6 @@ final class ComputationTask {
         }
     }
 
-    /**
-     * Fails the call if {@code r}, an output Kafka Streams' producer sends to {@code target}, is larger than the
-     * producer sends or was rejected by its topic before: its input then goes to the dead-letter topic.
-     */
-    private void checkOutput(String target, Record<byte[], byte[]> r) {
-        if (!recordLimit.fits(r.key(), r.value(), r.headers())) {
-            throw new io.flowkafka.internal.dlq.RejectedRecordException(recordLimit.tooLarge("this output to " + target,
-                    r.key(), r.value(), r.headers()));
-        }
-        checkNotRejected(target, r);
-    }
-
-    /**
-     * Fails the call if {@code r} was rejected by {@code target} before (see
-     * {@link io.flowkafka.internal.dlq.RejectedOutputs}): its input then goes to the dead-letter topic. One volatile
-     * read per output while no output was ever rejected.
-     */
-    private void checkNotRejected(String target, Record<byte[], byte[]> r) {
-        var rejected = rejectedOutputs;
-        if (rejected != null) {
-            rejected.check(target, r.key(), r.value(), r.timestamp());
-        }
-    }
-
-    /** Writes of the current call to synchronous external sinks, run once the call succeeded. */
-    private final List<Runnable> callSinkWrites = new ArrayList<>(0);
     /** This attempt's at-most-once sink messages, per call and per epoch. */
     private AtMostOnceEpochs atMostOnce;
 
@@ -964,34 +936,10 @@ final class ComputationTask {
                 : "batch of " + messages.size() + " messages " + messages.get(0).messageId() + ".."
                         + messages.get(messages.size() - 1).messageId();
         List<Message> batch = java.util.Collections.unmodifiableList(messages);
-        applyCall(what, () -> ((BatchFunction) function).onMessages(batch, call, call), this::encodeBatchOutputs, null);
+        applyCall(what, () -> ((BatchFunction) function).onMessages(batch, call, call),
+                nodes -> router.encodeBatch(call, context.currentSystemTimeMs() * 1_000_000L, nodes), null);
     }
 
-    /**
-     * Encodes the outputs of a batched call. An output's parents are the whole batch unless it
-     * named a subset; its id derives from that set and its position among the call's outputs with
-     * the same set ({@link MessageIds#deriveFromSet}), so it does not depend on the order of the
-     * batch or on outputs for other sets; its default event timestamp is its parents' largest.
-     */
-    private List<Record<byte[], byte[]>> encodeBatchOutputs(List<String> nodes) {
-        List<CallContext.Output> outs = call.outputs;
-        if (outs.isEmpty()) {
-            return List.of();
-        }
-        List<MessageId> all = call.batchIds();
-        Map<List<MessageId>, int[]> positions = new HashMap<>();
-        List<Record<byte[], byte[]>> records = new ArrayList<>(outs.size());
-        long nowNanos = context.currentSystemTimeMs() * 1_000_000L;
-        for (CallContext.Output o : outs) {
-            List<MessageId> parents = o.parents() == null ? all : o.parents();
-            int position = positions.computeIfAbsent(parents, k -> new int[1])[0]++;
-            MessageId id = MessageIds.deriveFromSet(parents, computationTag, position);
-            long ets = o.message().eventTimestamp != Long.MIN_VALUE ? o.message().eventTimestamp
-                    : call.batchEventTimestamp(parents);
-            outputs.get(o.message().streamId).encode(o.message().payload, id, ets, nowNanos, parents, records, nodes);
-        }
-        return records;
-    }
 
     /** Sends a buffered input whose call failed to the dead-letter topic, with the headers of the dead-letter handler. */
     private void deadLetterBuffered(BatchBuffer.Entry e, FlowProcessingException failure) {
@@ -1236,23 +1184,6 @@ final class ComputationTask {
         return -1;
     }
 
-    private List<Record<byte[], byte[]>> encodeOutputs(MessageId inputId, long inputEts, List<String> nodes) {
-        List<CallContext.Output> outs = call.outputs;
-        if (outs.isEmpty()) {
-            return List.of();
-        }
-        List<Record<byte[], byte[]>> records = new ArrayList<>(outs.size());
-        long nowNanos = context.currentSystemTimeMs() * 1_000_000L;
-        for (int position = 0; position < outs.size(); position++) {
-            CallContext.Output o = outs.get(position);
-            List<MessageId> parents = o.parentsOrInput(inputId);
-            MessageId id = MessageIds.output(parents, computationTag, position);
-            long ets = o.eventTimestampOr(inputEts);
-            OutputBinding binding = outputs.get(o.message().streamId);
-            binding.encode(o.message().payload, id, ets, nowNanos, parents, records, nodes);
-        }
-        return records;
-    }
 
     /** This task's wall-clock punctuations, cancelled at close so none runs against a dropped task. */
     private final List<org.apache.kafka.streams.processor.Cancellable> punctuations = new ArrayList<>();
@@ -1279,11 +1210,9 @@ final class ComputationTask {
             function.close();
         }
         inputs.values().forEach(in -> in.decoder().close());
-        outputs.values().forEach(o -> o.sinks.forEach(sb -> {
-            if (sb != null) {
-                sb.close();
-            }
-        }));
+        if (router != null) {
+            router.close();
+        }
     }
 
     /** An input topic: its decoder, and for a source the clock of its stream. */
@@ -1294,178 +1223,6 @@ final class ComputationTask {
 
         @Nullable SourceSpec source() {
             return decoder.source;
-        }
-    }
-
-    /** Encodes one output stream's messages for each of its routes. */
-    private final class OutputBinding {
-        final AvroCodec codec;
-        final List<ComputationPlan.Route> routes;
-        final List<KeyCodec> keyCodecs = new ArrayList<>();
-        final List<KeyCodec.Extractor> extractors = new ArrayList<>();
-        final List<SinkBinding> sinks = new ArrayList<>();
-        /** Per route, what rejects its records: {@code topic <name>}, or {@code sink '<id>'} for a synchronous sink. */
-        final List<String> targets = new ArrayList<>();
-
-        OutputBinding(String streamId, Schema schema, List<ComputationPlan.Route> routes) {
-            this.codec = new AvroCodec(schema);
-            this.routes = routes;
-            for (ComputationPlan.Route r : routes) {
-                targets.add(r instanceof ComputationPlan.SinkRoute sr && sr.writer() != null
-                        ? "sink '" + sr.sink().id() + "'" : "topic " + r.topic());
-                if (r instanceof ComputationPlan.InternalRoute ir) {
-                    KeyCodec kc = KeyCodec.of(ir.consumerGroupBy(), ir.consumerId());
-                    keyCodecs.add(kc);
-                    extractors.add(kc.extractor(ir.consumerGroupBy(), schema));
-                    sinks.add(null);
-                } else {
-                    keyCodecs.add(null);
-                    extractors.add(null);
-                    sinks.add(SinkBinding.of(((ComputationPlan.SinkRoute) r).sink(), context.appConfigs(), spec.id()));
-                }
-            }
-        }
-
-        void encode(GenericRecord payload, MessageId id, long ets, long sts, List<MessageId> parents,
-                List<Record<byte[], byte[]>> out, List<String> nodes) {
-            byte[] value = null;
-            byte[] meta = null;
-            for (int i = 0; i < routes.size(); i++) {
-                ComputationPlan.Route route = routes.get(i);
-                if (route instanceof ComputationPlan.InternalRoute) {
-                    if (value == null) { // payload and metadata are the same for every internal route
-                        value = codec.encode(payload);
-                        meta = FlowHeaders.encode(id, ets, sts, parents);
-                    }
-                    byte[] key = keyCodecs.get(i).encode(extractors.get(i).key(payload));
-                    Headers headers = new RecordHeaders();
-                    headers.add(FlowHeaders.META, meta);
-                    Record<byte[], byte[]> r = new Record<>(key, value, sts / 1_000_000L, headers);
-                    checkOutput(targets.get(i), r);
-                    out.add(r);
-                    nodes.add(route.sinkNode());
-                    continue;
-                }
-                ComputationPlan.SinkRoute sinkRoute = (ComputationPlan.SinkRoute) route;
-                if (sinkRoute.writer() != null) {
-                    // a synchronous external sink: sent once the call succeeded, acknowledged before the epoch commits
-                    Record<byte[], byte[]> r = sinkRecord(sinks.get(i), payload, id, ets, sts);
-                    checkNotRejected(targets.get(i), r);
-                    var writer = sinkRoute.writer();
-                    int partition = context.taskId().partition();
-                    callSinkWrites.add(() -> writer.write(partition, new io.flowkafka.spi.OutboxRecord(-1, id, r.key(),
-                            r.value(), r.headers(), r.timestamp())));
-                    continue;
-                } else if (sinkRoute.queue() != null) {
-                    // at most once: into the sink's in-memory queue once the call's epoch committed (dropped when full)
-                    Record<byte[], byte[]> r = sinkRecord(sinks.get(i), payload, id, ets, sts);
-                    var queue = sinkRoute.queue();
-                    int partition = context.taskId().partition();
-                    atMostOnce.offer(() -> queue.offer(partition, id, r.key(), r.value(), r.headers(), r.timestamp()));
-                    continue;
-                } else if (sinkRoute.outbox()) {
-                    // an async sink: the record the sink will write, plus its message metadata and the writing task's
-                    // partition, into the outbox inside this transaction
-                    Record<byte[], byte[]> r = sinkRecord(sinks.get(i), payload, id, ets, sts);
-                    if (meta == null) {
-                        meta = FlowHeaders.encode(id, ets, sts, parents);
-                    }
-                    Headers headers = new RecordHeaders();
-                    for (org.apache.kafka.common.header.Header h : r.headers()) {
-                        headers.add(h);
-                    }
-                    headers.add(FlowHeaders.META, meta);
-                    headers.add(io.flowkafka.internal.outbox.OutboxService.PARTITION_HEADER, outboxPartitionHeader());
-                    Record<byte[], byte[]> outbox = new Record<>(r.key(), r.value(), r.timestamp(), headers);
-                    checkOutput(targets.get(i), outbox);
-                    out.add(outbox);
-                } else {
-                    Record<byte[], byte[]> r = sinkRecord(sinks.get(i), payload, id, ets, sts);
-                    checkOutput(targets.get(i), r);
-                    out.add(r);
-                }
-                nodes.add(route.sinkNode());
-            }
-        }
-
-        private Record<byte[], byte[]> sinkRecord(SinkBinding sink, GenericRecord payload, MessageId id, long ets, long sts) {
-            Headers headers = null;
-            if (sink.idHeader != null) {
-                headers = new RecordHeaders();
-                headers.add(sink.idHeader, id.toString().getBytes(StandardCharsets.UTF_8));
-            }
-            byte[] value;
-            if (sink.valueSerde != null) {
-                // a pluggable serde may add headers (e.g. a schema id): give it the record's headers
-                if (headers == null) {
-                    headers = new RecordHeaders();
-                }
-                value = sink.valueSerde.serializer().serialize(sink.topic, headers, payload);
-            } else if (sink.payloadColumn != null) {
-                value = bytesOf(payload.get(sink.payloadColumn), "payload_column", sink.payloadColumn);
-            } else if (sink.avro) {
-                value = codec.encode(payload);
-            } else {
-                value = JsonRecords.toJson(payload);
-            }
-            byte[] key = sink.keyColumn == null ? null : bytesOf(payload.get(sink.keyColumn), "key_column", sink.keyColumn);
-            long ts = (sink.systemTime ? sts : ets) / 1_000_000L;
-            return headers == null ? new Record<>(key, value, ts) : new Record<>(key, value, ts, headers);
-        }
-
-        private static byte @Nullable [] bytesOf(@Nullable Object v, String param, String column) {
-            if (v == null) {
-                return null;
-            }
-            if (v instanceof java.nio.ByteBuffer b) {
-                byte[] a = new byte[b.remaining()];
-                b.duplicate().get(a);
-                return a;
-            }
-            if (v instanceof CharSequence || v instanceof Number || v instanceof Boolean) {
-                return v.toString().getBytes(StandardCharsets.UTF_8);
-            }
-            throw new IllegalArgumentException(param + " '" + column + "' must be a string, number or bytes column");
-        }
-    }
-
-    private byte @Nullable [] outboxPartitionHeader;
-
-    private byte[] outboxPartitionHeader() {
-        byte[] h = outboxPartitionHeader;
-        if (h == null) {
-            h = io.flowkafka.internal.outbox.OutboxService.partitionHeader(context.taskId().partition());
-            outboxPartitionHeader = h;
-        }
-        return h;
-    }
-
-    /**
-     * A Kafka sink's parameters, read once, and its value_serde (configured from
-     * {@code serde_config} over the deployment's {@code flow.serde.*}), if any; {@code topic} is the
-     * target topic the serde is told about (for TKafkaSink too, whose records go through the outbox).
-     */
-    private record SinkBinding(@Nullable String payloadColumn, boolean avro, @Nullable String keyColumn,
-            @Nullable String idHeader, boolean systemTime, String topic,
-            org.apache.kafka.common.serialization.@Nullable Serde<Object> valueSerde) {
-        static SinkBinding of(SinkSpec sink, Map<String, Object> deployment, String computation) {
-            Map<String, Object> p = sink.parameters();
-            Object serdeClass = p.get("value_serde");
-            return new SinkBinding(p.containsKey("payload_column") ? p.get("payload_column").toString() : null,
-                    "avro".equals(String.valueOf(p.getOrDefault("format", "json"))),
-                    p.containsKey("key_column") ? p.get("key_column").toString() : null,
-                    p.containsKey("message_id_header") ? p.get("message_id_header").toString() : null,
-                    "system".equals(String.valueOf(p.getOrDefault("timestamp", "event"))),
-                    String.valueOf(p.get("topic")),
-                    serdeClass == null ? null : io.flowkafka.internal.serde.PluggableSerdes.create(serdeClass.toString(),
-                            io.flowkafka.internal.serde.PluggableSerdes.configs(p.get("serde_config"), deployment), false,
-                            "computation '" + computation + "', sink '" + sink.id() + "'"));
-        }
-
-        void close() {
-            if (valueSerde != null) {
-                valueSerde.close();
-            }
         }
     }
 
