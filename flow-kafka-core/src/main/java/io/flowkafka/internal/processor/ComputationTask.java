@@ -16,6 +16,7 @@ import io.flowkafka.internal.serde.JsonRecords;
 import io.flowkafka.internal.serde.KeyCodec;
 import io.flowkafka.internal.source.FiniteSourceProgress;
 import io.flowkafka.internal.source.SourceDecoder;
+import io.flowkafka.internal.timers.TimerFiring;
 import io.flowkafka.internal.visitor.VisitorDriver;
 import io.flowkafka.internal.state.KeyStates;
 import io.flowkafka.internal.watermarks.ControlRecords;
@@ -75,11 +76,6 @@ final class ComputationTask {
     private final ControlRecords controlCodec = new ControlRecords();
     private final List<String> controlNodes = new ArrayList<>();
     private boolean sourceComputation;
-    /**
-     * A lower bound of the triggers of pending event-time timers (keyed sources): exact after each
-     * firing step, lowered by every timer added since. A source watermark at or below it fires nothing.
-     */
-    private long eventTriggerFloor = Long.MIN_VALUE;
     /** Whether a timer stream lists the streams it waits on ({@code streams}, {@code streams_with_delays}). */
     private boolean anyTimerWatchesStreams;
     private int maxIdleProducers;
@@ -94,18 +90,15 @@ final class ComputationTask {
     private long controlSequence;
     private WatermarkTracker.Output lastEmitted;
     private io.flowkafka.internal.timers.@Nullable TimerStore timerStore;
-    private @Nullable TimerGroups timerGroups;
     private io.flowkafka.spec.TimeType[] timeTypes = new io.flowkafka.spec.TimeType[0];
+    /** Fires this attempt's due timers in bounded steps; null without timers. */
+    private @Nullable TimerFiring firing;
     private List<@Nullable Map<String, java.time.Duration>> watchedStreams = List.of();
     private final List<String> dlqNodes = new ArrayList<>();
     /** This attempt's key visitors. */
     private VisitorDriver visitors;
     private final Map<String, Integer> visitOrigins = new HashMap<>();
     private final List<io.micrometer.core.instrument.Meter> meters = new ArrayList<>();
-    private io.micrometer.core.instrument.Timer timerSteps;
-    private io.micrometer.core.instrument.Counter firedTimers;
-    private int firedInStep;
-    private boolean timersBehind;
     /** Control sink nodes by output stream. */
     private final Map<String, List<String>> controlNodesByStream = new java.util.LinkedHashMap<>();
     /** Output streams with their own streams_dependency, and those dependencies. */
@@ -261,7 +254,7 @@ final class ComputationTask {
         runCall(message.key(), encodedKey, message.messageId(), message.eventTimestamp(), "message",
                 () -> call.deliverMessage(function, message, call, call), null);
         if (in.source() != null) {
-            if (timerStore != null && sourceTimerWatermarkBound() > eventTriggerFloor) {
+            if (firing != null && firing.mayBeDue(sourceTimerWatermarkBound())) {
                 // a keyed source's event-time timers fire as its watermark passes them, like on a control record;
                 // checked against a lower bound of the pending triggers, so most records cost no store read
                 fireTimers();
@@ -331,13 +324,7 @@ final class ComputationTask {
             if (firedTimer != null) {
                 timerStore.delete(firedTimer);
             }
-            if (sourceComputation && timerStore.hasBufferedWrites()) {
-                for (io.flowkafka.internal.timers.PendingTimer t : timerStore.bufferedAdds()) {
-                    if (timeTypes[t.streamIndex()] == io.flowkafka.spec.TimeType.EVENT_TIME) {
-                        eventTriggerFloor = Math.min(eventTriggerFloor, t.triggerTs());
-                    }
-                }
-            }
+            java.util.Objects.requireNonNull(firing).noteAdds();
             timerStore.commitCall();
         }
         call.end();
@@ -478,7 +465,6 @@ final class ComputationTask {
                         ? context.getStateStore(io.flowkafka.internal.timers.TimerStore.holdsStoreName(spec.id()))
                         : null, // nobody reads this computation's output watermark: no holds index
                 spec.timers().stream().map(io.flowkafka.spec.TimerStreamSpec::id).toList(), dedup);
-        timerGroups = new TimerGroups(spec);
         timersChangelogTarget = io.flowkafka.internal.dlq.RejectedOutputs.changelogTarget(context.applicationId(),
                 io.flowkafka.internal.timers.TimerStore.timersStoreName(spec.id()));
         if (ComputationPlan.writesInternalStreams(plan.outputs())) {
@@ -486,18 +472,10 @@ final class ComputationTask {
                     io.flowkafka.internal.timers.TimerStore.holdsStoreName(spec.id()));
         }
         call.timers(timerStore, MessageIds.timerTag(spec.id()));
-        timerSteps = io.micrometer.core.instrument.Timer.builder("flow.timers.punctuation")
-                .description("Duration of a timer-firing step that fired at least one timer")
-                .tags("pipeline", plan.pipeline(), "computation", spec.id(), "partition",
-                        Integer.toString(context.taskId().partition()))
-                .publishPercentiles(0.5, 0.99, 0.999).register(plan.visitors().meters());
-        meters.add(timerSteps);
-        firedTimers = io.micrometer.core.instrument.Counter.builder("flow.timers.fired")
-                .description("Timers fired (their calls committed or sent to the dead-letter topic)")
-                .tags("pipeline", plan.pipeline(), "computation", spec.id(), "partition",
-                        Integer.toString(context.taskId().partition()))
-                .register(plan.visitors().meters());
-        meters.add(firedTimers);
+        firing = new TimerFiring(spec, timerStore, plan.outputLimits()::isBlocked, plan.timers().maxPerPunctuation(),
+                plan.timers().maxPunctuationMs(), plan.visitors().meters(), List.of("pipeline", plan.pipeline(),
+                        "computation", spec.id(), "partition", Integer.toString(context.taskId().partition())),
+                sourceComputation);
         for (String name : List.of(io.flowkafka.internal.timers.TimerStore.timersStoreName(spec.id()),
                 io.flowkafka.internal.timers.TimerStore.holdsStoreName(spec.id()))) {
             if (name.endsWith(".timers") || ComputationPlan.writesInternalStreams(plan.outputs())) {
@@ -505,35 +483,24 @@ final class ComputationTask {
                         plan.visitors().meters(), storeTags()));
             }
         }
+        TimerFiring timers = firing;
         schedule(java.time.Duration.ofMillis(plan.timers().punctuationIntervalMs()), now -> {
             fireTimers();
-            buildHolds();
+            timers.buildHolds();
             maybeEmitWatermarks();
         });
         // a backlog of due timers, or a holds index to build, advances in bounded steps as often as the stream
         // thread comes back to punctuate, not only once per interval, with polling and commits in between
         schedule(java.time.Duration.ofMillis(Math.max(1, plan.timers().punctuationIntervalMs() / 10)), now -> {
-            boolean building = timerStore.buildingHolds();
-            if (timersBehind || building) {
-                if (timersBehind) {
+            boolean behind = timers.behind();
+            if (behind || timers.buildingHolds()) {
+                if (behind) {
                     fireTimers();
                 }
-                buildHolds();
+                timers.buildHolds();
                 maybeEmitWatermarks(); // the exact hold once the build completed
             }
         });
-    }
-
-    /**
-     * Builds a missing holds index (a computation whose output got a reader) in bounded steps, each within the
-     * punctuation budget, from the cursor the timer store keeps: the watermark hold stays at its minimum until done.
-     * A hold write costs far less than firing a timer, hence ten times the timer cap per step.
-     */
-    private void buildHolds() {
-        if (timerStore != null && timerStore.buildingHolds()) {
-            timerStore.buildHoldsStep(plan.timers().maxPerPunctuation() * 10,
-                    System.nanoTime() + plan.timers().maxPunctuationMs() * 1_000_000L);
-        }
     }
 
     /** The watermark timer stream {@code i} compares triggers with (exclusive). */
@@ -589,75 +556,10 @@ final class ComputationTask {
         return event ? clock.eventWatermark() : clocks.systemWatermark(clock, context.currentSystemTimeMs());
     }
 
-    /**
-     * Fires due timers in bounded steps: at most {@code maxPerPunctuation} timers and
-     * {@code maxPunctuationMs} per call, so the stream thread keeps polling and committing; the rest
-     * waits for the next call. Groups writing to a blocked output stream are skipped whole.
-     */
+    /** Fires due timers for one bounded step (see {@link TimerFiring}). */
     private void fireTimers() {
-        if (timerStore == null) {
-            return;
-        }
-        int budget = plan.timers().maxPerPunctuation();
-        long started = System.nanoTime();
-        long deadline = started + plan.timers().maxPunctuationMs() * 1_000_000L;
-        try {
-            fireTimers(budget, deadline);
-        } finally {
-            int fired = firedInStep;
-            // stopped by the step's limits rather than by running out of due timers: step again soon
-            timersBehind = fired >= budget || System.nanoTime() >= deadline;
-            if (fired > 0) {
-                timerSteps.record(System.nanoTime() - started, java.util.concurrent.TimeUnit.NANOSECONDS);
-                firedTimers.increment(fired);
-            }
-            firedInStep = 0;
-            if (sourceComputation) {
-                long floor = Long.MAX_VALUE;
-                for (int i = 0; i < timeTypes.length; i++) {
-                    if (timeTypes[i] == io.flowkafka.spec.TimeType.EVENT_TIME) {
-                        floor = Math.min(floor, timerStore.minPendingTriggerTimestamp(i));
-                    }
-                }
-                eventTriggerFloor = floor;
-            }
-        }
-    }
-
-    private void fireTimers(int initialBudget, long deadline) {
-        int budget = initialBudget;
-        boolean[] blocked = new boolean[timerGroups.groups()];
-        for (int g = 0; g < blocked.length; g++) {
-            for (String o : timerGroups.outputsOf(g)) {
-                blocked[g] |= plan.outputLimits().isBlocked(o);
-            }
-        }
-        for (int i = 0; i < timeTypes.length && budget > 0; i++) {
-            if (blocked[timerGroups.groupOf(i)]) {
-                continue;
-            }
-            long wm = timerWatermark(i);
-            if (wm == Long.MIN_VALUE) {
-                continue;
-            }
-            outer:
-            while (budget > 0 && System.nanoTime() < deadline) {
-                List<io.flowkafka.internal.timers.PendingTimer> due = timerStore.due(i, wm, Math.min(budget, 256));
-                if (due.isEmpty()) {
-                    break;
-                }
-                for (io.flowkafka.internal.timers.PendingTimer t : due) {
-                    if (timerStore.overtaken(t)) {
-                        continue outer; // a timer added by this batch's calls sorts before: ask again
-                    }
-                    fireOne(t);
-                    firedInStep++;
-                    budget--;
-                    if (budget == 0 || System.nanoTime() >= deadline) {
-                        break outer;
-                    }
-                }
-            }
+        if (firing != null) {
+            firing.step(this::timerWatermark, this::fireOne);
         }
     }
 
@@ -694,19 +596,6 @@ final class ComputationTask {
         var letter = deadLetters.letter(e, what, key, value, where, original);
         context.forward(new Record<>(letter.key(), letter.value(), context.currentSystemTimeMs(), letter.headers()),
                 plan.deadLetterNode());
-    }
-
-    /** Whether event- or system-time timers are pending (they hold completion; real-time ones do not). */
-    private boolean holdingTimersPending() {
-        if (timerStore == null) {
-            return false;
-        }
-        for (int i = 0; i < timeTypes.length; i++) {
-            if (timeTypes[i] != io.flowkafka.spec.TimeType.REAL_TIME && timerStore.hasPending(i)) {
-                return true;
-            }
-        }
-        return false;
     }
 
     // ---------------------------------------------------------------- key visitors
@@ -1036,7 +925,7 @@ final class ComputationTask {
             }
             if (timerStore != null) { // a keyed source with timers: the same hold as on internal inputs
                 event = Math.min(event, timerStore.watermarkHold());
-                boolean holding = holdingTimersPending();
+                boolean holding = java.util.Objects.requireNonNull(firing).holdingPending();
                 completed &= !holding;
                 idle &= !holding; // its pending timers' outputs are still to come: readers must wait for them
             }
@@ -1057,7 +946,7 @@ final class ComputationTask {
             completed &= visitors.allDone();
             if (timerStore != null) {
                 event = Math.min(event, timerStore.watermarkHold()); // the watermark hold
-                completed &= !holdingTimersPending();
+                completed &= !java.util.Objects.requireNonNull(firing).holdingPending();
             }
             if (batch != null) {
                 event = Math.min(event, batch.minEventTimestamp()); // buffered inputs hold it too
@@ -1198,6 +1087,9 @@ final class ComputationTask {
         punctuations.clear();
         if (alignedPartitions != null) {
             plan.alignment().releaseLocal(spec.id(), context.taskId().partition());
+        }
+        if (firing != null) {
+            firing.close();
         }
         for (io.micrometer.core.instrument.Meter m : meters) {
             plan.visitors().meters().remove(m);

@@ -1,4 +1,4 @@
-package io.flowkafka.internal.processor;
+package io.flowkafka.internal.timers;
 
 import io.flowkafka.spec.ComputationSpec;
 import io.flowkafka.spec.TimeType;
@@ -26,11 +26,11 @@ import java.util.Set;
  *
  * <p>Immutable.
  */
-final class TimerGroups {
+public final class TimerGroups {
     private final int[] groupOf;
     private final List<Set<String>> outputsOfGroup = new ArrayList<>();
 
-    TimerGroups(ComputationSpec spec) {
+    public TimerGroups(ComputationSpec spec) {
         List<TimerStreamSpec> timers = spec.timers();
         int n = timers.size();
         int[] parent = new int[n];
@@ -68,17 +68,17 @@ final class TimerGroups {
     }
 
     /** The group of timer stream {@code index}. */
-    int groupOf(int index) {
+    public int groupOf(int index) {
         return groupOf[index];
     }
 
     /** The number of groups. */
-    int groups() {
+    public int groups() {
         return outputsOfGroup.size();
     }
 
     /** The output streams written by any timer stream of group {@code g}. */
-    Set<String> outputsOf(int g) {
+    public Set<String> outputsOf(int g) {
         return outputsOfGroup.get(g);
     }
 

@@ -1,0 +1,199 @@
+package io.flowkafka.internal.timers;
+
+import io.flowkafka.spec.ComputationSpec;
+import io.flowkafka.spec.TimeType;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.IntToLongFunction;
+import java.util.function.Predicate;
+
+/**
+ * Fires a computation task's due timers in bounded steps: at most {@code maxPerPunctuation} timers and
+ * {@code maxPunctuationMs} per step, so the stream thread keeps polling and committing (DESIGN: "every punctuation
+ * does a bounded amount of work"); a step stopped by its limits leaves the rest for the next one, soon. Timer
+ * groups writing to a blocked output stream are skipped whole (reference 004). Also drives the bounded build of a
+ * missing holds index, and keeps a lower bound of the pending event-time triggers so a keyed source's records cost
+ * no store read while no timer can be due.
+ *
+ * <p>What fires, and in which order, comes from the timer store; the bound is exact after each step and only
+ * lowered by calls in between. One per task attempt, built at init (DESIGN rule 1). Not thread-safe.
+ */
+public final class TimerFiring {
+    private final TimerStore store;
+    private final TimerGroups groups;
+    private final TimeType[] timeTypes;
+    private final Predicate<String> blockedOutput;
+    private final int maxPerStep;
+    private final long maxStepNanos;
+    private final Timer steps;
+    private final Counter fired;
+    private final MeterRegistry meters;
+    private final boolean trackTriggerFloor;
+    private int firedInStep;
+    private boolean behind;
+    /** A lower bound of the triggers of pending event-time timers: exact after each step, lowered by adds since. */
+    private long eventTriggerFloor = Long.MIN_VALUE;
+
+    /**
+     * @param spec the computation
+     * @param store the task's timer store
+     * @param blockedOutput whether output limits block an output stream now
+     * @param maxPerStep at most this many timers per step
+     * @param maxStepMs at most this long per step
+     * @param meters where the step and firing meters are registered, tagged with {@code tags}
+     * @param tags pipeline, computation and partition
+     * @param trackTriggerFloor whether to keep the bound of pending event-time triggers ({@link #mayBeDue}: for a
+     *     computation reading sources, whose every record may move the watermark)
+     */
+    public TimerFiring(ComputationSpec spec, TimerStore store, Predicate<String> blockedOutput, int maxPerStep,
+            long maxStepMs, MeterRegistry meters, List<String> tags, boolean trackTriggerFloor) {
+        this.trackTriggerFloor = trackTriggerFloor;
+        this.store = store;
+        this.groups = new TimerGroups(spec);
+        this.timeTypes = spec.timers().stream().map(t -> t.timeType()).toArray(TimeType[]::new);
+        this.blockedOutput = blockedOutput;
+        this.maxPerStep = maxPerStep;
+        this.maxStepNanos = maxStepMs * 1_000_000L;
+        this.meters = meters;
+        String[] t = tags.toArray(String[]::new);
+        this.steps = Timer.builder("flow.timers.punctuation")
+                .description("Duration of a timer-firing step that fired at least one timer")
+                .tags(t).publishPercentiles(0.5, 0.99, 0.999).register(meters);
+        this.fired = Counter.builder("flow.timers.fired")
+                .description("Timers fired (their calls committed or sent to the dead-letter topic)")
+                .tags(t).register(meters);
+    }
+
+    /** The time type of timer stream {@code i}. */
+    public TimeType timeType(int i) {
+        return timeTypes[i];
+    }
+
+    /** Whether the last step stopped at its limits rather than for lack of due timers: step again soon. */
+    public boolean behind() {
+        return behind;
+    }
+
+    /**
+     * Fires due timers within one step's budget.
+     *
+     * @param watermarkOf the watermark timer stream {@code i} compares triggers with (exclusive);
+     *     {@link Long#MIN_VALUE}: none due
+     * @param fire runs one timer's call (deleting it with the call's writes) or sends it to the dead-letter topic
+     */
+    public void step(IntToLongFunction watermarkOf, Consumer<PendingTimer> fire) {
+        long started = System.nanoTime();
+        long deadline = started + maxStepNanos;
+        try {
+            fireDue(watermarkOf, fire, deadline);
+        } finally {
+            int n = firedInStep;
+            behind = n >= maxPerStep || System.nanoTime() >= deadline;
+            if (n > 0) {
+                steps.record(System.nanoTime() - started, TimeUnit.NANOSECONDS);
+                fired.increment(n);
+            }
+            firedInStep = 0;
+            if (trackTriggerFloor) {
+                long floor = Long.MAX_VALUE;
+                for (int i = 0; i < timeTypes.length; i++) {
+                    if (timeTypes[i] == TimeType.EVENT_TIME) {
+                        floor = Math.min(floor, store.minPendingTriggerTimestamp(i));
+                    }
+                }
+                eventTriggerFloor = floor;
+            }
+        }
+    }
+
+    private void fireDue(IntToLongFunction watermarkOf, Consumer<PendingTimer> fire, long deadline) {
+        int budget = maxPerStep;
+        boolean[] blocked = new boolean[groups.groups()];
+        for (int g = 0; g < blocked.length; g++) {
+            for (String o : groups.outputsOf(g)) {
+                blocked[g] |= blockedOutput.test(o);
+            }
+        }
+        for (int i = 0; i < timeTypes.length && budget > 0; i++) {
+            if (blocked[groups.groupOf(i)]) {
+                continue;
+            }
+            long wm = watermarkOf.applyAsLong(i);
+            if (wm == Long.MIN_VALUE) {
+                continue;
+            }
+            outer:
+            while (budget > 0 && System.nanoTime() < deadline) {
+                List<PendingTimer> due = store.due(i, wm, Math.min(budget, 256));
+                if (due.isEmpty()) {
+                    break;
+                }
+                for (PendingTimer t : due) {
+                    if (store.overtaken(t)) {
+                        continue outer; // a timer added by this batch's calls sorts before: ask again
+                    }
+                    fire.accept(t);
+                    firedInStep++;
+                    budget--;
+                    if (budget == 0 || System.nanoTime() >= deadline) {
+                        break outer;
+                    }
+                }
+            }
+        }
+    }
+
+    /** Lowers the trigger bound by the event-time timers the committing call adds (before it commits them). */
+    public void noteAdds() {
+        if (trackTriggerFloor && store.hasBufferedWrites()) {
+            for (PendingTimer t : store.bufferedAdds()) {
+                if (timeTypes[t.streamIndex()] == TimeType.EVENT_TIME) {
+                    eventTriggerFloor = Math.min(eventTriggerFloor, t.triggerTs());
+                }
+            }
+        }
+    }
+
+    /** Whether an event watermark of {@code watermark} may make an event-time timer due (cheap, no store read). */
+    public boolean mayBeDue(long watermark) {
+        return watermark > eventTriggerFloor;
+    }
+
+    /** Whether event- or system-time timers are pending (they hold completion; real-time ones do not). */
+    public boolean holdingPending() {
+        for (int i = 0; i < timeTypes.length; i++) {
+            if (timeTypes[i] != TimeType.REAL_TIME && store.hasPending(i)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Whether a holds index is still being built. */
+    public boolean buildingHolds() {
+        return store.buildingHolds();
+    }
+
+    /**
+     * Builds a missing holds index (a computation whose output got a reader) for one step, from the cursor the timer
+     * store keeps: the watermark hold stays at its minimum until done. A hold write costs far less than firing a
+     * timer, hence ten times the timer cap per step, within the step's time.
+     */
+    public void buildHolds() {
+        if (store.buildingHolds()) {
+            store.buildHoldsStep(maxPerStep * 10, System.nanoTime() + maxStepNanos);
+        }
+    }
+
+    /** Removes the meters. */
+    public void close() {
+        for (Meter m : List.<Meter>of(steps, fired)) {
+            meters.remove(m);
+        }
+    }
+}
