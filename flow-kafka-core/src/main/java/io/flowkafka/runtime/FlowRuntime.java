@@ -21,7 +21,7 @@ import io.flowkafka.internal.runtime.StreamsProperties;
 import io.flowkafka.internal.runtime.TopicPreparation;
 import io.flowkafka.internal.serde.PluggableSerdes;
 import io.flowkafka.internal.status.StatusBoard;
-import io.flowkafka.internal.visitor.DynamicSpec;
+import io.flowkafka.internal.config.DynamicSpec;
 import io.flowkafka.internal.watermarks.FiniteSources;
 import io.flowkafka.internal.watermarks.SourceIdleness;
 import io.flowkafka.spec.KeyVisitorSettings;

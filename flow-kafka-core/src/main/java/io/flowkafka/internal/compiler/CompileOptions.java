@@ -2,7 +2,7 @@ package io.flowkafka.internal.compiler;
 
 import io.flowkafka.internal.processor.ComputationPlan;
 import io.flowkafka.internal.status.StatusBoard;
-import io.flowkafka.internal.visitor.DynamicSpec;
+import io.flowkafka.internal.config.DynamicSpec;
 import io.flowkafka.internal.watermarks.OutputLimits;
 import io.flowkafka.runtime.FlowConfig;
 import io.micrometer.core.instrument.MeterRegistry;

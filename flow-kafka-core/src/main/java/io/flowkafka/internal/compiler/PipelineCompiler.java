@@ -122,7 +122,7 @@ public final class PipelineCompiler {
         Map<String, io.flowkafka.internal.outbox.AtMostOnceQueue> atMostOnceQueues = new LinkedHashMap<>();
         Map<String, io.flowkafka.internal.outbox.SyncSinkSlot> syncSlots = new LinkedHashMap<>();
         ComputationPlan.VisitorRuntime visitors = options.visitors() != null ? options.visitors()
-                : new ComputationPlan.VisitorRuntime(100, 10_000, 50, new io.flowkafka.internal.visitor.DynamicSpec(spec),
+                : new ComputationPlan.VisitorRuntime(100, 10_000, 50, new io.flowkafka.internal.config.DynamicSpec(spec),
                         new io.flowkafka.internal.status.StatusBoard(),
                         new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
 

@@ -69,7 +69,7 @@ public record ComputationPlan(String pipeline, ComputationSpec spec, Map<String,
      * @param meters where metrics are registered
      */
     public record VisitorRuntime(long tickMs, int maxRowsPerPunctuation, long maxPunctuationMs,
-            io.flowkafka.internal.visitor.DynamicSpec dynamic, io.flowkafka.internal.status.StatusBoard status,
+            io.flowkafka.internal.config.DynamicSpec dynamic, io.flowkafka.internal.status.StatusBoard status,
             io.micrometer.core.instrument.MeterRegistry meters) {
     }
 

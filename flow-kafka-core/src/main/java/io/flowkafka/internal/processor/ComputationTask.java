@@ -4,39 +4,67 @@ import io.flowkafka.api.BatchFunction;
 import io.flowkafka.api.Message;
 import io.flowkafka.api.MessageId;
 import io.flowkafka.api.ProcessFunction;
+import io.flowkafka.avro.BatchedInput;
+import io.flowkafka.avro.ControlRecord;
+import io.flowkafka.internal.dlq.DeadLetterHandler;
 import io.flowkafka.internal.dlq.DeadLetterWriter;
+import io.flowkafka.internal.dlq.Failures;
 import io.flowkafka.internal.dlq.FlowProcessingException;
+import io.flowkafka.internal.dlq.RecordSizeLimit;
+import io.flowkafka.internal.dlq.RejectedOutputs;
+import io.flowkafka.internal.dlq.RejectedRecordException;
 import io.flowkafka.internal.message.FlowHeaders;
 import io.flowkafka.internal.message.FlowMessage;
 import io.flowkafka.internal.message.MessageIds;
 import io.flowkafka.internal.outbox.AtMostOnceEpochs;
+import io.flowkafka.internal.outbox.EpochBarrierStore;
 import io.flowkafka.internal.outbox.EpochCommits;
-import io.flowkafka.internal.serde.AvroCodec;
-import io.flowkafka.internal.serde.JsonRecords;
+import io.flowkafka.internal.partition.OwnPartitioner;
 import io.flowkafka.internal.serde.KeyCodec;
 import io.flowkafka.internal.source.FiniteSourceProgress;
 import io.flowkafka.internal.source.SourceDecoder;
-import io.flowkafka.internal.timers.TimerFiring;
-import io.flowkafka.internal.visitor.VisitorDriver;
 import io.flowkafka.internal.state.KeyStates;
+import io.flowkafka.internal.streams.WriteBackStore;
+import io.flowkafka.internal.timers.PendingTimer;
+import io.flowkafka.internal.timers.TimerFiring;
+import io.flowkafka.internal.timers.TimerStore;
+import io.flowkafka.internal.visitor.KeyVisitor;
+import io.flowkafka.internal.visitor.VisitorDriver;
 import io.flowkafka.internal.watermarks.ControlRecords;
 import io.flowkafka.internal.watermarks.SourceClocks;
+import io.flowkafka.internal.watermarks.WatermarkAlignment;
 import io.flowkafka.internal.watermarks.WatermarkTracker;
 import io.flowkafka.spec.ComputationKind;
 import io.flowkafka.spec.ComputationSpec;
-import io.flowkafka.spec.SinkSpec;
+import io.flowkafka.spec.KeyVisitorStreamSpec;
 import io.flowkafka.spec.SourceSpec;
+import io.flowkafka.spec.TimeType;
+import io.flowkafka.spec.TimerStreamSpec;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.Tag;
+import io.micrometer.core.instrument.Tags;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.apache.avro.Schema;
-import org.apache.avro.generic.GenericData;
+import java.util.Objects;
+import java.util.Set;
+import java.util.function.BiConsumer;
+import java.util.function.Function;
 import org.apache.avro.generic.GenericRecord;
-import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.processor.Cancellable;
+import org.apache.kafka.streams.processor.PunctuationType;
+import org.apache.kafka.streams.processor.Punctuator;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.processor.api.RecordMetadata;
@@ -82,57 +110,52 @@ final class ComputationTask {
     /** The clocks of this task's source streams (empty for a computation without sources). */
     private SourceClocks clocks;
     /** watermark_alignment: the source partitions this task reads, reported with its watermark; null if not aligned. */
-    private java.util.@Nullable Set<org.apache.kafka.common.TopicPartition> alignedPartitions;
-    private io.flowkafka.internal.watermarks.WatermarkAlignment.@Nullable Limit alignmentLimit;
+    private @Nullable Set<TopicPartition> alignedPartitions;
+    private WatermarkAlignment.@Nullable Limit alignmentLimit;
     private long alignmentLimitReported = Long.MIN_VALUE;
     private long alignedWatermark = Long.MIN_VALUE;
     private long lastEmitWallMs = Long.MIN_VALUE;
     private long controlSequence;
     private WatermarkTracker.Output lastEmitted;
-    private io.flowkafka.internal.timers.@Nullable TimerStore timerStore;
-    private io.flowkafka.spec.TimeType[] timeTypes = new io.flowkafka.spec.TimeType[0];
+    private @Nullable TimerStore timerStore;
+    private TimeType[] timeTypes = new TimeType[0];
     /** Fires this attempt's due timers in bounded steps; null without timers. */
     private @Nullable TimerFiring firing;
-    private List<@Nullable Map<String, java.time.Duration>> watchedStreams = List.of();
+    private List<@Nullable Map<String, Duration>> watchedStreams = List.of();
     private final List<String> dlqNodes = new ArrayList<>();
     /** This attempt's key visitors. */
     private VisitorDriver visitors;
     private final Map<String, Integer> visitOrigins = new HashMap<>();
-    private final List<io.micrometer.core.instrument.Meter> meters = new ArrayList<>();
+    private final List<Meter> meters = new ArrayList<>();
     /** Control sink nodes by output stream. */
-    private final Map<String, List<String>> controlNodesByStream = new java.util.LinkedHashMap<>();
+    private final Map<String, List<String>> controlNodesByStream = new LinkedHashMap<>();
     /** Output streams with their own streams_dependency, and those dependencies. */
-    private final Map<String, List<String>> ownDependencies = new java.util.LinkedHashMap<>();
+    private final Map<String, List<String>> ownDependencies = new LinkedHashMap<>();
     private Map<String, WatermarkTracker.Output> lastEmittedOwn = Map.of();
     /** How far this task read its finite source partitions (from the changelogged store). */
     private FiniteSourceProgress finite;
     /** The input buffer of a SwiftMap with allow_batching_with_relaxed_guarantees; null otherwise. */
-    private @Nullable BatchBuffer batch;
-    private int maxBatchSize;
-    private long maxBatchDelayMs;
-    private io.micrometer.core.instrument.DistributionSummary batchSizes;
-    /** Batches cut, by rule: size, delay, completion. */
-    private io.micrometer.core.instrument.Counter[] batchCuts;
+    private @Nullable SwiftMapBatching batch;
 
     /** Builds the task's state from its stores: what {@code init()} of the processor does, each time it is called. */
     ComputationTask(ComputationPlan plan, ProcessorContext<byte[], byte[]> context) {
         this.plan = plan;
         this.spec = plan.spec();
         this.context = context;
-        Object rejected = context.appConfigs().get(io.flowkafka.internal.dlq.RejectedOutputs.CONFIG);
-        rejectedOutputs = rejected instanceof io.flowkafka.internal.dlq.RejectedOutputs r ? r : null;
+        Object rejected = context.appConfigs().get(RejectedOutputs.CONFIG);
+        rejectedOutputs = rejected instanceof RejectedOutputs r ? r : null;
         atMostOnce = new AtMostOnceEpochs(context.appConfigs().get(EpochCommits.CONFIG) instanceof EpochCommits c ? c
                 : null);
         if (plan.hasEpochBarrier()) {
-            io.flowkafka.internal.outbox.EpochBarrierStore barrier = context.getStateStore(
-                    io.flowkafka.internal.outbox.EpochBarrierStore.storeName(spec.id()));
+            EpochBarrierStore barrier = context.getStateStore(
+                    EpochBarrierStore.storeName(spec.id()));
             barrier.beforeCommit(atMostOnce::beforeCommit);
         }
         KeyValueStore<Bytes, byte[]> store = spec.states().isEmpty() ? null
                 : context.getStateStore(KeyStates.storeName(spec.id()));
         this.states = new KeyStates(store);
         if (store != null) {
-            meters.addAll(io.flowkafka.internal.streams.WriteBackStore.registerMeters(store, plan.visitors().meters(),
+            meters.addAll(WriteBackStore.registerMeters(store, plan.visitors().meters(),
                     storeTags()));
         }
         this.keyCodec = KeyCodec.of(spec.groupBySchema(), spec.id());
@@ -148,10 +171,10 @@ final class ComputationTask {
             SourceDecoder decoder = new SourceDecoder(in, plan.inputSchemas().get(in.streamId()), keyCodec, spec,
                     context.appConfigs());
             SourceClocks.Clock clock = in.source() == null ? null : clocks.register(in.streamId(),
-                    new org.apache.kafka.common.TopicPartition(in.topic(), context.taskId().partition()));
+                    new TopicPartition(in.topic(), context.taskId().partition()));
             inputs.put(in.topic(), new InputBinding(decoder, clock));
         }
-        Map<String, WatermarkTracker.ExpectedProducers> expected = new java.util.LinkedHashMap<>();
+        Map<String, WatermarkTracker.ExpectedProducers> expected = new LinkedHashMap<>();
         plan.writers().forEach((stream, writer) -> expected.put(stream,
                 new WatermarkTracker.ExpectedProducers(writer, plan.partitionCounts().of(writer))));
         this.watermarks = new WatermarkTracker(context.getStateStore(WatermarkTracker.storeName(spec.id())), expected);
@@ -171,10 +194,10 @@ final class ComputationTask {
             }
         }
         if (aligned) {
-            java.util.Set<org.apache.kafka.common.TopicPartition> tps = new java.util.HashSet<>();
+            Set<TopicPartition> tps = new HashSet<>();
             plan.inputs().values().stream().filter(i -> i.source() != null)
-                    .forEach(i -> tps.add(new org.apache.kafka.common.TopicPartition(i.topic(), context.taskId().partition())));
-            this.alignedPartitions = java.util.Set.copyOf(tps);
+                    .forEach(i -> tps.add(new TopicPartition(i.topic(), context.taskId().partition())));
+            this.alignedPartitions = Set.copyOf(tps);
             this.alignmentLimit = plan.alignment().limit(spec.id());
             this.alignedWatermark = watermarks.alignedWatermark(); // where the task was before a restart
         }
@@ -184,16 +207,16 @@ final class ComputationTask {
         this.call = new CallContext(spec, states, keyCodec, plan.outputSchemas(),
                 () -> context.currentSystemTimeMs() * 1_000_000L, context.taskId().partition(), partitionCount,
                 this::inputWatermark, this::minInputWatermark);
-        this.recordLimit = io.flowkafka.internal.dlq.RecordSizeLimit.of(context.appConfigs());
+        this.recordLimit = RecordSizeLimit.of(context.appConfigs());
         this.router = new OutputRouter(plan, context.taskId().partition(), context.appConfigs(), recordLimit,
                 rejectedOutputs, atMostOnce);
         this.deadLetters = new DeadLetterWriter(spec.id(), String.valueOf(context.appConfigs().getOrDefault(
-                io.flowkafka.internal.dlq.DeadLetterHandler.TOPIC_CONFIG, "dlq")), recordLimit, rejectedOutputs);
+                DeadLetterHandler.TOPIC_CONFIG, "dlq")), recordLimit, rejectedOutputs);
         if (store != null) {
-            stateChangelogTarget = io.flowkafka.internal.dlq.RejectedOutputs.changelogTarget(context.applicationId(),
+            stateChangelogTarget = RejectedOutputs.changelogTarget(context.applicationId(),
                     KeyStates.storeName(spec.id()));
         }
-        schedule(java.time.Duration.ofMillis(plan.watermarks().intervalMs()), now -> emitWatermarks());
+        schedule(Duration.ofMillis(plan.watermarks().intervalMs()), now -> emitWatermarks());
         initTimers();
         initVisitors();
         this.function = FunctionFactory.create(spec);
@@ -222,7 +245,7 @@ final class ComputationTask {
             if (watermarks.onControl(in.streamId(), controlCodec.decode(record.value()))) {
                 fireTimers();
                 if (batch != null && !batch.isEmpty() && inputsCompleted()) {
-                    flushBatch(CUT_COMPLETION);
+                    batch.cutAtCompletion();
                 }
                 maybeEmitWatermarks();
             }
@@ -237,11 +260,11 @@ final class ComputationTask {
             throw new FlowProcessingException(spec.id(), "decode the record of topic " + md.topic(), e);
         }
         if (batch != null) {
-            bufferForBatch(record, md, message);
+            batch.add(record, md, message, context.currentSystemTimeMs());
             return;
         }
         if (in.source() != null) {
-            SourceClocks.Clock clock = java.util.Objects.requireNonNull(in.clock());
+            SourceClocks.Clock clock = Objects.requireNonNull(in.clock());
             clocks.onRecord(clock, message.eventTimestamp(), message.systemTimestamp());
             if (alignmentLimit != null) {
                 long limit = alignmentLimit.value();
@@ -268,7 +291,7 @@ final class ComputationTask {
      * ({@link #applyCall}); {@code firedTimer} is deleted with the call's writes.
      */
     private void runCall(GenericRecord key, byte[] encodedKey, MessageId parentId, long defaultEts, String what,
-            Runnable user, io.flowkafka.internal.timers.@Nullable PendingTimer firedTimer) {
+            Runnable user, @Nullable PendingTimer firedTimer) {
         call.begin(key, encodedKey, parentId);
         applyCall(what + " " + parentId, user, nodes -> router.encode(call.outputs, parentId, defaultEts,
                 context.currentSystemTimeMs() * 1_000_000L, nodes), firedTimer);
@@ -282,8 +305,8 @@ final class ComputationTask {
      * {@link FlowProcessingException} thrown.
      */
     private void applyCall(String what, Runnable user,
-            java.util.function.Function<List<String>, List<Record<byte[], byte[]>>> encode,
-            io.flowkafka.internal.timers.@Nullable PendingTimer firedTimer) {
+            Function<List<String>, List<Record<byte[], byte[]>>> encode,
+            @Nullable PendingTimer firedTimer) {
         router.beginCall();
         atMostOnce.callFailed(); // leftovers of a call whose forward threw belong to no call
         List<Record<byte[], byte[]>> forwards;
@@ -324,7 +347,7 @@ final class ComputationTask {
             if (firedTimer != null) {
                 timerStore.delete(firedTimer);
             }
-            java.util.Objects.requireNonNull(firing).noteAdds();
+            Objects.requireNonNull(firing).noteAdds();
             timerStore.commitCall();
         }
         call.end();
@@ -336,14 +359,14 @@ final class ComputationTask {
     }
 
     /** Outputs brokers rejected for good, shared by the runtime's tasks; null outside a FlowRuntime. */
-    private io.flowkafka.internal.dlq.@Nullable RejectedOutputs rejectedOutputs;
+    private @Nullable RejectedOutputs rejectedOutputs;
 
     /** Fails with the reason if a state row is larger than the producer sends (also the unit harness's check). */
-    static void checkStateRowSize(io.flowkafka.internal.dlq.RecordSizeLimit limit, String computation, Bytes storeKey,
+    static void checkStateRowSize(RecordSizeLimit limit, String computation, Bytes storeKey,
             byte[] value) {
         byte[] k = storeKey.get();
         if (!limit.fits(k, value, null)) {
-            throw new io.flowkafka.internal.dlq.RejectedRecordException(limit.tooLarge("state '"
+            throw new RejectedRecordException(limit.tooLarge("state '"
                     + KeyStates.stateNameOf(storeKey) + "' of computation '" + computation
                     + "' (a row of its changelog topic)", k, value, null) + "; keep state rows small (hold large values "
                     + "elsewhere, or split them over several states), or " + limit.raiseAdvice());
@@ -351,10 +374,10 @@ final class ComputationTask {
     }
 
     /** The largest record Kafka Streams' producer sends. */
-    private io.flowkafka.internal.dlq.RecordSizeLimit recordLimit;
+    private RecordSizeLimit recordLimit;
     /** Builds the dead letters of this task's timers, visits and batched messages. */
     private DeadLetterWriter deadLetters;
-    /** The state store's changelog topic as {@link io.flowkafka.internal.dlq.RejectedOutputs} names it; null without state. */
+    /** The state store's changelog topic as {@link RejectedOutputs} names it; null without state. */
     private @Nullable String stateChangelogTarget;
 
     /**
@@ -370,7 +393,7 @@ final class ComputationTask {
     }
 
     /** {@link #checkStateRow} as one object, not a new method reference per call. */
-    private final java.util.function.BiConsumer<Bytes, byte[]> stateRowCheck = this::checkStateRow;
+    private final BiConsumer<Bytes, byte[]> stateRowCheck = this::checkStateRow;
 
     private void checkStateRow(Bytes storeKey, byte[] value) {
         checkStateRowSize(recordLimit, spec.id(), storeKey, value);
@@ -398,42 +421,42 @@ final class ComputationTask {
     }
 
     /** {@link #checkTimerRow} as one object, not a new method reference per call. */
-    private final java.util.function.BiConsumer<Bytes, io.flowkafka.internal.timers.PendingTimer> timerRowCheck =
+    private final BiConsumer<Bytes, PendingTimer> timerRowCheck =
             this::checkTimerRow;
 
     /**
      * Fails with the reason if the timers-store row of a timer (key {@code key}) is larger than the producer sends
      * (also the unit harness's check).
      */
-    static void checkTimerRowSize(io.flowkafka.internal.dlq.RecordSizeLimit limit, String computation,
-            io.flowkafka.internal.timers.TimerStore store, Bytes key, io.flowkafka.internal.timers.PendingTimer timer) {
+    static void checkTimerRowSize(RecordSizeLimit limit, String computation,
+            TimerStore store, Bytes key, PendingTimer timer) {
         if (limit.surelyFits(key.get().length, store.valueSizeBound(timer))) {
             return;
         }
         byte[] value = store.encodeValue(timer);
         if (!limit.fits(key.get(), value, null)) {
-            throw new io.flowkafka.internal.dlq.RejectedRecordException(limit.tooLarge("a timer of timer stream '"
+            throw new RejectedRecordException(limit.tooLarge("a timer of timer stream '"
                     + store.streamId(timer.streamIndex()) + "' of computation '" + computation
                     + "' (a row of its timers changelog topic)", key.get(), value, null) + "; a timer row holds its "
                     + "group-by key twice: keep group-by keys small, or " + limit.raiseAdvice());
         }
     }
 
-    private void checkTimerRow(Bytes key, io.flowkafka.internal.timers.PendingTimer timer) {
-        checkTimerRowSize(recordLimit, spec.id(), java.util.Objects.requireNonNull(timerStore), key, timer);
+    private void checkTimerRow(Bytes key, PendingTimer timer) {
+        checkTimerRowSize(recordLimit, spec.id(), Objects.requireNonNull(timerStore), key, timer);
         var rejected = rejectedOutputs;
         if (rejected != null && rejected.any()) {
             // a clock-driven trigger is not repeated by the replay: such a row is recognised without its times
-            boolean clock = timeTypes[timer.streamIndex()] != io.flowkafka.spec.TimeType.EVENT_TIME;
-            String timers = java.util.Objects.requireNonNull(timersChangelogTarget);
+            boolean clock = timeTypes[timer.streamIndex()] != TimeType.EVENT_TIME;
+            String timers = Objects.requireNonNull(timersChangelogTarget);
             if (rejected.rejectedAny(timers)) {
-                rejected.check(timers, clock ? io.flowkafka.internal.timers.TimerStore.timelessTimerKey(key.get())
+                rejected.check(timers, clock ? TimerStore.timelessTimerKey(key.get())
                         : key.get(), null, -1L);
             }
             String holds = holdsChangelogTarget;
             if (holds != null && rejected.rejectedAny(holds)) {
-                byte[] hold = io.flowkafka.internal.timers.TimerStore.holdKey(timer, key.get());
-                rejected.check(holds, clock ? io.flowkafka.internal.timers.TimerStore.timelessHoldKey(hold) : hold, null,
+                byte[] hold = TimerStore.holdKey(timer, key.get());
+                rejected.check(holds, clock ? TimerStore.timelessHoldKey(hold) : hold, null,
                         -1L);
             }
         }
@@ -450,48 +473,48 @@ final class ComputationTask {
         }
         int n = spec.timers().size();
         boolean[] dedup = new boolean[n];
-        timeTypes = new io.flowkafka.spec.TimeType[n];
-        List<@Nullable Map<String, java.time.Duration>> watched = new ArrayList<>();
+        timeTypes = new TimeType[n];
+        List<@Nullable Map<String, Duration>> watched = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             dedup[i] = spec.timers().get(i).deduplicateEqualTimestamps();
             timeTypes[i] = spec.timers().get(i).timeType();
             watched.add(spec.timers().get(i).watchedStreams());
         }
         watchedStreams = watched;
-        anyTimerWatchesStreams = watched.stream().anyMatch(java.util.Objects::nonNull);
-        timerStore = new io.flowkafka.internal.timers.TimerStore(
-                context.getStateStore(io.flowkafka.internal.timers.TimerStore.timersStoreName(spec.id())),
+        anyTimerWatchesStreams = watched.stream().anyMatch(Objects::nonNull);
+        timerStore = new TimerStore(
+                context.getStateStore(TimerStore.timersStoreName(spec.id())),
                 ComputationPlan.writesInternalStreams(plan.outputs())
-                        ? context.getStateStore(io.flowkafka.internal.timers.TimerStore.holdsStoreName(spec.id()))
+                        ? context.getStateStore(TimerStore.holdsStoreName(spec.id()))
                         : null, // nobody reads this computation's output watermark: no holds index
-                spec.timers().stream().map(io.flowkafka.spec.TimerStreamSpec::id).toList(), dedup);
-        timersChangelogTarget = io.flowkafka.internal.dlq.RejectedOutputs.changelogTarget(context.applicationId(),
-                io.flowkafka.internal.timers.TimerStore.timersStoreName(spec.id()));
+                spec.timers().stream().map(TimerStreamSpec::id).toList(), dedup);
+        timersChangelogTarget = RejectedOutputs.changelogTarget(context.applicationId(),
+                TimerStore.timersStoreName(spec.id()));
         if (ComputationPlan.writesInternalStreams(plan.outputs())) {
-            holdsChangelogTarget = io.flowkafka.internal.dlq.RejectedOutputs.changelogTarget(context.applicationId(),
-                    io.flowkafka.internal.timers.TimerStore.holdsStoreName(spec.id()));
+            holdsChangelogTarget = RejectedOutputs.changelogTarget(context.applicationId(),
+                    TimerStore.holdsStoreName(spec.id()));
         }
         call.timers(timerStore, MessageIds.timerTag(spec.id()));
         firing = new TimerFiring(spec, timerStore, plan.outputLimits()::isBlocked, plan.timers().maxPerPunctuation(),
                 plan.timers().maxPunctuationMs(), plan.visitors().meters(), List.of("pipeline", plan.pipeline(),
                         "computation", spec.id(), "partition", Integer.toString(context.taskId().partition())),
                 sourceComputation);
-        for (String name : List.of(io.flowkafka.internal.timers.TimerStore.timersStoreName(spec.id()),
-                io.flowkafka.internal.timers.TimerStore.holdsStoreName(spec.id()))) {
+        for (String name : List.of(TimerStore.timersStoreName(spec.id()),
+                TimerStore.holdsStoreName(spec.id()))) {
             if (name.endsWith(".timers") || ComputationPlan.writesInternalStreams(plan.outputs())) {
-                meters.addAll(io.flowkafka.internal.streams.WriteBackStore.registerMeters(context.getStateStore(name),
+                meters.addAll(WriteBackStore.registerMeters(context.getStateStore(name),
                         plan.visitors().meters(), storeTags()));
             }
         }
         TimerFiring timers = firing;
-        schedule(java.time.Duration.ofMillis(plan.timers().punctuationIntervalMs()), now -> {
+        schedule(Duration.ofMillis(plan.timers().punctuationIntervalMs()), now -> {
             fireTimers();
             timers.buildHolds();
             maybeEmitWatermarks();
         });
         // a backlog of due timers, or a holds index to build, advances in bounded steps as often as the stream
         // thread comes back to punctuate, not only once per interval, with polling and commits in between
-        schedule(java.time.Duration.ofMillis(Math.max(1, plan.timers().punctuationIntervalMs() / 10)), now -> {
+        schedule(Duration.ofMillis(Math.max(1, plan.timers().punctuationIntervalMs() / 10)), now -> {
             boolean behind = timers.behind();
             if (behind || timers.buildingHolds()) {
                 if (behind) {
@@ -505,12 +528,12 @@ final class ComputationTask {
 
     /** The watermark timer stream {@code i} compares triggers with (exclusive). */
     private long timerWatermark(int i) {
-        if (timeTypes[i] == io.flowkafka.spec.TimeType.REAL_TIME) {
+        if (timeTypes[i] == TimeType.REAL_TIME) {
             return context.currentSystemTimeMs() * 1_000_000L;
         }
-        boolean event = timeTypes[i] == io.flowkafka.spec.TimeType.EVENT_TIME;
-        Map<String, java.time.Duration> watched = watchedStreams.get(i);
-        java.util.Collection<String> streams = watched == null ? watermarks.streams() : watched.keySet();
+        boolean event = timeTypes[i] == TimeType.EVENT_TIME;
+        Map<String, Duration> watched = watchedStreams.get(i);
+        Collection<String> streams = watched == null ? watermarks.streams() : watched.keySet();
         boolean followSources = sourceComputation && watched == null; // a keyed source's timers follow its sources
         if (streams.isEmpty() && !followSources) {
             return event ? Long.MIN_VALUE : context.currentSystemTimeMs() * 1_000_000L;
@@ -563,7 +586,7 @@ final class ComputationTask {
         }
     }
 
-    private void fireOne(io.flowkafka.internal.timers.PendingTimer t) {
+    private void fireOne(PendingTimer t) {
         GenericRecord key = keyCodec.decode(t.encodedKey());
         MessageId id = MessageId.of(t.messageId());
         FlowTimer timer = new FlowTimer(id, spec.timers().get(t.streamIndex()).id(), key, t.triggerTs(), t.eventTs(),
@@ -571,13 +594,13 @@ final class ComputationTask {
         try {
             runCall(key, t.encodedKey(), id, t.eventTs(), "timer", () -> call.deliverTimer(function, timer, call, call), t);
         } catch (FlowProcessingException e) {
-            if (!plan.deadLetters() || io.flowkafka.internal.dlq.Failures.retriable(e)) {
+            if (!plan.deadLetters() || Failures.retriable(e)) {
                 throw e; // an outage: the timer stays, the task fails and fires it again from the last commit
             }
             // the timer goes to the dead-letter topic and is deleted, so it does not fire again
             timerStore.delete(t);
             timerStore.commitCall();
-            Map<String, String> extra = new java.util.LinkedHashMap<>();
+            Map<String, String> extra = new LinkedHashMap<>();
             extra.put("flow.dlq.timer.stream", timer.getStreamId());
             extra.put("flow.dlq.timer.trigger", Long.toString(t.triggerTs()));
             extra.put("flow.dlq.timer.id", MessageId.of(t.messageId()).toString());
@@ -603,21 +626,21 @@ final class ComputationTask {
     private void initVisitors() {
         int partitionCount = plan.partitionCounts().singleTask() ? 1 : spec.desiredPartitionCount();
         KeyValueStore<Bytes, byte[]> coverage = spec.keyVisitorStreams().isEmpty() ? null
-                : context.getStateStore(io.flowkafka.internal.visitor.KeyVisitor.storeName(spec.id()));
+                : context.getStateStore(KeyVisitor.storeName(spec.id()));
         visitors = new VisitorDriver(spec, plan.pipeline(), context.taskId().partition(), partitionCount, states,
                 coverage, plan.visitors().dynamic(), plan.visitors().status(), plan.visitors().meters(),
                 plan.visitors().maxRowsPerPunctuation(), plan.visitors().maxPunctuationMs());
         if (!visitors.any()) {
             return;
         }
-        schedule(java.time.Duration.ofMillis(plan.visitors().tickMs()), now -> {
+        schedule(Duration.ofMillis(plan.visitors().tickMs()), now -> {
             visitors.step(now, this::upstreamCompleted, this::visit);
             maybeEmitWatermarks();
         });
     }
 
     /** Whether every stream a visitor follows ({@code upstream_streams}, default all inputs and sources) completed. */
-    private boolean upstreamCompleted(io.flowkafka.spec.KeyVisitorStreamSpec v) {
+    private boolean upstreamCompleted(KeyVisitorStreamSpec v) {
         List<String> followed = v.upstreamStreams();
         if (followed == null) {
             followed = new ArrayList<>(spec.inputStreamIds());
@@ -648,10 +671,10 @@ final class ComputationTask {
             runCall(key, encodedKey, id, eventTimestamp, "visit", () -> call.deliverVisit(function, v, call, call), null);
         } catch (FlowProcessingException e) {
             states.clearPrefetch();
-            if (!plan.deadLetters() || io.flowkafka.internal.dlq.Failures.retriable(e)) {
+            if (!plan.deadLetters() || Failures.retriable(e)) {
                 throw e;
             }
-            Map<String, String> extra = new java.util.LinkedHashMap<>();
+            Map<String, String> extra = new LinkedHashMap<>();
             extra.put("flow.dlq.visit.stream", stream);
             extra.put("flow.dlq.visit.pass", Long.toString(pass));
             extra.put("flow.dlq.visit.id", id.toString());
@@ -664,14 +687,9 @@ final class ComputationTask {
 
     // ---------------------------------------------------------------- SwiftMap batching
 
-    private static final int CUT_SIZE = 0;
-    private static final int CUT_DELAY = 1;
-    private static final int CUT_COMPLETION = 2;
-
     /**
-     * Sets up SwiftMap batching ({@code allow_batching_with_relaxed_guarantees}): the buffer
-     * restored from its store, the delay punctuator and the metrics. See {@link BatchBuffer} for
-     * the cut rules.
+     * Sets up SwiftMap batching ({@code allow_batching_with_relaxed_guarantees}): the buffer restored from its store
+     * and the delay punctuator. See {@link SwiftMapBatching} for the cut rules.
      */
     private void initBatching() {
         if (spec.kind() != ComputationKind.SWIFT_MAP || !spec.allowBatchingWithRelaxedGuarantees()) {
@@ -683,36 +701,31 @@ final class ComputationTask {
                     + (function == null ? "missing" : "a " + function.getClass().getName())
                     + ": implement io.flowkafka.api.BatchFunction, or remove the parameter");
         }
-        maxBatchSize = spec.maxBatchSize();
-        maxBatchDelayMs = spec.maxBatchDelay().toMillis();
-        batch = new BatchBuffer(context.getStateStore(BatchBuffer.storeName(spec.id())));
-        batch.restore(this::decodeBuffered, context.currentSystemTimeMs());
-        io.micrometer.core.instrument.Tags tags = io.micrometer.core.instrument.Tags.of("pipeline", plan.pipeline(),
-                "computation", spec.id(), "partition", Integer.toString(context.taskId().partition()));
-        batchSizes = io.micrometer.core.instrument.DistributionSummary.builder("flow.batching.batch_size")
-                .description("Input messages per batch of a SwiftMap with allow_batching_with_relaxed_guarantees")
-                .tags(tags).register(plan.visitors().meters());
-        meters.add(batchSizes);
-        String[] rules = {"size", "delay", "completion"};
-        batchCuts = new io.micrometer.core.instrument.Counter[rules.length];
-        for (int i = 0; i < rules.length; i++) {
-            batchCuts[i] = io.micrometer.core.instrument.Counter.builder("flow.batching.batches")
-                    .description("Batches cut, by rule: size (max_batch_size, reproduced by a replay of one input "
-                            + "stream), delay (max_batch_delay, timing-dependent), completion (inputs completed)")
-                    .tags(tags).tag("cut", rules[i]).register(plan.visitors().meters());
-            meters.add(batchCuts[i]);
-        }
-        schedule(java.time.Duration.ofMillis(Math.max(1, Math.min(maxBatchDelayMs, 1000) / 2)),
-                now -> {
-                    if (!batch.isEmpty() && now - batch.firstBufferedWallMs() >= maxBatchDelayMs) {
-                        flushBatch(CUT_DELAY);
-                        maybeEmitWatermarks();
+        BatchBuffer buffer = new BatchBuffer(context.getStateStore(BatchBuffer.storeName(spec.id())));
+        buffer.restore(this::decodeBuffered, context.currentSystemTimeMs());
+        batch = new SwiftMapBatching(spec.id(), buffer, spec.maxBatchSize(), spec.maxBatchDelay().toMillis(),
+                plan.deadLetters(), new SwiftMapBatching.Calls() {
+                    @Override
+                    public void run(List<FlowMessage> messages) {
+                        runBatch(messages);
                     }
-                });
+
+                    @Override
+                    public void deadLetter(BatchBuffer.Entry entry, FlowProcessingException failure) {
+                        deadLetterBuffered(entry, failure);
+                    }
+                }, plan.visitors().meters(), Tags.of("pipeline", plan.pipeline(),
+                        "computation", spec.id(), "partition", Integer.toString(context.taskId().partition())));
+        SwiftMapBatching b = batch;
+        schedule(Duration.ofMillis(b.checkIntervalMs()), now -> {
+            if (b.cutIfDue(now)) {
+                maybeEmitWatermarks();
+            }
+        });
     }
 
     /** Decodes a record restored from the batch store, as {@link #process} decoded it when it was read. */
-    private FlowMessage decodeBuffered(io.flowkafka.avro.BatchedInput r) {
+    private FlowMessage decodeBuffered(BatchedInput r) {
         InputBinding in = inputs.get(r.getTopic());
         if (in == null) {
             throw new IllegalStateException("computation '" + spec.id() + "' no longer reads topic " + r.getTopic());
@@ -744,25 +757,10 @@ final class ComputationTask {
         });
     }
 
-    private static byte[] bytes(java.nio.ByteBuffer b) {
+    private static byte[] bytes(ByteBuffer b) {
         byte[] a = new byte[b.remaining()];
         b.duplicate().get(a);
         return a;
-    }
-
-    /** Buffers a decoded input (and its record, for dead letters); cuts the batch when it is full. */
-    private void bufferForBatch(Record<byte[], byte[]> record, RecordMetadata md, FlowMessage message) {
-        org.apache.kafka.common.header.Header meta = record.headers().lastHeader(FlowHeaders.META);
-        io.flowkafka.avro.BatchedInput r = io.flowkafka.avro.BatchedInput.newBuilder().setTopic(md.topic())
-                .setPartition(md.partition()).setOffset(md.offset()).setTimestamp(record.timestamp())
-                .setKey(record.key() == null ? null : java.nio.ByteBuffer.wrap(record.key()))
-                .setValue(record.value() == null ? null : java.nio.ByteBuffer.wrap(record.value()))
-                .setMeta(meta == null || meta.value() == null ? null : java.nio.ByteBuffer.wrap(meta.value()))
-                .build();
-        batch.add(message, r, context.currentSystemTimeMs());
-        if (batch.size() >= maxBatchSize) {
-            flushBatch(CUT_SIZE);
-        }
     }
 
     /** Whether every input stream of the computation has completed. */
@@ -775,56 +773,13 @@ final class ComputationTask {
         return true;
     }
 
-    /**
-     * Cuts the buffered inputs into one batch and runs it. If the batch's call fails, each message
-     * is run again as a batch of one, so only the messages that fail on their own go to the
-     * dead-letter topic, as without batching.
-     */
-    private void flushBatch(int cut) {
-        List<BatchBuffer.Entry> entries = batch.drain();
-        batchSizes.record(entries.size());
-        batchCuts[cut].increment();
-        List<FlowMessage> messages = new ArrayList<>(entries.size());
-        List<BatchBuffer.Entry> decoded = new ArrayList<>(entries.size());
-        for (BatchBuffer.Entry e : entries) {
-            if (e.message() == null) {
-                deadLetterBuffered(e, new FlowProcessingException(spec.id(), "decode the record of topic "
-                        + e.record().getTopic(), java.util.Objects.requireNonNull(e.decodeError())));
-            } else {
-                messages.add(e.message());
-                decoded.add(e);
-            }
-        }
-        if (messages.isEmpty()) {
-            return;
-        }
-        try {
-            runBatch(messages);
-        } catch (FlowProcessingException e) {
-            if (!plan.deadLetters()) {
-                throw e;
-            }
-            if (messages.size() == 1) {
-                deadLetterBuffered(decoded.get(0), e);
-                return;
-            }
-            for (BatchBuffer.Entry one : decoded) {
-                try {
-                    runBatch(List.of(one.message()));
-                } catch (FlowProcessingException alone) {
-                    deadLetterBuffered(one, alone);
-                }
-            }
-        }
-    }
-
     /** Runs one batched call with all-or-nothing effects, through the same path as {@link #runCall}. */
     private void runBatch(List<FlowMessage> messages) {
         call.beginBatch(messages);
         String what = messages.size() == 1 ? "message " + messages.get(0).messageId()
                 : "batch of " + messages.size() + " messages " + messages.get(0).messageId() + ".."
                         + messages.get(messages.size() - 1).messageId();
-        List<Message> batch = java.util.Collections.unmodifiableList(messages);
+        List<Message> batch = Collections.unmodifiableList(messages);
         applyCall(what, () -> ((BatchFunction) function).onMessages(batch, call, call),
                 nodes -> router.encodeBatch(call, context.currentSystemTimeMs() * 1_000_000L, nodes), null);
     }
@@ -832,8 +787,8 @@ final class ComputationTask {
 
     /** Sends a buffered input whose call failed to the dead-letter topic, with the headers of the dead-letter handler. */
     private void deadLetterBuffered(BatchBuffer.Entry e, FlowProcessingException failure) {
-        io.flowkafka.avro.BatchedInput r = e.record();
-        Map<String, String> extra = new java.util.LinkedHashMap<>();
+        BatchedInput r = e.record();
+        Map<String, String> extra = new LinkedHashMap<>();
         extra.put("flow.dlq.topic", r.getTopic());
         extra.put("flow.dlq.partition", Integer.toString(r.getPartition()));
         extra.put("flow.dlq.offset", Long.toString(r.getOffset()));
@@ -925,7 +880,7 @@ final class ComputationTask {
             }
             if (timerStore != null) { // a keyed source with timers: the same hold as on internal inputs
                 event = Math.min(event, timerStore.watermarkHold());
-                boolean holding = java.util.Objects.requireNonNull(firing).holdingPending();
+                boolean holding = Objects.requireNonNull(firing).holdingPending();
                 completed &= !holding;
                 idle &= !holding; // its pending timers' outputs are still to come: readers must wait for them
             }
@@ -946,7 +901,7 @@ final class ComputationTask {
             completed &= visitors.allDone();
             if (timerStore != null) {
                 event = Math.min(event, timerStore.watermarkHold()); // the watermark hold
-                completed &= !java.util.Objects.requireNonNull(firing).holdingPending();
+                completed &= !Objects.requireNonNull(firing).holdingPending();
             }
             if (batch != null) {
                 event = Math.min(event, batch.minEventTimestamp()); // buffered inputs hold it too
@@ -971,8 +926,8 @@ final class ComputationTask {
         boolean changed = !out.equals(lastEmitted) || !own.equals(lastEmittedOwn);
         if (out.completed() && !wasCompleted) {
             String task = spec.id() + "/" + context.taskId().partition();
-            context.forward(new Record<>(task.getBytes(java.nio.charset.StandardCharsets.UTF_8),
-                    "completed".getBytes(java.nio.charset.StandardCharsets.UTF_8), now), plan.statusNode());
+            context.forward(new Record<>(task.getBytes(StandardCharsets.UTF_8),
+                    "completed".getBytes(StandardCharsets.UTF_8), now), plan.statusNode());
         }
         if ((out.completed() && !wasCompleted) || ownCompletedNow) {
             // Kafka Streams commits the task right after this punctuation (the control records below included),
@@ -985,7 +940,7 @@ final class ComputationTask {
             long sequence = ++controlSequence;
             for (Map.Entry<String, List<String>> e : controlNodesByStream.entrySet()) {
                 WatermarkTracker.Output o = own.getOrDefault(e.getKey(), out);
-                io.flowkafka.avro.ControlRecord r = io.flowkafka.avro.ControlRecord.newBuilder()
+                ControlRecord r = ControlRecord.newBuilder()
                         .setComputation(spec.id()).setPartition(context.taskId().partition())
                         .setEventWatermark(o.eventWatermark()).setSystemWatermark(o.systemWatermark())
                         .setCompleted(o.completed()).setIdle(idle && !o.completed())
@@ -999,7 +954,7 @@ final class ComputationTask {
             }
         }
         if (heartbeat && plan.controlTopic() != null) {
-            context.forward(new Record<>(io.flowkafka.internal.partition.OwnPartitioner.keyOf(
+            context.forward(new Record<>(OwnPartitioner.keyOf(
                     context.taskId().partition()), new byte[0], now), spec.id() + ".sink.control");
         }
         if (changed || heartbeat) {
@@ -1020,7 +975,7 @@ final class ComputationTask {
         boolean completed = true;
         for (String d : deps) {
             int timer = timerIndex(d);
-            io.flowkafka.internal.visitor.KeyVisitor visitor = visitors.visitor(d);
+            KeyVisitor visitor = visitors.visitor(d);
             if (watermarks.streams().contains(d)) {
                 event = Math.min(event, watermarks.eventWatermark(d));
                 system = Math.min(system, watermarks.systemWatermark(d));
@@ -1028,7 +983,7 @@ final class ComputationTask {
             } else if (clocks.get(d) != null) {
                 boolean done = finite.allDone();
                 if (!done) {
-                    SourceClocks.Clock clock = java.util.Objects.requireNonNull(clocks.get(d));
+                    SourceClocks.Clock clock = Objects.requireNonNull(clocks.get(d));
                     event = Math.min(event, clock.eventWatermark());
                     system = Math.min(system, clocks.systemWatermark(clock, nowMs));
                 }
@@ -1045,10 +1000,10 @@ final class ComputationTask {
                 for (String s : watermarks.streams()) {
                     inputsDone &= watermarks.completed(s);
                 }
-                if (!(inputsDone && (!pending || timeTypes[timer] == io.flowkafka.spec.TimeType.REAL_TIME))) {
+                if (!(inputsDone && (!pending || timeTypes[timer] == TimeType.REAL_TIME))) {
                     long hold = timerStore.watermarkHold();
                     event = Math.min(event, Math.min(timerWatermark(timer), hold));
-                    system = Math.min(system, timeTypes[timer] == io.flowkafka.spec.TimeType.EVENT_TIME
+                    system = Math.min(system, timeTypes[timer] == TimeType.EVENT_TIME
                             ? nowMs * 1_000_000L : timerWatermark(timer));
                     completed = false;
                 }
@@ -1075,15 +1030,15 @@ final class ComputationTask {
 
 
     /** This task's wall-clock punctuations, cancelled at close so none runs against a dropped task. */
-    private final List<org.apache.kafka.streams.processor.Cancellable> punctuations = new ArrayList<>();
+    private final List<Cancellable> punctuations = new ArrayList<>();
 
-    private void schedule(java.time.Duration interval, org.apache.kafka.streams.processor.Punctuator punctuator) {
-        punctuations.add(context.schedule(interval, org.apache.kafka.streams.processor.PunctuationType.WALL_CLOCK_TIME,
+    private void schedule(Duration interval, Punctuator punctuator) {
+        punctuations.add(context.schedule(interval, PunctuationType.WALL_CLOCK_TIME,
                 punctuator));
     }
 
     void close() {
-        punctuations.forEach(org.apache.kafka.streams.processor.Cancellable::cancel);
+        punctuations.forEach(Cancellable::cancel);
         punctuations.clear();
         if (alignedPartitions != null) {
             plan.alignment().releaseLocal(spec.id(), context.taskId().partition());
@@ -1091,7 +1046,10 @@ final class ComputationTask {
         if (firing != null) {
             firing.close();
         }
-        for (io.micrometer.core.instrument.Meter m : meters) {
+        if (batch != null) {
+            batch.close();
+        }
+        for (Meter m : meters) {
             plan.visitors().meters().remove(m);
         }
         meters.clear();
@@ -1124,9 +1082,9 @@ final class ComputationTask {
     }
 
     /** The tags of this task's store meters. */
-    private List<io.micrometer.core.instrument.Tag> storeTags() {
-        return List.of(io.micrometer.core.instrument.Tag.of("pipeline", plan.pipeline()),
-                io.micrometer.core.instrument.Tag.of("computation", spec.id()),
-                io.micrometer.core.instrument.Tag.of("partition", Integer.toString(context.taskId().partition())));
+    private List<Tag> storeTags() {
+        return List.of(Tag.of("pipeline", plan.pipeline()),
+                Tag.of("computation", spec.id()),
+                Tag.of("partition", Integer.toString(context.taskId().partition())));
     }
 }

@@ -1,5 +1,6 @@
 package io.flowkafka.internal.visitor;
 
+import io.flowkafka.internal.config.DynamicSpec;
 import io.flowkafka.internal.state.KeyStates;
 import io.flowkafka.internal.status.StatusBoard;
 import io.flowkafka.spec.ComputationSpec;

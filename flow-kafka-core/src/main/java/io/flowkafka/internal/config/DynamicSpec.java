@@ -1,4 +1,4 @@
-package io.flowkafka.internal.visitor;
+package io.flowkafka.internal.config;
 
 import io.flowkafka.spec.ComputationSpec;
 import io.flowkafka.spec.KeyVisitorStreamSpec;
@@ -12,7 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The dynamic part of a pipeline's spec (Flow's {@code dynamic_spec}) held by one runtime: what a
- * running pipeline may change without restart. Today: the key-visitor settings. Tasks read it on
+ * running pipeline may change without restart: key-visitor settings and at-most-once queue limits. Tasks read it on
  * every punctuation, so a change takes effect at the next one.
  *
  * <p>Shape of a change, as in Flow: {@code {"computations": {"<id>": {"key_visitor_streams":
