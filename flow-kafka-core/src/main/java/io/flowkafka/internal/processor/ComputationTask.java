@@ -12,7 +12,6 @@ import io.flowkafka.internal.dlq.Failures;
 import io.flowkafka.internal.dlq.FlowProcessingException;
 import io.flowkafka.internal.dlq.RecordSizeLimit;
 import io.flowkafka.internal.dlq.RejectedOutputs;
-import io.flowkafka.internal.dlq.RejectedRecordException;
 import io.flowkafka.internal.message.FlowHeaders;
 import io.flowkafka.internal.message.FlowMessage;
 import io.flowkafka.internal.message.MessageIds;
@@ -56,7 +55,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.function.BiConsumer;
 import java.util.function.Function;
 import org.apache.avro.generic.GenericRecord;
 import org.apache.kafka.common.TopicPartition;
@@ -85,6 +83,14 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Message ids derive from the input's id, the computation and the output position
  * ({@link MessageIds}), so a replay after an aborted transaction writes the same ids.
+ *
+ * <p>Each concept lives in its part, built here from the stores: {@link SourceDecoder} and
+ * {@link FiniteSourceProgress} (sources), {@link SourceClocks} (source watermarks and idleness),
+ * {@link TimerFiring} (timers), {@link VisitorDriver} (key visitors), {@link SwiftMapBatching},
+ * {@link OutputRouter} (outputs and synchronous sinks), {@link AtMostOnceEpochs}, {@link CallRowChecks},
+ * {@link DeadLetterWriter}. What stays here is what joins them: the one atomic-call path, and the task's
+ * output watermarks and completion, which read every part (inputs, sources, timers, visitors, batch) and so
+ * are over 700 lines together; splitting the emission out is the next step.
  *
  * <p>Threading: one instance per task attempt, used by its stream thread only.
  */
@@ -212,12 +218,10 @@ final class ComputationTask {
                 rejectedOutputs, atMostOnce);
         this.deadLetters = new DeadLetterWriter(spec.id(), String.valueOf(context.appConfigs().getOrDefault(
                 DeadLetterHandler.TOPIC_CONFIG, "dlq")), recordLimit, rejectedOutputs);
-        if (store != null) {
-            stateChangelogTarget = RejectedOutputs.changelogTarget(context.applicationId(),
-                    KeyStates.storeName(spec.id()));
-        }
         schedule(Duration.ofMillis(plan.watermarks().intervalMs()), now -> emitWatermarks());
         initTimers();
+        this.rowChecks = new CallRowChecks(spec, recordLimit, rejectedOutputs, context.applicationId(), states,
+                timerStore, ComputationPlan.writesInternalStreams(plan.outputs()));
         initVisitors();
         this.function = FunctionFactory.create(spec);
         initBatching();
@@ -323,12 +327,12 @@ final class ComputationTask {
                 throw new FlowProcessingException(spec.id(), "write the outputs of " + what, e);
             }
             try {
-                checkStateRows();
+                rowChecks.checkStateRows();
             } catch (RuntimeException e) {
                 throw new FlowProcessingException(spec.id(), "write the state of " + what, e);
             }
             try {
-                checkTimerRows();
+                rowChecks.checkTimerRows();
             } catch (RuntimeException e) {
                 throw new FlowProcessingException(spec.id(), "write the timers of " + what, e);
             }
@@ -361,106 +365,12 @@ final class ComputationTask {
     /** Outputs brokers rejected for good, shared by the runtime's tasks; null outside a FlowRuntime. */
     private @Nullable RejectedOutputs rejectedOutputs;
 
-    /** Fails with the reason if a state row is larger than the producer sends (also the unit harness's check). */
-    static void checkStateRowSize(RecordSizeLimit limit, String computation, Bytes storeKey,
-            byte[] value) {
-        byte[] k = storeKey.get();
-        if (!limit.fits(k, value, null)) {
-            throw new RejectedRecordException(limit.tooLarge("state '"
-                    + KeyStates.stateNameOf(storeKey) + "' of computation '" + computation
-                    + "' (a row of its changelog topic)", k, value, null) + "; keep state rows small (hold large values "
-                    + "elsewhere, or split them over several states), or " + limit.raiseAdvice());
-        }
-    }
-
     /** The largest record Kafka Streams' producer sends. */
     private RecordSizeLimit recordLimit;
     /** Builds the dead letters of this task's timers, visits and batched messages. */
     private DeadLetterWriter deadLetters;
-    /** The state store's changelog topic as {@link RejectedOutputs} names it; null without state. */
-    private @Nullable String stateChangelogTarget;
-
-    /**
-     * Fails the call if a state row it writes (a key's last value in the call) is larger than the producer sends or
-     * was rejected by the state store's changelog topic before: its input then goes to the dead-letter topic instead
-     * of the commit failing the task's transaction, on every replay. Checked after the function returned, so the
-     * function cannot swallow it, and a row it overwrote or cleared in the same call is not held against it.
-     */
-    private void checkStateRows() {
-        if (stateChangelogTarget != null) {
-            states.forEachBufferedPut(stateRowCheck);
-        }
-    }
-
-    /** {@link #checkStateRow} as one object, not a new method reference per call. */
-    private final BiConsumer<Bytes, byte[]> stateRowCheck = this::checkStateRow;
-
-    private void checkStateRow(Bytes storeKey, byte[] value) {
-        checkStateRowSize(recordLimit, spec.id(), storeKey, value);
-        var rejected = rejectedOutputs;
-        if (rejected != null) {
-            rejected.check(stateChangelogTarget, storeKey.get(), value, -1L);
-        }
-    }
-
-    /** The timers store's and the timer-holds store's changelog topics as RejectedOutputs names them; null without. */
-    private @Nullable String timersChangelogTarget;
-    private @Nullable String holdsChangelogTarget;
-
-    /**
-     * Fails the call if a timer it adds makes a row of the timers store larger than the producer sends, or a row the
-     * timers or timer-holds changelog topic rejected before, recognised by its key (a timer's value holds the
-     * wall-clock time it was added; a real- or system-time stream's trigger, often the clock plus a delay, is left out
-     * too: {@code TimerStore.timelessTimerKey}): its input then goes to the dead-letter topic, as for a state row.
-     * Costs a size sum per added timer; a row is encoded here only when that sum is over the limit.
-     */
-    private void checkTimerRows() {
-        if (timerStore != null && timerStore.hasBufferedWrites()) {
-            timerStore.forEachBufferedAdd(timerRowCheck);
-        }
-    }
-
-    /** {@link #checkTimerRow} as one object, not a new method reference per call. */
-    private final BiConsumer<Bytes, PendingTimer> timerRowCheck =
-            this::checkTimerRow;
-
-    /**
-     * Fails with the reason if the timers-store row of a timer (key {@code key}) is larger than the producer sends
-     * (also the unit harness's check).
-     */
-    static void checkTimerRowSize(RecordSizeLimit limit, String computation,
-            TimerStore store, Bytes key, PendingTimer timer) {
-        if (limit.surelyFits(key.get().length, store.valueSizeBound(timer))) {
-            return;
-        }
-        byte[] value = store.encodeValue(timer);
-        if (!limit.fits(key.get(), value, null)) {
-            throw new RejectedRecordException(limit.tooLarge("a timer of timer stream '"
-                    + store.streamId(timer.streamIndex()) + "' of computation '" + computation
-                    + "' (a row of its timers changelog topic)", key.get(), value, null) + "; a timer row holds its "
-                    + "group-by key twice: keep group-by keys small, or " + limit.raiseAdvice());
-        }
-    }
-
-    private void checkTimerRow(Bytes key, PendingTimer timer) {
-        checkTimerRowSize(recordLimit, spec.id(), Objects.requireNonNull(timerStore), key, timer);
-        var rejected = rejectedOutputs;
-        if (rejected != null && rejected.any()) {
-            // a clock-driven trigger is not repeated by the replay: such a row is recognised without its times
-            boolean clock = timeTypes[timer.streamIndex()] != TimeType.EVENT_TIME;
-            String timers = Objects.requireNonNull(timersChangelogTarget);
-            if (rejected.rejectedAny(timers)) {
-                rejected.check(timers, clock ? TimerStore.timelessTimerKey(key.get())
-                        : key.get(), null, -1L);
-            }
-            String holds = holdsChangelogTarget;
-            if (holds != null && rejected.rejectedAny(holds)) {
-                byte[] hold = TimerStore.holdKey(timer, key.get());
-                rejected.check(holds, clock ? TimerStore.timelessHoldKey(hold) : hold, null,
-                        -1L);
-            }
-        }
-    }
+    /** Checks the state and timer rows a call writes. */
+    private CallRowChecks rowChecks;
 
     /** This attempt's at-most-once sink messages, per call and per epoch. */
     private AtMostOnceEpochs atMostOnce;
@@ -488,12 +398,6 @@ final class ComputationTask {
                         ? context.getStateStore(TimerStore.holdsStoreName(spec.id()))
                         : null, // nobody reads this computation's output watermark: no holds index
                 spec.timers().stream().map(TimerStreamSpec::id).toList(), dedup);
-        timersChangelogTarget = RejectedOutputs.changelogTarget(context.applicationId(),
-                TimerStore.timersStoreName(spec.id()));
-        if (ComputationPlan.writesInternalStreams(plan.outputs())) {
-            holdsChangelogTarget = RejectedOutputs.changelogTarget(context.applicationId(),
-                    TimerStore.holdsStoreName(spec.id()));
-        }
         call.timers(timerStore, MessageIds.timerTag(spec.id()));
         firing = new TimerFiring(spec, timerStore, plan.outputLimits()::isBlocked, plan.timers().maxPerPunctuation(),
                 plan.timers().maxPunctuationMs(), plan.visitors().meters(), List.of("pipeline", plan.pipeline(),

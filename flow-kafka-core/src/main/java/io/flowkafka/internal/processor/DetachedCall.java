@@ -202,10 +202,10 @@ public final class DetachedCall {
             user.run();
             // the runtime's check of the state and timer rows the call writes, against Kafka's default producer limit
             // (1 MiB): a row the runtime would dead-letter the input for fails the call here too
-            states.forEachBufferedPut((k, v) -> ComputationTask.checkStateRowSize(DEFAULT_LIMIT, spec.id(), k, v));
+            states.forEachBufferedPut((k, v) -> CallRowChecks.checkStateRowSize(DEFAULT_LIMIT, spec.id(), k, v));
             if (timers != null) {
                 TimerStore t = timers;
-                t.forEachBufferedAdd((k, timer) -> ComputationTask.checkTimerRowSize(DEFAULT_LIMIT, spec.id(), t, k,
+                t.forEachBufferedAdd((k, timer) -> CallRowChecks.checkTimerRowSize(DEFAULT_LIMIT, spec.id(), t, k,
                         timer));
             }
             return new Effects(outputs(inputId, inputEventTimestamp), addedTimers(), stateWrites());
