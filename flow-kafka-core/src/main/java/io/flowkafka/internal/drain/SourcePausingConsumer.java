@@ -67,6 +67,8 @@ public final class SourcePausingConsumer implements Consumer<byte[], byte[]> {
     private final io.flowkafka.internal.watermarks.@Nullable SourceIdleness idleness;
     private long nextWaitingReportMs = Long.MIN_VALUE;
     private java.util.function.LongSupplier clockMs = System::currentTimeMillis;
+    /** The reason {@code StreamThread} gives the rebalance it enforces after a task corruption. */
+    static final String ACTIVE_TASKS_CORRUPTED = "Active tasks corrupted";
 
     /**
      * @param delegate the consumer Kafka Streams would have used
@@ -581,8 +583,21 @@ public final class SourcePausingConsumer implements Consumer<byte[], byte[]> {
         delegate.enforceRebalance();
     }
 
+    /**
+     * Drops the rebalance Kafka Streams enforces after reviving corrupted active tasks, passes any other on.
+     * {@code TaskManager.handleCorruption} closes the tasks dirty (under exactly_once_v2 the transaction aborts) and
+     * revives them with their input partitions marked for a reset to the committed offsets
+     * ({@code addPartitionsForOffsetReset}), done when they are initialized again. But the rebalance the stream
+     * thread then enforces usually completes first: {@code TaskManager.handleAssignment} closes the revived tasks,
+     * still pending initialization, and creates new ones, which reset nothing, while the consumer keeps the
+     * partitions (the assignment did not change) and its position past the aborted records. They were never
+     * replayed: lost (Kafka Streams 4.4). The rebalance only lets a standby take over a corrupted task.
+     */
     @Override
     public void enforceRebalance(String reason) {
+        if (ACTIVE_TASKS_CORRUPTED.equals(reason)) {
+            return;
+        }
         delegate.enforceRebalance(reason);
     }
 

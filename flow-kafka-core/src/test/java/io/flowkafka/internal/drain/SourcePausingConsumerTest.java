@@ -201,4 +201,13 @@ class SourcePausingConsumerTest {
             assertThat(staying.leavingGroupOnClose()).as("flow.leave.group.on.close=false").isFalse();
         }
     }
+
+    @Test
+    void shouldDropOnlyTheRebalanceEnforcedAfterATaskCorruption() {
+        // a revived task resets its partitions only if no rebalance replaces it first (Kafka Streams 4.4)
+        consumer.enforceRebalance("Active tasks corrupted");
+        assertThat(mock.shouldRebalance()).isFalse();
+        consumer.enforceRebalance("some other reason");
+        assertThat(mock.shouldRebalance()).isTrue();
+    }
 }
