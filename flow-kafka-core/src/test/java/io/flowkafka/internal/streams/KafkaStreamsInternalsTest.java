@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -367,5 +368,23 @@ class KafkaStreamsInternalsTest {
             all.add(t);
         }
         return all;
+    }
+
+    @Test
+    void shouldEnforceTheRebalanceAfterATaskCorruptionWithTheReasonSourcePausingConsumerDrops() throws IOException {
+        // SourcePausingConsumer drops the rebalance StreamThread enforces after reviving corrupted tasks (it closed
+        // the revived tasks before they reset their offsets: records lost); it knows it by its reason
+        String reason = "Active tasks corrupted";
+        byte[] streamThread;
+        try (InputStream in = KafkaStreams.class.getResourceAsStream(
+                "/org/apache/kafka/streams/processor/internals/StreamThread.class")) {
+            assertThat(in).as("StreamThread's class file").isNotNull();
+            streamThread = in.readAllBytes();
+        }
+        assertThat(new String(streamThread, StandardCharsets.ISO_8859_1)).as("Kafka Streams "
+                + KAFKA_STREAMS_VERSION + " re-check: StreamThread calls mainConsumer.enforceRebalance(\"" + reason
+                + "\") after TaskManager.handleCorruption; if the reason changed, update "
+                + "SourcePausingConsumer.ACTIVE_TASKS_CORRUPTED, or the revived tasks' replay is lost again "
+                + "(CommitFaultExactlyOnceIT)").contains(reason);
     }
 }
