@@ -1,28 +1,18 @@
 package io.flowkafka.testing;
 
 import io.flowkafka.runtime.FlowRuntime;
-import java.time.Duration;
-import java.util.List;
+import io.flowkafka.spi.ForwardingProducer;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
-import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
 import java.util.function.UnaryOperator;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.clients.producer.Callback;
 import org.apache.kafka.clients.producer.Producer;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.clients.producer.RecordMetadata;
-import org.apache.kafka.common.Metric;
-import org.apache.kafka.common.MetricName;
-import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.TimeoutException;
-import org.apache.kafka.common.metrics.KafkaMetric;
 
 /**
  * Fails chosen commits of a {@link FlowRuntime} on a real broker, as a commit that times out would: the stream
@@ -90,15 +80,14 @@ public final class CommitFaults {
     }
 
     /** A stream thread's producer whose commit fails when its transaction's offsets match. */
-    private final class FaultyProducer implements Producer<byte[], byte[]> {
-        private final Producer<byte[], byte[]> delegate;
+    private final class FaultyProducer extends ForwardingProducer {
         private boolean matched;
         private boolean failing;
         /** A commit failed and the transaction is still open. */
         private boolean failedOpen;
 
         FaultyProducer(Producer<byte[], byte[]> delegate) {
-            this.delegate = delegate;
+            super(delegate);
         }
 
         @Override
@@ -132,66 +121,6 @@ public final class CommitFaults {
             failing = false;
             failedOpen = false;
             delegate.abortTransaction();
-        }
-
-        @Override
-        public void initTransactions() {
-            delegate.initTransactions();
-        }
-
-        @Override
-        public void beginTransaction() {
-            delegate.beginTransaction();
-        }
-
-        @Override
-        public void registerMetricForSubscription(KafkaMetric metric) {
-            delegate.registerMetricForSubscription(metric);
-        }
-
-        @Override
-        public void unregisterMetricFromSubscription(KafkaMetric metric) {
-            delegate.unregisterMetricFromSubscription(metric);
-        }
-
-        @Override
-        public Future<RecordMetadata> send(ProducerRecord<byte[], byte[]> record) {
-            return delegate.send(record);
-        }
-
-        @Override
-        public Future<RecordMetadata> send(ProducerRecord<byte[], byte[]> record, Callback callback) {
-            return delegate.send(record, callback);
-        }
-
-        @Override
-        public void flush() {
-            delegate.flush();
-        }
-
-        @Override
-        public List<PartitionInfo> partitionsFor(String topic) {
-            return delegate.partitionsFor(topic);
-        }
-
-        @Override
-        public Map<MetricName, ? extends Metric> metrics() {
-            return delegate.metrics();
-        }
-
-        @Override
-        public Uuid clientInstanceId(Duration timeout) {
-            return delegate.clientInstanceId(timeout);
-        }
-
-        @Override
-        public void close() {
-            delegate.close();
-        }
-
-        @Override
-        public void close(Duration timeout) {
-            delegate.close(timeout);
         }
     }
 }
