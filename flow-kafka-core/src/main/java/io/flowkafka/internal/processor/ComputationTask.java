@@ -5,7 +5,6 @@ import io.flowkafka.api.Message;
 import io.flowkafka.api.MessageId;
 import io.flowkafka.api.ProcessFunction;
 import io.flowkafka.avro.BatchedInput;
-import io.flowkafka.avro.ControlRecord;
 import io.flowkafka.internal.dlq.DeadLetterHandler;
 import io.flowkafka.internal.dlq.DeadLetterWriter;
 import io.flowkafka.internal.dlq.Failures;
@@ -18,7 +17,6 @@ import io.flowkafka.internal.message.MessageIds;
 import io.flowkafka.internal.outbox.AtMostOnceEpochs;
 import io.flowkafka.internal.outbox.EpochBarrierStore;
 import io.flowkafka.internal.outbox.EpochCommits;
-import io.flowkafka.internal.partition.OwnPartitioner;
 import io.flowkafka.internal.serde.KeyCodec;
 import io.flowkafka.internal.source.FiniteSourceProgress;
 import io.flowkafka.internal.source.SourceDecoder;
@@ -31,6 +29,7 @@ import io.flowkafka.internal.visitor.KeyVisitor;
 import io.flowkafka.internal.visitor.VisitorDriver;
 import io.flowkafka.internal.watermarks.ControlRecords;
 import io.flowkafka.internal.watermarks.SourceClocks;
+import io.flowkafka.internal.watermarks.WatermarkEmitter;
 import io.flowkafka.internal.watermarks.WatermarkAlignment;
 import io.flowkafka.internal.watermarks.WatermarkTracker;
 import io.flowkafka.spec.ComputationKind;
@@ -88,9 +87,10 @@ import org.jspecify.annotations.Nullable;
  * {@link FiniteSourceProgress} (sources), {@link SourceClocks} (source watermarks and idleness),
  * {@link TimerFiring} (timers), {@link VisitorDriver} (key visitors), {@link SwiftMapBatching},
  * {@link OutputRouter} (outputs and synchronous sinks), {@link AtMostOnceEpochs}, {@link CallRowChecks},
- * {@link DeadLetterWriter}. What stays here is what joins them: the one atomic-call path, and the task's
- * output watermarks and completion, which read every part (inputs, sources, timers, visitors, batch) and so
- * are over 700 lines together; splitting the emission out is the next step.
+ * {@link DeadLetterWriter}, {@link WatermarkEmitter} (recording and sending output watermarks). What stays
+ * here is what joins them, and why the class is over 700 lines: the one atomic-call path, and the computation
+ * of the task's output watermarks and completion (also per output stream with its own dependencies), which
+ * reads every part: inputs, sources, timers, visitors and the batch.
  *
  * <p>Threading: one instance per task attempt, used by its stream thread only.
  */
@@ -107,12 +107,9 @@ final class ComputationTask {
     private CallContext call;
     private long computationTag;
     private WatermarkTracker watermarks;
-    private final ControlRecords controlCodec = new ControlRecords();
-    private final List<String> controlNodes = new ArrayList<>();
     private boolean sourceComputation;
     /** Whether a timer stream lists the streams it waits on ({@code streams}, {@code streams_with_delays}). */
     private boolean anyTimerWatchesStreams;
-    private int maxIdleProducers;
     /** The clocks of this task's source streams (empty for a computation without sources). */
     private SourceClocks clocks;
     /** watermark_alignment: the source partitions this task reads, reported with its watermark; null if not aligned. */
@@ -120,9 +117,6 @@ final class ComputationTask {
     private WatermarkAlignment.@Nullable Limit alignmentLimit;
     private long alignmentLimitReported = Long.MIN_VALUE;
     private long alignedWatermark = Long.MIN_VALUE;
-    private long lastEmitWallMs = Long.MIN_VALUE;
-    private long controlSequence;
-    private WatermarkTracker.Output lastEmitted;
     private @Nullable TimerStore timerStore;
     private TimeType[] timeTypes = new TimeType[0];
     /** Fires this attempt's due timers in bounded steps; null without timers. */
@@ -133,11 +127,10 @@ final class ComputationTask {
     private VisitorDriver visitors;
     private final Map<String, Integer> visitOrigins = new HashMap<>();
     private final List<Meter> meters = new ArrayList<>();
-    /** Control sink nodes by output stream. */
-    private final Map<String, List<String>> controlNodesByStream = new LinkedHashMap<>();
-    /** Output streams with their own streams_dependency, and those dependencies. */
-    private final Map<String, List<String>> ownDependencies = new LinkedHashMap<>();
-    private Map<String, WatermarkTracker.Output> lastEmittedOwn = Map.of();
+    /** Decodes the control records of internal inputs. */
+    private final ControlRecords controlCodec = new ControlRecords();
+    /** Records and sends this task's output watermarks and completion. */
+    private WatermarkEmitter emitter;
     /** How far this task read its finite source partitions (from the changelogged store). */
     private FiniteSourceProgress finite;
     /** The input buffer of a SwiftMap with allow_batching_with_relaxed_guarantees; null otherwise. */
@@ -186,19 +179,19 @@ final class ComputationTask {
         this.watermarks = new WatermarkTracker(context.getStateStore(WatermarkTracker.storeName(spec.id())), expected);
         int partitionCount = plan.partitionCounts().singleTask() ? 1
                 : sourceComputation ? plan.partitionCounts().of(spec.id()) : spec.desiredPartitionCount();
-        this.maxIdleProducers = sourceComputation ? spec.watermarkStrategy().maxIdlePartitions(partitionCount) : 0;
+        Map<String, List<String>> controlNodesByStream = new LinkedHashMap<>();
         for (Map.Entry<String, List<ComputationPlan.Route>> e : plan.outputs().entrySet()) {
             for (ComputationPlan.Route r : e.getValue()) {
                 if (r instanceof ComputationPlan.InternalRoute) {
-                    controlNodes.add(r.sinkNode());
                     controlNodesByStream.computeIfAbsent(e.getKey(), k -> new ArrayList<>()).add(r.sinkNode());
                 }
             }
-            List<String> deps = spec.streamsDependency().get(e.getKey());
-            if (deps != null && controlNodesByStream.containsKey(e.getKey())) {
-                ownDependencies.put(e.getKey(), deps);
-            }
         }
+        this.emitter = new WatermarkEmitter(spec.id(), watermarks, context, controlNodesByStream,
+                spec.streamsDependency(), plan.statusNode(), plan.controlTopic() == null ? null
+                        : spec.id() + ".sink.control",
+                sourceComputation ? spec.watermarkStrategy().maxIdlePartitions(partitionCount) : 0,
+                plan.watermarks().intervalMs(), plan.watermarks().heartbeatMs());
         if (aligned) {
             Set<TopicPartition> tps = new HashSet<>();
             plan.inputs().values().stream().filter(i -> i.source() != null)
@@ -207,7 +200,6 @@ final class ComputationTask {
             this.alignmentLimit = plan.alignment().limit(spec.id());
             this.alignedWatermark = watermarks.alignedWatermark(); // where the task was before a restart
         }
-        this.lastEmitted = watermarks.output();
         this.finite = new FiniteSourceProgress(spec.sourceStreams(), context.taskId().partition(), watermarks,
                 plan.finiteSources(), plan.partitionCounts().singleTask());
         this.call = new CallContext(spec, states, keyCodec, plan.outputSchemas(),
@@ -755,8 +747,7 @@ final class ComputationTask {
 
     /** Sends watermarks if they changed and the interval passed since the last send. */
     private void maybeEmitWatermarks() {
-        long now = context.currentSystemTimeMs();
-        if (lastEmitWallMs == Long.MIN_VALUE || now - lastEmitWallMs >= plan.watermarks().intervalMs()) {
+        if (emitter.due(context.currentSystemTimeMs())) {
             emitWatermarks();
         }
     }
@@ -816,56 +807,8 @@ final class ComputationTask {
             event = Long.MAX_VALUE;
             system = Long.MAX_VALUE;
         }
-        boolean wasCompleted = watermarks.output().completed();
-        WatermarkTracker.Output out = watermarks.recordOutput(event, system, completed);
-        Map<String, WatermarkTracker.Output> own = ownDependencies.isEmpty() ? Map.of() : new HashMap<>();
-        boolean ownCompletedNow = false;
-        for (Map.Entry<String, List<String>> e : ownDependencies.entrySet()) {
-            long[] w = dependencyWatermarks(e.getValue(), now);
-            boolean ownWasCompleted = watermarks.output(e.getKey()).completed();
-            WatermarkTracker.Output o = watermarks.recordOutput(e.getKey(), w[0], w[1], w[2] != 0);
-            ownCompletedNow |= o.completed() && !ownWasCompleted;
-            own.put(e.getKey(), o);
-        }
-        boolean changed = !out.equals(lastEmitted) || !own.equals(lastEmittedOwn);
-        if (out.completed() && !wasCompleted) {
-            String task = spec.id() + "/" + context.taskId().partition();
-            context.forward(new Record<>(task.getBytes(StandardCharsets.UTF_8),
-                    "completed".getBytes(StandardCharsets.UTF_8), now), plan.statusNode());
-        }
-        if ((out.completed() && !wasCompleted) || ownCompletedNow) {
-            // Kafka Streams commits the task right after this punctuation (the control records below included),
-            // not up to commit.interval.ms later: the readers of a completed output (the next computation,
-            // awaitCompletion) wait for these records
-            context.commit();
-        }
-        boolean heartbeat = lastEmitWallMs == Long.MIN_VALUE || now - lastEmitWallMs >= plan.watermarks().heartbeatMs();
-        if ((changed || heartbeat) && !controlNodes.isEmpty()) {
-            long sequence = ++controlSequence;
-            for (Map.Entry<String, List<String>> e : controlNodesByStream.entrySet()) {
-                WatermarkTracker.Output o = own.getOrDefault(e.getKey(), out);
-                ControlRecord r = ControlRecord.newBuilder()
-                        .setComputation(spec.id()).setPartition(context.taskId().partition())
-                        .setEventWatermark(o.eventWatermark()).setSystemWatermark(o.systemWatermark())
-                        .setCompleted(o.completed()).setIdle(idle && !o.completed())
-                        .setMaxIdleProducers(maxIdleProducers).setSequence(sequence).build();
-                byte[] value = controlCodec.encode(r);
-                for (String node : e.getValue()) {
-                    RecordHeaders h = new RecordHeaders();
-                    h.add(FlowHeaders.CONTROL, new byte[] {1});
-                    context.forward(new Record<>(new byte[8], value, now, h), node);
-                }
-            }
-        }
-        if (heartbeat && plan.controlTopic() != null) {
-            context.forward(new Record<>(OwnPartitioner.keyOf(
-                    context.taskId().partition()), new byte[0], now), spec.id() + ".sink.control");
-        }
-        if (changed || heartbeat) {
-            lastEmitted = out;
-            lastEmittedOwn = own;
-            lastEmitWallMs = now;
-        }
+        emitter.emit(now, new WatermarkEmitter.Values(event, system, idle, completed),
+                deps -> dependencyWatermarks(deps, now));
     }
 
     /**
