@@ -6,8 +6,10 @@ import io.flowkafka.api.Message;
 import io.flowkafka.api.OutputCollector;
 import io.flowkafka.api.RowFunction;
 import io.flowkafka.api.RuntimeContext;
+import io.flowkafka.api.Timer;
 import io.flowkafka.avro.ControlRecord;
 import io.flowkafka.avro.FlowAvroClasses;
+import io.flowkafka.runtime.FlowConfig;
 import io.flowkafka.runtime.FlowRuntime;
 import io.flowkafka.spec.ColumnType;
 import io.flowkafka.spec.ComputationKind;
@@ -300,6 +302,122 @@ class WatermarkIT {
             runtime.start();
             early.awaitCompleted(2); // within a minute: long before the 10-minute commit interval
             assertThat(runtime.state()).as("the main output never completes").isEqualTo(FlowRuntime.State.RUNNING);
+        }
+    }
+
+    /** Registers a timer per input (event time ts + 100 s, trigger ts + 1000 s); inputs go to progress, timers to late. */
+    public static final class Waiter implements RowFunction {
+        @Override
+        public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
+            long ts = (Long) message.getPayload().get("ts");
+            output.addTimer((ts + 1_000_000) * MS, (ts + 100_000) * MS);
+            output.addMessage(context.createMessageBuilder("progress").setPayload(message.getPayload()).build());
+        }
+
+        @Override
+        public void onTimer(Timer timer, OutputCollector output, RuntimeContext context) {
+            output.addMessage(context.createMessageBuilder("late").set("id", "fired-" + timer.getKey().get("id"))
+                    .set("ts", timer.getEventTimestamp() / MS).build());
+        }
+    }
+
+    /** Passes on each fired timer's message of {@code late}, to {@code behind} too if the watermark had passed it. */
+    public static final class Reader implements RowFunction {
+        @Override
+        public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
+            output.addMessage(context.createMessageBuilder("seen").setPayload(message.getPayload()).build());
+            if (context.getInputWatermark("late") > (Long) message.getPayload().get("ts") * MS) {
+                output.addMessage(context.createMessageBuilder("behind").setPayload(message.getPayload()).build());
+            }
+        }
+    }
+
+    private static PipelineSpec holdsSpec(String name, String input, boolean withReader) {
+        PipelineSpec.Builder b = PipelineSpec.builder(name)
+                .stream("raw", EVENT).stream("events", EVENT).stream("late", EVENT).stream("progress", EVENT)
+                .computation("read", c -> c.kind(ComputationKind.SOURCE)
+                        .source("raw", "KafkaSource", Map.of("topics", input))
+                        .watermarkStrategy(WatermarkStrategy.DEFAULT.withOutOfOrdernessBound(Duration.ZERO)
+                                .withIdlePartitions(Duration.ofMinutes(10), 0.4).withTimestampColumn("ts"))
+                        .outputStreamIds("events"))
+                .computation("waiter", c -> {
+                    c.inputStreamIds("events")
+                            .groupBy("hash", ColumnType.UINT64, "farm_hash(id)").groupBy("id", ColumnType.STRING, null)
+                            .processingFunction(Waiter::new).outputStreamIds("late", "progress").timer("t", Map.of())
+                            .desiredPartitionCount(2)
+                            .sink("progress_sink", "KafkaSink", List.of("progress"), Map.of("topic", name + "-progress"));
+                    if (!withReader) { // late goes only to a sink: nobody reads the waiter's output watermark
+                        c.sink("late_sink", "KafkaSink", List.of("late"), Map.of("topic", name + "-late-out"));
+                    }
+                });
+        if (withReader) {
+            b.stream("seen", EVENT).stream("behind", EVENT)
+                    .computation("reader", c -> c.inputStreamIds("late")
+                            .groupBy("hash", ColumnType.UINT64, "farm_hash(id)").groupBy("id", ColumnType.STRING, null)
+                            .processingFunction(Reader::new).outputStreamIds("seen", "behind").desiredPartitionCount(2));
+        }
+        return b.build();
+    }
+
+    /**
+     * A new pipeline version gives a computation with pending timers its first reader: its holds index (kept only
+     * where an output watermark is read) is built from the restored timers by the timer punctuations, in steps, and
+     * until then the output watermark does not move. Then it holds at the smallest pending EventTimestamp, and
+     * every fired timer's message reaches the reader ahead of the watermark.
+     */
+    @Test
+    @Timeout(240)
+    void shouldBuildTheHoldsIndexWhenANewVersionAddsAReader(KafkaCluster cluster, TestNames names) throws Exception {
+        String input = names.topic("in");
+        cluster.createTopic(input, 4);
+        int timers = 2_000;
+        String name = names.name("holds");
+        Properties p = props(cluster);
+        p.put(FlowConfig.TIMERS_MAX_PER_STEP_CONFIG, "10"); // holds built 100 per step: about 20 steps
+        try (ControlReader late = new ControlReader(cluster, name + ".late");
+                ControlReader progress = new ControlReader(cluster, name + "-progress")) {
+            try (FlowRuntime v1 = FlowRuntime.create(holdsSpec(name, input, false), p)) {
+                v1.start();
+                produceMany(cluster, input, 1_000, timers);
+                Await.until(Duration.ofMinutes(2), "every input processed by version 1",
+                        () -> progress.dataRecords() >= timers);
+            }
+            try (FlowRuntime v2 = FlowRuntime.create(holdsSpec(name, input, true), p);
+                    ControlReader seen = new ControlReader(cluster, name + ".seen");
+                    ControlReader behind = new ControlReader(cluster, name + ".behind")) {
+                v2.start();
+                for (int partition = 0; partition < 4; partition++) {
+                    produce(cluster, input, partition, 500_000); // the input passes every event time, no trigger
+                }
+                late.awaitEventWatermark(101_000 * MS);
+                late.poll();
+                // each waiter task holds at its own smallest pending EventTimestamp; key n0 (1000 + 100 s) is the least
+                assertThat(late.lastPerProducer.values().stream().mapToLong(Long::longValue).min().orElseThrow())
+                        .as("held at the smallest pending EventTimestamp").isEqualTo(101_000 * MS);
+                assertThat(late.maxEventWatermark()).as("below the last pending EventTimestamp, not at the input's")
+                        .isLessThan((100_000 + 1_000 + timers - 1) * MS);
+                for (int partition = 0; partition < 4; partition++) {
+                    produce(cluster, input, partition, 2_000_000); // passes every trigger
+                }
+                late.awaitEventWatermark(2_000_000 * MS);
+                int fired = timers + 4; // and the timers of the four records at 500 s (trigger 1500 s)
+                Await.until(Duration.ofMinutes(1), "every fired timer's message read", () -> seen.dataRecords() >= fired);
+                assertThat(seen.dataRecords()).isEqualTo(fired);
+                assertThat(behind.dataRecords()).as("fired messages the watermark had already passed").isZero();
+            }
+            assertThat(late.decreases()).as("per producer, no control record goes back").isEmpty();
+        }
+    }
+
+    private static void produceMany(KafkaCluster cluster, String topic, long fromTsMs, int count) {
+        Properties p = cluster.clientProperties();
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
+            for (int i = 0; i < count; i++) {
+                long ts = fromTsMs + i;
+                producer.send(new ProducerRecord<>(topic, i % 4, "k", "{\"id\":\"n" + i + "\",\"ts\":" + ts + "}"));
+            }
         }
     }
 
