@@ -404,8 +404,9 @@ final class ComputationTask {
         }
         TimerFiring timers = firing;
         schedule(Duration.ofMillis(plan.timers().punctuationIntervalMs()), now -> {
-            fireTimers();
-            timers.buildHolds();
+            long deadline = timers.deadline(); // firing and the holds build share one step's time
+            fireTimers(deadline);
+            timers.buildHolds(deadline);
             maybeEmitWatermarks();
         });
         // a backlog of due timers, or a holds index to build, advances in bounded steps as often as the stream
@@ -413,10 +414,11 @@ final class ComputationTask {
         schedule(Duration.ofMillis(Math.max(1, plan.timers().punctuationIntervalMs() / 10)), now -> {
             boolean behind = timers.behind();
             if (behind || timers.buildingHolds()) {
+                long deadline = timers.deadline();
                 if (behind) {
-                    fireTimers();
+                    fireTimers(deadline);
                 }
-                timers.buildHolds();
+                timers.buildHolds(deadline);
                 maybeEmitWatermarks(); // the exact hold once the build completed
             }
         });
@@ -478,7 +480,13 @@ final class ComputationTask {
     /** Fires due timers for one bounded step (see {@link TimerFiring}). */
     private void fireTimers() {
         if (firing != null) {
-            firing.step(this::timerWatermark, this::fireOne);
+            fireTimers(firing.deadline());
+        }
+    }
+
+    private void fireTimers(long deadline) {
+        if (firing != null) {
+            firing.step(this::timerWatermark, this::fireOne, deadline);
         }
     }
 

@@ -87,8 +87,20 @@ public final class TimerFiring {
      * @param fire runs one timer's call (deleting it with the call's writes) or sends it to the dead-letter topic
      */
     public void step(IntToLongFunction watermarkOf, Consumer<PendingTimer> fire) {
+        step(watermarkOf, fire, deadline());
+    }
+
+    /** The deadline ({@link System#nanoTime()}) of a punctuation that starts now: one step's time. */
+    public long deadline() {
+        return System.nanoTime() + maxStepNanos;
+    }
+
+    /**
+     * Fires due timers until {@code deadline} ({@link System#nanoTime()}) or the step's count: a punctuation that
+     * also builds holds passes both the same deadline, so together they stay within one step's time.
+     */
+    public void step(IntToLongFunction watermarkOf, Consumer<PendingTimer> fire, long deadline) {
         long started = System.nanoTime();
-        long deadline = started + maxStepNanos;
         try {
             fireDue(watermarkOf, fire, deadline);
         } finally {
@@ -182,11 +194,12 @@ public final class TimerFiring {
     /**
      * Builds a missing holds index (a computation whose output got a reader) for one step, from the cursor the timer
      * store keeps: the watermark hold stays at its minimum until done. A hold write costs far less than firing a
-     * timer, hence ten times the timer cap per step, within the step's time.
+     * timer, hence ten times the timer cap per step, until {@code deadline} (what is left of the punctuation's
+     * step time after firing; at least one hold is written).
      */
-    public void buildHolds() {
+    public void buildHolds(long deadline) {
         if (store.buildingHolds()) {
-            store.buildHoldsStep(maxPerStep * 10, System.nanoTime() + maxStepNanos);
+            store.buildHoldsStep(maxPerStep * 10, deadline);
         }
     }
 
