@@ -77,10 +77,17 @@ import org.jspecify.annotations.Nullable;
  *   <li><b>Deterministic.</b> The wall clock starts at {@link #DEFAULT_WALL_CLOCK_START} (or
  *       {@value #WALL_CLOCK_START_CONFIG}) and moves only by {@link #advanceWallClockTime}; message
  *       ids of {@link #pipe piped} messages come from a per-stream counter. The same calls give
- *       the same outputs, ids included, in every run.</li>
- *   <li><b>Synchronous.</b> Every {@code pipe...} call returns after the record and everything it
- *       caused downstream (through every internal topic) was processed and committed; the driver
- *       starts no thread.</li>
+ *       the same outputs, ids included, in every run, at any CPU load: timers fire and key visitors
+ *       read in steps bounded by count only ({@code flow.timers.max.punctuation.ms} and
+ *       {@code flow.key.visitor.max.punctuation.ms} do not apply on the driver), and once timers
+ *       fire, steps follow until none is due.</li>
+ *   <li><b>Synchronous: pipe, then assert.</b> Every {@code pipe...} call returns after the record
+ *       and everything it caused downstream (through every internal topic) was processed and
+ *       committed: the watermarks it moved went out at once (not every
+ *       {@code flow.watermark.interval.ms}), through every computation downstream, and every
+ *       event- and system-time timer they made due fired. Only real time needs the test:
+ *       {@link #advanceWallClockTime} moves it (real_time timers, idleness, key visitors, batch
+ *       delays, completion of a finite source). The driver starts no thread.</li>
  *   <li><b>Watermarks.</b> Source computations derive theirs from the data piped with
  *       {@link #pipeSource} (their watermark strategy) and {@link #completeSource}. A message
  *       {@link #pipe piped} into an internal stream carries none: the stream's watermark moves
@@ -170,6 +177,9 @@ public final class FlowTestDriver implements AutoCloseable {
         p.putIfAbsent(FlowConfig.STATE_STORES_CONFIG, "memory");
         p.putIfAbsent(FlowConfig.STORE_CHANGELOGS_CONFIG, "false"); // never restored on the driver
         p.put(FlowConfig.TOPOLOGY_TEST_DRIVER_CONFIG, "true");
+        // pipe, then assert: watermarks go out as they change, timers fire until none is due, in steps bounded by
+        // count only (never by the machine's speed): no test has to move the wall clock to see event-time results
+        p.put(FlowRuntime.DETERMINISTIC_STEPS_CONFIG, "true");
         // the driver has no fetch lag (a piped record is in its partition's queue at once), so with any
         // max.task.idle.ms every empty partition is ready; but >= 0 formats a log line per empty partition
         // before each record the task processes, ~10% of the driver's time with a few input topics
@@ -352,10 +362,8 @@ public final class FlowTestDriver implements AutoCloseable {
      * timers once both advanced. Per producer a reader keeps the largest watermark it heard, so an
      * explicit watermark below what the writer itself already sent (a Source computation's
      * watermark from its data) changes nothing. What a reader then sends on (its own output
-     * watermark, its completion) follows the runtime's pacing: at once if it sent nothing for
-     * {@code flow.watermark.interval.ms} of wall-clock time, else at its next watermark step: advance
-     * the wall clock by that interval (200 ms by default) to see it reach computations further
-     * downstream.
+     * watermark, its completion) goes out at once too, so it reaches computations further
+     * downstream before the call returns.
      *
      * @param streamId an internal stream that some computation reads
      * @param eventWatermarkNanos the new event watermark, nanoseconds since the epoch
@@ -392,8 +400,8 @@ public final class FlowTestDriver implements AutoCloseable {
      * control record of the writer's task with {@code completed} and both watermarks at +infinity.
      * The stream's readers fire every event- and system-time timer (their watermark of the stream
      * is now +infinity) and, once all their inputs completed and their timers fired, complete:
-     * they report it (see {@link #completedComputations()}) and pass completion on downstream, at
-     * the pacing described in {@link #advanceWatermark(String, long)}. Piping into the stream
+     * they report it (see {@link #completedComputations()}) and pass completion on downstream
+     * before the call returns. Piping into the stream
      * afterwards is rejected. Idempotent.
      *
      * @throws IllegalArgumentException if the stream is unknown, is a source stream (use
