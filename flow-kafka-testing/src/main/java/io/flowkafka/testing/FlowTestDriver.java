@@ -562,12 +562,12 @@ public final class FlowTestDriver implements AutoCloseable {
     // ---------------------------------------------------------------- key visitors, status, dynamic spec
 
     /**
-     * The committed coverage of a key-visitor stream (pass, pass start, per-bucket positions,
+     * The committed coverage of a key-visitor stream (pass, pass start, per-bucket progress,
      * final-pass flags), or empty before the visitor's first step.
      *
      * @throws IllegalArgumentException if the computation has no such key-visitor stream
      */
-    public Optional<io.flowkafka.avro.KeyVisitorCoverage> keyVisitorCoverage(String computationId, String visitorStream) {
+    public Optional<KeyVisitorCoverage> keyVisitorCoverage(String computationId, String visitorStream) {
         checkOpen();
         ComputationSpec c = computation(computationId);
         if (!c.keyVisitorStreams().containsKey(visitorStream)) {
@@ -575,7 +575,7 @@ public final class FlowTestDriver implements AutoCloseable {
                     + visitorStream + "'; it has " + c.keyVisitorStreams().keySet());
         }
         KeyValueStore<Bytes, byte[]> store = driver.getKeyValueStore(codecs.keyVisitorStoreName(computationId));
-        return Optional.ofNullable(codecs.keyVisitorCoverage(store, visitorStream));
+        return Optional.ofNullable(codecs.keyVisitorCoverage(store, visitorStream)).map(KeyVisitorCoverage::of);
     }
 
     /**
@@ -595,10 +595,45 @@ public final class FlowTestDriver implements AutoCloseable {
         return codecs.pendingTimers(computationId, timers, null);
     }
 
-    /** The committed pending timers of one key of a computation (its {@code group_by_schema} columns). */
+    /**
+     * The committed pending timers of one key of a computation, in firing order.
+     *
+     * @param key a record with the computation's {@code group_by_schema} columns, by name, the
+     *     uint64 hash column included; {@link #pendingTimers(String, Map)} computes that one
+     */
     public List<io.flowkafka.api.Timer> pendingTimers(String computationId, GenericRecord key) {
         Objects.requireNonNull(key, "key");
         return pendingTimers(computationId).stream().filter(t -> sameKey(t.getKey(), key)).toList();
+    }
+
+    /**
+     * The committed pending timers of one key of a computation, in firing order, the key given by
+     * its columns: for {@code group_by_schema} {@code [hash = farm_hash(user_id), user_id]},
+     * {@code pendingTimers("sessions", Map.of("user_id", "alice"))}. See {@link #key(String, Map)}.
+     *
+     * @throws IllegalArgumentException as {@link #pendingTimers(String)} and {@link #key(String, Map)}
+     */
+    public List<io.flowkafka.api.Timer> pendingTimers(String computationId, Map<String, ?> keyColumns) {
+        return pendingTimers(computationId, key(computationId, keyColumns));
+    }
+
+    /**
+     * The key record of a computation from its {@code group_by_schema} columns, by name: the
+     * uint64 column computed by an expression ({@code farm_hash(...)}) need not be given, it is
+     * computed as the runtime computes it from a payload (YTsaurus' farm_hash), from the columns
+     * the expression reads (a column copied from a payload field stands for that field). Integers
+     * may be given for int64 columns, any {@link CharSequence} for strings.
+     *
+     * @param keyColumns the key's columns; a computed one, if given, is taken as is
+     * @throws IllegalArgumentException if the computation is unknown, a name is not one of its key
+     *     columns, a column copied from the payload is missing, the hash expression reads a field
+     *     no given column stands for, or a value has the wrong type
+     */
+    public GenericRecord key(String computationId, Map<String, ?> keyColumns) {
+        Objects.requireNonNull(computationId, "computationId");
+        Objects.requireNonNull(keyColumns, "keyColumns");
+        computation(computationId);
+        return codecs.keyOf(computationId, keyColumns);
     }
 
     private static boolean sameKey(GenericRecord a, GenericRecord b) {
@@ -761,14 +796,28 @@ public final class FlowTestDriver implements AutoCloseable {
     }
 
     /**
+     * The committed value of state {@code stateName} of a key given by its {@code group_by_schema}
+     * columns, as {@link #key(String, Map)} takes them: for {@code [hash = farm_hash(user), user]},
+     * {@code state("count", "totals", Map.of("user", "alice"))}.
+     *
+     * @return the value, or empty when the key has no such state (never set, or cleared)
+     * @throws IllegalArgumentException as {@link #key(String, Map)}, and if the computation
+     *     declares no Avro state {@code stateName}
+     */
+    public Optional<GenericRecord> state(String computationId, String stateName, Map<String, ?> keyColumns) {
+        return state(computationId, stateName, key(computationId, keyColumns));
+    }
+
+    /**
      * The committed value of state {@code stateName} for the key that a payload of
      * {@code inputStreamId} maps to, computed like the computation does
      * ({@code group_by_schema} expressions).
      *
-     * @param payloadFields payload fields by name, completed as by {@link #pipe(String, Map, long)}
+     * @param payloadFields payload fields by name: only those the key reads are needed (others,
+     *     if given, are ignored); a field not given takes its default
      * @throws IllegalArgumentException if the computation or stream is unknown, the stream is not
-     *     an input or source of the computation, the fields do not make a valid payload, or the
-     *     computation declares no Avro state {@code stateName}
+     *     an input or source of the computation, a field is unknown, a field the key reads is
+     *     missing, or the computation declares no Avro state {@code stateName}
      */
     public Optional<GenericRecord> stateForPayload(String computationId, String stateName, String inputStreamId,
             Map<String, ?> payloadFields) {
@@ -781,7 +830,8 @@ public final class FlowTestDriver implements AutoCloseable {
             throw new IllegalArgumentException("stream '" + inputStreamId + "' is not an input of computation '"
                     + computationId + "'; its inputs are " + c.inputStreamIds());
         }
-        GenericRecord key = codecs.keyOf(computationId, inputStreamId, record(inputStreamId, payloadFields));
+        checkOpen();
+        GenericRecord key = codecs.keyOfFields(computationId, inputStreamId, payloadFields);
         return state(computationId, stateName, key);
     }
 
