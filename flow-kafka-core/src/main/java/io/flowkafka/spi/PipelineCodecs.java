@@ -56,8 +56,8 @@ public final class PipelineCodecs {
         return new PipelineCodecs(spec, props);
     }
 
-    /** A Kafka record as bytes. */
-    public record EncodedRecord(String topic, byte[] key, byte[] value, Headers headers, long timestampMs) {
+    /** A Kafka record as bytes; the key is null for a source record without one. */
+    public record EncodedRecord(String topic, byte @Nullable [] key, byte[] value, Headers headers, long timestampMs) {
     }
 
     /** The topics carrying a stream (internal topics first, then sink topics); empty for source streams. */
@@ -233,6 +233,37 @@ public final class PipelineCodecs {
             out.add(new EncodedRecord(topic, new byte[8], value.clone(), h, timestampMs));
         }
         return out;
+    }
+
+    /**
+     * Encodes a payload of a source stream as the record its source reads: the payload in the
+     * source's {@code format} ({@code json}, the default, or {@code avro}), no key, into the first
+     * topic the source reads. The source takes the event time from the record timestamp, or from
+     * its {@code event_timestamp_column} when it has one.
+     *
+     * @throws IllegalArgumentException if the stream is not a source stream, or its source reads
+     *     with a {@code value_serde} or a {@code key_column} (pipe such records with their bytes)
+     */
+    public EncodedRecord encodeSource(String streamId, GenericRecord payload, long timestampMs) {
+        Schema schema = schemaOf(streamId);
+        io.flowkafka.spec.SourceSpec source = spec.computations().values().stream()
+                .flatMap(c -> c.sourceStreams().stream()).filter(s -> s.streamId().equals(streamId)).findFirst()
+                .orElseThrow(() -> new IllegalArgumentException("stream '" + streamId + "' of pipeline '" + spec.name()
+                        + "' is not a source stream"));
+        Map<String, Object> p = source.parameters();
+        if (p.containsKey("value_serde") || p.containsKey("key_column")) {
+            throw new IllegalArgumentException("source stream '" + streamId + "' is read with "
+                    + (p.containsKey("value_serde") ? "value_serde " + p.get("value_serde") : "key_column "
+                            + p.get("key_column")) + ": pipe its records' bytes into its topic");
+        }
+        String topic = topicsOf(streamId).stream().filter(sourceTopics()::contains).findFirst()
+                .orElseGet(() -> sourceTopics().stream().filter(t -> String.valueOf(p.get("topics")).contains(t))
+                        .findFirst().orElseThrow(() -> new IllegalArgumentException("source stream '" + streamId
+                                + "' reads no topic of " + sourceTopics())));
+        byte[] value = "avro".equals(String.valueOf(p.getOrDefault("format", "json")))
+                ? new AvroCodec(schema).encode(payload) : io.flowkafka.internal.serde.JsonRecords.toJson(payload);
+        return new EncodedRecord(topic, null, value, new org.apache.kafka.common.header.internals.RecordHeaders(),
+                timestampMs);
     }
 
     /** Whether a record of an internal topic is a control record (header {@code flow.control}), not a message. */

@@ -347,6 +347,37 @@ public final class FlowTestDriver implements AutoCloseable {
     }
 
     /**
+     * Pipes a message into any stream of the pipeline that a computation reads, without a writer
+     * computation: an internal stream as {@link #pipe(String, Map, long)} does (its watermark then
+     * moves as that method describes), a source stream as the record its source reads: the payload
+     * in the source's {@code format} ({@code json} or {@code avro}), without a key, into the first
+     * topic the source reads, timestamped {@code eventTime} (the event time, unless the source has
+     * an {@code event_timestamp_column}, then that field is). A source stream's watermark follows
+     * the data, as with {@link #pipeSource}.
+     *
+     * @param fields payload fields by name; a missing field takes its default, or null if nullable
+     * @throws IllegalArgumentException if the stream is unknown or read by no computation, a field
+     *     is unknown or a required one missing, or a source stream's source reads with a
+     *     {@code value_serde} or {@code key_column} (pipe its records' bytes with {@link #pipeSource})
+     * @throws org.apache.kafka.streams.errors.StreamsException if processing fails and dead
+     *     letters are disabled
+     */
+    public void pipeStream(String streamId, Map<String, ?> fields, Instant eventTime) {
+        Objects.requireNonNull(streamId, "streamId");
+        Objects.requireNonNull(fields, "fields");
+        Objects.requireNonNull(eventTime, "eventTime");
+        checkOpen();
+        boolean sourceStream = spec.computations().values().stream()
+                .anyMatch(c -> c.sourceStreams().stream().anyMatch(s -> s.streamId().equals(streamId)));
+        if (!sourceStream) {
+            pipe(streamId, fields, nanosOf(eventTime));
+            return;
+        }
+        PipelineCodecs.EncodedRecord r = codecs.encodeSource(streamId, record(streamId, fields), eventTime.toEpochMilli());
+        pipeSource(r.topic(), r.key(), r.value(), eventTime);
+    }
+
+    /**
      * Advances the event watermark of an internal stream, as if its writer had sent it: a control
      * record of the writer computation's task (on the driver each computation has one) goes into
      * every internal topic carrying the stream, with this event watermark and the wall clock as
@@ -725,12 +756,26 @@ public final class FlowTestDriver implements AutoCloseable {
     }
 
     /**
-     * Reads and consumes the payloads of an internal stream; see {@link #readStream}.
+     * Reads and consumes the payloads written to any stream of the pipeline since the last read, in
+     * write order: those of an internal stream (see {@link #readStream}); those of a stream
+     * written only to sinks (no computation reads it), decoded from its first sink topic (a read
+     * of that topic with {@link #readTopic} or {@link #readSinkJson} consumes the same records).
      *
-     * @throws IllegalArgumentException as {@link #readStream}
+     * @throws IllegalArgumentException if the stream is unknown, is a source stream, or is written
+     *     only by sinks that write a {@code payload_column} or a {@code value_serde} format
      */
     public List<GenericRecord> readPayloads(String streamId) {
-        return readStream(streamId).stream().map(Message::getPayload).toList();
+        Objects.requireNonNull(streamId, "streamId");
+        checkOpen();
+        codecs.schemaOf(streamId);
+        List<String> topics = codecs.topicsOf(streamId);
+        boolean internal = topics.stream().anyMatch(codecs.internalTopics()::containsKey);
+        if (internal || topics.isEmpty() || codecs.sourceTopics().containsAll(topics)) {
+            return readStream(streamId).stream().map(Message::getPayload).toList();
+        }
+        String sinkTopic = topics.get(0);
+        return readTopic(sinkTopic).stream().filter(r -> r.value() != null)
+                .map(r -> codecs.decodeSinkValue(streamId, sinkTopic, r.value())).toList();
     }
 
     /**
