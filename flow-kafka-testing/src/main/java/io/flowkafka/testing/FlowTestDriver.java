@@ -580,7 +580,8 @@ public final class FlowTestDriver implements AutoCloseable {
     /**
      * Ends a finite source ({@code "finite": true}): the driver has no end offsets, so a test says
      * when a source topic has no more input. The source computation then completes at its next
-     * watermark step, and completion flows downstream; records piped to the topic later are
+     * watermark step (advance the wall clock by {@code flow.watermark.interval.ms}, 200 ms by
+     * default), and completion flows downstream at once; records piped to the topic later are
      * ignored, as records beyond a finite source's bound are.
      *
      * @throws IllegalArgumentException if no finite source reads {@code topic}
