@@ -92,6 +92,17 @@ public final class FlowRuntime implements AutoCloseable {
      */
     public static final String PRODUCER_DECORATOR_CONFIG = "flow.internal.producer.decorator";
 
+    /**
+     * Internal, for {@code io.flowkafka.testing.FlowTestDriver} only (it sets it; not for production use, and may
+     * change without notice): {@code true} makes every task's work deterministic on Kafka Streams'
+     * TopologyTestDriver. A task sends its watermarks as soon as they change, not at most once per
+     * {@code flow.watermark.interval.ms} of wall-clock time; timer firing and key-visitor steps are bounded by count
+     * only ({@code flow.timers.max.punctuation.ms} and {@code flow.key.visitor.max.punctuation.ms} are ignored);
+     * and once timers fire, steps follow at once until no due timer is left. What happens then depends on the
+     * inputs and the (test's) wall clock only, never on the machine's speed or load.
+     */
+    public static final String DETERMINISTIC_STEPS_CONFIG = "flow.internal.deterministic.steps";
+
     private static final Logger LOG = LoggerFactory.getLogger(FlowRuntime.class);
 
     /** What {@link #drain(Duration)} gives Kafka Streams' close at least, whatever was left of its timeout. */

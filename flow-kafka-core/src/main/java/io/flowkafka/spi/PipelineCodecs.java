@@ -15,6 +15,7 @@ import io.flowkafka.spec.PipelineSpec;
 import io.flowkafka.spec.StateSpec;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Properties;
 import org.apache.avro.Schema;
@@ -55,8 +56,8 @@ public final class PipelineCodecs {
         return new PipelineCodecs(spec, props);
     }
 
-    /** A Kafka record as bytes. */
-    public record EncodedRecord(String topic, byte[] key, byte[] value, Headers headers, long timestampMs) {
+    /** A Kafka record as bytes; the key is null for a source record without one. */
+    public record EncodedRecord(String topic, byte @Nullable [] key, byte[] value, Headers headers, long timestampMs) {
     }
 
     /** The topics carrying a stream (internal topics first, then sink topics); empty for source streams. */
@@ -234,6 +235,37 @@ public final class PipelineCodecs {
         return out;
     }
 
+    /**
+     * Encodes a payload of a source stream as the record its source reads: the payload in the
+     * source's {@code format} ({@code json}, the default, or {@code avro}), no key, into the first
+     * topic the source reads. The source takes the event time from the record timestamp, or from
+     * its {@code event_timestamp_column} when it has one.
+     *
+     * @throws IllegalArgumentException if the stream is not a source stream, or its source reads
+     *     with a {@code value_serde} or a {@code key_column} (pipe such records with their bytes)
+     */
+    public EncodedRecord encodeSource(String streamId, GenericRecord payload, long timestampMs) {
+        Schema schema = schemaOf(streamId);
+        io.flowkafka.spec.SourceSpec source = spec.computations().values().stream()
+                .flatMap(c -> c.sourceStreams().stream()).filter(s -> s.streamId().equals(streamId)).findFirst()
+                .orElseThrow(() -> new IllegalArgumentException("stream '" + streamId + "' of pipeline '" + spec.name()
+                        + "' is not a source stream"));
+        Map<String, Object> p = source.parameters();
+        if (p.containsKey("value_serde") || p.containsKey("key_column")) {
+            throw new IllegalArgumentException("source stream '" + streamId + "' is read with "
+                    + (p.containsKey("value_serde") ? "value_serde " + p.get("value_serde") : "key_column "
+                            + p.get("key_column")) + ": pipe its records' bytes into its topic");
+        }
+        String topic = topicsOf(streamId).stream().filter(sourceTopics()::contains).findFirst()
+                .orElseGet(() -> sourceTopics().stream().filter(t -> String.valueOf(p.get("topics")).contains(t))
+                        .findFirst().orElseThrow(() -> new IllegalArgumentException("source stream '" + streamId
+                                + "' reads no topic of " + sourceTopics())));
+        byte[] value = "avro".equals(String.valueOf(p.getOrDefault("format", "json")))
+                ? new AvroCodec(schema).encode(payload) : io.flowkafka.internal.serde.JsonRecords.toJson(payload);
+        return new EncodedRecord(topic, null, value, new org.apache.kafka.common.header.internals.RecordHeaders(),
+                timestampMs);
+    }
+
     /** Whether a record of an internal topic is a control record (header {@code flow.control}), not a message. */
     public boolean isControl(Headers headers) {
         return FlowHeaders.isControl(headers);
@@ -365,6 +397,156 @@ public final class PipelineCodecs {
         ComputationSpec c = computation(computationId);
         KeyCodec kc = KeyCodec.of(c.groupBySchema(), c.id());
         return kc.extractor(c.groupBySchema(), schemaOf(streamId)).key(payload);
+    }
+
+    /**
+     * The key of {@code computationId} from the values of its {@code group_by_schema} columns, by
+     * column name. A computed column that is not given (the uint64 {@code farm_hash(...)} column) is
+     * computed as the runtime computes it from a payload, its expression reading the given columns
+     * (a column copied from a payload field stands for that field): for {@code group_by_schema}
+     * {@code [hash = farm_hash(user_id), user_id]}, {@code Map.of("user_id", "alice")} is enough.
+     * Integers may be given for int64 and uint64 columns, any {@link CharSequence} for strings.
+     *
+     * @param columns key column values by name; a computed column may be given too, then it is taken as is
+     * @throws IllegalArgumentException if the computation is unknown, a name is not a key column, a
+     *     column copied from the payload is missing, a computed column reads a field that no given
+     *     column stands for, or a value has the wrong type
+     */
+    public GenericRecord keyOf(String computationId, Map<String, ?> columns) {
+        ComputationSpec c = computation(computationId);
+        Schema keySchema = KeyCodec.of(c.groupBySchema(), c.id()).schema();
+        for (String name : columns.keySet()) {
+            if (keySchema.getField(name) == null) {
+                throw new IllegalArgumentException("computation '" + computationId + "' has no key column '" + name
+                        + "'; its group_by_schema columns are " + columnNames(c));
+            }
+        }
+        // the payload fields the given columns stand for, to evaluate computed columns on, as the runtime does
+        org.apache.avro.SchemaBuilder.FieldAssembler<Schema> fields = org.apache.avro.SchemaBuilder
+                .record("KeyColumns").namespace("io.flowkafka.key").fields();
+        Map<String, @Nullable Object> values = new java.util.LinkedHashMap<>();
+        for (io.flowkafka.spec.GroupByColumn col : c.groupBySchema()) {
+            String field = copiedField(col);
+            if (field != null && columns.containsKey(col.name()) && !values.containsKey(field)) {
+                Schema type = nonNull(keySchema.getField(col.name()).schema());
+                fields = fields.name(field).type(Schema.createUnion(Schema.create(Schema.Type.NULL), type))
+                        .withDefault(null);
+                values.put(field, keyValue(computationId, col, columns.get(col.name())));
+            }
+        }
+        Schema payloadSchema = fields.endRecord();
+        org.apache.avro.generic.GenericData.Record payload = new org.apache.avro.generic.GenericData.Record(payloadSchema);
+        values.forEach(payload::put);
+        org.apache.avro.generic.GenericData.Record key = new org.apache.avro.generic.GenericData.Record(keySchema);
+        for (io.flowkafka.spec.GroupByColumn col : c.groupBySchema()) {
+            if (columns.containsKey(col.name())) {
+                key.put(col.name(), keyValue(computationId, col, columns.get(col.name())));
+            } else if (copiedField(col) == null) {
+                io.flowkafka.internal.key.KeyExpression e;
+                try {
+                    e = io.flowkafka.internal.key.KeyExpression.parse(Objects.requireNonNull(col.expression()),
+                            payloadSchema);
+                } catch (IllegalArgumentException ex) {
+                    throw new IllegalArgumentException("key column '" + col.name() + "' of computation '"
+                            + computationId + "' is computed as " + col.expression() + ", which reads fields that "
+                            + "the given columns " + columns.keySet() + " do not stand for: give the key columns it "
+                            + "reads, or '" + col.name() + "' itself (" + ex.getMessage() + ")", ex);
+                }
+                key.put(col.name(), e.evaluate(payload));
+            } else {
+                throw new IllegalArgumentException("key column '" + col.name() + "' of computation '" + computationId
+                        + "' is missing from " + columns.keySet() + "; give every column of " + columnNames(c)
+                        + " but the computed ones " + computedColumns(c));
+            }
+        }
+        return key;
+    }
+
+    /**
+     * The key of {@code computationId} that a payload of its input {@code streamId} with these
+     * fields maps to: only the fields its {@code group_by_schema} expressions read are needed; a
+     * field not given takes its default, or null.
+     *
+     * @throws IllegalArgumentException if the computation or stream is unknown, a field is unknown,
+     *     or a field the key reads is neither given nor has a default
+     */
+    public GenericRecord keyOfFields(String computationId, String streamId, Map<String, ?> fields) {
+        ComputationSpec c = computation(computationId);
+        Schema schema = schemaOf(streamId);
+        for (String name : fields.keySet()) {
+            if (schema.getField(name) == null) {
+                throw new IllegalArgumentException("stream '" + streamId + "' has no field '" + name
+                        + "'; its fields are " + schema.getFields().stream().map(Schema.Field::name).toList());
+            }
+        }
+        java.util.Set<String> read = new java.util.LinkedHashSet<>();
+        for (io.flowkafka.spec.GroupByColumn col : c.groupBySchema()) {
+            read.addAll(io.flowkafka.internal.key.KeyExpression.parse(
+                    col.expression() == null ? col.name() : col.expression(), schema).columns());
+        }
+        org.apache.avro.generic.GenericData.Record payload = new org.apache.avro.generic.GenericData.Record(schema);
+        List<String> missing = new java.util.ArrayList<>();
+        for (Schema.Field f : schema.getFields()) {
+            if (fields.containsKey(f.name())) {
+                payload.put(f.pos(), fields.get(f.name()));
+            } else if (f.hasDefaultValue()) {
+                payload.put(f.pos(), org.apache.avro.generic.GenericData.get().deepCopy(f.schema(),
+                        org.apache.avro.generic.GenericData.get().getDefaultValue(f)));
+            } else if (read.contains(f.name())) {
+                missing.add(f.name());
+            }
+        }
+        if (!missing.isEmpty()) {
+            throw new IllegalArgumentException("the key of computation '" + computationId + "' reads fields "
+                    + missing + " of stream '" + streamId + "', missing from " + fields.keySet());
+        }
+        return keyOf(computationId, streamId, payload);
+    }
+
+    /** The payload field a key column copies ({@code expression} null or a bare field name), or null if computed. */
+    private static @Nullable String copiedField(io.flowkafka.spec.GroupByColumn col) {
+        String e = col.expression();
+        if (e == null) {
+            return col.name();
+        }
+        String t = e.trim();
+        return t.matches("[A-Za-z_][A-Za-z0-9_]*") && !t.equalsIgnoreCase("farm_hash") ? t : null;
+    }
+
+    private static Schema nonNull(Schema s) {
+        if (s.getType() == Schema.Type.UNION) {
+            return s.getTypes().stream().filter(t -> t.getType() != Schema.Type.NULL).findFirst().orElse(s);
+        }
+        return s;
+    }
+
+    /** A key column value in the type the key record holds. */
+    private static @Nullable Object keyValue(String computationId, io.flowkafka.spec.GroupByColumn col,
+            @Nullable Object v) {
+        if (v == null) {
+            return null;
+        }
+        Object out = switch (col.type()) {
+            case UINT64, INT64 -> v instanceof Long || v instanceof Integer || v instanceof Short || v instanceof Byte
+                    ? ((Number) v).longValue() : null;
+            case STRING -> v instanceof CharSequence cs ? cs.toString() : null;
+            case DOUBLE -> v instanceof Double || v instanceof Float ? ((Number) v).doubleValue() : null;
+            case BOOLEAN -> v instanceof Boolean ? v : null;
+        };
+        if (out == null) {
+            throw new IllegalArgumentException("key column '" + col.name() + "' of computation '" + computationId
+                    + "' is " + col.type().specName() + " but was given a " + v.getClass().getName() + ": " + v);
+        }
+        return out;
+    }
+
+    private static List<String> columnNames(ComputationSpec c) {
+        return c.groupBySchema().stream().map(io.flowkafka.spec.GroupByColumn::name).toList();
+    }
+
+    private static List<String> computedColumns(ComputationSpec c) {
+        return c.groupBySchema().stream().filter(col -> copiedField(col) == null)
+                .map(io.flowkafka.spec.GroupByColumn::name).toList();
     }
 
     /** The store key of state {@code stateName} of {@code key} in the computation's store. */

@@ -77,10 +77,17 @@ import org.jspecify.annotations.Nullable;
  *   <li><b>Deterministic.</b> The wall clock starts at {@link #DEFAULT_WALL_CLOCK_START} (or
  *       {@value #WALL_CLOCK_START_CONFIG}) and moves only by {@link #advanceWallClockTime}; message
  *       ids of {@link #pipe piped} messages come from a per-stream counter. The same calls give
- *       the same outputs, ids included, in every run.</li>
- *   <li><b>Synchronous.</b> Every {@code pipe...} call returns after the record and everything it
- *       caused downstream (through every internal topic) was processed and committed; the driver
- *       starts no thread.</li>
+ *       the same outputs, ids included, in every run, at any CPU load: timers fire and key visitors
+ *       read in steps bounded by count only ({@code flow.timers.max.punctuation.ms} and
+ *       {@code flow.key.visitor.max.punctuation.ms} do not apply on the driver), and once timers
+ *       fire, steps follow until none is due.</li>
+ *   <li><b>Synchronous: pipe, then assert.</b> Every {@code pipe...} call returns after the record
+ *       and everything it caused downstream (through every internal topic) was processed and
+ *       committed: the watermarks it moved went out at once (not every
+ *       {@code flow.watermark.interval.ms}), through every computation downstream, and every
+ *       event- and system-time timer they made due fired. Only real time needs the test:
+ *       {@link #advanceWallClockTime} moves it (real_time timers, idleness, key visitors, batch
+ *       delays, completion of a finite source). The driver starts no thread.</li>
  *   <li><b>Watermarks.</b> Source computations derive theirs from the data piped with
  *       {@link #pipeSource} (their watermark strategy) and {@link #completeSource}. A message
  *       {@link #pipe piped} into an internal stream carries none: the stream's watermark moves
@@ -170,6 +177,9 @@ public final class FlowTestDriver implements AutoCloseable {
         p.putIfAbsent(FlowConfig.STATE_STORES_CONFIG, "memory");
         p.putIfAbsent(FlowConfig.STORE_CHANGELOGS_CONFIG, "false"); // never restored on the driver
         p.put(FlowConfig.TOPOLOGY_TEST_DRIVER_CONFIG, "true");
+        // pipe, then assert: watermarks go out as they change, timers fire until none is due, in steps bounded by
+        // count only (never by the machine's speed): no test has to move the wall clock to see event-time results
+        p.put(FlowRuntime.DETERMINISTIC_STEPS_CONFIG, "true");
         // the driver has no fetch lag (a piped record is in its partition's queue at once), so with any
         // max.task.idle.ms every empty partition is ready; but >= 0 formats a log line per empty partition
         // before each record the task processes, ~10% of the driver's time with a few input topics
@@ -337,6 +347,37 @@ public final class FlowTestDriver implements AutoCloseable {
     }
 
     /**
+     * Pipes a message into any stream of the pipeline that a computation reads, without a writer
+     * computation: an internal stream as {@link #pipe(String, Map, long)} does (its watermark then
+     * moves as that method describes), a source stream as the record its source reads: the payload
+     * in the source's {@code format} ({@code json} or {@code avro}), without a key, into the first
+     * topic the source reads, timestamped {@code eventTime} (the event time, unless the source has
+     * an {@code event_timestamp_column}, then that field is). A source stream's watermark follows
+     * the data, as with {@link #pipeSource}.
+     *
+     * @param fields payload fields by name; a missing field takes its default, or null if nullable
+     * @throws IllegalArgumentException if the stream is unknown or read by no computation, a field
+     *     is unknown or a required one missing, or a source stream's source reads with a
+     *     {@code value_serde} or {@code key_column} (pipe its records' bytes with {@link #pipeSource})
+     * @throws org.apache.kafka.streams.errors.StreamsException if processing fails and dead
+     *     letters are disabled
+     */
+    public void pipeStream(String streamId, Map<String, ?> fields, Instant eventTime) {
+        Objects.requireNonNull(streamId, "streamId");
+        Objects.requireNonNull(fields, "fields");
+        Objects.requireNonNull(eventTime, "eventTime");
+        checkOpen();
+        boolean sourceStream = spec.computations().values().stream()
+                .anyMatch(c -> c.sourceStreams().stream().anyMatch(s -> s.streamId().equals(streamId)));
+        if (!sourceStream) {
+            pipe(streamId, fields, nanosOf(eventTime));
+            return;
+        }
+        PipelineCodecs.EncodedRecord r = codecs.encodeSource(streamId, record(streamId, fields), eventTime.toEpochMilli());
+        pipeSource(r.topic(), r.key(), r.value(), eventTime);
+    }
+
+    /**
      * Advances the event watermark of an internal stream, as if its writer had sent it: a control
      * record of the writer computation's task (on the driver each computation has one) goes into
      * every internal topic carrying the stream, with this event watermark and the wall clock as
@@ -352,10 +393,8 @@ public final class FlowTestDriver implements AutoCloseable {
      * timers once both advanced. Per producer a reader keeps the largest watermark it heard, so an
      * explicit watermark below what the writer itself already sent (a Source computation's
      * watermark from its data) changes nothing. What a reader then sends on (its own output
-     * watermark, its completion) follows the runtime's pacing: at once if it sent nothing for
-     * {@code flow.watermark.interval.ms} of wall-clock time, else at its next watermark step: advance
-     * the wall clock by that interval (200 ms by default) to see it reach computations further
-     * downstream.
+     * watermark, its completion) goes out at once too, so it reaches computations further
+     * downstream before the call returns.
      *
      * @param streamId an internal stream that some computation reads
      * @param eventWatermarkNanos the new event watermark, nanoseconds since the epoch
@@ -392,8 +431,8 @@ public final class FlowTestDriver implements AutoCloseable {
      * control record of the writer's task with {@code completed} and both watermarks at +infinity.
      * The stream's readers fire every event- and system-time timer (their watermark of the stream
      * is now +infinity) and, once all their inputs completed and their timers fired, complete:
-     * they report it (see {@link #completedComputations()}) and pass completion on downstream, at
-     * the pacing described in {@link #advanceWatermark(String, long)}. Piping into the stream
+     * they report it (see {@link #completedComputations()}) and pass completion on downstream
+     * before the call returns. Piping into the stream
      * afterwards is rejected. Idempotent.
      *
      * @throws IllegalArgumentException if the stream is unknown, is a source stream (use
@@ -541,7 +580,8 @@ public final class FlowTestDriver implements AutoCloseable {
     /**
      * Ends a finite source ({@code "finite": true}): the driver has no end offsets, so a test says
      * when a source topic has no more input. The source computation then completes at its next
-     * watermark step, and completion flows downstream; records piped to the topic later are
+     * watermark step (advance the wall clock by {@code flow.watermark.interval.ms}, 200 ms by
+     * default), and completion flows downstream at once; records piped to the topic later are
      * ignored, as records beyond a finite source's bound are.
      *
      * @throws IllegalArgumentException if no finite source reads {@code topic}
@@ -554,12 +594,12 @@ public final class FlowTestDriver implements AutoCloseable {
     // ---------------------------------------------------------------- key visitors, status, dynamic spec
 
     /**
-     * The committed coverage of a key-visitor stream (pass, pass start, per-bucket positions,
+     * The committed coverage of a key-visitor stream (pass, pass start, per-bucket progress,
      * final-pass flags), or empty before the visitor's first step.
      *
      * @throws IllegalArgumentException if the computation has no such key-visitor stream
      */
-    public Optional<io.flowkafka.avro.KeyVisitorCoverage> keyVisitorCoverage(String computationId, String visitorStream) {
+    public Optional<KeyVisitorCoverage> keyVisitorCoverage(String computationId, String visitorStream) {
         checkOpen();
         ComputationSpec c = computation(computationId);
         if (!c.keyVisitorStreams().containsKey(visitorStream)) {
@@ -567,7 +607,7 @@ public final class FlowTestDriver implements AutoCloseable {
                     + visitorStream + "'; it has " + c.keyVisitorStreams().keySet());
         }
         KeyValueStore<Bytes, byte[]> store = driver.getKeyValueStore(codecs.keyVisitorStoreName(computationId));
-        return Optional.ofNullable(codecs.keyVisitorCoverage(store, visitorStream));
+        return Optional.ofNullable(codecs.keyVisitorCoverage(store, visitorStream)).map(KeyVisitorCoverage::of);
     }
 
     /**
@@ -587,10 +627,45 @@ public final class FlowTestDriver implements AutoCloseable {
         return codecs.pendingTimers(computationId, timers, null);
     }
 
-    /** The committed pending timers of one key of a computation (its {@code group_by_schema} columns). */
+    /**
+     * The committed pending timers of one key of a computation, in firing order.
+     *
+     * @param key a record with the computation's {@code group_by_schema} columns, by name, the
+     *     uint64 hash column included; {@link #pendingTimers(String, Map)} computes that one
+     */
     public List<io.flowkafka.api.Timer> pendingTimers(String computationId, GenericRecord key) {
         Objects.requireNonNull(key, "key");
         return pendingTimers(computationId).stream().filter(t -> sameKey(t.getKey(), key)).toList();
+    }
+
+    /**
+     * The committed pending timers of one key of a computation, in firing order, the key given by
+     * its columns: for {@code group_by_schema} {@code [hash = farm_hash(user_id), user_id]},
+     * {@code pendingTimers("sessions", Map.of("user_id", "alice"))}. See {@link #key(String, Map)}.
+     *
+     * @throws IllegalArgumentException as {@link #pendingTimers(String)} and {@link #key(String, Map)}
+     */
+    public List<io.flowkafka.api.Timer> pendingTimers(String computationId, Map<String, ?> keyColumns) {
+        return pendingTimers(computationId, key(computationId, keyColumns));
+    }
+
+    /**
+     * The key record of a computation from its {@code group_by_schema} columns, by name: the
+     * uint64 column computed by an expression ({@code farm_hash(...)}) need not be given, it is
+     * computed as the runtime computes it from a payload (YTsaurus' farm_hash), from the columns
+     * the expression reads (a column copied from a payload field stands for that field). Integers
+     * may be given for int64 columns, any {@link CharSequence} for strings.
+     *
+     * @param keyColumns the key's columns; a computed one, if given, is taken as is
+     * @throws IllegalArgumentException if the computation is unknown, a name is not one of its key
+     *     columns, a column copied from the payload is missing, the hash expression reads a field
+     *     no given column stands for, or a value has the wrong type
+     */
+    public GenericRecord key(String computationId, Map<String, ?> keyColumns) {
+        Objects.requireNonNull(computationId, "computationId");
+        Objects.requireNonNull(keyColumns, "keyColumns");
+        computation(computationId);
+        return codecs.keyOf(computationId, keyColumns);
     }
 
     private static boolean sameKey(GenericRecord a, GenericRecord b) {
@@ -682,12 +757,26 @@ public final class FlowTestDriver implements AutoCloseable {
     }
 
     /**
-     * Reads and consumes the payloads of an internal stream; see {@link #readStream}.
+     * Reads and consumes the payloads written to any stream of the pipeline since the last read, in
+     * write order: those of an internal stream (see {@link #readStream}); those of a stream
+     * written only to sinks (no computation reads it), decoded from its first sink topic (a read
+     * of that topic with {@link #readTopic} or {@link #readSinkJson} consumes the same records).
      *
-     * @throws IllegalArgumentException as {@link #readStream}
+     * @throws IllegalArgumentException if the stream is unknown, is a source stream, or is written
+     *     only by sinks that write a {@code payload_column} or a {@code value_serde} format
      */
     public List<GenericRecord> readPayloads(String streamId) {
-        return readStream(streamId).stream().map(Message::getPayload).toList();
+        Objects.requireNonNull(streamId, "streamId");
+        checkOpen();
+        codecs.schemaOf(streamId);
+        List<String> topics = codecs.topicsOf(streamId);
+        boolean internal = topics.stream().anyMatch(codecs.internalTopics()::containsKey);
+        if (internal || topics.isEmpty() || codecs.sourceTopics().containsAll(topics)) {
+            return readStream(streamId).stream().map(Message::getPayload).toList();
+        }
+        String sinkTopic = topics.get(0);
+        return readTopic(sinkTopic).stream().filter(r -> r.value() != null)
+                .map(r -> codecs.decodeSinkValue(streamId, sinkTopic, r.value())).toList();
     }
 
     /**
@@ -753,14 +842,28 @@ public final class FlowTestDriver implements AutoCloseable {
     }
 
     /**
+     * The committed value of state {@code stateName} of a key given by its {@code group_by_schema}
+     * columns, as {@link #key(String, Map)} takes them: for {@code [hash = farm_hash(user), user]},
+     * {@code state("count", "totals", Map.of("user", "alice"))}.
+     *
+     * @return the value, or empty when the key has no such state (never set, or cleared)
+     * @throws IllegalArgumentException as {@link #key(String, Map)}, and if the computation
+     *     declares no Avro state {@code stateName}
+     */
+    public Optional<GenericRecord> state(String computationId, String stateName, Map<String, ?> keyColumns) {
+        return state(computationId, stateName, key(computationId, keyColumns));
+    }
+
+    /**
      * The committed value of state {@code stateName} for the key that a payload of
      * {@code inputStreamId} maps to, computed like the computation does
      * ({@code group_by_schema} expressions).
      *
-     * @param payloadFields payload fields by name, completed as by {@link #pipe(String, Map, long)}
+     * @param payloadFields payload fields by name: only those the key reads are needed (others,
+     *     if given, are ignored); a field not given takes its default
      * @throws IllegalArgumentException if the computation or stream is unknown, the stream is not
-     *     an input or source of the computation, the fields do not make a valid payload, or the
-     *     computation declares no Avro state {@code stateName}
+     *     an input or source of the computation, a field is unknown, a field the key reads is
+     *     missing, or the computation declares no Avro state {@code stateName}
      */
     public Optional<GenericRecord> stateForPayload(String computationId, String stateName, String inputStreamId,
             Map<String, ?> payloadFields) {
@@ -773,7 +876,8 @@ public final class FlowTestDriver implements AutoCloseable {
             throw new IllegalArgumentException("stream '" + inputStreamId + "' is not an input of computation '"
                     + computationId + "'; its inputs are " + c.inputStreamIds());
         }
-        GenericRecord key = codecs.keyOf(computationId, inputStreamId, record(inputStreamId, payloadFields));
+        checkOpen();
+        GenericRecord key = codecs.keyOfFields(computationId, inputStreamId, payloadFields);
         return state(computationId, stateName, key);
     }
 

@@ -267,9 +267,14 @@ class FlowTestDriverTest {
             assertThatThrownBy(() -> driver.stateForPayload("nope", "total", "clicks", clickFields("a")))
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("no computation 'nope'");
-            assertThatThrownBy(() -> driver.stateForPayload("count", "total", "clicks", Map.of("user", "a")))
+            assertThatThrownBy(() -> driver.stateForPayload("count", "total", "clicks", Map.of("page", "/")))
                     .isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("field 'page' is required");
+                    .hasMessageContaining("the key of computation 'count' reads fields [user] of stream 'clicks'");
+            assertThatThrownBy(() -> driver.stateForPayload("count", "total", "clicks", Map.of("usr", "a")))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("stream 'clicks' has no field 'usr'");
+            assertThat(driver.stateForPayload("count", "total", "clicks", Map.of("user", "a")))
+                    .as("only the fields the key reads are needed").isEmpty();
         }
     }
 

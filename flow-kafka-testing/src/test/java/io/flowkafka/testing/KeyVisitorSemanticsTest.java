@@ -8,7 +8,6 @@ import io.flowkafka.api.OutputCollector;
 import io.flowkafka.api.RowFunction;
 import io.flowkafka.api.RuntimeContext;
 import io.flowkafka.api.Visit;
-import io.flowkafka.avro.KeyVisitorCoverage;
 import io.flowkafka.runtime.StatusError;
 import io.flowkafka.spec.ColumnType;
 import io.flowkafka.spec.ComputationKind;
@@ -178,7 +177,7 @@ class KeyVisitorSemanticsTest {
             assertThat(counts.keySet()).as("pass %d", pass).containsExactlyInAnyOrderElementsOf(keys(300));
             assertThat(counts.values()).as("pass %d", pass).allMatch(n -> n == 1);
         }
-        assertThat(driver.keyVisitorCoverage("keeper", "v")).get().extracting(KeyVisitorCoverage::getPass)
+        assertThat(driver.keyVisitorCoverage("keeper", "v")).get().extracting(KeyVisitorCoverage::pass)
                 .isEqualTo(3L);
     }
 
@@ -225,7 +224,7 @@ class KeyVisitorSemanticsTest {
         driver.reconfigureKeyVisitor("keeper", "v", Map.of("period", "60s"));
         advance(Duration.ofSeconds(11));
         assertThat(countsInPass(0)).as("elapsed 61 s > the new period of 60 s: pass 0 is complete").hasSize(1000);
-        assertThat(driver.keyVisitorCoverage("keeper", "v").orElseThrow().getLastPassDurationNanos())
+        assertThat(driver.keyVisitorCoverage("keeper", "v").orElseThrow().lastPassDuration().orElseThrow().toNanos())
                 .isBetween(Duration.ofSeconds(60).toNanos(), Duration.ofSeconds(61).toNanos());
         assertThatThrownBy(() -> driver.reconfigureKeyVisitor("keeper", "v", Map.of("period", "soon")))
                 .hasMessageContaining("key_visitor_streams.v.period").hasMessageContaining("duration");
@@ -290,12 +289,12 @@ class KeyVisitorSemanticsTest {
         driver.completeSource("in");
         advance(Duration.ofSeconds(1));
         KeyVisitorCoverage c = driver.keyVisitorCoverage("keeper", "v").orElseThrow();
-        assertThat(c.getPass()).isZero();
-        assertThat(c.getFinalPassNext()).as("pass 0 began before completion, so pass 1 is the final one").isTrue();
+        assertThat(c.pass()).isZero();
+        assertThat(c.finalPassNext()).as("pass 0 began before completion, so pass 1 is the final one").isTrue();
         advance(Duration.ofSeconds(30));
         c = driver.keyVisitorCoverage("keeper", "v").orElseThrow();
-        assertThat(c.getCompleted()).isTrue();
-        assertThat(c.getPass()).isEqualTo(1L);
+        assertThat(c.completed()).isTrue();
+        assertThat(c.pass()).isEqualTo(1L);
         assertThat(countsInPass(1)).as("the final pass is complete").hasSize(100);
         assertThat(countsInPass(2)).as("no pass after the final one").isEmpty();
     }
@@ -309,8 +308,8 @@ class KeyVisitorSemanticsTest {
         driver.completeSource("in");
         advance(Duration.ofSeconds(8));
         KeyVisitorCoverage c = driver.keyVisitorCoverage("keeper", "v").orElseThrow();
-        assertThat(c.getCompleted()).isTrue();
-        assertThat(c.getPass()).isZero();
+        assertThat(c.completed()).isTrue();
+        assertThat(c.pass()).isZero();
         assertThat(countsInPass(0)).hasSize(100);
     }
 
@@ -322,8 +321,8 @@ class KeyVisitorSemanticsTest {
         driver.completeSource("in");
         advance(Duration.ofSeconds(21));
         KeyVisitorCoverage c = driver.keyVisitorCoverage("keeper", "v").orElseThrow();
-        assertThat(c.getCompleted()).isFalse();
-        assertThat(c.getPass()).isGreaterThanOrEqualTo(4L);
+        assertThat(c.completed()).isFalse();
+        assertThat(c.pass()).isGreaterThanOrEqualTo(4L);
         // a visitor for the pipeline's lifetime holds its computation's completion, not only its own
         assertThat(driver.completedComputations()).as("its inputs completed, its visitor scans on")
                 .doesNotContain("keeper");
@@ -331,7 +330,7 @@ class KeyVisitorSemanticsTest {
         // "This dynamic setting can be switched on a running pipeline to request completion."
         driver.reconfigureKeyVisitor("keeper", "v", Map.of("finite", true));
         advance(Duration.ofSeconds(12));
-        assertThat(driver.keyVisitorCoverage("keeper", "v").orElseThrow().getCompleted()).isTrue();
+        assertThat(driver.keyVisitorCoverage("keeper", "v").orElseThrow().completed()).isTrue();
         assertThat(driver.completedComputations()).contains("keeper");
         assertThat(driver.isCompleted()).isTrue();
     }
@@ -492,10 +491,10 @@ class KeyVisitorSemanticsTest {
         start(spec, new Properties());
         advance(Duration.ofSeconds(1));
         KeyVisitorCoverage c = driver.keyVisitorCoverage("auditor", "v").orElseThrow();
-        assertThat(c.getFinalPass()).as("the first pass is final").isTrue();
-        assertThat(c.getCompleted()).isFalse();
+        assertThat(c.finalPass()).as("the first pass is final").isTrue();
+        assertThat(c.completed()).isFalse();
         advance(Duration.ofSeconds(2));
-        assertThat(driver.keyVisitorCoverage("auditor", "v").orElseThrow().getCompleted()).isTrue();
+        assertThat(driver.keyVisitorCoverage("auditor", "v").orElseThrow().completed()).isTrue();
     }
 
     static final Schema REQUEST = SchemaBuilder.record("Request").namespace("kv").fields()
@@ -554,11 +553,11 @@ class KeyVisitorSemanticsTest {
         assertThat(driver.isCompleted()).isFalse();
         driver.completeSource("in");
         advance(Duration.ofSeconds(8));
-        assertThat(driver.keyVisitorCoverage("asker", "visit_iter").orElseThrow().getCompleted()).isTrue();
+        assertThat(driver.keyVisitorCoverage("asker", "visit_iter").orElseThrow().completed()).isTrue();
         assertThat(driver.completedComputations()).containsExactlyInAnyOrder("read", "asker", "responder");
         assertThat(driver.isCompleted()).isTrue();
         // every key was asked once per pass and every answer came back
-        long passes = driver.keyVisitorCoverage("asker", "visit_iter").orElseThrow().getPass() + 1;
+        long passes = driver.keyVisitorCoverage("asker", "visit_iter").orElseThrow().pass() + 1;
         for (String k : keys(20)) {
             assertThat(driver.stateForPayload("asker", "count", "keys", Map.of("key", k))).get().extracting(r -> (Long) r.get("n"))
                     .as("answers for %s", k).isEqualTo(passes);

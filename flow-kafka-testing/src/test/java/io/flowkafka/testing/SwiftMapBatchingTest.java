@@ -388,10 +388,9 @@ class SwiftMapBatchingTest {
             driver.advanceWallClockTime(Duration.ofSeconds(10));
             SumsTopic cut = readSums(driver);
             assertThat(cut.messages()).isEqualTo(2);
-            assertThat(cut.lastEventWatermark()).isLessThanOrEqualTo(1000 * ms);
-            driver.advanceWallClockTime(Duration.ofMillis(300));
-            assertThat(readSums(driver).lastEventWatermark()).as("released after the cut, at the next watermark step")
-                    .isEqualTo(5000 * ms);
+            // readSums checks the order: the cut's outputs first, then the released watermark (on the driver it goes
+            // out right after them, not at the next watermark step)
+            assertThat(cut.lastEventWatermark()).as("released after the cut's outputs").isEqualTo(5000 * ms);
         }
     }
 

@@ -64,7 +64,7 @@ class TimerStepsWatermarkTest {
                         + (1_000 + i) + " " + (i * 100) + "\"}");
             }
             driver.pipeSource("in", "x", "{\"key\":\"x\",\"ts\":5000}");
-            // a step at a time: each wall-clock step lets the task fire one bounded step and send its watermark
+            // the steps of two follow one another at once on the driver (deterministic steps); the clock moves nothing
             driver.advanceWallClockTime(Duration.ofSeconds(3), Duration.ofMillis(250));
 
             var records = driver.readPayloads("seen");

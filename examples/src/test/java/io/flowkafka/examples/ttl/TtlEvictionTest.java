@@ -5,10 +5,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.flowkafka.avro.KeyVisitorCoverage;
 import io.flowkafka.spec.ComputationSpec;
 import io.flowkafka.spec.PipelineSpec;
 import io.flowkafka.testing.FlowTestDriver;
+import io.flowkafka.testing.KeyVisitorCoverage;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
@@ -78,7 +78,7 @@ class TtlEvictionTest {
 
     /** The pass the visitor is in: every pass below it is complete. */
     private long currentPass() {
-        return driver.keyVisitorCoverage(TtlPipeline.COMPUTATION, TtlPipeline.VISITOR).map(KeyVisitorCoverage::getPass)
+        return driver.keyVisitorCoverage(TtlPipeline.COMPUTATION, TtlPipeline.VISITOR).map(KeyVisitorCoverage::pass)
                 .orElse(-1L);
     }
 

@@ -5,6 +5,7 @@ import io.flowkafka.internal.status.StatusBoard;
 import io.flowkafka.internal.config.DynamicSpec;
 import io.flowkafka.internal.watermarks.OutputLimits;
 import io.flowkafka.runtime.FlowConfig;
+import io.flowkafka.runtime.FlowRuntime;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Map;
 import java.util.Set;
@@ -39,24 +40,34 @@ public record CompileOptions(String topicPrefix, boolean persistentStores, boole
      */
     public static CompileOptions of(FlowConfig config, Set<String> streams, DynamicSpec dynamicSpec, StatusBoard status,
             MeterRegistry meters) {
+        // FlowTestDriver's deterministic steps: bounded by count only (never by the machine's speed), run until
+        // done, and watermarks sent as they change, so results depend on neither CPU load nor the test's clock
+        boolean deterministic = deterministicSteps(config);
         return new CompileOptions(
                 config.getString(FlowConfig.TOPIC_PREFIX_CONFIG),
                 !"memory".equals(config.getString(FlowConfig.STATE_STORES_CONFIG)),
                 config.getBoolean(FlowConfig.TOPOLOGY_TEST_DRIVER_CONFIG),
                 new ComputationPlan.WatermarkSettings(
                         config.getLong(FlowConfig.WATERMARK_INTERVAL_MS_CONFIG),
-                        config.getLong(FlowConfig.WATERMARK_HEARTBEAT_MS_CONFIG)),
+                        config.getLong(FlowConfig.WATERMARK_HEARTBEAT_MS_CONFIG), deterministic),
                 new ComputationPlan.TimerSettings(
                         config.getLong(FlowConfig.TIMERS_INTERVAL_MS_CONFIG),
                         config.getInt(FlowConfig.TIMERS_MAX_PER_STEP_CONFIG),
-                        config.getLong(FlowConfig.TIMERS_MAX_STEP_MS_CONFIG)),
+                        deterministic ? 0 : config.getLong(FlowConfig.TIMERS_MAX_STEP_MS_CONFIG), deterministic),
                 new OutputLimits(config.outputLimits(streams)),
                 config.getBoolean(FlowConfig.DEAD_LETTER_ENABLED_CONFIG),
                 new ComputationPlan.VisitorRuntime(
                         config.getLong(FlowConfig.VISITOR_TICK_MS_CONFIG),
                         config.getInt(FlowConfig.VISITOR_MAX_ROWS_CONFIG),
-                        config.getLong(FlowConfig.VISITOR_MAX_MS_CONFIG), dynamicSpec, status, meters),
+                        deterministic ? 0 : config.getLong(FlowConfig.VISITOR_MAX_MS_CONFIG), dynamicSpec, status,
+                        meters),
                 config.getBoolean(FlowConfig.STORE_CHANGELOGS_CONFIG));
+    }
+
+    /** Whether {@value FlowRuntime#DETERMINISTIC_STEPS_CONFIG} is true (internal: FlowTestDriver sets it). */
+    static boolean deterministicSteps(FlowConfig config) {
+        Object v = config.originals().get(FlowRuntime.DETERMINISTIC_STEPS_CONFIG);
+        return v != null && Boolean.parseBoolean(v.toString().trim());
     }
 
     /** A copy with another topic prefix and store kind. */

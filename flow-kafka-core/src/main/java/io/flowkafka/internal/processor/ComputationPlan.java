@@ -78,9 +78,16 @@ public record ComputationPlan(String pipeline, ComputationSpec spec, Map<String,
      *
      * @param punctuationIntervalMs how often the timer punctuator runs
      * @param maxPerPunctuation at most this many timers per step
-     * @param maxPunctuationMs at most this long per step
+     * @param maxPunctuationMs at most this long per step; 0: no time bound, steps are bounded by count only
+     * @param untilDone deterministic steps (FlowTestDriver): whenever timers fire, further steps follow at once
+     *     until no due timer is left, rather than at the next punctuation, whose time a test may never advance
      */
-    public record TimerSettings(long punctuationIntervalMs, int maxPerPunctuation, long maxPunctuationMs) {
+    public record TimerSettings(long punctuationIntervalMs, int maxPerPunctuation, long maxPunctuationMs,
+            boolean untilDone) {
+        /** Settings of a deployment: steps bounded by count and time, the rest at the next punctuation. */
+        public TimerSettings(long punctuationIntervalMs, int maxPerPunctuation, long maxPunctuationMs) {
+            this(punctuationIntervalMs, maxPerPunctuation, maxPunctuationMs, false);
+        }
     }
 
     /**
@@ -88,8 +95,14 @@ public record ComputationPlan(String pipeline, ComputationSpec spec, Map<String,
      *
      * @param intervalMs at most this often, when they changed
      * @param heartbeatMs at least this often, even when unchanged
+     * @param eachChange deterministic steps (FlowTestDriver): send whenever they changed, right after the record,
+     *     timer step or punctuation that changed them, without waiting for the interval
      */
-    public record WatermarkSettings(long intervalMs, long heartbeatMs) {
+    public record WatermarkSettings(long intervalMs, long heartbeatMs, boolean eachChange) {
+        /** Settings of a deployment: at most one send per interval. */
+        public WatermarkSettings(long intervalMs, long heartbeatMs) {
+            this(intervalMs, heartbeatMs, false);
+        }
     }
 
     /**

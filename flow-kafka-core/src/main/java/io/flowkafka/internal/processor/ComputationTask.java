@@ -477,7 +477,12 @@ final class ComputationTask {
         return event ? clock.eventWatermark() : clocks.systemWatermark(clock, context.currentSystemTimeMs());
     }
 
-    /** Fires due timers for one bounded step (see {@link TimerFiring}). */
+    /**
+     * Fires due timers for one bounded step (see {@link TimerFiring}). With deterministic steps (FlowTestDriver),
+     * steps bounded by count follow at once until no due timer is left (at most {@value #MAX_STEPS_UNTIL_DONE}, in
+     * case timers keep adding due timers), the watermarks sent between them as after separate punctuations: what
+     * fires does not wait for a punctuation whose wall-clock time the test may never advance.
+     */
     private void fireTimers() {
         if (firing != null) {
             fireTimers(firing.deadline());
@@ -485,10 +490,21 @@ final class ComputationTask {
     }
 
     private void fireTimers(long deadline) {
-        if (firing != null) {
-            firing.step(this::timerWatermark, this::fireOne, deadline);
+        if (firing == null) {
+            return;
+        }
+        firing.step(this::timerWatermark, this::fireOne, deadline);
+        if (!plan.timers().untilDone()) {
+            return;
+        }
+        for (int steps = 1; firing.behind() && steps < MAX_STEPS_UNTIL_DONE; steps++) {
+            maybeEmitWatermarks(); // between steps, as the punctuations between them would (the output watermark moves)
+            firing.step(this::timerWatermark, this::fireOne);
         }
     }
+
+    /** At most this many timer steps in a row with deterministic steps; the rest wait for the next punctuation. */
+    private static final int MAX_STEPS_UNTIL_DONE = 10_000;
 
     private void fireOne(PendingTimer t) {
         GenericRecord key = keyCodec.decode(t.encodedKey());
@@ -753,9 +769,13 @@ final class ComputationTask {
         }
     }
 
-    /** Sends watermarks if they changed and the interval passed since the last send. */
+    /**
+     * Sends watermarks if they changed and the interval passed since the last send; with deterministic steps
+     * (FlowTestDriver) whenever they changed, so a piped record's watermark reaches downstream computations before
+     * the pipe returns, without the test moving the wall clock.
+     */
     private void maybeEmitWatermarks() {
-        if (emitter.due(context.currentSystemTimeMs())) {
+        if (plan.watermarks().eachChange() || emitter.due(context.currentSystemTimeMs())) {
             emitWatermarks();
         }
     }

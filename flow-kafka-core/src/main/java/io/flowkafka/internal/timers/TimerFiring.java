@@ -30,6 +30,8 @@ public final class TimerFiring {
     private final Predicate<String> blockedOutput;
     private final int maxPerStep;
     private final long maxStepNanos;
+    /** Whether steps are bounded by time as well as count (not with FlowTestDriver's deterministic steps). */
+    private final boolean timeBound;
     private final Timer steps;
     private final Counter fired;
     private final MeterRegistry meters;
@@ -44,7 +46,8 @@ public final class TimerFiring {
      * @param store the task's timer store
      * @param blockedOutput whether output limits block an output stream now
      * @param maxPerStep at most this many timers per step
-     * @param maxStepMs at most this long per step
+     * @param maxStepMs at most this long per step; 0: no time bound, steps are bounded by count only, so what a
+     *     step fires never depends on the machine's speed (FlowTestDriver)
      * @param meters where the step and firing meters are registered, tagged with {@code tags}
      * @param tags pipeline, computation and partition
      * @param trackTriggerFloor whether to keep the bound of pending event-time triggers ({@link #mayBeDue}: for a
@@ -59,6 +62,7 @@ public final class TimerFiring {
         this.blockedOutput = blockedOutput;
         this.maxPerStep = maxPerStep;
         this.maxStepNanos = maxStepMs * 1_000_000L;
+        this.timeBound = maxStepMs > 0;
         this.meters = meters;
         String[] t = tags.toArray(String[]::new);
         this.steps = Timer.builder("flow.timers.punctuation")
@@ -90,9 +94,12 @@ public final class TimerFiring {
         step(watermarkOf, fire, deadline());
     }
 
-    /** The deadline ({@link System#nanoTime()}) of a punctuation that starts now: one step's time. */
+    /**
+     * The deadline ({@link System#nanoTime()}) of a punctuation that starts now: one step's time; without a time
+     * bound (the test driver's deterministic steps), far enough ahead never to pass nor to overflow a comparison.
+     */
     public long deadline() {
-        return System.nanoTime() + maxStepNanos;
+        return System.nanoTime() + (timeBound ? maxStepNanos : Long.MAX_VALUE / 2);
     }
 
     /**
@@ -105,7 +112,7 @@ public final class TimerFiring {
             fireDue(watermarkOf, fire, deadline);
         } finally {
             int n = firedInStep;
-            behind = n >= maxPerStep || System.nanoTime() >= deadline;
+            behind = n >= maxPerStep || past(deadline);
             if (n > 0) {
                 steps.record(System.nanoTime() - started, TimeUnit.NANOSECONDS);
                 fired.increment(n);
@@ -140,7 +147,7 @@ public final class TimerFiring {
                 continue;
             }
             outer:
-            while (budget > 0 && System.nanoTime() < deadline) {
+            while (budget > 0 && !past(deadline)) {
                 List<PendingTimer> due = store.due(i, wm, Math.min(budget, 256));
                 if (due.isEmpty()) {
                     break;
@@ -152,12 +159,17 @@ public final class TimerFiring {
                     fire.accept(t);
                     firedInStep++;
                     budget--;
-                    if (budget == 0 || System.nanoTime() >= deadline) {
+                    if (budget == 0 || past(deadline)) {
                         break outer;
                     }
                 }
             }
         }
+    }
+
+    /** Whether a step with this deadline ran out of time; never without a time bound. */
+    private boolean past(long deadline) {
+        return timeBound && System.nanoTime() - deadline >= 0;
     }
 
     /** Lowers the trigger bound by the event-time timers the committing call adds (before it commits them). */

@@ -62,7 +62,7 @@ public final class VisitorDriver {
      * @param status where diagnostics are reported
      * @param meters where metrics are registered
      * @param maxRows about this many rows per punctuation at most
-     * @param maxPunctuationMs at most this long per punctuation
+     * @param maxPunctuationMs at most this long per punctuation; 0: no time bound (rows only)
      */
     public VisitorDriver(ComputationSpec spec, String pipeline, int partition, int partitionCount, KeyStates states,
             KeyValueStore<Bytes, byte[]> coverage, DynamicSpec dynamic, StatusBoard status, MeterRegistry meters,
@@ -126,7 +126,8 @@ public final class VisitorDriver {
      */
     public void step(long nowMs, Predicate<KeyVisitorStreamSpec> upstreamCompleted, Visits visits) {
         long nowNanos = nowMs * 1_000_000L;
-        long deadline = System.nanoTime() + maxPunctuationMs * 1_000_000L;
+        // 0: count only (FlowTestDriver's deterministic steps); System.nanoTime() never reaches Long.MAX_VALUE
+        long deadline = maxPunctuationMs <= 0 ? Long.MAX_VALUE : System.nanoTime() + maxPunctuationMs * 1_000_000L;
         for (int i = 0; i < visitors.size(); i++) {
             KeyVisitor visitor = visitors.get(i);
             KeyVisitorStreamSpec v = specs.get(i);
