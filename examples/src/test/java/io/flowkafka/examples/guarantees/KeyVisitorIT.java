@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -107,10 +108,11 @@ class KeyVisitorIT {
             Map<String, Integer> partitionOf = log.partitionOf();
             assertThat(partitionOf).hasSize(KEYS);
             int checkedPasses = 0;
+            Map<Integer, Set<String>> goneBefore = new HashMap<>(); // deleted keys a complete pass went without
             for (int p = 0; p < 4; p++) {
                 TreeSet<Long> passes = log.passes(p);
-                // (pass 0 may have visited nothing: it starts with the task, before the keys arrive)
-                assertThat(passes.first()).as("partition %d: the first pass with visits", p).isLessThanOrEqualTo(1L);
+                // the first passes may visit nothing: they start with the task, before the keys arrive (on a loaded
+                // machine five 10-s passes went by before the first key); from the first visit on, none is skipped
                 assertThat(passes.last() - passes.first() + 1).as("pass numbers of partition %d continue across "
                         + "restarts and rebalances (coverage is never reset)", p).isEqualTo(passes.size());
                 long last = passes.last(); // possibly incomplete
@@ -121,7 +123,11 @@ class KeyVisitorIT {
                     if (pass < loaded.get(p) + 2) {
                         continue; // keys were still arriving
                     }
-                    boolean afterDeletes = pass >= log.deletedAt.get(p) + 2;
+                    // passes begun after the deletes were processed visit no deleted key; when that was is known
+                    // only up to the pipeline's and the log's lag (a loaded machine delayed it past two 10-s passes),
+                    // so: no deleted key comes back once a complete pass went without it, and none is left in the
+                    // passes from the fourth after the log's view at the deletes
+                    boolean afterDeletes = pass >= log.deletedAt.get(p) + 4;
                     List<String> missing = new ArrayList<>();
                     List<String> deletedButVisited = new ArrayList<>();
                     for (Map.Entry<String, Integer> e : partitionOf.entrySet()) {
@@ -132,8 +138,12 @@ class KeyVisitorIT {
                         if (!deleted && !counts.containsKey(e.getKey())) {
                             missing.add(e.getKey());
                         }
-                        if (deleted && afterDeletes && counts.containsKey(e.getKey())) {
+                        if (deleted && counts.containsKey(e.getKey())
+                                && (afterDeletes || goneBefore.getOrDefault(p, Set.of()).contains(e.getKey()))) {
                             deletedButVisited.add(e.getKey());
+                        }
+                        if (deleted && !counts.containsKey(e.getKey())) {
+                            goneBefore.computeIfAbsent(p, x -> new HashSet<>()).add(e.getKey());
                         }
                     }
                     assertThat(missing).as("partition %d pass %d: keys present through the pass not visited", p, pass)
