@@ -279,16 +279,22 @@ public final class PipelineSpecLoader {
          */
         private String syntaxError(JsonProcessingException e, String format) {
             JsonLocation at = e.getLocation();
-            StringBuilder where = new StringBuilder(source == null ? "the pipeline spec" : source);
-            if (at != null && at.getLineNr() > 0) {
-                where.append(", line ").append(at.getLineNr());
-                if (at.getColumnNr() > 0) {
-                    where.append(", column ").append(at.getColumnNr());
-                }
-            }
+            int line = at == null ? -1 : at.getLineNr();
+            int column = at == null ? -1 : at.getColumnNr();
             String what = e.getOriginalMessage();
             if (e.getCause() instanceof org.yaml.snakeyaml.error.MarkedYAMLException y && y.getProblem() != null) {
                 what = y.getProblem() + (y.getContext() == null ? "" : " (" + y.getContext() + ")");
+                if (y.getProblemMark() != null) { // where the problem is; Jackson's location may be the context's
+                    line = y.getProblemMark().getLine() + 1;
+                    column = y.getProblemMark().getColumn() + 1;
+                }
+            }
+            StringBuilder where = new StringBuilder(source == null ? "the pipeline spec" : source);
+            if (line > 0) {
+                where.append(", line ").append(line);
+                if (column > 0) {
+                    where.append(", column ").append(column);
+                }
             }
             what = what == null ? "syntax error" : what.lines().findFirst().orElse("syntax error").trim()
                     .replaceAll("\\[Source: [^\\]]*; line: (\\d+), column: (\\d+)\\]", "line $1, column $2");

@@ -75,6 +75,16 @@ class PipelineSpecLoaderYamlTest {
     }
 
     @Test
+    void shouldSayWhatIsWrongInOneLineWhenSnakeYamlGivesAContext() {
+        InvalidSpecException e = catchThrowableOfType(() -> PipelineSpecLoader.fromYaml(
+                "name: p\ncomputations:\n  - a\n  b: c\n"), InvalidSpecException.class);
+
+        assertThat(e.problems()).singleElement().satisfies(p -> assertThat(p.message())
+                .startsWith("the pipeline spec, line 4, column 3: not valid YAML: expected <block end>, but found")
+                .contains("(while parsing a block collection)").doesNotContain("\n"));
+    }
+
+    @Test
     void shouldGiveFileLineAndColumnOfAJsonSyntaxError(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("broken.json");
         Files.writeString(file, "{\"name\": \"p\",\n  \"streams\": {,\n}");
