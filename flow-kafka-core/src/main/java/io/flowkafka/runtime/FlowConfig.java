@@ -154,6 +154,19 @@ public final class FlowConfig extends AbstractConfig {
             + "flow.output.limit.records.<stream>.";
     public static final long OUTPUT_LIMIT_RECORDS_DEFAULT = 0L;
 
+    public static final String SPEC_WARNINGS_CONFIG = "flow.spec.warnings";
+    public static final String SPEC_WARNINGS_LOG = "log";
+    public static final String SPEC_WARNINGS_FAIL = "fail";
+    public static final String SPEC_WARNINGS_DOC = "What to do with the spec's warnings when the runtime (or "
+            + "FlowTestDriver) is created. A warning names something in the spec that the pipeline ignores: an unknown "
+            + "or unsupported field, an unknown source, timer or key-visitor parameter, a declared stream nobody uses. "
+            + "It often hides a typo that changes behaviour silently: a misspelled event_timestamp_column makes the "
+            + "source use the Kafka record timestamp, a misplaced out_of_orderness_bound leaves the default 1m. "
+            + "log: log each warning at WARN (naming the computation, the field and the fix) and start; fail: throw "
+            + "InvalidSpecException listing every warning, so nothing starts (recommended in CI and for production "
+            + "deployments).";
+    public static final String SPEC_WARNINGS_DEFAULT = SPEC_WARNINGS_LOG;
+
     private static final ConfigDef CONFIG = new ConfigDef()
             .define(APPLICATION_ID_PREFIX_CONFIG, Type.STRING, APPLICATION_ID_PREFIX_DEFAULT, Importance.HIGH,
                     APPLICATION_ID_PREFIX_DOC)
@@ -194,6 +207,8 @@ public final class FlowConfig extends AbstractConfig {
                     Importance.LOW, VISITOR_MAX_MS_DOC)
             .define(OUTPUT_LIMIT_RECORDS_CONFIG, Type.LONG, OUTPUT_LIMIT_RECORDS_DEFAULT, ConfigDef.Range.atLeast(0),
                     Importance.MEDIUM, OUTPUT_LIMIT_RECORDS_DOC)
+            .define(SPEC_WARNINGS_CONFIG, Type.STRING, SPEC_WARNINGS_DEFAULT,
+                    ConfigDef.ValidString.in(SPEC_WARNINGS_LOG, SPEC_WARNINGS_FAIL), Importance.MEDIUM, SPEC_WARNINGS_DOC)
             .define(PURGE_INTERVAL_MS_CONFIG, Type.LONG, PURGE_INTERVAL_MS_DEFAULT, ConfigDef.Range.atLeast(0),
                     Importance.LOW, PURGE_INTERVAL_MS_DOC);
 

@@ -25,11 +25,15 @@ import io.flowkafka.internal.config.DynamicSpec;
 import io.flowkafka.internal.watermarks.FiniteSources;
 import io.flowkafka.internal.watermarks.SourceIdleness;
 import io.flowkafka.spec.KeyVisitorSettings;
+import io.flowkafka.spec.InvalidSpecException;
 import io.flowkafka.spec.PipelineSpec;
+import io.flowkafka.spec.PipelineSpecLoader;
+import io.flowkafka.spec.SpecProblem;
 import io.flowkafka.spi.ClientProperties;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -138,6 +142,7 @@ public final class FlowRuntime implements AutoCloseable {
     }
 
     private final PipelineSpec spec;
+    private final List<SpecProblem> specWarnings;
     private final Properties userProps;
     private final FlowConfig config;
     private final CompiledPipeline compiled;
@@ -160,9 +165,16 @@ public final class FlowRuntime implements AutoCloseable {
     private volatile @Nullable SinkServices sinkServices;
 
     private FlowRuntime(PipelineSpec spec, Properties props, @Nullable MeterRegistry meters) {
-        this.spec = spec.validated();
+        List<SpecProblem> problems = spec.validate();
+        List<SpecProblem> errors = problems.stream().filter(p -> p.severity() == SpecProblem.Severity.ERROR).toList();
+        if (!errors.isEmpty()) {
+            throw new InvalidSpecException(spec.name(), errors);
+        }
+        this.spec = spec;
         this.userProps = StreamsProperties.copy(props);
         this.config = new FlowConfig(userProps);
+        this.specWarnings = problems.stream().filter(p -> p.severity() == SpecProblem.Severity.WARNING).toList();
+        reportWarnings(spec.name(), specWarnings, config);
         this.dynamicSpec = new DynamicSpec(this.spec);
         this.meterRegistry = meters != null ? meters : new SimpleMeterRegistry();
         this.compiled = PipelineCompiler.compile(this.spec, CompileOptions.of(config, this.spec.streams().keySet(),
@@ -177,9 +189,31 @@ public final class FlowRuntime implements AutoCloseable {
     }
 
     /**
-     * Validates and compiles the spec; starts nothing.
+     * Logs every warning of the spec at WARN, or with {@code flow.spec.warnings=fail} rejects them.
      *
-     * @throws io.flowkafka.spec.InvalidSpecException listing every spec error
+     * @throws InvalidSpecException listing the warnings, with {@code flow.spec.warnings=fail}
+     */
+    private static void reportWarnings(String pipeline, List<SpecProblem> warnings, FlowConfig config) {
+        if (warnings.isEmpty()) {
+            return;
+        }
+        if (FlowConfig.SPEC_WARNINGS_FAIL.equals(config.getString(FlowConfig.SPEC_WARNINGS_CONFIG))) {
+            throw InvalidSpecException.ofWarnings(pipeline, warnings,
+                    FlowConfig.SPEC_WARNINGS_CONFIG + "=" + FlowConfig.SPEC_WARNINGS_FAIL);
+        }
+        for (SpecProblem w : warnings) {
+            LOG.warn("pipeline '{}': spec warning: {}", pipeline, w);
+        }
+        LOG.warn("pipeline '{}': the spec has {} warning(s), each naming something the pipeline ignores; set {}={} to "
+                + "reject them", pipeline, warnings.size(), FlowConfig.SPEC_WARNINGS_CONFIG, FlowConfig.SPEC_WARNINGS_FAIL);
+    }
+
+    /**
+     * Validates and compiles the spec; starts nothing. Logs each warning of the spec
+     * ({@link PipelineSpec#allWarnings()}) at WARN, or rejects them with {@code flow.spec.warnings=fail}.
+     *
+     * @throws io.flowkafka.spec.InvalidSpecException listing every spec error, or every warning with
+     *     {@code flow.spec.warnings=fail}
      * @throws org.apache.kafka.common.config.ConfigException for a bad {@code flow.*} property, or a
      *     {@code processing.guarantee} other than {@code exactly_once_v2}, or a
      *     {@code value_serde} that rejects its configuration ({@code serde_config} over
@@ -192,10 +226,28 @@ public final class FlowRuntime implements AutoCloseable {
     }
 
     /**
+     * Loads the spec from a JSON or YAML file ({@link PipelineSpecLoader#fromFile}), then validates
+     * and compiles it as {@link #create(PipelineSpec, Properties)}; starts nothing. Process functions
+     * are the classes named by {@code processing_function}.
+     *
+     * @param specFile the spec: YAML if its name ends in {@code .yaml} or {@code .yml}, JSON otherwise
+     * @throws io.flowkafka.spec.InvalidSpecException listing every spec error (a syntax error with the
+     *     file, line and column), or every warning with {@code flow.spec.warnings=fail}
+     * @throws java.io.UncheckedIOException if the file cannot be read
+     * @throws org.apache.kafka.common.config.ConfigException for a bad {@code flow.*} property
+     */
+    public static FlowRuntime create(Path specFile, Properties props) {
+        Objects.requireNonNull(specFile, "specFile");
+        Objects.requireNonNull(props, "props");
+        return new FlowRuntime(PipelineSpecLoader.fromFile(specFile), props, null);
+    }
+
+    /**
      * Validates and compiles the spec, registering flow-kafka's metrics (key visitors) in
      * {@code meters}; starts nothing.
      *
-     * @throws io.flowkafka.spec.InvalidSpecException listing every spec error
+     * @throws io.flowkafka.spec.InvalidSpecException listing every spec error, or every warning with
+     *     {@code flow.spec.warnings=fail}
      * @throws org.apache.kafka.common.config.ConfigException for a bad {@code flow.*} property, or a
      *     {@code processing.guarantee} other than {@code exactly_once_v2}
      */
@@ -310,6 +362,14 @@ public final class FlowRuntime implements AutoCloseable {
     /** The spec this runtime runs. */
     public PipelineSpec spec() {
         return spec;
+    }
+
+    /**
+     * The spec's warnings, logged when this runtime was created ({@link PipelineSpec#allWarnings()});
+     * empty when the spec has none.
+     */
+    public List<SpecProblem> specWarnings() {
+        return specWarnings;
     }
 
     /**

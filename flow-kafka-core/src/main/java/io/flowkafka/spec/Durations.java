@@ -18,7 +18,7 @@ public final class Durations {
 
     static Duration parse(JsonNode node, String field) {
         if (node.isNumber()) {
-            return Duration.ofMillis(node.longValue());
+            return parse(node.numberValue(), field);
         }
         return parse(node.asText(), field);
     }
@@ -28,13 +28,16 @@ public final class Durations {
      * milliseconds, or a string like {@code "7d"} (a number without a unit is milliseconds).
      *
      * @param field the field or parameter, for the error message
-     * @throws IllegalArgumentException naming the field when the value is null or malformed
+     * @throws IllegalArgumentException naming the field when the value is null, malformed or negative
      */
     public static Duration parse(Object value, String field) {
         if (value instanceof Duration d) {
             return d;
         }
         if (value instanceof Number n) {
+            if (n.doubleValue() < 0) {
+                throw negative(field, n.toString());
+            }
             return Duration.ofMillis(n.longValue());
         }
         if (value == null) {
@@ -43,9 +46,13 @@ public final class Durations {
         return parse(value.toString(), field);
     }
 
-    /** Parses a duration string; throws IllegalArgumentException naming the field. */
+    /** Parses a duration string; throws IllegalArgumentException naming the field (also for a negative one). */
     public static Duration parse(String text, String field) {
         Matcher m = PATTERN.matcher(text);
+        String trimmed = text.trim();
+        if (!m.matches() && trimmed.startsWith("-") && PATTERN.matcher(trimmed.substring(1)).matches()) {
+            throw negative(field, text);
+        }
         if (!m.matches()) {
             throw new IllegalArgumentException(field + " must be a duration like \"1m\", \"30s\" or \"500ms\" but was '"
                     + text + "'");
@@ -62,5 +69,10 @@ public final class Durations {
             default -> v * 86400e9;
         };
         return Duration.ofNanos((long) nanos);
+    }
+
+    private static IllegalArgumentException negative(String field, String text) {
+        return new IllegalArgumentException(field + " must be positive but was '" + text + "': write a duration like "
+                + "\"1m\", \"30s\" or \"500ms\"");
     }
 }

@@ -11,17 +11,35 @@ public class InvalidSpecException extends FlowException {
 
     /** Creates the exception from the spec's errors (warnings are ignored here). */
     public InvalidSpecException(String pipeline, List<SpecProblem> problems) {
-        super(format(pipeline, problems));
+        this(format(pipeline, problems, "spec error(s)", ""), problems, true);
+    }
+
+    /** {@code formatted} tells this constructor from the public one. */
+    private InvalidSpecException(String message, List<SpecProblem> problems, boolean formatted) {
+        super(message);
         this.problems = List.copyOf(problems);
     }
 
-    /** The errors, in the order found. */
+    /**
+     * The exception thrown when a spec has warnings and the deployment rejects them
+     * ({@code flow.spec.warnings=fail}).
+     *
+     * @param pipeline the pipeline name
+     * @param warnings every warning of the spec
+     * @param setting how the rejection was asked for, e.g. {@code flow.spec.warnings=fail}
+     */
+    public static InvalidSpecException ofWarnings(String pipeline, List<SpecProblem> warnings, String setting) {
+        return new InvalidSpecException(format(pipeline, warnings, "spec warning(s), rejected because " + setting,
+                "\nfix them, or set " + setting.replaceFirst("=.*", "") + "=log to only log them"), warnings, true);
+    }
+
+    /** The errors (or, for {@link #ofWarnings}, the warnings), in the order found. */
     public List<SpecProblem> problems() {
         return problems;
     }
 
-    private static String format(String pipeline, List<SpecProblem> problems) {
-        return "pipeline '" + pipeline + "' has " + problems.size() + " spec error(s):\n"
-                + problems.stream().map(p -> "  - " + p).collect(Collectors.joining("\n"));
+    private static String format(String pipeline, List<SpecProblem> problems, String what, String tail) {
+        return "pipeline '" + pipeline + "' has " + problems.size() + " " + what + ":\n"
+                + problems.stream().map(p -> "  - " + p).collect(Collectors.joining("\n")) + tail;
     }
 }

@@ -32,7 +32,8 @@ import org.apache.avro.Schema;
  * @param name the pipeline name: the Kafka Streams {@code application.id} and topic prefix
  * @param streams declared streams by id, in declaration order
  * @param computations computations by id, in declaration order
- * @param warnings problems that do not stop the pipeline (unknown fields), found while loading
+ * @param warnings problems that do not stop the pipeline (unknown fields), found while loading; see
+ *     {@link #allWarnings()} for these and those validation finds
  */
 public record PipelineSpec(String name, Map<String, StreamSpec> streams, Map<String, ComputationSpec> computations,
         List<SpecProblem> warnings) {
@@ -77,6 +78,17 @@ public record PipelineSpec(String name, Map<String, StreamSpec> streams, Map<Str
     }
 
     /**
+     * Every warning of this spec, in one list: those found while loading ({@link #warnings()}:
+     * unknown or unsupported fields, null parameters), then those {@link #validate()} finds (unknown
+     * source, timer or key-visitor parameters, unused streams, ...). A warning names something the
+     * pipeline ignores, so it often hides a typo: {@code FlowRuntime.create} logs each one, and
+     * rejects them all with {@code flow.spec.warnings=fail}.
+     */
+    public List<SpecProblem> allWarnings() {
+        return validate().stream().filter(p -> p.severity() == SpecProblem.Severity.WARNING).toList();
+    }
+
+    /**
      * This spec, if it has no errors.
      *
      * @throws InvalidSpecException listing every error
@@ -104,28 +116,58 @@ public record PipelineSpec(String name, Map<String, StreamSpec> streams, Map<Str
         /**
          * Declares a stream.
          *
-         * @throws IllegalStateException if the stream was already declared
+         * @throws InvalidSpecException if the stream was already declared
          */
         public Builder stream(String id, Schema schema) {
             if (streams.putIfAbsent(id, new StreamSpec(id, schema)) != null) {
-                throw new IllegalStateException("stream '" + id + "' is declared twice");
+                throw new InvalidSpecException(name, List.of(SpecProblem.error(null, "streams." + id, "stream '" + id
+                        + "' is declared twice", "declare each stream once, or give the second one another id")));
             }
             return this;
         }
 
-        /** Adds a computation. */
+        /**
+         * Adds a computation.
+         *
+         * @throws InvalidSpecException if a computation with the same id was already added
+         */
         public Builder computation(ComputationSpec computation) {
             if (computations.putIfAbsent(computation.id(), computation) != null) {
-                throw new IllegalStateException("computation '" + computation.id() + "' is declared twice");
+                throw new InvalidSpecException(name, List.of(SpecProblem.error(computation.id(), "computations."
+                        + computation.id(), "computation '" + computation.id() + "' is declared twice",
+                        "give each computation its own id")));
             }
             return this;
         }
 
-        /** Adds a computation configured by {@code configure}. */
+        /**
+         * Adds a computation configured by {@code configure}.
+         *
+         * @throws InvalidSpecException naming the computation if {@code configure} passes a value a
+         *     setter rejects (e.g. a negative out-of-orderness bound), or the id is taken
+         */
         public Builder computation(String id, Consumer<ComputationSpec.Builder> configure) {
             ComputationSpec.Builder b = ComputationSpec.builder(id);
-            configure.accept(b);
+            try {
+                configure.accept(b);
+            } catch (IllegalArgumentException e) {
+                throw builderMistake(id, e);
+            }
             return computation(b.build());
+        }
+
+        /** A setter's rejection as a spec error naming the computation and, when the message starts with it, the field. */
+        private InvalidSpecException builderMistake(String id, RuntimeException e) {
+            String message = String.valueOf(e.getMessage());
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("^([a-z_][a-z0-9_.\\[\\]]*) ").matcher(message);
+            String field = m.find() && m.group(1).contains("_") ? m.group(1) : "computations." + id;
+            int semicolon = message.indexOf("; ");
+            String what = semicolon < 0 ? message : message.substring(0, semicolon);
+            String fix = semicolon < 0 ? "pass a valid value to the builder of computation '" + id + "'"
+                    : message.substring(semicolon + 2);
+            InvalidSpecException ex = new InvalidSpecException(name, List.of(SpecProblem.error(id, field, what, fix)));
+            ex.initCause(e);
+            return ex;
         }
 
         /** Records a warning (used by loaders for unknown fields). */

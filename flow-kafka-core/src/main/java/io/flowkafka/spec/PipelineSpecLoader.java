@@ -5,7 +5,9 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.core.json.JsonReadFeature;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -24,7 +26,7 @@ import org.apache.avro.Schema;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Loads a {@link PipelineSpec} from JSON written with YTsaurus Flow's field names.
+ * Loads a {@link PipelineSpec} from JSON or YAML written with YTsaurus Flow's field names.
  *
  * <p>Format (every map is a JSON object keyed by id):
  * <pre>{@code
@@ -57,6 +59,24 @@ import org.jspecify.annotations.Nullable;
  * {@code Long}, {@code Double}, {@code Boolean}; object members whose value is {@code null} are
  * dropped with a warning. Java-style comments are allowed.
  *
+ * <p>YAML ({@link #fromYaml}, or a file or resource ending in {@code .yaml} or {@code .yml}) has
+ * the same fields and the same rules; only the syntax differs:
+ * <pre>{@code
+ * name: activity
+ * streams:
+ *   events: {schema: {type: record, name: Event, fields: [{name: user, type: string}]}}
+ * computations:
+ *   count:
+ *     computation_class_name: Transform
+ *     processing_function: com.acme.ActivityCounter
+ *     input_stream_ids: [events]
+ *     group_by_schema:
+ *       - {name: hash, type: uint64, expression: farm_hash(user)}
+ *       - {name: user, type: string}
+ * }</pre>
+ * A YAML scalar keeps its YAML type: {@code 8} is a number, {@code "8"} a string, {@code true} a
+ * boolean; a field that wants a string rejects a number (quote it), as JSON does.
+ *
  * <p>As in Flow, an unknown field is a warning, not an error: it is recorded in
  * {@link PipelineSpec#warnings()} naming the field and the known ones. Flow computation fields flow-kafka
  * does not support yet ({@code external_state_managers}, {@code input_ordering}, ...) are warnings too.
@@ -76,6 +96,19 @@ public final class PipelineSpecLoader {
             .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
             .enable(JsonReadFeature.ALLOW_JAVA_COMMENTS)
             .build();
+    private static final YAMLMapper YAML_MAPPER = YAMLMapper.builder()
+            .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+            .build();
+
+    /** The syntax of a spec text. */
+    private enum Syntax {
+        JSON, YAML;
+
+        static Syntax of(String fileName) {
+            String lower = fileName.toLowerCase(Locale.ROOT);
+            return lower.endsWith(".yaml") || lower.endsWith(".yml") ? YAML : JSON;
+        }
+    }
 
     private static final List<String> TOP_FIELDS = List.of("name", "streams", "computations");
     private static final List<String> STREAM_FIELDS = List.of("schema");
@@ -107,31 +140,49 @@ public final class PipelineSpecLoader {
      */
     public static PipelineSpec fromJson(String json) {
         Objects.requireNonNull(json, "json");
-        return new Reading().read(json);
+        return new Reading(Syntax.JSON, null).read(json);
     }
 
     /**
-     * Loads a spec from a UTF-8 JSON file.
+     * Loads a spec from YAML text, with the same fields and rules as {@link #fromJson}.
+     *
+     * @param yaml the spec
+     * @return the spec, not yet validated against Flow's rules; its {@link PipelineSpec#warnings()}
+     *     list unknown fields
+     * @throws InvalidSpecException listing every structural error; a syntax error gives its line and
+     *     column
+     */
+    public static PipelineSpec fromYaml(String yaml) {
+        Objects.requireNonNull(yaml, "yaml");
+        return new Reading(Syntax.YAML, null).read(yaml);
+    }
+
+    /**
+     * Loads a spec from a UTF-8 file: YAML if its name ends in {@code .yaml} or {@code .yml}, JSON
+     * otherwise. Errors name the file.
      *
      * @param path the file
      * @return the spec, not yet validated against Flow's rules
      * @throws UncheckedIOException if the file cannot be read
-     * @throws InvalidSpecException listing every structural error, as {@link #fromJson}
+     * @throws InvalidSpecException listing every structural error, as {@link #fromJson}; a syntax
+     *     error gives the file, line and column
      */
     public static PipelineSpec fromFile(Path path) {
         Objects.requireNonNull(path, "path");
-        String json;
+        String text;
         try {
-            json = Files.readString(path, StandardCharsets.UTF_8);
+            text = Files.readString(path, StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read pipeline spec file " + path + ": " + e.getMessage()
                     + "; check that the file exists, is readable and is UTF-8", e);
         }
-        return fromJson(json);
+        Path name = path.getFileName();
+        return new Reading(Syntax.of(name == null ? "" : name.toString()), path.toString()).read(text);
     }
 
     /**
-     * Loads a spec from a UTF-8 JSON classpath resource, e.g. {@code specs/activity.json}, looked up
+     * Loads a spec from a UTF-8 classpath resource, e.g. {@code specs/activity.json} or
+     * {@code specs/activity.yaml} (YAML if its name ends in {@code .yaml} or {@code .yml}), looked up
      * with the thread's context class loader (or this class's loader when there is none).
      *
      * @param resource the resource path; a leading {@code /} is ignored
@@ -151,7 +202,8 @@ public final class PipelineSpecLoader {
                         + "put it under src/main/resources (or src/test/resources) and pass its path relative to "
                         + "that folder");
             }
-            return fromJson(new String(in.readAllBytes(), StandardCharsets.UTF_8));
+            return new Reading(Syntax.of(name), "resource " + name)
+                    .read(new String(in.readAllBytes(), StandardCharsets.UTF_8));
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read pipeline spec resource '" + resource + "': " + e.getMessage(), e);
         }
@@ -161,23 +213,34 @@ public final class PipelineSpecLoader {
     private static final class Reading {
         private final List<SpecProblem> errors = new ArrayList<>();
         private final List<SpecProblem> warnings = new ArrayList<>();
+        private final Syntax syntax;
+        /** The file or resource read, for messages; null for text. */
+        private final @Nullable String source;
 
-        PipelineSpec read(String json) {
+        Reading(Syntax syntax, @Nullable String source) {
+            this.syntax = syntax;
+            this.source = source;
+        }
+
+        PipelineSpec read(String text) {
             JsonNode root;
+            String format = syntax.name();
+            String field = format.toLowerCase(Locale.ROOT);
+            String unnamed = source == null ? "<unnamed>" : source;
+            ObjectMapper mapper = syntax == Syntax.YAML ? YAML_MAPPER : MAPPER;
             try {
-                root = MAPPER.readTree(json);
+                root = mapper.readTree(text);
             } catch (JsonProcessingException e) {
-                JsonLocation at = e.getLocation();
-                String where = at == null ? "" : " at line " + at.getLineNr() + ", column " + at.getColumnNr();
-                error(null, "json", "the pipeline spec is not valid JSON" + where + ": " + e.getOriginalMessage(),
-                        "fix the JSON syntax there");
-                throw new InvalidSpecException("<unnamed>", errors);
+                error(null, field, syntaxError(e, format), "fix the " + format + " syntax there");
+                throw new InvalidSpecException(unnamed, errors);
             }
             if (root == null || !root.isObject()) {
-                error(null, "json", "the pipeline spec must be a JSON object but is "
-                        + (root == null || root.isMissingNode() ? "empty" : describe(root)),
-                        "write {\"name\": ..., \"streams\": {...}, \"computations\": {...}}");
-                throw new InvalidSpecException("<unnamed>", errors);
+                error(null, field, (source == null ? "the pipeline spec" : source) + " must be a " + format
+                        + (syntax == Syntax.YAML ? " mapping" : " object") + " but is "
+                        + (root == null || root.isMissingNode() || root.isNull() ? "empty" : describe(root)),
+                        syntax == Syntax.YAML ? "write name: ..., streams: {...}, computations: {...}"
+                                : "write {\"name\": ..., \"streams\": {...}, \"computations\": {...}}");
+                throw new InvalidSpecException(unnamed, errors);
             }
             unknownFields(root, null, "", TOP_FIELDS, List.of());
             if (root.has("processing_mode")) {
@@ -208,6 +271,37 @@ public final class PipelineSpecLoader {
             }
             warnings.forEach(builder::warning);
             return builder.build();
+        }
+
+        /**
+         * One sentence: where (file, line, column) and what is wrong, e.g. {@code wait-click.yaml,
+         * line 3, column 9: not valid YAML: mapping values are not allowed here}.
+         */
+        private String syntaxError(JsonProcessingException e, String format) {
+            JsonLocation at = e.getLocation();
+            int line = at == null ? -1 : at.getLineNr();
+            int column = at == null ? -1 : at.getColumnNr();
+            String what = e.getOriginalMessage();
+            if (e.getCause() instanceof org.yaml.snakeyaml.error.MarkedYAMLException y && y.getProblem() != null) {
+                what = y.getProblem() + (y.getContext() == null ? "" : " (" + y.getContext() + ")");
+                if (y.getProblemMark() != null) { // where the problem is; Jackson's location may be the context's
+                    line = y.getProblemMark().getLine() + 1;
+                    column = y.getProblemMark().getColumn() + 1;
+                }
+            }
+            StringBuilder where = new StringBuilder(source == null ? "the pipeline spec" : source);
+            if (line > 0) {
+                where.append(", line ").append(line);
+                if (column > 0) {
+                    where.append(", column ").append(column);
+                }
+            }
+            what = what == null ? "syntax error" : what.lines().findFirst().orElse("syntax error").trim()
+                    .replaceAll("\\[Source: [^\\]]*; line: (\\d+), column: (\\d+)\\]", "line $1, column $2");
+            if (what.endsWith(".")) {
+                what = what.substring(0, what.length() - 1);
+            }
+            return where + ": not valid " + format + ": " + what;
         }
 
         private void readStreams(@Nullable JsonNode streams, PipelineSpec.Builder builder) {
@@ -344,8 +438,9 @@ public final class PipelineSpecLoader {
                         "{\"column\": \"ts\"}");
                 if (assigner != null) {
                     unknownFields(assigner, id, field + ".event_timestamp_assigner.", List.of("column"), List.of());
-                    if (assigner.hasNonNull("column")) {
-                        ws = ws.withTimestampColumn(assigner.get("column").asText());
+                    String column = string(assigner.get("column"), id, field + ".event_timestamp_assigner.column");
+                    if (column != null) {
+                        ws = ws.withTimestampColumn(column);
                     }
                 }
                 JsonNode gen = object(node.get("watermark_generator"), id, field + ".watermark_generator",

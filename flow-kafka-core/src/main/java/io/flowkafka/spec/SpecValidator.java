@@ -195,9 +195,42 @@ final class SpecValidator {
         checkTimers(c);
         checkProcessingMode(c);
         checkBatching(c);
+        checkTimestampColumn(c);
         if (c.desiredPartitionCount() < 1) {
             error(id, "desired_partition_count", "desired_partition_count must be >= 1 but was "
                     + c.desiredPartitionCount(), "set desired_partition_count to a positive number of partitions");
+        }
+    }
+
+    /**
+     * {@code watermark_strategy.event_timestamp_assigner.column} names a numeric field of every
+     * source stream of the computation: checked here, not per record.
+     */
+    private void checkTimestampColumn(ComputationSpec c) {
+        String column = c.watermarkStrategy().timestampColumn();
+        if (column == null) {
+            return;
+        }
+        String field = "watermark_strategy.event_timestamp_assigner.column";
+        for (SourceSpec source : c.sourceStreams()) {
+            StreamSpec stream = spec.streams().get(source.streamId());
+            if (stream == null || stream.schema() == null || stream.schema().getType() != Schema.Type.RECORD) {
+                continue; // reported elsewhere
+            }
+            Schema schema = stream.schema();
+            Schema.Field f = schema.getField(column);
+            if (f == null) {
+                String suggestion = closest(column, schema.getFields().stream().map(Schema.Field::name).toList());
+                error(c.id(), field, "event timestamp column '" + column + "' is not a field of source stream '"
+                        + source.streamId() + "'", (suggestion == null ? "" : "did you mean '" + suggestion + "'? ")
+                        + "name a long field of stream '" + source.streamId() + "'"
+                        + KafkaSourceParameters.numericFields(schema));
+            } else if (!KafkaSourceParameters.isNumeric(f.schema())) {
+                error(c.id(), field, "event timestamp column '" + column + "' of source stream '" + source.streamId()
+                        + "' is " + KafkaSourceParameters.describe(f.schema()) + ", but an event timestamp is a number; "
+                        + "every record would fail", "name a long field of stream '" + source.streamId() + "'"
+                        + KafkaSourceParameters.numericFields(schema) + ", or change the field's type to long");
+            }
         }
     }
 
@@ -469,8 +502,7 @@ final class SpecValidator {
             GroupByColumn first = columns.get(0);
             error(id, "group_by_schema[0]", "the first group_by_schema column '" + first.name() + "' is "
                     + first.type().specName() + ", but it must be uint64 (the key hash that partitions the computation)",
-                    "insert a first column {\"name\": \"hash\", \"type\": \"uint64\", \"expression\": \"farm_hash("
-                            + first.name() + ")\"}");
+                    firstColumnFix(first));
         }
         Set<String> names = new HashSet<>();
         for (int i = 0; i < columns.size(); i++) {
@@ -506,6 +538,23 @@ final class SpecValidator {
                 }
             }
         }
+    }
+
+    /**
+     * The fix for a first group-by column that is not uint64: a column that already is the hash (named
+     * {@code hash}, or computed by a hash function) just needs type uint64; another one is a key
+     * column, to be hashed by a new first column.
+     */
+    private static String firstColumnFix(GroupByColumn first) {
+        String expression = first.expression() == null ? "" : first.expression().trim();
+        boolean isHash = first.name().equalsIgnoreCase("hash") || expression.contains("hash(");
+        if (isHash) {
+            return "declare column '" + first.name() + "' as \"type\": \"uint64\""
+                    + (expression.isEmpty() ? " and compute it, e.g. \"expression\": \"farm_hash(<key field>)\""
+                            : " (its expression '" + expression + "' is the key hash)");
+        }
+        return "insert a first column {\"name\": \"hash\", \"type\": \"uint64\", \"expression\": \"farm_hash("
+                + first.name() + ")\"}";
     }
 
     /** Avro has no unsigned type, so a long field may fill a uint64 column (e.g. a precomputed hash). */
@@ -790,8 +839,7 @@ final class SpecValidator {
         } else if (c.inputStreamIds().isEmpty() && columns.get(0).type() != ColumnType.UINT64) {
             error(id, "group_by_schema[0]", "the first group_by_schema column '" + columns.get(0).name() + "' is "
                     + columns.get(0).type().specName() + ", but a computation with key_visitor_streams needs uint64 there",
-                    "insert a first column {\"name\": \"hash\", \"type\": \"uint64\", \"expression\": \"farm_hash("
-                            + columns.get(0).name() + ")\"}");
+                    firstColumnFix(columns.get(0)));
         }
         Set<String> followable = new LinkedHashSet<>(c.inputStreamIds());
         c.sourceStreams().forEach(s -> followable.add(s.streamId()));

@@ -48,10 +48,12 @@ public record WatermarkStrategy(@Nullable String timestampColumn, Duration outOf
         Objects.requireNonNull(outOfOrdernessBound, "outOfOrdernessBound");
         Objects.requireNonNull(idleDuration, "idleDuration");
         if (outOfOrdernessBound.isNegative()) {
-            throw new IllegalArgumentException("out_of_orderness_bound must be >= 0 but was " + outOfOrdernessBound);
+            throw new IllegalArgumentException("watermark_generator.out_of_orderness_bound must be positive or 0 but was "
+                    + outOfOrdernessBound + "; give how late an event may come, e.g. Duration.ofMinutes(1) (the default)");
         }
         if (idleDuration.isNegative() || idleDuration.isZero()) {
-            throw new IllegalArgumentException("idle_partitions.duration must be > 0 but was " + idleDuration);
+            throw new IllegalArgumentException("watermark_generator.idle_partitions.duration must be positive but was "
+                    + idleDuration + "; give how long a silent partition holds the watermark, e.g. Duration.ofMinutes(1)");
         }
         if (!(idleMaxRatio >= 0 && idleMaxRatio <= 1)) {
             throw new IllegalArgumentException("idle_partitions.max_ratio must be in [0, 1] but was " + idleMaxRatio);
@@ -61,7 +63,8 @@ public record WatermarkStrategy(@Nullable String timestampColumn, Duration outOf
             throw new IllegalArgumentException("watermark_alignment.group_name must not be empty");
         }
         if (driftBound.isNegative() || driftBound.isZero()) {
-            throw new IllegalArgumentException("watermark_alignment.drift_bound must be > 0 but was " + driftBound);
+            throw new IllegalArgumentException("watermark_alignment.drift_bound must be positive but was " + driftBound
+                    + "; give how far a source may read ahead of its group, e.g. Duration.ofMinutes(20) (the default)");
         }
     }
 

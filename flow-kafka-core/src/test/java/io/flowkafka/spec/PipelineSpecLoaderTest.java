@@ -185,7 +185,8 @@ class PipelineSpecLoaderTest {
                 () -> PipelineSpecLoader.fromJson("{\"name\": \"p\",\n \"streams\": {]}"));
         assertThat(e.problems()).singleElement().satisfies(p -> {
             assertThat(p.field()).isEqualTo("json");
-            assertThat(p.message()).contains("not valid JSON at line 2, column");
+            assertThat(p.message()).isEqualTo("the pipeline spec, line 2, column 14: not valid JSON: Unexpected close "
+                    + "marker ']': expected '}' (for Object starting at line 2, column 13)");
         });
     }
 

@@ -238,6 +238,41 @@ public final class FlowTestDriver implements AutoCloseable {
         return new FlowTestDriver(spec, props);
     }
 
+    /**
+     * A driver for the spec in a JSON or YAML file ({@link io.flowkafka.spec.PipelineSpecLoader#fromFile}:
+     * YAML if its name ends in {@code .yaml} or {@code .yml}), with default properties. Process
+     * functions are the classes its {@code processing_function} fields name.
+     *
+     * @throws io.flowkafka.spec.InvalidSpecException listing every error of the spec (a syntax error
+     *     with the file, line and column)
+     * @throws java.io.UncheckedIOException if the file cannot be read
+     */
+    public static FlowTestDriver create(Path specFile) {
+        return create(specFile, new Properties());
+    }
+
+    /**
+     * A driver for the spec in a JSON or YAML file, deployed with {@code props}; as
+     * {@link #create(Path)} and {@link #create(PipelineSpec, Properties)}.
+     *
+     * @throws io.flowkafka.spec.InvalidSpecException listing every error of the spec, or every
+     *     warning with {@code flow.spec.warnings=fail}
+     * @throws java.io.UncheckedIOException if the file cannot be read
+     */
+    public static FlowTestDriver create(Path specFile, Properties props) {
+        Objects.requireNonNull(specFile, "specFile");
+        Objects.requireNonNull(props, "props");
+        return new FlowTestDriver(io.flowkafka.spec.PipelineSpecLoader.fromFile(specFile), props);
+    }
+
+    /**
+     * The spec's warnings, logged at WARN when the driver was created (with
+     * {@code flow.spec.warnings=fail} they would have failed {@code create}).
+     */
+    public List<io.flowkafka.spec.SpecProblem> specWarnings() {
+        return runtime.specWarnings();
+    }
+
     // ---------------------------------------------------------------- input
 
     /**

@@ -83,6 +83,13 @@ public final class KafkaSourceParameters {
             } else if (schema != null && schema.getType() == Schema.Type.RECORD && schema.getField(s) == null) {
                 problems.add(error(column, column + " '" + s + "' is not a field of stream '" + stream + "'",
                         "use one of its fields " + schema.getFields().stream().map(Schema.Field::name).toList()));
+            } else if (column.equals("event_timestamp_column") && schema != null
+                    && schema.getType() == Schema.Type.RECORD && !isNumeric(schema.getField(s).schema())) {
+                problems.add(error(column, column + " '" + s + "' of stream '" + stream + "' is "
+                        + describe(schema.getField(s).schema()) + ", but an event timestamp is a number (of "
+                        + "event_timestamp_unit, ms by default); every record would fail",
+                        "name a long field of stream '" + stream + "'" + numericFields(schema)
+                                + ", or change the field's type to long"));
             }
         }
         Object groupId = p.get("group_id");
@@ -196,6 +203,33 @@ public final class KafkaSourceParameters {
         boolean use = Boolean.parseBoolean(String.valueOf(source.parameters().getOrDefault("use_consumer_group_offset",
                 "false")));
         return use && g != null ? g.toString() : null;
+    }
+
+    /**
+     * Whether values of {@code schema} are numbers (int, long, float, double), or null in a nullable
+     * union of numbers: an event timestamp column.
+     */
+    public static boolean isNumeric(Schema schema) {
+        if (schema.getType() == Schema.Type.UNION) {
+            List<Schema> branches = schema.getTypes().stream().filter(b -> b.getType() != Schema.Type.NULL).toList();
+            return !branches.isEmpty() && branches.stream().allMatch(KafkaSourceParameters::isNumeric);
+        }
+        return switch (schema.getType()) {
+            case INT, LONG, FLOAT, DOUBLE -> true;
+            default -> false;
+        };
+    }
+
+    /** {@code a string}, {@code a union ["null","string"]}, for messages. */
+    public static String describe(Schema schema) {
+        return schema.getType() == Schema.Type.UNION ? "a union " + schema : "a " + schema.getType().getName();
+    }
+
+    /** {@code " (its numeric fields: [ts])"}, or empty when it has none. */
+    public static String numericFields(Schema record) {
+        List<String> names = record.getFields().stream().filter(f -> isNumeric(f.schema())).map(Schema.Field::name)
+                .toList();
+        return names.isEmpty() ? "" : " (its numeric fields: " + names + ")";
     }
 
     private static void oneOf(List<Problem> problems, Map<String, Object> p, String name, List<String> allowed,
