@@ -620,6 +620,12 @@ public final class PipelineSpecLoader {
                 String name = string(col.get("name"), id, field + ".name");
                 String type = string(col.get("type"), id, field + ".type");
                 String expression = string(col.get("expression"), id, field + ".expression");
+                JsonNode required = col.get("required");
+                if (required != null && !required.isNull()) {
+                    warnings.add(SpecProblem.warning(id, field + ".required", "'required' is not enforced: a key column "
+                            + "may be null in flow-kafka (a null value is part of the key like any other)",
+                            "remove 'required', or check for null in a Source computation's process function"));
+                }
                 String sortOrder = string(col.get("sort_order"), id, field + ".sort_order");
                 if (sortOrder != null && !sortOrder.equals("ascending")) {
                     error(id, field + ".sort_order", "sort_order '" + sortOrder + "' is not supported by flow-kafka and "

@@ -162,6 +162,22 @@ class PipelineSpecLoaderTest {
         assertThat(spec.validate()).endsWith(w.toArray(SpecProblem[]::new));
     }
 
+    /** An accepted field is never silently ignored: flow-kafka does not enforce {@code required}, so it says so. */
+    @Test
+    void shouldWarnThatRequiredKeyColumnsAreNotEnforced() {
+        String json = "{\"name\": \"p\", \"streams\": {\"e\": {\"schema\": " + EVENT_SCHEMA + "}},"
+                + " \"computations\": {\"c\": {\"processing_function\": \"" + Noop.class.getName() + "\","
+                + " \"input_stream_ids\": [\"e\"],"
+                + " \"group_by_schema\": [{\"name\": \"hash\", \"type\": \"uint64\", \"expression\": \"farm_hash(user)\","
+                + " \"required\": true}]}}}";
+        PipelineSpec spec = PipelineSpecLoader.fromJson(json);
+        assertThat(spec.warnings()).singleElement().satisfies(p -> {
+            assertThat(p.computation()).isEqualTo("c");
+            assertThat(p.field()).isEqualTo("group_by_schema[0].required");
+            assertThat(p.message()).contains("'required' is not enforced");
+        });
+    }
+
     @Test
     void shouldWarnAboutNullParameterValues() {
         PipelineSpec spec = PipelineSpecLoader.fromJson(computation("\"parameters\": {\"a\": null, \"b\": 1}"));
