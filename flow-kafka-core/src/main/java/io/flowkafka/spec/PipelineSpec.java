@@ -44,7 +44,12 @@ public record PipelineSpec(String name, Map<String, StreamSpec> streams, Map<Str
         warnings = List.copyOf(warnings);
     }
 
-    /** A builder for a pipeline named {@code name}. */
+    /**
+     * A builder for a pipeline: the usual start of a programmatic spec.
+     *
+     * @param name the pipeline name; topic names and the application.id derive from it
+     * @return an empty builder
+     */
     public static Builder builder(String name) {
         return new Builder(name);
     }
@@ -104,6 +109,9 @@ public record PipelineSpec(String name, Map<String, StreamSpec> streams, Map<Str
         /**
          * Declares a stream.
          *
+         * @param id the stream id
+         * @param schema the Avro record schema of its messages
+         * @return this builder
          * @throws IllegalStateException if the stream was already declared
          */
         public Builder stream(String id, Schema schema) {
@@ -113,7 +121,12 @@ public record PipelineSpec(String name, Map<String, StreamSpec> streams, Map<Str
             return this;
         }
 
-        /** Adds a computation. */
+        /**
+         * Adds a computation.
+         *
+         * @param computation the computation, e.g. from {@link ComputationSpec#builder(String)}
+         * @return this builder
+         */
         public Builder computation(ComputationSpec computation) {
             if (computations.putIfAbsent(computation.id(), computation) != null) {
                 throw new IllegalStateException("computation '" + computation.id() + "' is declared twice");
@@ -121,14 +134,26 @@ public record PipelineSpec(String name, Map<String, StreamSpec> streams, Map<Str
             return this;
         }
 
-        /** Adds a computation configured by {@code configure}. */
+        /**
+         * Adds a computation configured by {@code configure}, e.g.
+         * {@code .computation("count", c -> c.inputStreamIds("clicks").processingFunction(Count::new))}.
+         *
+         * @param id the computation id
+         * @param configure sets the computation's fields on a new {@link ComputationSpec.Builder}
+         * @return this builder
+         */
         public Builder computation(String id, Consumer<ComputationSpec.Builder> configure) {
             ComputationSpec.Builder b = ComputationSpec.builder(id);
             configure.accept(b);
             return computation(b.build());
         }
 
-        /** Records a warning (used by loaders for unknown fields). */
+        /**
+         * Records a warning (used by loaders for unknown fields).
+         *
+         * @param warning the warning, reported by {@link PipelineSpec#validate()}
+         * @return this builder
+         */
         public Builder warning(SpecProblem warning) {
             warnings.add(warning);
             return this;
@@ -140,7 +165,11 @@ public record PipelineSpec(String name, Map<String, StreamSpec> streams, Map<Str
             return this;
         }
 
-        /** Builds the spec; the builder stays usable. */
+        /**
+         * Builds the spec; the builder stays usable.
+         *
+         * @return the spec, not yet validated
+         */
         public PipelineSpec build() {
             return new PipelineSpec(name, streams, computations, warnings);
         }
