@@ -32,14 +32,32 @@ import java.util.List;
  * </ol>
  */
 public non-sealed interface BatchFunction extends ProcessFunction {
-    /** Processes a batch of messages (not empty; unmodifiable; valid after the call returns). */
+    /**
+     * Processes a batch of messages.
+     *
+     * @param messages the batch: not empty, unmodifiable, valid after the call returns
+     * @param output collects the call's outputs and timers
+     * @param context the call's context: state, key, watermarks, parameters
+     */
     void onMessages(List<Message> messages, OutputCollector output, RuntimeContext context);
 
-    /** Processes a batch of fired timers. The default does nothing. */
+    /**
+     * Processes a batch of fired timers. The default does nothing.
+     *
+     * @param timers the fired timers
+     * @param output collects the call's outputs and timers
+     * @param context the call's context: state, key, watermarks, parameters
+     */
     default void onTimers(List<Timer> timers, OutputCollector output, RuntimeContext context) {
     }
 
-    /** Processes a batch of visits. The default does nothing. */
+    /**
+     * Processes a batch of visits. The default does nothing.
+     *
+     * @param visits the visits
+     * @param output collects the call's outputs and timers
+     * @param context the call's context: state, key, watermarks, parameters
+     */
     default void onVisits(List<Visit> visits, OutputCollector output, RuntimeContext context) {
     }
 }

@@ -7,12 +7,21 @@ package io.flowkafka.api;
 public class FlowException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-    /** Creates an exception with a message that names the subject, the value and the fix. */
+    /**
+     * Creates an exception.
+     *
+     * @param message names the subject, the value and the fix
+     */
     public FlowException(String message) {
         super(message);
     }
 
-    /** Creates an exception with a cause. */
+    /**
+     * Creates an exception with a cause.
+     *
+     * @param message names the subject, the value and the fix
+     * @param cause the underlying failure
+     */
     public FlowException(String message, Throwable cause) {
         super(message, cause);
     }

@@ -27,6 +27,8 @@ public final class MessageId implements Comparable<MessageId> {
     /**
      * Wraps a copy of the given bytes.
      *
+     * @param bytes the id's bytes
+     * @return the id
      * @throws IllegalArgumentException if {@code bytes} is empty
      */
     public static MessageId of(byte[] bytes) {
@@ -37,17 +39,22 @@ public final class MessageId implements Comparable<MessageId> {
         return new MessageId(bytes.clone());
     }
 
-    /** Parses the hexadecimal form produced by {@link #toString()}. */
+    /**
+     * Parses the hexadecimal form produced by {@link #toString()}.
+     *
+     * @param hex the hexadecimal form
+     * @return the id
+     */
     public static MessageId fromHex(String hex) {
         return of(HexFormat.of().parseHex(hex));
     }
 
-    /** A copy of the id's bytes. */
+    /** {@return a copy of the id's bytes} */
     public byte[] toBytes() {
         return bytes.clone();
     }
 
-    /** The number of bytes of the id. */
+    /** {@return the number of bytes of the id} */
     public int size() {
         return bytes.length;
     }

@@ -12,21 +12,37 @@ public interface OutputCollector {
     /**
      * Adds an output message, built with {@link RuntimeContext#createMessageBuilder}.
      *
+     * @param message the message
      * @throws IllegalArgumentException if the message's stream is not an output of this computation
      */
     void addMessage(Message message);
 
-    /** Adds a timer of the default timer stream firing after {@code triggerTimestamp}, with event timestamp = trigger. */
+    /**
+     * Adds a timer of the default timer stream for the current key, with its event timestamp equal
+     * to its trigger timestamp.
+     *
+     * @param triggerTimestamp nanoseconds; the timer fires when its watermark exceeds it
+     */
     default void addTimer(long triggerTimestamp) {
         addTimer(triggerTimestamp, triggerTimestamp);
     }
 
-    /** Adds a timer of the default (first declared) timer stream for the current key. */
+    /**
+     * Adds a timer of the default (first declared) timer stream for the current key.
+     *
+     * @param triggerTimestamp nanoseconds; the timer fires when its watermark exceeds it
+     * @param eventTimestamp nanoseconds; the timer's outputs inherit it, and it holds the watermark
+     *     while pending
+     */
     void addTimer(long triggerTimestamp, long eventTimestamp);
 
     /**
      * Adds a timer of the named timer stream for the current key.
      *
+     * @param timerStreamId a timer stream of the computation
+     * @param triggerTimestamp nanoseconds; the timer fires when its watermark exceeds it
+     * @param eventTimestamp nanoseconds; the timer's outputs inherit it, and it holds the watermark
+     *     while pending
      * @throws IllegalArgumentException if the computation declares no such timer stream
      */
     void addTimer(String timerStreamId, long triggerTimestamp, long eventTimestamp);
@@ -42,6 +58,8 @@ public interface OutputCollector {
      * allow_batching_with_relaxed_guarantees} is on; then the parents may be any non-empty subset of
      * the batch passed to {@link BatchFunction#onMessages}.
      *
+     * @param parentIds the parents' message ids
+     * @return a collector adding outputs with those parents
      * @throws IllegalArgumentException if {@code parentIds} is empty, or, in a SwiftMap computation,
      *     names a message that is not an input of the current call, or several messages without
      *     {@code allow_batching_with_relaxed_guarantees}

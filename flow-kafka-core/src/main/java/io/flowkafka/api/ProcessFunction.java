@@ -7,7 +7,11 @@ package io.flowkafka.api;
  * Instances must keep no per-key data in fields: use state, which survives restarts.
  */
 public sealed interface ProcessFunction permits RowFunction, BatchFunction {
-    /** Called once before the first call of a task, with the computation's parameters. */
+    /**
+     * Called once before the first call of a task, with the computation's parameters.
+     *
+     * @param context the task's context ({@link RuntimeContext#getParameters()} and the like)
+     */
     default void open(RuntimeContext context) {
     }
 

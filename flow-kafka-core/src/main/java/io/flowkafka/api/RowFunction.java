@@ -8,14 +8,32 @@ package io.flowkafka.api;
  * io.flowkafka.examples.activity.ActivityCounter} in the examples module.
  */
 public non-sealed interface RowFunction extends ProcessFunction {
-    /** Processes one input message. */
+    /**
+     * Processes one input message.
+     *
+     * @param message the message
+     * @param output collects the call's outputs and timers
+     * @param context the call's context: state, key, watermarks, parameters
+     */
     void onMessage(Message message, OutputCollector output, RuntimeContext context);
 
-    /** Processes a fired timer. The default does nothing. */
+    /**
+     * Processes a fired timer. The default does nothing.
+     *
+     * @param timer the timer
+     * @param output collects the call's outputs and timers
+     * @param context the call's context: state, key, watermarks, parameters
+     */
     default void onTimer(Timer timer, OutputCollector output, RuntimeContext context) {
     }
 
-    /** Processes a key-visitor visit. The default does nothing. */
+    /**
+     * Processes a key-visitor visit. The default does nothing.
+     *
+     * @param visit the visit
+     * @param output collects the call's outputs and timers
+     * @param context the call's context: state, key, watermarks, parameters
+     */
     default void onVisit(Visit visit, OutputCollector output, RuntimeContext context) {
     }
 }

@@ -15,6 +15,8 @@ public interface RuntimeContext {
     /**
      * A builder for a message of an output stream of this computation.
      *
+     * @param streamId an output stream of this computation
+     * @return a new builder
      * @throws IllegalArgumentException if {@code streamId} is not an output of this computation
      */
     MessageBuilder createMessageBuilder(String streamId);
@@ -22,6 +24,8 @@ public interface RuntimeContext {
     /**
      * The state {@code name} of the current key, as an Avro record of the declared schema.
      *
+     * @param name a state the computation declares
+     * @return the state's accessor
      * @throws IllegalArgumentException if the computation declares no state {@code name}
      */
     StateAccessor<GenericRecord> getState(String name);
@@ -30,41 +34,61 @@ public interface RuntimeContext {
      * The state {@code name} of the current key as a generated Avro class. Since Avro 1.12.2 your
      * generated classes must be trusted (system property {@code org.apache.avro.SERIALIZABLE_PACKAGES}
      * or {@code ClassSecurityValidator.setGlobal}); flow-kafka trusts only its own.
+     *
+     * @param <T> the generated class
+     * @param name a state the computation declares
+     * @param type the generated class of the state's schema
+     * @return the state's accessor
      */
     <T extends SpecificRecord> StateAccessor<T> getState(String name, Class<T> type);
 
-    /** The state {@code name} of the current key stored with a user serde. */
+    /**
+     * The state {@code name} of the current key stored with a user serde.
+     *
+     * @param <T> the value type
+     * @param name a state the computation declares without a schema
+     * @param serde encodes and decodes its values
+     * @return the state's accessor
+     */
     <T> StateAccessor<T> getState(String name, Serde<T> serde);
 
-    /** The state {@code name} of another key (for {@link BatchFunction}s, whose calls span keys). */
+    /**
+     * The state {@code name} of another key (for {@link BatchFunction}s, whose calls span keys).
+     *
+     * @param name a state the computation declares
+     * @param key a group-by key of this computation
+     * @return the state's accessor
+     */
     StateAccessor<GenericRecord> getState(String name, GenericRecord key);
 
-    /** The key being processed. */
+    /** {@return the key being processed} */
     GenericRecord getKey();
 
-    /** Id of this computation. */
+    /** {@return id of this computation} */
     String getComputationId();
 
-    /** The partition (Kafka Streams task) processing this call, from 0. */
+    /** {@return the partition (Kafka Streams task) processing this call, from 0} */
     int getPartition();
 
-    /** The number of partitions of this computation. */
+    /** {@return the number of partitions of this computation} */
     int getPartitionCount();
 
     /**
      * The event watermark of an input stream in nanoseconds: every message of that stream with a
      * smaller event timestamp has been processed; a message below it is late.
      *
+     * @param streamId an input stream of this computation
+     * @return the watermark in nanoseconds
      * @throws IllegalArgumentException if {@code streamId} is not an input of this computation
      */
     long getInputWatermark(String streamId);
 
-    /** The minimum input event watermark over all inputs and sources. */
+    /** {@return the minimum input event watermark over all inputs and sources} */
     long getMinInputWatermark();
 
-    /** The computation's {@code parameters} from the spec (strings, numbers, booleans, lists, maps). */
+    /** {@return the computation's {@code parameters} from the spec (strings, numbers, booleans, lists, maps)} */
     Map<String, Object> getParameters();
 
-    /** Wall-clock time in nanoseconds, from the runtime's clock (the test driver's clock in tests). */
+    /** {@return wall-clock time in nanoseconds, from the runtime's clock (the test driver's clock in tests)} */
     long currentTimeNanos();
 }

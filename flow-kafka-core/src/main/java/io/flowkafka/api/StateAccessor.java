@@ -12,20 +12,29 @@ import java.util.Optional;
  * @param <T> the value type: an Avro record by default, or the type of a user serde
  */
 public interface StateAccessor<T> {
-    /** The current value, including writes made earlier in this call. */
+    /** {@return the current value, including writes made earlier in this call} */
     Optional<T> get();
 
-    /** The current value or {@code defaultValue} if absent. */
+    /**
+     * The current value or {@code defaultValue} if absent.
+     *
+     * @param defaultValue returned when no value is present
+     * @return the value or {@code defaultValue}
+     */
     default T getOrDefault(T defaultValue) {
         return get().orElse(defaultValue);
     }
 
-    /** Whether a value is present. */
+    /** {@return whether a value is present} */
     default boolean isPresent() {
         return get().isPresent();
     }
 
-    /** Replaces the value. */
+    /**
+     * Replaces the value.
+     *
+     * @param value the new value
+     */
     void set(T value);
 
     /** Deletes the value. */

@@ -9,21 +9,24 @@ import org.apache.avro.generic.GenericRecord;
  * <p>Immutable.
  */
 public interface Timer {
-    /** The deterministic id of the timer. */
+    /** {@return the deterministic id of the timer} */
     MessageId getMessageId();
 
-    /** The timer stream id. */
+    /** {@return the timer stream id} */
     String getStreamId();
 
-    /** The key the timer was set for. */
+    /** {@return the key the timer was set for} */
     GenericRecord getKey();
 
-    /** Nanoseconds; the timer fires when its watermark exceeds it. */
+    /** {@return the trigger timestamp in nanoseconds; the timer fires when its watermark exceeds it} */
     long getTriggerTimestamp();
 
-    /** Nanoseconds; outputs of the timer inherit it, and it holds the watermark while pending. */
+    /**
+     * {@return the event timestamp in nanoseconds; the timer's outputs inherit it, and it holds the
+     * watermark while pending}
+     */
     long getEventTimestamp();
 
-    /** Nanoseconds; when the timer was added. */
+    /** {@return the system timestamp in nanoseconds: when the timer was added} */
     long getSystemTimestamp();
 }

@@ -8,27 +8,31 @@ import org.apache.avro.generic.GenericRecord;
  * <p>Immutable.
  */
 public interface Visit {
-    /** The deterministic id of the visit. */
+    /** {@return the deterministic id of the visit} */
     MessageId getMessageId();
 
-    /** The key-visitor stream id. */
+    /** {@return the key-visitor stream id} */
     String getStreamId();
 
-    /** The visited key. */
+    /** {@return the visited key} */
     GenericRecord getKey();
 
     /**
      * Nanoseconds: the time the scan was scheduled to reach this key,
      * {@code now − max(0, elapsed − scannedFraction · period)}; it lies in the past when the scan lags.
+     *
+     * @return the event timestamp in nanoseconds
      */
     long getEventTimestamp();
 
-    /** Nanoseconds; when the visit was made. */
+    /** {@return the system timestamp in nanoseconds: when the visit was made} */
     long getSystemTimestamp();
 
     /**
      * The pass this visit belongs to, counting from 0 per partition: within one pass each key
      * present for the whole pass is visited exactly once.
+     *
+     * @return the pass number
      */
     long getPass();
 }

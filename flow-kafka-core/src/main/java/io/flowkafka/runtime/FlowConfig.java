@@ -26,6 +26,11 @@ public final class FlowConfig extends AbstractConfig {
      */
     public static final String SINK_PREFIX = "flow.sink.";
 
+    /** Documentation of {@link #SINK_PREFIX}, for the generated configuration reference. */
+    public static final String SINK_PREFIX_DOC = "Client properties of one external sink (TKafkaSink, "
+            + "TAtLeastOnceKafkaSink), prefix stripped: flow.sink.results.bootstrap.servers=other:9092 makes the sink "
+            + "results write to another cluster. Without its own bootstrap.servers a sink uses the pipeline's cluster.";
+
     /**
      * Prefix of the settings every pluggable serde receives (a source's or sink's
      * {@code value_serde}), prefix stripped: {@code flow.serde.schema.registry.url=http://registry:8081}
@@ -33,14 +38,22 @@ public final class FlowConfig extends AbstractConfig {
      * override them.
      */
     public static final String SERDE_PREFIX = "flow.serde.";
-    public static final String APPLICATION_ID_PREFIX_DOC = "Prefix of the Kafka Streams application.id; the "
-            + "application.id is this prefix followed by the pipeline name. Instances with the same application.id "
-            + "share the pipeline's partitions.";
+
+    /** Documentation of {@link #SERDE_PREFIX}, for the generated configuration reference. */
+    public static final String SERDE_PREFIX_DOC = "Settings every pluggable serde (a source's or sink's value_serde) "
+            + "receives, prefix stripped: flow.serde.schema.registry.url=http://registry:8081 configures "
+            + "schema.registry.url. A source's or sink's own serde_config entries override them.";
+    public static final String APPLICATION_ID_PREFIX_DOC = "Prefix of the Kafka Streams application.id, which "
+            + "is also the consumer group: the application.id is this prefix followed by the pipeline name. Instances "
+            + "with the same application.id share the pipeline's partitions; use a prefix to run the same pipeline "
+            + "twice on one cluster (e.g. per environment).";
     public static final String APPLICATION_ID_PREFIX_DEFAULT = "";
 
     public static final String TOPIC_PREFIX_CONFIG = "flow.topic.prefix";
-    public static final String TOPIC_PREFIX_DOC = "Prefix of every topic flow-kafka names: <prefix><pipeline>.<stream>, "
-            + "<prefix><pipeline>.dlq.";
+    public static final String TOPIC_PREFIX_DOC = "Prefix of every topic flow-kafka names: "
+            + "<prefix><pipeline>.<stream> for internal streams, <prefix><pipeline>.dlq for dead letters, "
+            + "<prefix><pipeline>.status and <prefix><pipeline>.outbox.<sink>. Sink and source topics named in the "
+            + "spec are used as they are.";
     public static final String TOPIC_PREFIX_DEFAULT = "";
 
     public static final String TOPICS_MODE_CONFIG = "flow.topics.mode";
@@ -51,12 +64,13 @@ public final class FlowConfig extends AbstractConfig {
 
     public static final String REPLICATION_FACTOR_CONFIG = "flow.topics.replication.factor";
     public static final String REPLICATION_FACTOR_DOC = "Replication factor of the topics flow-kafka creates; -1 uses "
-            + "the broker default. Also applied to Kafka Streams' changelog topics.";
+            + "the broker default, otherwise at least 1. Also applied to Kafka Streams' changelog topics "
+            + "(replication.factor).";
     public static final int REPLICATION_FACTOR_DEFAULT = -1;
 
     public static final String MIN_INSYNC_REPLICAS_CONFIG = "flow.topics.min.insync.replicas";
     public static final String MIN_INSYNC_REPLICAS_DOC = "min.insync.replicas of the topics flow-kafka creates; -1 "
-            + "uses the broker default.";
+            + "uses the broker default. Must not exceed flow.topics.replication.factor, or no write could succeed.";
     public static final int MIN_INSYNC_REPLICAS_DEFAULT = -1;
 
     public static final String DEAD_LETTER_ENABLED_CONFIG = "flow.dead.letter.enabled";
@@ -82,8 +96,9 @@ public final class FlowConfig extends AbstractConfig {
     public static final String STREAM_THREAD_FAILURE_DEFAULT = "shutdown";
 
     public static final String STATE_STORES_CONFIG = "flow.state.stores";
-    public static final String STATE_STORES_DOC = "rocksdb: persistent stores with changelogs (production); memory: "
-            + "in-memory stores with changelogs (tests).";
+    public static final String STATE_STORES_DOC = "The state and timer stores of computations. rocksdb: "
+            + "persistent stores with changelogs (production); memory: in-memory stores with changelogs (tests, "
+            + "small state: everything is restored from the changelogs at each start).";
     public static final String STATE_STORES_DEFAULT = "rocksdb";
 
     public static final String PURGE_INTERVAL_MS_CONFIG = "flow.internal.topics.purge.interval.ms";
@@ -123,13 +138,14 @@ public final class FlowConfig extends AbstractConfig {
     public static final long TIMERS_INTERVAL_MS_DEFAULT = 50L;
 
     public static final String TIMERS_MAX_PER_STEP_CONFIG = "flow.timers.max.per.punctuation";
-    public static final String TIMERS_MAX_PER_STEP_DOC = "At most this many timers fire in one step; the rest wait for "
-            + "the next step, so a large backlog never starves the stream thread.";
+    public static final String TIMERS_MAX_PER_STEP_DOC = "At most this many timers fire in one step (one "
+            + "punctuation of a task); the rest wait for the next step, so a large backlog never starves the stream "
+            + "thread.";
     public static final int TIMERS_MAX_PER_STEP_DEFAULT = 1000;
 
     public static final String TIMERS_MAX_STEP_MS_CONFIG = "flow.timers.max.punctuation.ms";
     public static final String TIMERS_MAX_STEP_MS_DOC = "At most this many milliseconds of timer firing per step, far "
-            + "inside the transaction timeout.";
+            + "inside the transaction timeout, so the stream thread keeps polling and committing.";
     public static final long TIMERS_MAX_STEP_MS_DEFAULT = 50L;
 
     public static final String VISITOR_TICK_MS_CONFIG = "flow.key.visitor.tick.ms";
@@ -275,8 +291,12 @@ public final class FlowConfig extends AbstractConfig {
         return out;
     }
 
-    /** Prints the configuration reference as Markdown (used to generate docs/configuration.md). */
+    /**
+     * Prints the configuration reference as Markdown, as in {@code docs/configuration.md}.
+     *
+     * @param args ignored
+     */
     public static void main(String[] args) {
-        System.out.println(CONFIG.toEnrichedRst());
+        System.out.print(io.flowkafka.internal.config.ConfigDocs.markdown());
     }
 }

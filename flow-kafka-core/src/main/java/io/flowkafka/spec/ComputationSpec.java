@@ -222,7 +222,13 @@ public record ComputationSpec(
         return kind == ComputationKind.TRANSFORM && !sourceStreams.isEmpty();
     }
 
-    /** A builder for a computation with the given id. */
+    /**
+     * A builder for a computation; usually reached through
+     * {@link PipelineSpec.Builder#computation(String, java.util.function.Consumer)}.
+     *
+     * @param id the computation id
+     * @return a builder for a Transform computation with the defaults
+     */
     public static Builder builder(String id) {
         return new Builder(id);
     }
@@ -255,83 +261,237 @@ public record ComputationSpec(
             this.id = Objects.requireNonNull(id, "id");
         }
 
+        /**
+         * {@code computation_class_name}: the computation kind (default Transform).
+         *
+         * @param kind the kind
+         * @return this builder
+         */
         public Builder kind(ComputationKind kind) {
             this.kind = Objects.requireNonNull(kind, "kind");
             return this;
         }
 
-        /** {@code processing_function}: a class name. */
+        /**
+         * {@code processing_function}: the process function by class name, instantiated with its
+         * public no-argument constructor once per task.
+         *
+         * @param className the fully qualified name of a {@link io.flowkafka.api.RowFunction} or
+         *     {@link io.flowkafka.api.BatchFunction}
+         * @return this builder
+         */
         public Builder processingFunction(String className) {
             this.processingFunction = Objects.requireNonNull(className, "className");
             return this;
         }
 
-        /** The process function as a supplier of new instances (one per task). */
+        /**
+         * The process function as a supplier of new instances (one per task), the programmatic
+         * alternative to a class name.
+         *
+         * @param supplier returns a new instance on each call
+         * @return this builder
+         */
         public Builder processingFunction(Supplier<? extends ProcessFunction> supplier) {
             this.functionSupplier = Objects.requireNonNull(supplier, "supplier");
             return this;
         }
 
+        /**
+         * {@code input_stream_ids}: appends streams this computation reads.
+         *
+         * @param ids stream ids
+         * @return this builder
+         */
         public Builder inputStreamIds(String... ids) {
             inputs.addAll(List.of(ids));
             return this;
         }
 
+        /**
+         * {@code output_stream_ids}: appends streams this computation writes.
+         *
+         * @param ids stream ids
+         * @return this builder
+         */
         public Builder outputStreamIds(String... ids) {
             outputs.addAll(List.of(ids));
             return this;
         }
 
-        /** Adds a source writing {@code streamId}. */
+        /**
+         * {@code source_streams}: adds a source writing {@code streamId}.
+         *
+         * @param streamId the stream the source writes
+         * @param sourceClassName the source class, e.g. {@code TKafkaSource}
+         * @param parameters the source's settings, as in a spec file (see {@link SourceSpec})
+         * @return this builder
+         */
         public Builder source(String streamId, String sourceClassName, Map<String, Object> parameters) {
-            sources.add(new SourceSpec(streamId, sourceClassName, parameters));
+            return source(new SourceSpec(streamId, sourceClassName, parameters));
+        }
+
+        /**
+         * {@code source_streams}: adds a source.
+         *
+         * @param source the source
+         * @return this builder
+         */
+        public Builder source(SourceSpec source) {
+            sources.add(Objects.requireNonNull(source, "source"));
             return this;
         }
 
-        /** Adds a sink reading {@code inputStreamIds}. */
+        /**
+         * {@code sinks}: adds a sink reading {@code inputStreamIds}.
+         *
+         * @param id the sink id
+         * @param sinkClassName the sink class, e.g. {@code TKafkaSink}
+         * @param inputStreamIds the streams the sink reads
+         * @param parameters the sink's settings, as in a spec file (see {@link SinkSpec})
+         * @return this builder
+         */
         public Builder sink(String id, String sinkClassName, List<String> inputStreamIds, Map<String, Object> parameters) {
-            sinks.add(new SinkSpec(id, sinkClassName, inputStreamIds, parameters));
+            return sink(new SinkSpec(id, sinkClassName, inputStreamIds, parameters));
+        }
+
+        /**
+         * {@code sinks}: adds a sink.
+         *
+         * @param sink the sink
+         * @return this builder
+         */
+        public Builder sink(SinkSpec sink) {
+            sinks.add(Objects.requireNonNull(sink, "sink"));
             return this;
         }
 
-        /** Appends a group-by column. */
+        /**
+         * {@code group_by_schema}: appends a group-by column.
+         *
+         * @param column the column
+         * @return this builder
+         */
         public Builder groupBy(GroupByColumn column) {
             groupBy.add(Objects.requireNonNull(column, "column"));
             return this;
         }
 
-        /** Appends a group-by column computed by {@code expression} (null: the payload field). */
+        /**
+         * {@code group_by_schema}: appends a group-by column.
+         *
+         * @param name the column name
+         * @param type the column type
+         * @param expression the expression computing it; null: the payload field {@code name}
+         * @return this builder
+         */
         public Builder groupBy(String name, ColumnType type, @Nullable String expression) {
             return groupBy(new GroupByColumn(name, type, expression));
         }
 
-        /** Declares a state whose value is an Avro record of {@code schema}. */
+        /**
+         * Declares a per-key state whose value is an Avro record of {@code schema}.
+         *
+         * @param name the state name
+         * @param schema the value schema
+         * @return this builder
+         */
         public Builder state(String name, Schema schema) {
             states.put(name, new StateSpec(name, Objects.requireNonNull(schema, "schema")));
             return this;
         }
 
-        /** Declares a state whose value is stored with a user serde (given at access). */
+        /**
+         * Declares a per-key state whose value is stored with a user serde (given at access).
+         *
+         * @param name the state name
+         * @return this builder
+         */
         public Builder state(String name) {
             states.put(name, new StateSpec(name, null));
             return this;
         }
 
+        /**
+         * {@code timers}: adds a timer stream with its spec-file parameters. The typed forms are
+         * {@link #timer(String, TimeType)} and {@link #timer(TimerStreamSpec)} with
+         * {@link TimerStreamSpec#builder(String)}.
+         *
+         * @param id the timer stream id
+         * @param parameters {@code time_type}, {@code streams}, {@code streams_with_delays},
+         *     {@code deduplicate_equal_timestamps} (see {@link TimerStreamSpec})
+         * @return this builder
+         */
         public Builder timer(String id, Map<String, Object> parameters) {
-            timers.add(new TimerStreamSpec(id, parameters));
+            return timer(new TimerStreamSpec(id, parameters));
+        }
+
+        /**
+         * {@code timers}: adds a timer stream of {@code timeType} waiting on every input, the same
+         * as {@code timer(id, Map.of("time_type", timeType.specName()))}.
+         *
+         * @param id the timer stream id
+         * @param timeType the scale its trigger timestamps are compared on
+         * @return this builder
+         */
+        public Builder timer(String id, TimeType timeType) {
+            return timer(TimerStreamSpec.builder(id).timeType(timeType).build());
+        }
+
+        /**
+         * {@code timers}: adds a timer stream, e.g. one made with {@link TimerStreamSpec#builder(String)}.
+         *
+         * @param timer the timer stream
+         * @return this builder
+         */
+        public Builder timer(TimerStreamSpec timer) {
+            timers.add(Objects.requireNonNull(timer, "timer"));
             return this;
         }
 
+        /**
+         * {@code key_visitor_streams}: adds a key-visitor stream with its spec-file parameters. The
+         * typed form is {@link #keyVisitorStream(KeyVisitorStreamSpec)} with
+         * {@link KeyVisitorStreamSpec#builder(String)}.
+         *
+         * @param id the visitor stream id
+         * @param parameters its static and dynamic settings (see {@link KeyVisitorStreamSpec})
+         * @return this builder
+         */
         public Builder keyVisitorStream(String id, Map<String, Object> parameters) {
-            visitors.put(id, new KeyVisitorStreamSpec(id, parameters));
+            return keyVisitorStream(new KeyVisitorStreamSpec(id, parameters));
+        }
+
+        /**
+         * {@code key_visitor_streams}: adds a key-visitor stream, e.g. one made with
+         * {@link KeyVisitorStreamSpec#builder(String)}; replaces one with the same id.
+         *
+         * @param visitor the visitor stream
+         * @return this builder
+         */
+        public Builder keyVisitorStream(KeyVisitorStreamSpec visitor) {
+            visitors.put(Objects.requireNonNull(visitor, "visitor").id(), visitor);
             return this;
         }
 
+        /**
+         * {@code streams_dependency}: the streams an output or timer stream depends on.
+         *
+         * @param stream an output or timer stream id
+         * @param dependsOn the streams it depends on
+         * @return this builder
+         */
         public Builder streamsDependency(String stream, List<String> dependsOn) {
             dependency.put(stream, List.copyOf(dependsOn));
             return this;
         }
 
+        /**
+         * {@code processing_mode} (default {@code exactly_once}); see {@link ProcessingMode}.
+         *
+         * @param mode the mode
+         * @return this builder
+         */
         public Builder processingMode(ProcessingMode mode) {
             this.mode = Objects.requireNonNull(mode, "mode");
             return this;
@@ -340,6 +500,9 @@ public record ComputationSpec(
         /**
          * Sets {@value ComputationSpec#ALLOW_BATCHING_PARAMETER} in {@code parameters}: SwiftMap
          * batching, with the relaxed guarantees described there.
+         *
+         * @param allow whether a SwiftMap's BatchFunction gets batches
+         * @return this builder
          */
         public Builder allowBatchingWithRelaxedGuarantees(boolean allow) {
             parameters.put(ALLOW_BATCHING_PARAMETER, allow);
@@ -349,6 +512,8 @@ public record ComputationSpec(
         /**
          * Sets {@value ComputationSpec#MAX_BATCH_SIZE_PARAMETER} in {@code parameters}.
          *
+         * @param size the most input messages in one batch
+         * @return this builder
          * @throws IllegalArgumentException if {@code size} is not in [1, {@value ComputationSpec#MAX_BATCH_SIZE_LIMIT}]
          */
         public Builder maxBatchSize(int size) {
@@ -363,6 +528,8 @@ public record ComputationSpec(
         /**
          * Sets {@value ComputationSpec#MAX_BATCH_DELAY_PARAMETER} in {@code parameters}.
          *
+         * @param delay how long the oldest buffered message may wait; stored in milliseconds
+         * @return this builder
          * @throws IllegalArgumentException if {@code delay} is shorter than 1 ms
          */
         public Builder maxBatchDelay(java.time.Duration delay) {
@@ -374,14 +541,24 @@ public record ComputationSpec(
             return this;
         }
 
+        /**
+         * {@code parameters}: sets one parameter passed to the process function.
+         *
+         * @param name the parameter name
+         * @param value its value
+         * @return this builder
+         */
         public Builder parameter(String name, Object value) {
             parameters.put(name, Objects.requireNonNull(value, "value"));
             return this;
         }
 
         /**
-         * {@code desired_partition_count}.
+         * {@code desired_partition_count}: the partition count of the computation's input topics
+         * (default {@value ComputationSpec#DEFAULT_PARTITION_COUNT}).
          *
+         * @param count the partition count
+         * @return this builder
          * @throws IllegalArgumentException if {@code count < 1}
          */
         public Builder desiredPartitionCount(int count) {
@@ -392,13 +569,22 @@ public record ComputationSpec(
             return this;
         }
 
-        /** {@code watermark_strategy} of a source computation. */
+        /**
+         * {@code watermark_strategy} of a source computation.
+         *
+         * @param strategy the strategy
+         * @return this builder
+         */
         public Builder watermarkStrategy(WatermarkStrategy strategy) {
             this.watermarkStrategy = Objects.requireNonNull(strategy, "strategy");
             return this;
         }
 
-        /** Builds the computation; the builder stays usable. */
+        /**
+         * Builds the computation; the builder stays usable.
+         *
+         * @return the computation
+         */
         public ComputationSpec build() {
             return new ComputationSpec(id, kind, processingFunction, functionSupplier, inputs, outputs, sources,
                     sinks, groupBy, states, timers, visitors, dependency, mode, parameters, partitions, watermarkStrategy);

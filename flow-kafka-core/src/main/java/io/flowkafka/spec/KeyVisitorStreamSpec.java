@@ -26,9 +26,171 @@ public record KeyVisitorStreamSpec(String id, Map<String, Object> parameters) {
     /** The default {@code bucket_count}. */
     public static final int DEFAULT_BUCKET_COUNT = 16;
 
+    /**
+     * A key-visitor stream from its spec fields.
+     *
+     * @param id the visitor stream id
+     * @param parameters its settings, as in a spec file
+     */
     public KeyVisitorStreamSpec {
         Objects.requireNonNull(id, "id");
         parameters = Map.copyOf(parameters);
+    }
+
+    /**
+     * A typed builder for a key-visitor stream: the same spec as
+     * {@code new KeyVisitorStreamSpec(id, parameters)} with the parameters a spec file would give
+     * (durations in milliseconds). E.g.
+     * {@code KeyVisitorStreamSpec.builder("ttl").names("total").period(Duration.ofHours(1)).build()}.
+     *
+     * @param id the visitor stream id
+     * @return a builder with no parameter set (every setting at its default)
+     */
+    public static Builder builder(String id) {
+        return new Builder(id);
+    }
+
+    /**
+     * Builds a {@link KeyVisitorStreamSpec} with typed setters; each sets one parameter under its
+     * spec name. Nothing is checked before {@link PipelineSpec#validate()}.
+     */
+    public static final class Builder {
+        private final String id;
+        private final Map<String, Object> parameters = new java.util.LinkedHashMap<>();
+
+        private Builder(String id) {
+            this.id = Objects.requireNonNull(id, "id");
+        }
+
+        /**
+         * {@code names}: appends internal states whose keys are visited (default: every state).
+         *
+         * @param states state names of the computation
+         * @return this builder
+         */
+        public Builder names(String... states) {
+            return append("names", states);
+        }
+
+        /**
+         * {@code external_names}: appends external state managers and joiners whose keys are visited
+         * too.
+         *
+         * @param names external state names
+         * @return this builder
+         */
+        public Builder externalNames(String... names) {
+            return append("external_names", names);
+        }
+
+        /**
+         * {@code upstream_streams}: appends inputs and sources whose completion starts the final pass
+         * (default: every input and source stream).
+         *
+         * @param streamIds stream ids
+         * @return this builder
+         */
+        public Builder upstreamStreams(String... streamIds) {
+            return append("upstream_streams", streamIds);
+        }
+
+        /**
+         * {@code bucket_count}: how many hash buckets a partition's key range is split into, scanned
+         * round-robin (default {@value KeyVisitorStreamSpec#DEFAULT_BUCKET_COUNT}; 1 to 4096).
+         *
+         * @param count the bucket count
+         * @return this builder
+         */
+        public Builder bucketCount(int count) {
+            parameters.put("bucket_count", count);
+            return this;
+        }
+
+        /**
+         * Dynamic {@code period}: the target duration of one full pass (default 1 day).
+         *
+         * @param period a positive duration; stored in milliseconds
+         * @return this builder
+         */
+        public Builder period(java.time.Duration period) {
+            parameters.put("period", Objects.requireNonNull(period, "period").toMillis());
+            return this;
+        }
+
+        /**
+         * Dynamic {@code max_scan_rows_per_iteration}: at most this many state rows per read; must
+         * exceed the number of states of any key (default 1000).
+         *
+         * @param rows a positive row count
+         * @return this builder
+         */
+        public Builder maxScanRowsPerIteration(int rows) {
+            parameters.put("max_scan_rows_per_iteration", rows);
+            return this;
+        }
+
+        /**
+         * Dynamic {@code buffer_row_limit}: at most this many ready visits per read (default 1000).
+         *
+         * @param rows a positive row count
+         * @return this builder
+         */
+        public Builder bufferRowLimit(int rows) {
+            parameters.put("buffer_row_limit", rows);
+            return this;
+        }
+
+        /**
+         * Dynamic {@code finite}: whether the visitor follows its upstream streams to completion
+         * (default true).
+         *
+         * @param finite false for a visitor that never completes
+         * @return this builder
+         */
+        public Builder finite(boolean finite) {
+            parameters.put("finite", finite);
+            return this;
+        }
+
+        /**
+         * Dynamic {@code full_final_pass}: whether the final pass is a complete one begun after
+         * completion (default true).
+         *
+         * @param full false to end with the pass under way at completion
+         * @return this builder
+         */
+        public Builder fullFinalPass(boolean full) {
+            parameters.put("full_final_pass", full);
+            return this;
+        }
+
+        /**
+         * Dynamic {@code background_fill_period}: the pause between reads when idle (default 500 ms).
+         *
+         * @param period a positive duration; stored in milliseconds
+         * @return this builder
+         */
+        public Builder backgroundFillPeriod(java.time.Duration period) {
+            parameters.put("background_fill_period", Objects.requireNonNull(period, "period").toMillis());
+            return this;
+        }
+
+        /**
+         * Builds the visitor stream; the builder stays usable.
+         *
+         * @return the visitor stream, with the parameters set so far
+         */
+        public KeyVisitorStreamSpec build() {
+            Map<String, Object> out = new java.util.LinkedHashMap<>(parameters);
+            out.replaceAll((k, v) -> v instanceof List<?> l ? List.copyOf(l) : v);
+            return new KeyVisitorStreamSpec(id, out);
+        }
+
+        @SuppressWarnings("unchecked")
+        private Builder append(String name, String... values) {
+            ((List<String>) parameters.computeIfAbsent(name, k -> new ArrayList<String>())).addAll(List.of(values));
+            return this;
+        }
     }
 
     /**

@@ -45,7 +45,12 @@ public record PipelineSpec(String name, Map<String, StreamSpec> streams, Map<Str
         warnings = List.copyOf(warnings);
     }
 
-    /** A builder for a pipeline named {@code name}. */
+    /**
+     * A builder for a pipeline: the usual start of a programmatic spec.
+     *
+     * @param name the pipeline name; topic names and the application.id derive from it
+     * @return an empty builder
+     */
     public static Builder builder(String name) {
         return new Builder(name);
     }
@@ -116,6 +121,9 @@ public record PipelineSpec(String name, Map<String, StreamSpec> streams, Map<Str
         /**
          * Declares a stream.
          *
+         * @param id the stream id
+         * @param schema the Avro record schema of its messages
+         * @return this builder
          * @throws InvalidSpecException if the stream was already declared
          */
         public Builder stream(String id, Schema schema) {
@@ -129,6 +137,8 @@ public record PipelineSpec(String name, Map<String, StreamSpec> streams, Map<Str
         /**
          * Adds a computation.
          *
+         * @param computation the computation, e.g. from {@link ComputationSpec#builder(String)}
+         * @return this builder
          * @throws InvalidSpecException if a computation with the same id was already added
          */
         public Builder computation(ComputationSpec computation) {
@@ -141,8 +151,12 @@ public record PipelineSpec(String name, Map<String, StreamSpec> streams, Map<Str
         }
 
         /**
-         * Adds a computation configured by {@code configure}.
+         * Adds a computation configured by {@code configure}, e.g.
+         * {@code .computation("count", c -> c.inputStreamIds("clicks").processingFunction(Count::new))}.
          *
+         * @param id the computation id
+         * @param configure sets the computation's fields on a new {@link ComputationSpec.Builder}
+         * @return this builder
          * @throws InvalidSpecException naming the computation if {@code configure} passes a value a
          *     setter rejects (e.g. a negative out-of-orderness bound), or the id is taken
          */
@@ -170,7 +184,12 @@ public record PipelineSpec(String name, Map<String, StreamSpec> streams, Map<Str
             return ex;
         }
 
-        /** Records a warning (used by loaders for unknown fields). */
+        /**
+         * Records a warning (used by loaders for unknown fields).
+         *
+         * @param warning the warning, reported by {@link PipelineSpec#validate()}
+         * @return this builder
+         */
         public Builder warning(SpecProblem warning) {
             warnings.add(warning);
             return this;
@@ -182,7 +201,11 @@ public record PipelineSpec(String name, Map<String, StreamSpec> streams, Map<Str
             return this;
         }
 
-        /** Builds the spec; the builder stays usable. */
+        /**
+         * Builds the spec; the builder stays usable.
+         *
+         * @return the spec, not yet validated
+         */
         public PipelineSpec build() {
             return new PipelineSpec(name, streams, computations, warnings);
         }

@@ -20,9 +20,105 @@ import org.jspecify.annotations.Nullable;
  *     from that stream's watermark), {@code deduplicate_equal_timestamps} (default true)
  */
 public record TimerStreamSpec(String id, Map<String, Object> parameters) {
+    /**
+     * A timer stream from its spec fields.
+     *
+     * @param id the timer stream id
+     * @param parameters its settings, as in a spec file
+     */
     public TimerStreamSpec {
         Objects.requireNonNull(id, "id");
         parameters = Map.copyOf(parameters);
+    }
+
+    /**
+     * A typed builder for a timer stream: the same spec as {@code new TimerStreamSpec(id, parameters)}
+     * with the parameters a spec file would give. E.g.
+     * {@code TimerStreamSpec.builder("flush").timeType(TimeType.EVENT_TIME).streamWithDelay("clicks", Duration.ofMinutes(5)).build()}.
+     *
+     * @param id the timer stream id
+     * @return a builder with no parameter set (every setting at its default)
+     */
+    public static Builder builder(String id) {
+        return new Builder(id);
+    }
+
+    /**
+     * Builds a {@link TimerStreamSpec} with typed setters; each sets one parameter under its spec
+     * name. Nothing is checked before {@link PipelineSpec#validate()}.
+     */
+    public static final class Builder {
+        private final String id;
+        private final Map<String, Object> parameters = new LinkedHashMap<>();
+        private final Map<String, Object> delays = new LinkedHashMap<>();
+
+        private Builder(String id) {
+            this.id = Objects.requireNonNull(id, "id");
+        }
+
+        /**
+         * {@code time_type}: the scale the timers' trigger timestamps are compared on.
+         *
+         * @param timeType event time (the default), system time or real (wall-clock) time
+         * @return this builder
+         */
+        public Builder timeType(TimeType timeType) {
+            parameters.put("time_type", Objects.requireNonNull(timeType, "timeType").specName());
+            return this;
+        }
+
+        /**
+         * {@code streams}: appends streams whose watermark this timer stream waits on, with no delay.
+         * Without {@code streams} and {@code streams_with_delays} it waits on every input.
+         *
+         * @param streamIds input stream ids of the computation
+         * @return this builder
+         */
+        public Builder streams(String... streamIds) {
+            @SuppressWarnings("unchecked")
+            List<String> list = (List<String>) parameters.computeIfAbsent("streams", k -> new ArrayList<String>());
+            list.addAll(List.of(streamIds));
+            return this;
+        }
+
+        /**
+         * {@code streams_with_delays}: waits on {@code streamId}'s watermark minus {@code delay}, so
+         * that a timer fires only once that stream's events up to {@code delay} late have arrived.
+         *
+         * @param streamId an input stream id of the computation
+         * @param delay the delay, at least zero; stored in milliseconds
+         * @return this builder
+         */
+        public Builder streamWithDelay(String streamId, Duration delay) {
+            delays.put(Objects.requireNonNull(streamId, "streamId"), Objects.requireNonNull(delay, "delay").toMillis());
+            parameters.put("streams_with_delays", delays);
+            return this;
+        }
+
+        /**
+         * {@code deduplicate_equal_timestamps}: whether two timers of one key with the same trigger
+         * timestamp fire once (default true).
+         *
+         * @param deduplicate false to fire each of them
+         * @return this builder
+         */
+        public Builder deduplicateEqualTimestamps(boolean deduplicate) {
+            parameters.put("deduplicate_equal_timestamps", deduplicate);
+            return this;
+        }
+
+        /**
+         * Builds the timer stream; the builder stays usable.
+         *
+         * @return the timer stream, with the parameters set so far
+         */
+        public TimerStreamSpec build() {
+            Map<String, Object> out = new LinkedHashMap<>(parameters);
+            out.computeIfPresent("streams", (k, v) -> List.copyOf((List<?>) v));
+            out.computeIfPresent("streams_with_delays",
+                    (k, v) -> java.util.Collections.unmodifiableMap(new LinkedHashMap<>((Map<?, ?>) v)));
+            return new TimerStreamSpec(id, out);
+        }
     }
 
     /**
