@@ -253,7 +253,9 @@ public final class FlowRuntime implements AutoCloseable {
 
     /**
      * The errors the pipeline's tasks on this instance currently report without failing, e.g.
-     * {@code /key_visitor/<stream>/scan_cap_stall}; each clears itself when its cause goes away.
+     * {@code /key_visitor/<stream>/scan_cap_stall}, and what a finite pipeline waits for
+     * ({@link StatusError.Severity#INFO}), e.g. {@code /key_visitor/<stream>/final_pass} while a key visitor's
+     * final pass, spread over its period, runs; each clears itself when its cause goes away.
      */
     public List<StatusError> status() {
         return statusBoard.errors();
