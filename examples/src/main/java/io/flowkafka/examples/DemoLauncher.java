@@ -84,6 +84,7 @@ public final class DemoLauncher {
             cluster = EmbeddedKafkaCluster.start();
             bootstrap = cluster.bootstrapServers();
         } else {
+            out.println("Connecting to Kafka at " + bootstrap + "...");
             String problem = unreachable(bootstrap, CONNECT_BOUND);
             if (problem != null) {
                 err.println(problem);
