@@ -161,18 +161,20 @@ public final class VisitorDriver {
 
     /**
      * A final pass is spread over the visitor's period like any pass, so a finite pipeline may wait that long after
-     * its inputs completed: says so in {@code status()} ({@code /key_visitor/<stream>/final_pass}, INFO, while it
-     * lasts) and in the log (once per computation and visitor on this runtime), with when the pass ends. A visitor
-     * with {@code finite: false} whose inputs completed holds its computation for good: said the same way.
+     * the streams it follows completed: says so in {@code status()} ({@code /key_visitor/<stream>/final_pass}, INFO,
+     * while it lasts) and in the log (once per computation and visitor on this runtime), with when the pass ends. A
+     * visitor with {@code finite: false} whose followed streams completed holds its computation for good: said the
+     * same way.
      */
     private void reportFinalPass(KeyVisitor visitor, KeyVisitorSettings settings, boolean upstreamDone,
             long nowNanos) {
         String path = "/key_visitor/" + visitor.stream() + "/final_pass";
         KeyVisitor.FinalPass finalPass = visitor.finalPass();
         if (finalPass == KeyVisitor.FinalPass.NONE && upstreamDone && !settings.finite()) {
-            String message = "Key visitor '" + visitor.stream() + "' has finite: false: its inputs completed, but it "
-                    + "scans for the pipeline's lifetime and computation '" + computation + "' never completes; set "
-                    + "finite: true with FlowRuntime.reconfigureKeyVisitor to request its final pass";
+            String message = "Key visitor '" + visitor.stream() + "' has finite: false: the streams it follows "
+                    + "completed, but it scans for the pipeline's lifetime and computation '" + computation
+                    + "' never completes; set finite: true with FlowRuntime.reconfigureKeyVisitor to request its final "
+                    + "pass";
             status.report(computation, partition, path, message, Instant.ofEpochSecond(0, nowNanos), Severity.INFO);
             if (status.firstAnnouncement(computation + path + "/never")) {
                 LOG.info("pipeline '{}': {}", pipeline, message);
@@ -197,9 +199,9 @@ public final class VisitorDriver {
                 + "ends it sooner)";
         status.report(computation, partition, path, message, Instant.ofEpochSecond(0, nowNanos), Severity.INFO);
         if (status.firstAnnouncement(computation + path)) {
-            LOG.info("pipeline '{}' waits for key visitor '{}' of computation '{}': its inputs completed and it {}: "
-                    + "{} (partition {}); the pipeline completes after it", pipeline, visitor.stream(), computation,
-                    what, when, partition);
+            LOG.info("pipeline '{}' waits for key visitor '{}' of computation '{}': the streams it follows completed "
+                    + "and it {}: {} (partition {}); the pipeline completes after it", pipeline, visitor.stream(),
+                    computation, what, when, partition);
         }
     }
 
