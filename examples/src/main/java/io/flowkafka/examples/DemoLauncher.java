@@ -178,7 +178,7 @@ public final class DemoLauncher {
                 .append(wrap(text, indent.length(), indent)).append('\n');
     }
 
-    /** {@code text} wrapped at 100 columns, starting at {@code column}, continuation lines starting with {@code indent}. */
+    /** {@code text} wrapped at 100 columns from {@code column}; continuation lines start with {@code indent}. */
     private static String wrap(String text, int column, String indent) {
         StringBuilder b = new StringBuilder();
         boolean first = true;
