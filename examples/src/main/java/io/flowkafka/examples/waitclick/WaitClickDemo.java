@@ -79,6 +79,8 @@ public final class WaitClickDemo {
             runtime.start();
             if (!runtime.awaitCompletion(Duration.ofMinutes(3))) {
                 System.out.println("FAILED: the pipeline did not complete (state " + runtime.state() + ")");
+                runtime.status().forEach(e -> System.out.println("  " + e.severity() + " " + e.computation() + "/"
+                        + e.partition() + " " + e.path() + ": " + e.message()));
                 return 1;
             }
             double seconds = (System.nanoTime() - started) / 1e9;
