@@ -5,7 +5,9 @@
 # Pass --bootstrap-servers host:port to use a real cluster instead.
 set -euo pipefail
 cd "$(dirname "$0")"
-mvn -B -q -DskipTests install -pl examples -am
-mvn -B -q -pl examples dependency:build-classpath -Dmdep.outputFile=target/demo.classpath -Dmdep.includeScope=runtime
+# Maven 3.8 writes terminal escape codes even in batch mode (-B -q): strip them, keep its messages
+quiet_mvn() { mvn -B -q "$@" 2>&1 | sed -e $'s/\x1b\\[[0-9;]*[A-Za-z]//g'; }
+quiet_mvn -DskipTests install -pl examples -am
+quiet_mvn -pl examples dependency:build-classpath -Dmdep.outputFile=target/demo.classpath -Dmdep.includeScope=runtime
 exec java -Xmx512m -cp "examples/target/classes:$(cat examples/target/demo.classpath)" \
   io.flowkafka.examples.waitclick.WaitClickDemo "$@"

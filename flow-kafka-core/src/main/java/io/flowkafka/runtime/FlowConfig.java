@@ -101,6 +101,13 @@ public final class FlowConfig extends AbstractConfig {
             + "small state: everything is restored from the changelogs at each start).";
     public static final String STATE_STORES_DEFAULT = "rocksdb";
 
+    public static final String BOOTSTRAP_TIMEOUT_MS_CONFIG = "flow.bootstrap.timeout.ms";
+    public static final String BOOTSTRAP_TIMEOUT_MS_DOC = "How long, in milliseconds, FlowRuntime.start() and "
+            + "prepareTopics() wait for the Kafka cluster at bootstrap.servers to answer before they fail with a "
+            + "FlowException that names those servers and what to check (the address, that the brokers run and are "
+            + "reachable from this host, the security settings).";
+    public static final long BOOTSTRAP_TIMEOUT_MS_DEFAULT = 15_000L;
+
     public static final String PURGE_INTERVAL_MS_CONFIG = "flow.internal.topics.purge.interval.ms";
     public static final String PURGE_INTERVAL_MS_DOC = "How often, in milliseconds, the runtime deletes records of "
             + "internal stream topics below the committed offsets (internal topics keep records forever, "
@@ -201,6 +208,8 @@ public final class FlowConfig extends AbstractConfig {
                     ConfigDef.ValidString.in("replace", "shutdown"), Importance.MEDIUM, STREAM_THREAD_FAILURE_DOC)
             .define(STATE_STORES_CONFIG, Type.STRING, STATE_STORES_DEFAULT, ConfigDef.ValidString.in("rocksdb", "memory"),
                     Importance.LOW, STATE_STORES_DOC)
+            .define(BOOTSTRAP_TIMEOUT_MS_CONFIG, Type.LONG, BOOTSTRAP_TIMEOUT_MS_DEFAULT, ConfigDef.Range.atLeast(1),
+                    Importance.MEDIUM, BOOTSTRAP_TIMEOUT_MS_DOC)
             .define(WATERMARK_INTERVAL_MS_CONFIG, Type.LONG, WATERMARK_INTERVAL_MS_DEFAULT, ConfigDef.Range.atLeast(1),
                     Importance.MEDIUM, WATERMARK_INTERVAL_MS_DOC)
             .define(WATERMARK_HEARTBEAT_MS_CONFIG, Type.LONG, WATERMARK_HEARTBEAT_MS_DEFAULT, ConfigDef.Range.atLeast(1),

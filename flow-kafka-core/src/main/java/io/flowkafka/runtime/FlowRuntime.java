@@ -9,6 +9,7 @@ import io.flowkafka.internal.drain.DrainCondition;
 import io.flowkafka.internal.drain.DrainingClientSupplier;
 import io.flowkafka.internal.outbox.SinkServices;
 import io.flowkafka.internal.runtime.AlignmentFollower;
+import io.flowkafka.internal.runtime.ClusterReachability;
 import io.flowkafka.internal.runtime.CompletionWatch;
 import io.flowkafka.internal.runtime.FlowStreams;
 import io.flowkafka.internal.runtime.GuaranteeReport;
@@ -315,7 +316,9 @@ public final class FlowRuntime implements AutoCloseable {
 
     /**
      * The errors the pipeline's tasks on this instance currently report without failing, e.g.
-     * {@code /key_visitor/<stream>/scan_cap_stall}; each clears itself when its cause goes away.
+     * {@code /key_visitor/<stream>/scan_cap_stall}, and what a finite pipeline waits for
+     * ({@link StatusError.Severity#INFO}), e.g. {@code /key_visitor/<stream>/final_pass} while a key visitor's
+     * final pass, spread over its period, runs; each clears itself when its cause goes away.
      */
     public List<StatusError> status() {
         return statusBoard.errors();
@@ -420,15 +423,21 @@ public final class FlowRuntime implements AutoCloseable {
      * {@link #awaitState} to wait for {@link State#RUNNING}.
      *
      * @throws IllegalStateException if already started
-     * @throws FlowException if topics are missing or cannot be created, or the consumer group
-     *     cannot be seeded from a source's {@code group_id}
+     * @throws FlowException if no broker at {@code bootstrap.servers} answers within
+     *     {@code flow.bootstrap.timeout.ms} (15 s; one sentence naming them and what to check), topics are
+     *     missing or cannot be created, or the consumer group cannot be seeded from a source's {@code group_id}
      */
     public synchronized void start() {
         if (!state.compareAndSet(State.CREATED, State.STARTING)) {
             throw new IllegalStateException("pipeline '" + spec.name() + "' was already started (state " + state.get() + ")");
         }
         LOG.info(GuaranteeReport.summary(spec));
-        admin = Admin.create(ClientProperties.admin(streamsProps));
+        try {
+            admin = ClusterReachability.createAdmin(spec.name(), ClientProperties.admin(streamsProps));
+        } catch (FlowException e) {
+            state.set(State.FAILED);
+            throw e;
+        }
         try {
             new TopicPreparation(spec, compiled, config, streamsProps).prepare(admin);
             ProducerBatchSize.fitDefault(admin, streamsProps, userProps, compiled, spec.name());
@@ -472,11 +481,11 @@ public final class FlowRuntime implements AutoCloseable {
      * does this itself; call it when you run {@link #topology()} in your own {@link KafkaStreams},
      * before that starts.
      *
-     * @throws FlowException if topics are missing or cannot be created, or the consumer group
-     *     cannot be seeded
+     * @throws FlowException if no broker answers within {@code flow.bootstrap.timeout.ms}, topics are missing or
+     *     cannot be created, or the consumer group cannot be seeded
      */
     public void prepareTopics() {
-        try (Admin a = Admin.create(ClientProperties.admin(streamsProps))) {
+        try (Admin a = ClusterReachability.createAdmin(spec.name(), ClientProperties.admin(streamsProps))) {
             new TopicPreparation(spec, compiled, config, streamsProps).prepare(a);
         }
     }

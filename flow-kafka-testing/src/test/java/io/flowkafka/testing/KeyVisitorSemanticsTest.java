@@ -314,6 +314,51 @@ class KeyVisitorSemanticsTest {
     }
 
     @Test
+    void shouldSayInStatusAndInTheLogThatTheFinalPassIsAwaitedAndUntilWhen() {
+        // A final pass is spread over the period like any pass: a finite pipeline waits up to two periods after its
+        // inputs completed. That wait is said, not silent: status() (INFO) and one log line, with when it ends.
+        start(spec(Map.of("period", "10s"), true, b -> b), new Properties());
+        keys(30).forEach(this::put);
+        advance(Duration.ofSeconds(4));
+        assertThat(driver.status()).as("inputs not completed: nothing awaited yet").isEmpty();
+        List<String> log = captureStderr(() -> {
+            driver.completeSource("in");
+            advance(Duration.ofSeconds(2));
+        });
+        KeyVisitorCoverage c = driver.keyVisitorCoverage("keeper", "v").orElseThrow();
+        String end = java.time.Instant.ofEpochSecond(0, c.getPassStartNanos() + 20_000_000_000L)
+                .truncatedTo(java.time.temporal.ChronoUnit.SECONDS).toString();
+        assertThat(driver.status()).isNotEmpty().allSatisfy(e -> {
+            assertThat(e.path()).isEqualTo("/key_visitor/v/final_pass");
+            assertThat(e.severity()).isEqualTo(StatusError.Severity.INFO);
+            assertThat(e.isError()).isFalse();
+            assertThat(e.message()).contains("Key visitor 'v'", "full final pass", "period (10s)",
+                    "it ends about " + end, "computation 'keeper' completes after it");
+        });
+        assertThat(log).filteredOn(l -> l.contains("waits for key visitor 'v' of computation 'keeper'"))
+                .as("one INFO line for the whole computation").singleElement().asString()
+                .contains("INFO", "pipeline 'kv'", "it ends about " + end);
+        advance(Duration.ofSeconds(30));
+        assertThat(driver.isCompleted()).isTrue();
+        assertThat(driver.status()).as("cleared once the final pass ended").isEmpty();
+    }
+
+    /** The lines written to System.err (where slf4j-simple logs) while {@code r} runs. */
+    private static List<String> captureStderr(Runnable r) {
+        java.io.PrintStream original = System.err;
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        System.setErr(new java.io.PrintStream(bytes, true, java.nio.charset.StandardCharsets.UTF_8));
+        try {
+            r.run();
+        } finally {
+            System.setErr(original);
+        }
+        String text = bytes.toString(java.nio.charset.StandardCharsets.UTF_8);
+        original.print(text);
+        return text.lines().toList();
+    }
+
+    @Test
     void shouldKeepScanningWhenNotFiniteAndSwitchAtRunTime() {
         // "finite=%false | No final pass: the visitor scans while the pipeline runs."
         start(spec(Map.of("period", "5s", "finite", false), true, b -> b), new Properties());
@@ -327,6 +372,11 @@ class KeyVisitorSemanticsTest {
         assertThat(driver.completedComputations()).as("its inputs completed, its visitor scans on")
                 .doesNotContain("keeper");
         assertThat(driver.isCompleted()).isFalse();
+        assertThat(driver.status()).as("the hold is said, not silent").isNotEmpty().allSatisfy(e -> {
+            assertThat(e.path()).isEqualTo("/key_visitor/v/final_pass");
+            assertThat(e.severity()).isEqualTo(StatusError.Severity.INFO);
+            assertThat(e.message()).contains("finite: false", "never completes", "reconfigureKeyVisitor");
+        });
         // "This dynamic setting can be switched on a running pipeline to request completion."
         driver.reconfigureKeyVisitor("keeper", "v", Map.of("finite", true));
         advance(Duration.ofSeconds(12));

@@ -33,11 +33,17 @@ public final class ActivityDemo {
     private static final String[] USERS = {"alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi"};
     private static final String[] ACTIONS = {"view", "click", "purchase"};
 
+    static final io.flowkafka.examples.DemoLauncher.Cli CLI = new io.flowkafka.examples.DemoLauncher.Cli(
+            "java io.flowkafka.examples.activity.ActivityDemo",
+            "Counts events per user with exactly-once: produces user events, runs the activity pipeline and "
+            + "prints each user's count as the pipeline reports it until every event is counted.",
+            "--events", "How many user events to produce", 20_000);
+
     private ActivityDemo() {
     }
 
     public static void main(String[] args) throws Exception {
-        io.flowkafka.examples.DemoLauncher.main(args, "--events", 20_000, ActivityDemo::run);
+        io.flowkafka.examples.DemoLauncher.main(args, CLI, ActivityDemo::run);
     }
 
     static int run(String bootstrap, int events) throws Exception {

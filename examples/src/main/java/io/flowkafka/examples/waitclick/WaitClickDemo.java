@@ -28,11 +28,17 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * one result, the one a reference computation expects.
  */
 public final class WaitClickDemo {
+    static final io.flowkafka.examples.DemoLauncher.Cli CLI = new io.flowkafka.examples.DemoLauncher.Cli("./demo.sh",
+            "Runs Flow's wait-click join with exactly-once over finite sources: produces impressions and their clicks "
+            + "(about 70% of impressions get one), joins each impression with its click within 30 minutes of event "
+            + "time, waits until the pipeline completes and checks every result against a reference computation.",
+            "--impressions", "How many impressions to produce", 20_000);
+
     private WaitClickDemo() {
     }
 
     public static void main(String[] args) throws Exception {
-        io.flowkafka.examples.DemoLauncher.main(args, "--impressions", 20_000, WaitClickDemo::run);
+        io.flowkafka.examples.DemoLauncher.main(args, CLI, WaitClickDemo::run);
     }
 
     static int run(String bootstrap, int n) throws Exception {
@@ -48,8 +54,9 @@ public final class WaitClickDemo {
                     new NewTopic(clicksTopic, 4, (short) -1))).all().get();
         }
         WaitClickData data = WaitClickData.generate(n, 0.7, 1_767_225_600_000L, 200, 42);
-        System.out.printf("Producing %d impressions and %d clicks (event time spans %d minutes)...%n", n,
-                data.clicks().size(), n * 200L / 60_000);
+        long minutes = n * 200L / 60_000;
+        System.out.printf("Producing %d impressions and %d clicks (event time spans %d minute%s)...%n", n,
+                data.clicks().size(), minutes, minutes == 1 ? "" : "s");
         Properties pp = new Properties();
         pp.putAll(common);
         pp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
@@ -72,6 +79,8 @@ public final class WaitClickDemo {
             runtime.start();
             if (!runtime.awaitCompletion(Duration.ofMinutes(3))) {
                 System.out.println("FAILED: the pipeline did not complete (state " + runtime.state() + ")");
+                runtime.status().forEach(e -> System.out.println("  " + e.severity() + " " + e.computation() + "/"
+                        + e.partition() + " " + e.path() + ": " + e.message()));
                 return 1;
             }
             double seconds = (System.nanoTime() - started) / 1e9;

@@ -50,10 +50,13 @@ public final class TopicPreparation {
     /**
      * Prepares the pipeline's topics and consumer group with {@code admin}.
      *
-     * @throws FlowException if topics are missing or cannot be created, key-partitioned sources are not
-     *     co-partitioned, or the source topics cannot be described
+     * @throws FlowException if the cluster does not answer within {@code flow.bootstrap.timeout.ms}, topics are
+     *     missing or cannot be created, key-partitioned sources are not co-partitioned, or the source topics cannot
+     *     be described
      */
     public void prepare(Admin admin) {
+        ClusterReachability.check(admin, spec.name(), streamsProps,
+                config.getLong(FlowConfig.BOOTSTRAP_TIMEOUT_MS_CONFIG));
         new TopicManager(admin, config.getInt(FlowConfig.REPLICATION_FACTOR_CONFIG),
                 config.getInt(FlowConfig.MIN_INSYNC_REPLICAS_CONFIG))
                 .prepare(spec.name(), compiled, "create".equals(config.getString(FlowConfig.TOPICS_MODE_CONFIG)));

@@ -1,14 +1,17 @@
 package io.flowkafka.internal.status;
 
 import io.flowkafka.runtime.StatusError;
+import io.flowkafka.runtime.StatusError.Severity;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The errors the tasks of one runtime currently report (the seed of Flow's status profiler).
+ * The errors the tasks of one runtime currently report (the seed of Flow's status profiler), and the notes on
+ * what they wait for.
  *
  * <p>Threading: written by stream threads, read by any thread.
  */
@@ -17,11 +20,26 @@ public final class StatusBoard {
     }
 
     private final ConcurrentHashMap<Key, StatusError> errors = new ConcurrentHashMap<>();
+    private final Set<String> announced = ConcurrentHashMap.newKeySet();
 
     /** Reports (or updates the message of) an error; keeps its first time. */
     public void report(String computation, int partition, String path, String message, Instant now) {
+        report(computation, partition, path, message, now, Severity.ERROR);
+    }
+
+    /** Reports (or updates the message of) an entry of the given severity; keeps its first time. */
+    public void report(String computation, int partition, String path, String message, Instant now,
+            Severity severity) {
         errors.compute(new Key(computation, partition, path), (k, old) -> new StatusError(path, computation, partition,
-                message, old == null ? now : old.since()));
+                message, old == null ? now : old.since(), severity));
+    }
+
+    /**
+     * Whether {@code what} is announced for the first time on this runtime: true once per {@code what}, so that a
+     * condition every task of a computation reaches is logged once, not once per task.
+     */
+    public boolean firstAnnouncement(String what) {
+        return announced.add(what);
     }
 
     /** Clears an error (no-op if not reported). */

@@ -64,6 +64,18 @@ public final class KeyVisitor {
         COMPLETED
     }
 
+    /** Where a visitor stands towards its end, as of its last step. */
+    public enum FinalPass {
+        /** No final pass requested (its followed streams have not completed, or {@code finite: false}). */
+        NONE,
+        /** The current pass began before completion: it ends, then a full final pass follows. */
+        NEXT,
+        /** The current pass is the final one. */
+        CURRENT,
+        /** The final pass ended. */
+        DONE
+    }
+
     static {
         io.flowkafka.avro.FlowAvroClasses.trust(); // the coverage record is a generated Avro class
     }
@@ -96,6 +108,8 @@ public final class KeyVisitor {
     private volatile long currentPass = -1;
     private volatile boolean completed;
     private volatile long lastEventTimestamp = Long.MIN_VALUE;
+    private volatile FinalPass finalPass = FinalPass.NONE;
+    private volatile long passStartNanos = Long.MIN_VALUE;
 
     /**
      * @param partition this task's partition among {@code partitionCount}; its hash range is
@@ -150,6 +164,7 @@ public final class KeyVisitor {
         Cursor c = load(nowNanos);
         if (c.completed) {
             completed = true;
+            finalPass = FinalPass.DONE;
             rate.finished();
             return Step.COMPLETED;
         }
@@ -219,6 +234,9 @@ public final class KeyVisitor {
             }
         } finally {
             lastEventTimestamp = c.completed ? Long.MAX_VALUE : eventTimestamp(c, nowNanos, period);
+            finalPass = c.completed ? FinalPass.DONE : c.finalPass ? FinalPass.CURRENT
+                    : c.finalPassNext ? FinalPass.NEXT : FinalPass.NONE;
+            passStartNanos = c.passStartNanos;
             if (dirty) {
                 save(c);
             }
@@ -539,6 +557,16 @@ public final class KeyVisitor {
     /** Whether the final pass ended (as of the last step). */
     public boolean completed() {
         return completed;
+    }
+
+    /** Where the visitor stands towards its end (as of the last step). */
+    public FinalPass finalPass() {
+        return finalPass;
+    }
+
+    /** When the pass being scanned began, in wall-clock nanoseconds (as of the last step). */
+    public long passStartNanos() {
+        return passStartNanos;
     }
 
     /** The pass being scanned (as of the last step); -1 before the first step. */

@@ -3,6 +3,7 @@ package io.flowkafka.internal.visitor;
 import io.flowkafka.internal.config.DynamicSpec;
 import io.flowkafka.internal.state.KeyStates;
 import io.flowkafka.internal.status.StatusBoard;
+import io.flowkafka.runtime.StatusError.Severity;
 import io.flowkafka.spec.ComputationSpec;
 import io.flowkafka.spec.KeyVisitorSettings;
 import io.flowkafka.spec.KeyVisitorStreamSpec;
@@ -11,6 +12,9 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -20,6 +24,8 @@ import java.util.function.ToDoubleFunction;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Drives the key visitors of one computation task: on each tick, lets each due visitor scan within the
@@ -38,6 +44,9 @@ public final class VisitorDriver {
                 @Nullable Map<Bytes, byte[]> rows);
     }
 
+    private static final Logger LOG = LoggerFactory.getLogger(VisitorDriver.class);
+
+    private final String pipeline;
     private final String computation;
     private final int partition;
     private final KeyStates states;
@@ -67,6 +76,7 @@ public final class VisitorDriver {
     public VisitorDriver(ComputationSpec spec, String pipeline, int partition, int partitionCount, KeyStates states,
             KeyValueStore<Bytes, byte[]> coverage, DynamicSpec dynamic, StatusBoard status, MeterRegistry meters,
             int maxRows, long maxPunctuationMs) {
+        this.pipeline = pipeline;
         this.computation = spec.id();
         this.partition = partition;
         this.states = states;
@@ -136,16 +146,79 @@ public final class VisitorDriver {
                 continue;
             }
             String stream = v.id();
+            boolean upstreamDone = upstreamCompleted.test(v);
             states.beginScan();
             KeyVisitor.Step step;
             try {
-                step = visitor.step(nowNanos, settings, upstreamCompleted.test(v), maxRows, deadline,
+                step = visitor.step(nowNanos, settings, upstreamDone, maxRows, deadline,
                         (key, pass, ets, scanned) -> visits.visit(stream, key, pass, ets, scanned));
             } finally {
                 states.endScan();
             }
             due[i] = step == KeyVisitor.Step.MORE ? nowMs : nowMs + settings.backgroundFillPeriod().toMillis();
+            reportFinalPass(visitor, settings, upstreamDone, nowNanos);
         }
+    }
+
+    /**
+     * A final pass is spread over the visitor's period like any pass, so a finite pipeline may wait that long after
+     * the streams it follows completed: says so in {@code status()} ({@code /key_visitor/<stream>/final_pass}, INFO,
+     * while it lasts) and in the log (once per computation and visitor on this runtime), with when the pass ends. A
+     * visitor with {@code finite: false} whose followed streams completed holds its computation for good: said the
+     * same way.
+     */
+    private void reportFinalPass(KeyVisitor visitor, KeyVisitorSettings settings, boolean upstreamDone,
+            long nowNanos) {
+        String path = "/key_visitor/" + visitor.stream() + "/final_pass";
+        KeyVisitor.FinalPass finalPass = visitor.finalPass();
+        if (finalPass == KeyVisitor.FinalPass.NONE && upstreamDone && !settings.finite()) {
+            String message = "Key visitor '" + visitor.stream() + "' has finite: false: the streams it follows "
+                    + "completed, but it scans for the pipeline's lifetime and computation '" + computation
+                    + "' never completes; set finite: true with FlowRuntime.reconfigureKeyVisitor to request its final "
+                    + "pass";
+            status.report(computation, partition, path, message, Instant.ofEpochSecond(0, nowNanos), Severity.INFO);
+            if (status.firstAnnouncement(computation + path + "/never")) {
+                LOG.info("pipeline '{}': {}", pipeline, message);
+            }
+            return;
+        }
+        if (finalPass != KeyVisitor.FinalPass.CURRENT && finalPass != KeyVisitor.FinalPass.NEXT) {
+            status.clear(computation, partition, path);
+            return;
+        }
+        long period = settings.period().toNanos();
+        long end = visitor.passStartNanos() + (finalPass == KeyVisitor.FinalPass.NEXT ? 2 : 1) * period;
+        Instant endsAt = Instant.ofEpochSecond(0, end).truncatedTo(ChronoUnit.SECONDS);
+        String what = finalPass == KeyVisitor.FinalPass.CURRENT
+                ? "is in its final pass, spread over its period (" + human(settings.period()) + ")"
+                : "finishes its current pass, then makes a full final pass (full_final_pass), each spread over its "
+                        + "period (" + human(settings.period()) + ")";
+        String when = end >= nowNanos ? "it ends about " + endsAt
+                : "it was due to end by " + endsAt + " and is behind schedule";
+        String message = "Key visitor '" + visitor.stream() + "' " + what + ": " + when + "; computation '"
+                + computation + "' completes after it (a shorter period, set with FlowRuntime.reconfigureKeyVisitor, "
+                + "ends it sooner)";
+        status.report(computation, partition, path, message, Instant.ofEpochSecond(0, nowNanos), Severity.INFO);
+        if (status.firstAnnouncement(computation + path)) {
+            LOG.info("pipeline '{}' waits for key visitor '{}' of computation '{}': the streams it follows completed "
+                    + "and it {}: {} (partition {}); the pipeline completes after it", pipeline, visitor.stream(),
+                    computation, what, when, partition);
+        }
+    }
+
+    /** A period as a spec writes it: {@code 90s}, {@code 30m}, {@code 1h}, {@code 1500ms}. */
+    static String human(Duration d) {
+        long ms = d.toMillis();
+        if (ms > 0 && ms % 3_600_000 == 0) {
+            return ms / 3_600_000 + "h";
+        }
+        if (ms > 0 && ms % 60_000 == 0) {
+            return ms / 60_000 + "m";
+        }
+        if (ms % 1000 == 0) {
+            return ms / 1000 + "s";
+        }
+        return ms + "ms";
     }
 
     /**
