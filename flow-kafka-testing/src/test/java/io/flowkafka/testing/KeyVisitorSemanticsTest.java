@@ -326,8 +326,7 @@ class KeyVisitorSemanticsTest {
             advance(Duration.ofSeconds(2));
         });
         KeyVisitorCoverage c = driver.keyVisitorCoverage("keeper", "v").orElseThrow();
-        String end = java.time.Instant.ofEpochSecond(0, c.getPassStartNanos() + 20_000_000_000L)
-                .truncatedTo(java.time.temporal.ChronoUnit.SECONDS).toString();
+        String end = c.passStart().plusSeconds(20).truncatedTo(java.time.temporal.ChronoUnit.SECONDS).toString();
         assertThat(driver.status()).isNotEmpty().allSatisfy(e -> {
             assertThat(e.path()).isEqualTo("/key_visitor/v/final_pass");
             assertThat(e.severity()).isEqualTo(StatusError.Severity.INFO);
