@@ -39,4 +39,17 @@ public interface StateAccessor<T> {
 
     /** Deletes the value. */
     void clear();
+
+    /**
+     * A new value for this state, to fill and {@link #set}: an Avro record of the state's declared schema
+     * whose fields with a default hold it and the others null. A function whose spec is a JSON or YAML
+     * file needs no copy of the schema in Java.
+     *
+     * @return a new record, not stored until {@link #set}
+     * @throws UnsupportedOperationException if the state is read with a user serde or as a specific record
+     */
+    default T newRecord() {
+        throw new UnsupportedOperationException("newRecord() needs a state read as an Avro GenericRecord "
+                + "(getState(name)); build the value yourself for a state read with a serde or a specific class");
+    }
 }

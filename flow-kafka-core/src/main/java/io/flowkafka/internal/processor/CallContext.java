@@ -26,7 +26,9 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import org.apache.avro.Schema;
+import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericRecord;
 import org.apache.avro.specific.SpecificData;
 import org.apache.avro.specific.SpecificDatumReader;
@@ -261,7 +263,9 @@ final class CallContext implements RuntimeContext, OutputCollector {
                     + "' has no Avro schema: read it with getState(name, serde)");
         }
         AvroCodec codec = stateCodecs.computeIfAbsent(name, n -> new AvroCodec(s.schema()));
-        return new Accessor<>(KeyStates.storeKey(encodedKey, nameBytes(name)), codec::encode, codec::decode);
+        Schema schema = s.schema();
+        return new Accessor<>(KeyStates.storeKey(encodedKey, nameBytes(name)), codec::encode, codec::decode,
+                () -> newRecordOf(schema));
     }
 
     @Override
@@ -496,16 +500,40 @@ final class CallContext implements RuntimeContext, OutputCollector {
         return set.size() == batch.size() ? batch : set;
     }
 
+    /** A record of {@code schema} whose fields with a default hold it (a copy), the others null. */
+    private static GenericRecord newRecordOf(Schema schema) {
+        GenericData.Record r = new GenericData.Record(schema);
+        for (Schema.Field f : schema.getFields()) {
+            if (f.hasDefaultValue()) {
+                r.put(f.pos(), GenericData.get().deepCopy(f.schema(), GenericData.get().getDefaultValue(f)));
+            }
+        }
+        return r;
+    }
+
     /** A state accessor over the call buffer. */
     final class Accessor<T> implements StateAccessor<T> {
         private final Bytes storeKey;
         private final Function<T, byte[]> encode;
         private final Function<byte[], T> decode;
+        private final @Nullable Supplier<T> fresh;
 
         Accessor(Bytes storeKey, Function<T, byte[]> encode, Function<byte[], T> decode) {
+            this(storeKey, encode, decode, null);
+        }
+
+        @SuppressWarnings("unchecked")
+        Accessor(Bytes storeKey, Function<T, byte[]> encode, Function<byte[], T> decode,
+                @Nullable Supplier<? extends GenericRecord> fresh) {
             this.storeKey = storeKey;
             this.encode = encode;
             this.decode = decode;
+            this.fresh = (Supplier<T>) fresh;
+        }
+
+        @Override
+        public T newRecord() {
+            return fresh == null ? StateAccessor.super.newRecord() : fresh.get();
         }
 
         /** The store key of the state row this accessor reads and writes. */

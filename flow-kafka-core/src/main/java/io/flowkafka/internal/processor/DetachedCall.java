@@ -394,6 +394,11 @@ public final class DetachedCall {
             accessor.clear();
             writes.put(accessor.storeKey(), accessor);
         }
+
+        @Override
+        public T newRecord() {
+            return accessor.newRecord();
+        }
     }
 
     /**
