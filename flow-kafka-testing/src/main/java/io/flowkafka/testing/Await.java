@@ -49,6 +49,7 @@ public final class Await {
     /**
      * Polls {@code supplier} until {@code accept} holds for its value, and returns that value.
      *
+     * @param <T> the type of the awaited value
      * @param bound how long to wait; must be positive
      * @param description what is awaited; it appears in the failure message
      * @param supplier polled on the calling thread; may return null

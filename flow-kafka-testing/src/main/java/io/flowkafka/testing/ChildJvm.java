@@ -75,6 +75,7 @@ public final class ChildJvm implements AutoCloseable {
      *
      * @param mainClass a class with a {@code public static void main(String[])} on this JVM's class
      *     path
+     * @return a builder; call {@link Builder#start()} to launch the child
      */
     public static Builder builder(Class<?> mainClass) {
         return builder(Objects.requireNonNull(mainClass, "mainClass").getName());
@@ -84,6 +85,7 @@ public final class ChildJvm implements AutoCloseable {
      * Starts describing a child that runs the class named {@code mainClass}.
      *
      * @param mainClass a fully qualified class name
+     * @return a builder; call {@link Builder#start()} to launch the child
      * @throws IllegalArgumentException if {@code mainClass} is blank
      */
     public static Builder builder(String mainClass) {
@@ -114,13 +116,23 @@ public final class ChildJvm implements AutoCloseable {
             this.mainClass = mainClass;
         }
 
-        /** Appends one program argument. */
+        /**
+         * Appends one program argument.
+         *
+         * @param arg the argument
+         * @return this builder
+         */
         public Builder arg(String arg) {
             args.add(Objects.requireNonNull(arg, "arg"));
             return this;
         }
 
-        /** Appends program arguments. */
+        /**
+         * Appends program arguments.
+         *
+         * @param args the arguments, in order
+         * @return this builder
+         */
         public Builder args(String... args) {
             for (String arg : args) {
                 arg(arg);
@@ -131,6 +143,9 @@ public final class ChildJvm implements AutoCloseable {
         /**
          * Sets a system property in the child, as {@code -Dkey=value}.
          *
+         * @param key the property's name
+         * @param value the property's value
+         * @return this builder
          * @throws IllegalArgumentException if {@code key} is empty
          * @throws IllegalStateException if {@code key} is already set
          */
@@ -151,6 +166,7 @@ public final class ChildJvm implements AutoCloseable {
          * Sets the child's maximum heap, as {@code -Xmx}; by default the JVM chooses.
          *
          * @param size such as {@code "256m"} or {@code "1g"}
+         * @return this builder
          * @throws IllegalArgumentException if {@code size} is not a number with an optional
          *     k, m or g unit
          * @throws IllegalStateException if the heap is already set
@@ -168,7 +184,12 @@ public final class ChildJvm implements AutoCloseable {
             return this;
         }
 
-        /** Appends a raw JVM option, such as {@code -XX:+UseSerialGC}. */
+        /**
+         * Appends a raw JVM option, such as {@code -XX:+UseSerialGC}.
+         *
+         * @param option the JVM option, passed as is
+         * @return this builder
+         */
         public Builder jvmArg(String option) {
             jvmArgs.add(Objects.requireNonNull(option, "option"));
             return this;
@@ -178,6 +199,8 @@ public final class ChildJvm implements AutoCloseable {
          * Sets the file that receives the child's output, replacing its content; by default a new
          * file under {@code target/child-jvms/} named after the main class.
          *
+         * @param file the log file; its content is replaced when the child starts
+         * @return this builder
          * @throws IllegalStateException if the log file is already set
          */
         public Builder logFile(Path file) {
@@ -242,6 +265,8 @@ public final class ChildJvm implements AutoCloseable {
          * (kills it, deletes its temporary directory) before the error propagates, so that a failed start leaves
          * no process behind to disturb later tests.
          *
+         * @param matcher accepts the awaited output line
+         * @param bound how long to wait for the line
          * @return the running child, which the caller closes
          * @throws AssertionError if no line matches within {@code bound}, or the child exits first
          */
@@ -272,22 +297,38 @@ public final class ChildJvm implements AutoCloseable {
         }
     }
 
-    /** The file that receives the child's standard output and error. */
+    /**
+     * The file that receives the child's standard output and error.
+     *
+     * @return the log file's path
+     */
     public Path logFile() {
         return logFile;
     }
 
-    /** The child's process id. */
+    /**
+     * The child's process id.
+     *
+     * @return the operating-system process id
+     */
     public long pid() {
         return process.pid();
     }
 
-    /** Whether the child still runs. */
+    /**
+     * Whether the child still runs.
+     *
+     * @return true while the child process is alive
+     */
     public boolean isAlive() {
         return process.isAlive();
     }
 
-    /** The child's exit code, or empty while it runs; 137 after {@link #kill()} on Linux. */
+    /**
+     * The child's exit code, or empty while it runs; 137 after {@link #kill()} on Linux.
+     *
+     * @return the exit code, or empty while the child runs
+     */
     public OptionalInt exitCode() {
         return process.isAlive() ? OptionalInt.empty() : OptionalInt.of(process.exitValue());
     }
@@ -386,7 +427,11 @@ public final class ChildJvm implements AutoCloseable {
         }
     }
 
-    /** The temporary directory the child got as {@code java.io.tmpdir}, or empty if the builder set one. */
+    /**
+     * The temporary directory the child got as {@code java.io.tmpdir}, or empty if the builder set one.
+     *
+     * @return the temporary directory this class created, or empty
+     */
     public Optional<Path> tempDir() {
         return Optional.ofNullable(ownTempDir);
     }

@@ -47,6 +47,9 @@ public final class CommitFaults {
     /**
      * Fails the first commit whose transaction's consumed offsets (as Kafka Streams sends them to the transaction)
      * match {@code when}; later commits go through.
+     *
+     * @param when tested against each commit's consumed offsets
+     * @return the fault; {@link #install} it into the runtime's properties
      */
     public static CommitFaults failOnce(Predicate<Map<TopicPartition, OffsetAndMetadata>> when) {
         return new CommitFaults(when, false);
@@ -57,24 +60,40 @@ public final class CommitFaults {
      * stream thread after it until the thread aborts the transaction (a transaction coordinator silent through
      * Kafka Streams' retry): the transaction aborts, and the thread's tasks are revived and replay from their last
      * commit. Later commits go through.
+     *
+     * @param when tested against each commit's consumed offsets
+     * @return the fault; {@link #install} it into the runtime's properties
      */
     public static CommitFaults failUntilAborted(Predicate<Map<TopicPartition, OffsetAndMetadata>> when) {
         return new CommitFaults(when, true);
     }
 
-    /** Puts the fault into a runtime's properties ({@link FlowRuntime#PRODUCER_DECORATOR_CONFIG}); returns them. */
+    /**
+     * Puts the fault into a runtime's properties ({@link FlowRuntime#PRODUCER_DECORATOR_CONFIG}); returns them.
+     *
+     * @param props the runtime's properties, changed in place
+     * @return {@code props}
+     */
     public Properties install(Properties props) {
         UnaryOperator<Producer<byte[], byte[]>> decorator = FaultyProducer::new;
         props.put(FlowRuntime.PRODUCER_DECORATOR_CONFIG, decorator);
         return props;
     }
 
-    /** How many commits were failed so far. */
+    /**
+     * How many commits were failed so far.
+     *
+     * @return the number of failed commits
+     */
     public int injected() {
         return injected.get();
     }
 
-    /** How many transactions were aborted after a failed commit. */
+    /**
+     * How many transactions were aborted after a failed commit.
+     *
+     * @return the number of aborted transactions
+     */
     public int aborted() {
         return aborted.get();
     }

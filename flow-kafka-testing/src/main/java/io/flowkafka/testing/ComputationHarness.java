@@ -178,6 +178,10 @@ public final class ComputationHarness implements AutoCloseable {
      * A harness for computation {@code computationId} of {@code spec}; opens the process function
      * (a new instance from the spec's supplier or class).
      *
+     * @param spec the pipeline spec; validated first
+     * @param computationId the computation to run
+     * @return a new harness with no state and no timers, its clock at {@link #DEFAULT_CLOCK_START}; close it after the
+     *     test
      * @throws io.flowkafka.spec.InvalidSpecException if the spec is invalid, listing every error
      * @throws IllegalArgumentException if the spec has no such computation, naming those it has
      * @throws IllegalStateException if the function cannot be created
@@ -223,8 +227,10 @@ public final class ComputationHarness implements AutoCloseable {
      * stream {@code streamId}, for the key the computation's {@code group_by_schema} computes from
      * the payload.
      *
+     * @param streamId an input stream of the computation
      * @param payload a record of the stream's schema
      * @param eventTimestampNanos the message's event timestamp, nanoseconds
+     * @return what the call did: outputs, timers, state changes, or its failure
      * @throws IllegalArgumentException if the stream is not an input of the computation or the
      *     payload is not a valid record of its schema
      */
@@ -251,6 +257,10 @@ public final class ComputationHarness implements AutoCloseable {
      * are widened to the field's type ({@code 1} for a {@code long} field), fields left out take
      * their default, or null where the field is nullable.
      *
+     * @param streamId an input stream of the computation
+     * @param fields the payload's fields by name
+     * @param eventTimestampNanos the message's event timestamp, nanoseconds
+     * @return what the call did: outputs, timers, state changes, or its failure
      * @throws IllegalArgumentException for an unknown field, or a required field left out
      */
     public HarnessResult message(String streamId, Map<String, ?> fields, long eventTimestampNanos) {
@@ -270,7 +280,11 @@ public final class ComputationHarness implements AutoCloseable {
      * and trigger (with {@code deduplicate_equal_timestamps}) is deleted, as when the runtime fires
      * it.
      *
+     * @param timerStreamId a timer stream of the computation
      * @param key a key of the computation ({@link #keyOf}, {@link #key}, or a result's key)
+     * @param triggerTimestampNanos the timer's trigger timestamp, nanoseconds
+     * @param eventTimestampNanos the timer's event timestamp, nanoseconds
+     * @return what the call did: outputs, timers, state changes, or its failure
      * @throws IllegalArgumentException if the computation has no such timer stream, or the key has
      *     other columns than the computation's {@code group_by_schema}
      */
@@ -294,6 +308,11 @@ public final class ComputationHarness implements AutoCloseable {
      * {@code visitorStreamId} to {@code key}. Outputs need the visitor stream in the output's
      * {@code streams_dependency}; a SwiftMap computation may not emit from a visit.
      *
+     * @param visitorStreamId a key-visitor stream of the computation
+     * @param key a key of the computation
+     * @param pass the number of the visitor's pass
+     * @param eventTimestampNanos the visit's event timestamp, nanoseconds
+     * @return what the call did: outputs, timers, state changes, or its failure
      * @throws IllegalArgumentException if the computation has no such key-visitor stream, or the
      *     key has other columns than the computation's {@code group_by_schema}
      */
@@ -312,6 +331,9 @@ public final class ComputationHarness implements AutoCloseable {
      * state that the visitor scans ({@code names}, default all states), in the order the keys
      * first got state.
      *
+     * @param visitorStreamId a key-visitor stream of the computation
+     * @param pass the number of the visitor's pass
+     * @param eventTimestampNanos the event timestamp of every visit, nanoseconds
      * @return one result per visited key
      */
     public List<HarnessResult> visitAll(String visitorStreamId, long pass, long eventTimestampNanos) {
@@ -338,6 +360,8 @@ public final class ComputationHarness implements AutoCloseable {
      * timers that became due ({@code trigger < watermark}), see
      * {@link #advanceWatermark(String, long)}.
      *
+     * @param watermarkNanos the new watermark, nanoseconds
+     * @return one result per fired timer, in firing order (empty if none was due)
      * @throws IllegalStateException if the computation declares no timer stream
      */
     public List<HarnessResult> advanceWatermark(long watermarkNanos) {
@@ -359,6 +383,8 @@ public final class ComputationHarness implements AutoCloseable {
      * timer in its own call. Timers that those calls add below the watermark fire too, in the same
      * call of this method.
      *
+     * @param timerStreamId a timer stream of the computation
+     * @param watermarkNanos the new watermark, nanoseconds
      * @return one result per fired timer, in firing order (empty if none was due)
      * @throws IllegalArgumentException if the computation has no such timer stream
      * @throws IllegalStateException if more than {@link #MAX_TIMERS_PER_ADVANCE} timers fire (a
@@ -371,7 +397,12 @@ public final class ComputationHarness implements AutoCloseable {
         return fireDue();
     }
 
-    /** The watermark of a timer stream; {@link Long#MIN_VALUE} until {@link #advanceWatermark}. */
+    /**
+     * The watermark of a timer stream; {@link Long#MIN_VALUE} until {@link #advanceWatermark}.
+     *
+     * @param timerStreamId a timer stream of the computation
+     * @return the watermark, nanoseconds
+     */
     public long watermark(String timerStreamId) {
         timerIndex(timerStreamId);
         return timerWatermarks.get(timerStreamId);
@@ -506,6 +537,8 @@ public final class ComputationHarness implements AutoCloseable {
     /**
      * The value of Avro state {@code name} of {@code key}, as the function would read it.
      *
+     * @param name the Avro state's name
+     * @param key a key of the computation
      * @return the value, or empty when the key has no such state (never set, or cleared)
      * @throws IllegalArgumentException if the computation declares no Avro state {@code name}
      */
@@ -515,13 +548,29 @@ public final class ComputationHarness implements AutoCloseable {
         return call.inspect(k, c -> c.getState(name).get());
     }
 
-    /** The value of state {@code name} of {@code key}, stored with a user serde. */
+    /**
+     * The value of state {@code name} of {@code key}, stored with a user serde.
+     *
+     * @param <T> the state's value type
+     * @param name the state's name
+     * @param key a key of the computation
+     * @param serde the serde the function stores the state with
+     * @return the value, or empty when the key has no such state
+     */
     public <T> Optional<T> state(String name, GenericRecord key, Serde<T> serde) {
         GenericRecord k = canonicalKey(key, "the state key");
         return call.inspect(k, c -> c.getState(name, serde).get());
     }
 
-    /** The value of state {@code name} of {@code key} as a generated Avro class. */
+    /**
+     * The value of state {@code name} of {@code key} as a generated Avro class.
+     *
+     * @param <T> the generated class
+     * @param name the state's name
+     * @param key a key of the computation
+     * @param type the generated class of the state's schema
+     * @return the value, or empty when the key has no such state
+     */
     public <T extends SpecificRecord> Optional<T> state(String name, GenericRecord key, Class<T> type) {
         GenericRecord k = canonicalKey(key, "the state key");
         return call.inspect(k, c -> c.getState(name, type).get());
@@ -530,6 +579,10 @@ public final class ComputationHarness implements AutoCloseable {
     /**
      * Sets Avro state {@code name} of {@code key} before a call (a test's starting point).
      *
+     * @param name the Avro state's name
+     * @param key a key of the computation
+     * @param value the state's new value, a record of its schema
+     * @return this harness
      * @throws IllegalArgumentException if the computation declares no Avro state {@code name}, or
      *     the value is not a valid record of its schema
      */
@@ -554,7 +607,11 @@ public final class ComputationHarness implements AutoCloseable {
         }
     }
 
-    /** The keys holding at least one state, in the order they first got one (copies). */
+    /**
+     * The keys holding at least one state, in the order they first got one (copies).
+     *
+     * @return the keys, empty if none
+     */
     public List<GenericRecord> keys() {
         return states.keySet().stream().map(ComputationHarness::copy).toList();
     }
@@ -566,14 +623,23 @@ public final class ComputationHarness implements AutoCloseable {
 
     // ------------------------------------------------------------------ timers, watermarks, clock
 
-    /** The pending timers of every key, in firing order: timer streams in spec order, then by trigger. */
+    /**
+     * The pending timers of every key, in firing order: timer streams in spec order, then by trigger.
+     *
+     * @return the pending timers, empty if none
+     */
     public List<HarnessTimer> pendingTimers() {
         List<String> order = computation.timers().stream().map(TimerStreamSpec::id).toList();
         return pending.stream().sorted(Comparator.<HarnessTimer>comparingInt(t -> order.indexOf(t.getStreamId()))
                 .thenComparingLong(HarnessTimer::getTriggerTimestamp)).toList();
     }
 
-    /** The pending timers of {@code key}, in firing order. */
+    /**
+     * The pending timers of {@code key}, in firing order.
+     *
+     * @param key a key of the computation
+     * @return the key's pending timers, empty if none
+     */
     public List<HarnessTimer> pendingTimers(GenericRecord key) {
         GenericRecord k = canonicalKey(key, "the key");
         return pendingTimers().stream().filter(t -> sameKey(t.getKey(), k)).toList();
@@ -583,6 +649,9 @@ public final class ComputationHarness implements AutoCloseable {
      * Sets what {@code getInputWatermark(streamId)} returns (and so {@code getMinInputWatermark()}).
      * Does not fire timers: use {@link #advanceWatermark}.
      *
+     * @param streamId an input or source stream of the computation
+     * @param watermarkNanos the watermark, nanoseconds
+     * @return this harness
      * @throws IllegalArgumentException if the stream is not an input or source of the computation
      */
     public ComputationHarness setInputWatermark(String streamId, long watermarkNanos) {
@@ -591,18 +660,32 @@ public final class ComputationHarness implements AutoCloseable {
         return this;
     }
 
-    /** The harness clock, what {@code currentTimeNanos()} returns and timers and outputs are stamped with. */
+    /**
+     * The harness clock, what {@code currentTimeNanos()} returns and timers and outputs are stamped with.
+     *
+     * @return the clock, nanoseconds
+     */
     public long currentTimeNanos() {
         return clockNanos;
     }
 
-    /** Sets the clock. */
+    /**
+     * Sets the clock.
+     *
+     * @param nanos the new clock, nanoseconds; may go back
+     * @return this harness
+     */
     public ComputationHarness setCurrentTimeNanos(long nanos) {
         this.clockNanos = nanos;
         return this;
     }
 
-    /** Moves the clock forward. */
+    /**
+     * Moves the clock forward.
+     *
+     * @param duration how far to move the clock; a negative one moves it back (ArithmeticException on overflow)
+     * @return this harness
+     */
     public ComputationHarness advanceTime(Duration duration) {
         this.clockNanos = Math.addExact(clockNanos, duration.toNanos());
         return this;
@@ -613,6 +696,9 @@ public final class ComputationHarness implements AutoCloseable {
     /**
      * The key that a payload of input {@code streamId} maps to, computed as the runtime does.
      *
+     * @param streamId an input stream of the computation
+     * @param payload a record of the stream's schema
+     * @return the key record
      * @throws IllegalArgumentException if the stream is not an input of the computation
      */
     public GenericRecord keyOf(String streamId, GenericRecord payload) {
@@ -623,6 +709,10 @@ public final class ComputationHarness implements AutoCloseable {
     /**
      * The key that a payload of input {@code streamId} with these fields maps to; only the fields
      * the {@code group_by_schema} reads are needed.
+     *
+     * @param streamId an input stream of the computation
+     * @param fields payload fields by name
+     * @return the key record
      */
     public GenericRecord keyOf(String streamId, Map<String, ?> fields) {
         return keyOf(streamId, record(inputSchema(streamId), fields, "stream '" + streamId + "'", false));
@@ -632,6 +722,8 @@ public final class ComputationHarness implements AutoCloseable {
      * A key of the computation from its {@code group_by_schema} columns, e.g.
      * {@code key(Map.of("user_hash", 7L, "user", "alice"))}; nullable columns may be left out.
      *
+     * @param columns the key's columns by name
+     * @return the key record
      * @throws IllegalArgumentException for an unknown column, or a missing required one
      */
     public GenericRecord key(Map<String, ?> columns) {
@@ -640,17 +732,29 @@ public final class ComputationHarness implements AutoCloseable {
 
     // ------------------------------------------------------------------ the rest
 
-    /** The spec the harness runs. */
+    /**
+     * The spec the harness runs.
+     *
+     * @return the spec
+     */
     public PipelineSpec spec() {
         return spec;
     }
 
-    /** The computation the harness runs. */
+    /**
+     * The computation the harness runs.
+     *
+     * @return the computation's spec
+     */
     public ComputationSpec computation() {
         return computation;
     }
 
-    /** The results of every failed call so far, oldest first (the runtime's dead letters). */
+    /**
+     * The results of every failed call so far, oldest first (the runtime's dead letters).
+     *
+     * @return the failed calls' results, empty if none
+     */
     public List<HarnessResult> failures() {
         return List.copyOf(failures);
     }

@@ -49,6 +49,8 @@ public final class ContainerKafkaCluster implements KafkaCluster {
      *
      * <p>Never throws: returns false when Docker is missing or when Testcontainers is not on the
      * class path.
+     *
+     * @return true if containers can start
      */
     public static boolean isDockerAvailable() {
         try {

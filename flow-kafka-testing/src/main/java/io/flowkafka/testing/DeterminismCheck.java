@@ -83,7 +83,11 @@ public final class DeterminismCheck {
             this.description = description;
         }
 
-        /** How reports name the run. */
+        /**
+         * How reports name the run.
+         *
+         * @return the run's description for reports
+         */
         public String description() {
             return description;
         }
@@ -136,7 +140,11 @@ public final class DeterminismCheck {
      */
     public record Difference(Run run, Input input, GenericRecord key, int outputPosition, What what,
             @Nullable String field, @Nullable Object expected, @Nullable Object actual) {
-        /** A sentence for a test failure: the run, the input, the output and both values. */
+        /**
+         * A sentence for a test failure: the run, the input, the output and both values.
+         *
+         * @return the description
+         */
         public String describe() {
             String where = "input #" + input.index() + " (stream '" + input.streamId() + "', key " + key + ", payload "
                     + input.payload() + ", event timestamp " + input.eventTimestamp() + ")";
@@ -176,22 +184,38 @@ public final class DeterminismCheck {
             this.difference = difference;
         }
 
-        /** Whether every run gave the first run's outputs for every input. */
+        /**
+         * Whether every run gave the first run's outputs for every input.
+         *
+         * @return true if no run differed from the first
+         */
         public boolean isDeterministic() {
             return difference == null;
         }
 
-        /** The first difference: the second run's if it has one, else the run with a restart's. */
+        /**
+         * The first difference: the second run's if it has one, else the run with a restart's.
+         *
+         * @return the first difference, or empty if the computation was deterministic
+         */
         public Optional<Difference> firstDifference() {
             return Optional.ofNullable(difference);
         }
 
-        /** How many inputs each run processed. */
+        /**
+         * How many inputs each run processed.
+         *
+         * @return the number of inputs
+         */
         public int inputCount() {
             return inputs;
         }
 
-        /** How many inputs the run with a restart processed before the restart. */
+        /**
+         * How many inputs the run with a restart processed before the restart.
+         *
+         * @return the number of inputs before the restart
+         */
         public int restartAfter() {
             return restartAfter;
         }
@@ -199,6 +223,7 @@ public final class DeterminismCheck {
         /**
          * This report, if the computation was deterministic.
          *
+         * @return this report
          * @throws AssertionError describing the first difference
          */
         public Report assertDeterministic() {
@@ -237,6 +262,9 @@ public final class DeterminismCheck {
     /**
      * A check of SwiftMap computation {@code computationId} of {@code spec}.
      *
+     * @param spec the pipeline spec
+     * @param computationId a SwiftMap computation of the spec
+     * @return a new check with no inputs
      * @throws IllegalArgumentException if the spec has no such computation, or it is not a
      *     SwiftMap computation (Flow demands determinism only of those; use {@link #ofAnyKind})
      */
@@ -256,6 +284,9 @@ public final class DeterminismCheck {
      * (whose outputs are materialized, so a replay reads them back). Only messages are fed, so
      * timers the function adds never fire.
      *
+     * @param spec the pipeline spec
+     * @param computationId a computation of the spec
+     * @return a new check with no inputs
      * @throws IllegalArgumentException if the spec has no such computation
      */
     public static DeterminismCheck ofAnyKind(PipelineSpec spec, String computationId) {
@@ -278,6 +309,11 @@ public final class DeterminismCheck {
      * Adds an input message, as {@link ComputationHarness#message(String, Map, long)}: numbers are
      * widened to the field's type, fields left out take their default (checked when the check
      * runs).
+     *
+     * @param streamId an input stream of the computation
+     * @param fields the payload's fields by name
+     * @param eventTimestampNanos the message's event timestamp, nanoseconds
+     * @return this check
      */
     public DeterminismCheck message(String streamId, Map<String, ?> fields, long eventTimestampNanos) {
         inputs.add(new Given(Objects.requireNonNull(streamId, "streamId"), null,
@@ -286,7 +322,14 @@ public final class DeterminismCheck {
         return this;
     }
 
-    /** Adds an input message with a record of the stream's schema, as {@link ComputationHarness#message}. */
+    /**
+     * Adds an input message with a record of the stream's schema, as {@link ComputationHarness#message}.
+     *
+     * @param streamId an input stream of the computation
+     * @param payload a record of the stream's schema
+     * @param eventTimestampNanos the message's event timestamp, nanoseconds
+     * @return this check
+     */
     public DeterminismCheck message(String streamId, GenericRecord payload, long eventTimestampNanos) {
         inputs.add(new Given(Objects.requireNonNull(streamId, "streamId"), Objects.requireNonNull(payload, "payload"),
                 null, eventTimestampNanos));
@@ -297,6 +340,8 @@ public final class DeterminismCheck {
      * How many inputs the run with a restart processes before restarting; by default half the
      * inputs, rounded down.
      *
+     * @param inputCount the number of inputs before the restart
+     * @return this check
      * @throws IllegalArgumentException if negative
      */
     public DeterminismCheck restartAfter(int inputCount) {
@@ -311,6 +356,9 @@ public final class DeterminismCheck {
      * How much later the clock ({@code currentTimeNanos()}) is in the second run, and after the
      * restart, than in the first run (which starts at {@link ComputationHarness#DEFAULT_CLOCK_START});
      * {@link Duration#ZERO} keeps one clock for all runs. Default {@link #DEFAULT_CLOCK_SHIFT}.
+     *
+     * @param shift how much later the later runs' clock is
+     * @return this check
      */
     public DeterminismCheck clockShift(Duration shift) {
         this.clockShift = Objects.requireNonNull(shift, "shift");
@@ -320,6 +368,7 @@ public final class DeterminismCheck {
     /**
      * Runs the three runs and compares them.
      *
+     * @return the report of the three runs
      * @throws IllegalStateException if no input was added, or {@link #restartAfter} exceeds the
      *     number of inputs
      * @throws IllegalArgumentException if an input is not a valid message of an input stream of
@@ -351,6 +400,7 @@ public final class DeterminismCheck {
     /**
      * Runs the check and asserts that it found no difference.
      *
+     * @return the report, when it found no difference
      * @throws AssertionError describing the first difference
      */
     public Report assertDeterministic() {

@@ -259,7 +259,11 @@ public final class EmbeddedKafkaCluster implements KafkaCluster {
         return bootstrapServers;
     }
 
-    /** The number of brokers, not counting a separate controller node. */
+    /**
+     * The number of brokers, not counting a separate controller node.
+     *
+     * @return the number of brokers
+     */
     public int brokers() {
         return brokers;
     }
@@ -288,7 +292,11 @@ public final class EmbeddedKafkaCluster implements KafkaCluster {
         return props;
     }
 
-    /** Whether {@link #close()} has been called. */
+    /**
+     * Whether {@link #close()} has been called.
+     *
+     * @return true once closed
+     */
     public boolean isClosed() {
         return closed;
     }

@@ -62,6 +62,10 @@ public final class ExactlyOnceChecker {
         /**
          * Copies and validates the parts.
          *
+         * @param lost expected ids never seen
+         * @param duplicated ids seen more than once, with the number of times seen
+         * @param unexpected ids seen but not expected
+         * @param total records read, not negative
          * @throws IllegalArgumentException if {@code total} is negative
          */
         public Report {
@@ -73,7 +77,11 @@ public final class ExactlyOnceChecker {
             }
         }
 
-        /** Whether every expected id was seen exactly once and nothing else was seen. */
+        /**
+         * Whether every expected id was seen exactly once and nothing else was seen.
+         *
+         * @return true if nothing was lost, duplicated or unexpected
+         */
         public boolean isExact() {
             return lost.isEmpty() && duplicated.isEmpty() && unexpected.isEmpty();
         }
@@ -102,6 +110,7 @@ public final class ExactlyOnceChecker {
      *
      * @param seenIds every id read, once per record, in any order
      * @param expectedIds the ids that should each appear exactly once
+     * @return what was lost, duplicated and unexpected
      */
     public static Report compare(Collection<String> seenIds, Set<String> expectedIds) {
         Objects.requireNonNull(seenIds, "seenIds");
@@ -132,7 +141,12 @@ public final class ExactlyOnceChecker {
     /**
      * Reads {@code topic} with the default id extractor, {@link #defaultId}, and compares.
      *
+     * @param cluster the cluster holding the topic
+     * @param topic the topic to read
+     * @param expectedIds the ids that should each appear exactly once
+     * @param bound how long to read at most
      * @see #check(KafkaCluster, String, Set, Duration, Function)
+     * @return what was lost, duplicated and unexpected
      */
     public static Report check(KafkaCluster cluster, String topic, Set<String> expectedIds,
             Duration bound) {
@@ -154,6 +168,7 @@ public final class ExactlyOnceChecker {
      * @param expectedIds the ids that should each appear exactly once
      * @param bound how long to read at most; must be positive
      * @param idOf extracts a message id from each record; must not return null
+     * @return what was lost, duplicated and unexpected
      * @throws IllegalArgumentException if {@code bound} is not positive
      * @throws NullPointerException if {@code idOf} returns null
      * @throws org.apache.kafka.common.KafkaException if the consumer fails
@@ -200,6 +215,9 @@ public final class ExactlyOnceChecker {
     /**
      * The default id of a record: the {@value #ID_HEADER} header's bytes in lowercase hex if the
      * header is present, else the key as UTF-8, else {@code <no id at topic-partition@offset>}.
+     *
+     * @param record a record read from the topic
+     * @return the record's id
      */
     public static String defaultId(ConsumerRecord<byte[], byte[]> record) {
         Header header = record.headers().lastHeader(ID_HEADER);

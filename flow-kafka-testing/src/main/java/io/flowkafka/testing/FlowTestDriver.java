@@ -135,6 +135,7 @@ public final class FlowTestDriver implements AutoCloseable {
      * move. Not passed on to the pipeline.
      */
     public static final String PIPE_WATERMARKS_CONFIG = "flow.testing.pipe.watermarks";
+    /** A plain-text description of {@value #PIPE_WATERMARKS_CONFIG} and its values. */
     public static final String PIPE_WATERMARKS_DOC = "How the watermark of an internal stream that a test pipes "
             + "messages into moves: 'explicit' (the default): only by advanceWatermark and completeStream; 'follow': "
             + "each pipe also advances the stream's event watermark to the largest event timestamp piped into it so "
@@ -143,6 +144,7 @@ public final class FlowTestDriver implements AutoCloseable {
     public static final String PIPE_WATERMARKS_EXPLICIT = "explicit";
     /** {@value #PIPE_WATERMARKS_CONFIG} value: a pipe also advances the stream's watermark to its largest event timestamp so far. */
     public static final String PIPE_WATERMARKS_FOLLOW = "follow";
+    /** The default of {@value #PIPE_WATERMARKS_CONFIG}: {@value #PIPE_WATERMARKS_EXPLICIT}. */
     public static final String PIPE_WATERMARKS_DEFAULT = PIPE_WATERMARKS_EXPLICIT;
 
     /** Header marking control records (watermarks, completion) on internal topics; they are not messages. */
@@ -218,6 +220,8 @@ public final class FlowTestDriver implements AutoCloseable {
     /**
      * A driver for {@code spec} with default properties.
      *
+     * @param spec the pipeline to run; process functions come from its suppliers or classes
+     * @return a new driver, which the test should close
      * @throws io.flowkafka.spec.InvalidSpecException listing every error of the spec
      */
     public static FlowTestDriver create(PipelineSpec spec) {
@@ -228,6 +232,9 @@ public final class FlowTestDriver implements AutoCloseable {
      * A driver for {@code spec} deployed with {@code props} ({@code flow.*} keys, Kafka Streams
      * keys, and {@value #WALL_CLOCK_START_CONFIG}); {@code props} is copied, not kept.
      *
+     * @param spec the pipeline to run
+     * @param props the driver and pipeline properties
+     * @return a new driver, which the test should close
      * @throws io.flowkafka.spec.InvalidSpecException listing every error of the spec
      * @throws org.apache.kafka.common.config.ConfigException for a bad {@code flow.*} property
      * @throws IllegalArgumentException if {@value #WALL_CLOCK_START_CONFIG} is not an instant
@@ -243,6 +250,8 @@ public final class FlowTestDriver implements AutoCloseable {
      * YAML if its name ends in {@code .yaml} or {@code .yml}), with default properties. Process
      * functions are the classes its {@code processing_function} fields name.
      *
+     * @param specFile a {@code .json}, {@code .yaml} or {@code .yml} spec file
+     * @return a new driver, which the test should close
      * @throws io.flowkafka.spec.InvalidSpecException listing every error of the spec (a syntax error
      *     with the file, line and column)
      * @throws java.io.UncheckedIOException if the file cannot be read
@@ -255,6 +264,9 @@ public final class FlowTestDriver implements AutoCloseable {
      * A driver for the spec in a JSON or YAML file, deployed with {@code props}; as
      * {@link #create(Path)} and {@link #create(PipelineSpec, Properties)}.
      *
+     * @param specFile a {@code .json}, {@code .yaml} or {@code .yml} spec file
+     * @param props the driver and pipeline properties; copied, not kept
+     * @return a new driver, which the test should close
      * @throws io.flowkafka.spec.InvalidSpecException listing every error of the spec, or every
      *     warning with {@code flow.spec.warnings=fail}
      * @throws java.io.UncheckedIOException if the file cannot be read
@@ -268,6 +280,8 @@ public final class FlowTestDriver implements AutoCloseable {
     /**
      * The spec's warnings, logged at WARN when the driver was created (with
      * {@code flow.spec.warnings=fail} they would have failed {@code create}).
+     *
+     * @return the spec's warnings, empty if none
      */
     public List<io.flowkafka.spec.SpecProblem> specWarnings() {
         return runtime.specWarnings();
@@ -371,7 +385,10 @@ public final class FlowTestDriver implements AutoCloseable {
      * Pipes a message into an internal stream, its payload built from {@code fields}; see
      * {@link #pipe(String, GenericRecord, long)}.
      *
+     * @param streamId an internal stream that some computation reads
      * @param fields payload fields by name; a missing field takes its default, or null if nullable
+     * @param eventTimestampNanos the event timestamp, nanoseconds since the epoch
+     * @return the id given to the message
      * @throws IllegalArgumentException as {@link #pipe(String, GenericRecord, long)}, and if a
      *     field is unknown or a required field is missing
      */
@@ -390,7 +407,9 @@ public final class FlowTestDriver implements AutoCloseable {
      * an {@code event_timestamp_column}, then that field is). A source stream's watermark follows
      * the data, as with {@link #pipeSource}.
      *
+     * @param streamId a stream that some computation reads: internal or source
      * @param fields payload fields by name; a missing field takes its default, or null if nullable
+     * @param eventTime the message's event time (and, for a source stream, the record's timestamp)
      * @throws IllegalArgumentException if the stream is unknown or read by no computation, a field
      *     is unknown or a required one missing, or a source stream's source reads with a
      *     {@code value_serde} or {@code key_column} (pipe its records' bytes with {@link #pipeSource})
@@ -454,6 +473,8 @@ public final class FlowTestDriver implements AutoCloseable {
      * Advances the event watermark of an internal stream to an instant; see
      * {@link #advanceWatermark(String, long)}.
      *
+     * @param streamId an internal stream that some computation reads
+     * @param eventWatermark the new event watermark
      * @throws ArithmeticException if the instant does not fit in nanoseconds since the epoch
      */
     public void advanceWatermark(String streamId, Instant eventWatermark) {
@@ -470,6 +491,7 @@ public final class FlowTestDriver implements AutoCloseable {
      * before the call returns. Piping into the stream
      * afterwards is rejected. Idempotent.
      *
+     * @param streamId the internal stream to complete
      * @throws IllegalArgumentException if the stream is unknown, is a source stream (use
      *     {@link #completeSource}), or is read by no computation
      */
@@ -553,6 +575,8 @@ public final class FlowTestDriver implements AutoCloseable {
      * Holds back (or releases) the timers of every timer-stream group writing to {@code streamId},
      * as an exceeded output limit would.
      *
+     * @param streamId a stream of the pipeline
+     * @param blocked true to hold the timers back, false to release them
      * @throws IllegalArgumentException if the pipeline has no such stream
      */
     public void blockOutputStream(String streamId, boolean blocked) {
@@ -564,6 +588,7 @@ public final class FlowTestDriver implements AutoCloseable {
      * Advances the wall clock (the system time of new messages and of
      * {@link io.flowkafka.api.RuntimeContext#currentTimeNanos()}) and runs what became due.
      *
+     * @param advance how far to move the wall clock, not negative
      * @throws IllegalArgumentException if {@code advance} is negative
      */
     public void advanceWallClockTime(Duration advance) {
@@ -582,6 +607,8 @@ public final class FlowTestDriver implements AutoCloseable {
      * became due after each step (Kafka Streams runs a wall-clock punctuator at most once per
      * advance, so key visitors and real-time timers need small steps to see time pass evenly).
      *
+     * @param advance how far to move the wall clock in total
+     * @param step the largest single move; the last step may be shorter
      * @throws IllegalArgumentException if {@code advance} is negative or {@code step} not positive
      */
     public void advanceWallClockTime(Duration advance, Duration step) {
@@ -619,6 +646,7 @@ public final class FlowTestDriver implements AutoCloseable {
      * default), and completion flows downstream at once; records piped to the topic later are
      * ignored, as records beyond a finite source's bound are.
      *
+     * @param topic a topic that a finite source reads
      * @throws IllegalArgumentException if no finite source reads {@code topic}
      */
     public void completeSource(String topic) {
@@ -632,6 +660,9 @@ public final class FlowTestDriver implements AutoCloseable {
      * The committed coverage of a key-visitor stream (pass, pass start, per-bucket progress,
      * final-pass flags), or empty before the visitor's first step.
      *
+     * @param computationId the computation declaring the key-visitor stream
+     * @param visitorStream the key-visitor stream's id
+     * @return the committed coverage, or empty before the visitor's first step
      * @throws IllegalArgumentException if the computation has no such key-visitor stream
      */
     public Optional<KeyVisitorCoverage> keyVisitorCoverage(String computationId, String visitorStream) {
@@ -649,6 +680,8 @@ public final class FlowTestDriver implements AutoCloseable {
      * The committed pending timers of a computation, per timer stream in spec order and in the order
      * they will fire within a stream.
      *
+     * @param computationId the computation
+     * @return the pending timers, empty if none
      * @throws IllegalArgumentException if the computation is unknown or declares no timer streams
      */
     public List<io.flowkafka.api.Timer> pendingTimers(String computationId) {
@@ -665,8 +698,10 @@ public final class FlowTestDriver implements AutoCloseable {
     /**
      * The committed pending timers of one key of a computation, in firing order.
      *
+     * @param computationId the computation
      * @param key a record with the computation's {@code group_by_schema} columns, by name, the
      *     uint64 hash column included; {@link #pendingTimers(String, Map)} computes that one
+     * @return the key's pending timers, empty if none
      */
     public List<io.flowkafka.api.Timer> pendingTimers(String computationId, GenericRecord key) {
         Objects.requireNonNull(key, "key");
@@ -678,6 +713,9 @@ public final class FlowTestDriver implements AutoCloseable {
      * its columns: for {@code group_by_schema} {@code [hash = farm_hash(user_id), user_id]},
      * {@code pendingTimers("sessions", Map.of("user_id", "alice"))}. See {@link #key(String, Map)}.
      *
+     * @param computationId the computation
+     * @param keyColumns the key's {@code group_by_schema} columns by name; a computed column may be left out
+     * @return the key's pending timers, empty if none
      * @throws IllegalArgumentException as {@link #pendingTimers(String)} and {@link #key(String, Map)}
      */
     public List<io.flowkafka.api.Timer> pendingTimers(String computationId, Map<String, ?> keyColumns) {
@@ -691,7 +729,9 @@ public final class FlowTestDriver implements AutoCloseable {
      * the expression reads (a column copied from a payload field stands for that field). Integers
      * may be given for int64 columns, any {@link CharSequence} for strings.
      *
+     * @param computationId the computation whose key to build
      * @param keyColumns the key's columns; a computed one, if given, is taken as is
+     * @return a record of the computation's key schema
      * @throws IllegalArgumentException if the computation is unknown, a name is not one of its key
      *     columns, a column copied from the payload is missing, the hash expression reads a field
      *     no given column stands for, or a value has the wrong type
@@ -713,19 +753,33 @@ public final class FlowTestDriver implements AutoCloseable {
         return true;
     }
 
-    /** Changes the dynamic spec, as {@link FlowRuntime#reconfigure(Map)} does on a running pipeline. */
+    /**
+     * Changes the dynamic spec, as {@link FlowRuntime#reconfigure(Map)} does on a running pipeline.
+     *
+     * @param dynamicSpecChange the dynamic spec settings to change, by name
+     */
     public void reconfigure(Map<String, ?> dynamicSpecChange) {
         checkOpen();
         runtime.reconfigure(dynamicSpecChange);
     }
 
-    /** Changes one key-visitor stream's dynamic settings, as {@link FlowRuntime#reconfigureKeyVisitor} does. */
+    /**
+     * Changes one key-visitor stream's dynamic settings, as {@link FlowRuntime#reconfigureKeyVisitor} does.
+     *
+     * @param computationId the computation declaring the key-visitor stream
+     * @param visitorStream the key-visitor stream's id
+     * @param settings the dynamic settings to change, by name
+     */
     public void reconfigureKeyVisitor(String computationId, String visitorStream, Map<String, ?> settings) {
         checkOpen();
         runtime.reconfigureKeyVisitor(computationId, visitorStream, settings);
     }
 
-    /** The errors the pipeline currently reports without failing, as {@link FlowRuntime#status()}. */
+    /**
+     * The errors the pipeline currently reports without failing, as {@link FlowRuntime#status()}.
+     *
+     * @return the current errors, empty if none
+     */
     public List<io.flowkafka.runtime.StatusError> status() {
         return runtime.status();
     }
@@ -734,6 +788,8 @@ public final class FlowTestDriver implements AutoCloseable {
      * The computations whose task reported completion so far (on the driver each computation has
      * one task): every input and finite source completed, every event- and system-time timer fired,
      * every finite key visitor finished.
+     *
+     * @return the ids of the completed computations
      */
     public Set<String> completedComputations() {
         checkOpen();
@@ -747,17 +803,29 @@ public final class FlowTestDriver implements AutoCloseable {
         return Set.copyOf(completed);
     }
 
-    /** Whether every computation of the pipeline completed (a finite pipeline ran to its end). */
+    /**
+     * Whether every computation of the pipeline completed (a finite pipeline ran to its end).
+     *
+     * @return true once every computation completed
+     */
     public boolean isCompleted() {
         return completedComputations().containsAll(spec.computations().keySet());
     }
 
-    /** The registry with flow-kafka's metrics of this driver's pipeline. */
+    /**
+     * The registry with flow-kafka's metrics of this driver's pipeline.
+     *
+     * @return the driver's meter registry
+     */
     public io.micrometer.core.instrument.MeterRegistry meterRegistry() {
         return runtime.meterRegistry();
     }
 
-    /** The current wall-clock time of the driver. */
+    /**
+     * The current wall-clock time of the driver.
+     *
+     * @return the driver's wall-clock time
+     */
     public Instant wallClockTime() {
         return wallClock;
     }
@@ -770,6 +838,8 @@ public final class FlowTestDriver implements AutoCloseable {
      * (readers with different keys) is read from the first, {@code <pipeline>.<stream>}; each
      * message's {@link Message#getKey() key} is that topic's reader's key.
      *
+     * @param streamId an internal stream of the pipeline
+     * @return the messages written since the last read, empty if none
      * @throws IllegalArgumentException if the stream is unknown or has no internal topic (a source
      *     stream, or a stream only written to sinks: read those with {@link #readTopic})
      */
@@ -797,6 +867,8 @@ public final class FlowTestDriver implements AutoCloseable {
      * written only to sinks (no computation reads it), decoded from its first sink topic (a read
      * of that topic with {@link #readTopic} or {@link #readSinkJson} consumes the same records).
      *
+     * @param streamId a stream of the pipeline written by a computation
+     * @return the payloads written since the last read, empty if none
      * @throws IllegalArgumentException if the stream is unknown, is a source stream, or is written
      *     only by sinks that write a {@code payload_column} or a {@code value_serde} format
      */
@@ -818,6 +890,8 @@ public final class FlowTestDriver implements AutoCloseable {
      * Reads and consumes the raw records written to a topic of the pipeline (a sink topic, an
      * internal topic or the dead-letter topic) since the last read.
      *
+     * @param topic a topic the pipeline writes
+     * @return the records written since the last read, empty if none
      * @throws IllegalArgumentException if the pipeline writes no such topic
      */
     public List<TestRecord<byte[], byte[]>> readTopic(String topic) {
@@ -837,6 +911,8 @@ public final class FlowTestDriver implements AutoCloseable {
      * Reads and consumes the values written to a sink topic, as UTF-8 strings (a null value reads
      * as {@code "null"}).
      *
+     * @param topic a sink topic of the pipeline
+     * @return the values written since the last read, empty if none
      * @throws IllegalArgumentException if the pipeline writes no such topic
      */
     public List<String> readSinkJson(String topic) {
@@ -845,7 +921,11 @@ public final class FlowTestDriver implements AutoCloseable {
                 .toList();
     }
 
-    /** Reads and consumes the records sent to the dead-letter topic {@code <pipeline>.dlq}. */
+    /**
+     * Reads and consumes the records sent to the dead-letter topic {@code <pipeline>.dlq}.
+     *
+     * @return the dead letters sent since the last read, empty if none
+     */
     public List<DeadLetter> readDeadLetters() {
         return readTopic(codecs.deadLetterTopic()).stream().map(DeadLetter::of).toList();
     }
@@ -853,6 +933,8 @@ public final class FlowTestDriver implements AutoCloseable {
     /**
      * The committed value of state {@code stateName} of {@code key} in a computation.
      *
+     * @param computationId the computation holding the state
+     * @param stateName the Avro state's name
      * @param key a record with the computation's {@code group_by_schema} columns, by name
      * @return the value, or empty when the key has no such state (never set, or cleared)
      * @throws IllegalArgumentException if the computation is unknown or declares no Avro state
@@ -881,6 +963,9 @@ public final class FlowTestDriver implements AutoCloseable {
      * columns, as {@link #key(String, Map)} takes them: for {@code [hash = farm_hash(user), user]},
      * {@code state("count", "totals", Map.of("user", "alice"))}.
      *
+     * @param computationId the computation holding the state
+     * @param stateName the Avro state's name
+     * @param keyColumns the key's {@code group_by_schema} columns by name; a computed column may be left out
      * @return the value, or empty when the key has no such state (never set, or cleared)
      * @throws IllegalArgumentException as {@link #key(String, Map)}, and if the computation
      *     declares no Avro state {@code stateName}
@@ -894,8 +979,12 @@ public final class FlowTestDriver implements AutoCloseable {
      * {@code inputStreamId} maps to, computed like the computation does
      * ({@code group_by_schema} expressions).
      *
+     * @param computationId the computation holding the state
+     * @param stateName the Avro state's name
+     * @param inputStreamId an input or source stream of the computation
      * @param payloadFields payload fields by name: only those the key reads are needed (others,
      *     if given, are ignored); a field not given takes its default
+     * @return the value, or empty when the key has no such state (never set, or cleared)
      * @throws IllegalArgumentException if the computation or stream is unknown, the stream is not
      *     an input or source of the computation, a field is unknown, a field the key reads is
      *     missing, or the computation declares no Avro state {@code stateName}
@@ -916,7 +1005,11 @@ public final class FlowTestDriver implements AutoCloseable {
         return state(computationId, stateName, key);
     }
 
-    /** The compiled topology the driver runs. */
+    /**
+     * The compiled topology the driver runs.
+     *
+     * @return the topology
+     */
     public Topology topology() {
         return runtime.topology();
     }
@@ -956,7 +1049,19 @@ public final class FlowTestDriver implements AutoCloseable {
     public record DeadLetter(byte @Nullable [] key, byte @Nullable [] value, String errorClass, String errorMessage,
             String computation, String stage, String sourceTopic, int sourcePartition, long sourceOffset) {
 
-        /** Copies the arrays; every string must be non-null. */
+        /**
+         * Copies the arrays; every string must be non-null.
+         *
+         * @param key the original key bytes, or null
+         * @param value the original value bytes, or null
+         * @param errorClass the class of the exception that failed the record
+         * @param errorMessage its message, empty if none
+         * @param computation the computation that failed
+         * @param stage what it was doing
+         * @param sourceTopic the topic of the failed input
+         * @param sourcePartition its partition, -1 if unknown
+         * @param sourceOffset its offset, -1 if unknown
+         */
         public DeadLetter {
             Objects.requireNonNull(errorClass, "errorClass");
             Objects.requireNonNull(errorMessage, "errorMessage");
@@ -987,24 +1092,40 @@ public final class FlowTestDriver implements AutoCloseable {
             }
         }
 
-        /** A copy of the original key, or null. */
+        /**
+         * A copy of the original key, or null.
+         *
+         * @return a copy of the original key, or null
+         */
         @Override
         public byte @Nullable [] key() {
             return key == null ? null : key.clone();
         }
 
-        /** A copy of the original value, or null. */
+        /**
+         * A copy of the original value, or null.
+         *
+         * @return a copy of the original value, or null
+         */
         @Override
         public byte @Nullable [] value() {
             return value == null ? null : value.clone();
         }
 
-        /** The original key as UTF-8, or null. */
+        /**
+         * The original key as UTF-8, or null.
+         *
+         * @return the original key as UTF-8, or null
+         */
         public @Nullable String keyAsString() {
             return key == null ? null : new String(key, StandardCharsets.UTF_8);
         }
 
-        /** The original value as UTF-8, or null. */
+        /**
+         * The original value as UTF-8, or null.
+         *
+         * @return the original value as UTF-8, or null
+         */
         public @Nullable String valueAsString() {
             return value == null ? null : new String(value, StandardCharsets.UTF_8);
         }

@@ -63,8 +63,10 @@ public enum FlowTestLevel {
      * clock of the driver on the driver. Not passed on to the pipeline.
      */
     public static final String AWAIT_BOUND_MS_CONFIG = "flow.testing.await.bound.ms";
+    /** A plain-text description of {@value #AWAIT_BOUND_MS_CONFIG}. */
     public static final String AWAIT_BOUND_MS_DOC = "How long, in milliseconds, awaitPayloads and awaitCompleted "
             + "wait: real time on the broker level, driver wall-clock time on the driver level.";
+    /** The default of {@value #AWAIT_BOUND_MS_CONFIG}: one minute. */
     public static final long AWAIT_BOUND_MS_DEFAULT = 60_000L;
 
     /** The partition count of the source topics that the {@link #BROKER} level creates when the spec's do not exist. */
@@ -75,6 +77,9 @@ public enum FlowTestLevel {
      * computation under test (the one the harness runs; on the other levels the whole pipeline
      * runs, and the id serves {@link PipelineUnderTest#advanceWatermark(long)}).
      *
+     * @param spec the pipeline spec
+     * @param computationId the computation under test
+     * @return the open pipeline; close it after the test
      * @throws io.flowkafka.spec.InvalidSpecException listing every error of the spec
      * @throws IllegalArgumentException if the spec has no such computation
      */
@@ -85,6 +90,8 @@ public enum FlowTestLevel {
     /**
      * Opens the whole pipeline on this level, without a computation under test.
      *
+     * @param spec the pipeline spec
+     * @return the open pipeline; close it after the test
      * @throws UnsupportedOperationException on {@link #HARNESS}, which runs one computation
      */
     public PipelineUnderTest open(PipelineSpec spec) {
@@ -101,7 +108,10 @@ public enum FlowTestLevel {
      * {@value FlowTestDriver#PIPE_WATERMARKS_CONFIG} and {@value #AWAIT_BOUND_MS_CONFIG}, which
      * every level honours. {@code props} is copied.
      *
+     * @param spec the pipeline spec
      * @param computationId the computation under test, or null (not on {@link #HARNESS})
+     * @param props the properties; copied, not kept
+     * @return the open pipeline; close it after the test
      * @throws io.flowkafka.spec.InvalidSpecException listing every error of the spec
      * @throws IllegalArgumentException if the spec has no such computation, or a testing property
      *     has a bad value

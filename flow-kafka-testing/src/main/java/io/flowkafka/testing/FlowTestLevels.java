@@ -46,6 +46,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @TestTemplate
 @ExtendWith(FlowTestLevelsExtension.class)
 public @interface FlowTestLevels {
-    /** The levels, in the order they run. */
+    /**
+     * The levels, in the order they run.
+     *
+     * @return the levels to run the test on
+     */
     FlowTestLevel[] value() default {FlowTestLevel.HARNESS, FlowTestLevel.DRIVER, FlowTestLevel.BROKER};
 }

@@ -44,11 +44,26 @@ public final class HarnessResult {
      */
     public record Output(MessageId messageId, String streamId, GenericRecord payload, long eventTimestamp,
             long systemTimestamp, List<MessageId> parentIds) {
+        /**
+         * Copies {@code parentIds}.
+         *
+         * @param messageId the output's id
+         * @param streamId the output stream
+         * @param payload the payload as a consumer would read it
+         * @param eventTimestamp the event timestamp, nanoseconds
+         * @param systemTimestamp the system timestamp, nanoseconds
+         * @param parentIds the ids of the output's parents
+         */
         public Output {
             parentIds = List.copyOf(parentIds);
         }
 
-        /** A payload field, with {@code Utf8} strings turned into {@code String}s. */
+        /**
+         * A payload field, with {@code Utf8} strings turned into {@code String}s.
+         *
+         * @param field the payload field's name
+         * @return the field's value, or null if it is null
+         */
         public @Nullable Object get(String field) {
             Object v = payload.get(field);
             return v instanceof CharSequence s ? s.toString() : v;
@@ -64,13 +79,24 @@ public final class HarnessResult {
      *     decodes), empty when the call cleared it
      */
     public record StateChange(String state, GenericRecord key, Optional<Object> value) {
+        /**
+         * Checks that no component is null.
+         *
+         * @param state the state name
+         * @param key the key whose state changed
+         * @param value the new value, empty when the call cleared it
+         */
         public StateChange {
             Objects.requireNonNull(state, "state");
             Objects.requireNonNull(key, "key");
             Objects.requireNonNull(value, "value");
         }
 
-        /** Whether the call cleared the state. */
+        /**
+         * Whether the call cleared the state.
+         *
+         * @return true if the state was cleared
+         */
         public boolean cleared() {
             return value.isEmpty();
         }
@@ -78,6 +104,7 @@ public final class HarnessResult {
         /**
          * The new value as an Avro record.
          *
+         * @return the new value
          * @throws AssertionError if the call cleared the state, or its value is not an Avro record
          */
         public GenericRecord record() {
@@ -113,32 +140,56 @@ public final class HarnessResult {
         this.failure = failure;
     }
 
-    /** What the call processed. */
+    /**
+     * What the call processed.
+     *
+     * @return the kind of input: message, timer or visit
+     */
     public InputKind kind() {
         return kind;
     }
 
-    /** The input stream, timer stream or key-visitor stream of the call. */
+    /**
+     * The input stream, timer stream or key-visitor stream of the call.
+     *
+     * @return the stream's id
+     */
     public String stream() {
         return stream;
     }
 
-    /** The key of the call. */
+    /**
+     * The key of the call.
+     *
+     * @return the key record
+     */
     public GenericRecord key() {
         return key;
     }
 
-    /** The id the harness gave the input message, timer or visit (the parent of the outputs). */
+    /**
+     * The id the harness gave the input message, timer or visit (the parent of the outputs).
+     *
+     * @return the input's id
+     */
     public MessageId inputId() {
         return inputId;
     }
 
-    /** Whether the process function threw (or its outputs could not be written). */
+    /**
+     * Whether the process function threw (or its outputs could not be written).
+     *
+     * @return true if the call failed
+     */
     public boolean failed() {
         return failure != null;
     }
 
-    /** The exception of a failed call: what the function threw (or the output encoding failure). */
+    /**
+     * The exception of a failed call: what the function threw (or the output encoding failure).
+     *
+     * @return the exception, or empty if the call succeeded
+     */
     public Optional<Exception> failure() {
         return Optional.ofNullable(failure);
     }
@@ -146,6 +197,7 @@ public final class HarnessResult {
     /**
      * This result, if the call succeeded.
      *
+     * @return this result
      * @throws AssertionError naming the computation and the input, with the exception as cause
      */
     public HarnessResult assertSucceeded() {
@@ -155,18 +207,32 @@ public final class HarnessResult {
         return this;
     }
 
-    /** The output messages, in the order the function added them. */
+    /**
+     * The output messages, in the order the function added them.
+     *
+     * @return the outputs, empty if none
+     */
     public List<Output> outputs() {
         assertSucceeded();
         return outputs;
     }
 
-    /** The output messages of one stream. */
+    /**
+     * The output messages of one stream.
+     *
+     * @param streamId an output stream's id
+     * @return the stream's outputs in the order added, empty if none
+     */
     public List<Output> outputs(String streamId) {
         return outputs().stream().filter(o -> o.streamId().equals(streamId)).toList();
     }
 
-    /** The payloads of one stream's output messages. */
+    /**
+     * The payloads of one stream's output messages.
+     *
+     * @param streamId an output stream's id
+     * @return the payloads in the order added, empty if none
+     */
     public List<GenericRecord> payloads(String streamId) {
         return outputs(streamId).stream().map(Output::payload).toList();
     }
@@ -175,25 +241,40 @@ public final class HarnessResult {
      * The timers the call added, after merging those of equal stream, key and trigger within the
      * call (with {@code deduplicate_equal_timestamps}); whether they stay pending next to earlier
      * timers shows in {@link ComputationHarness#pendingTimers()}.
+     *
+     * @return the timers added, empty if none
      */
     public List<HarnessTimer> timers() {
         assertSucceeded();
         return timers;
     }
 
-    /** The state changes: per state and key, the call's last write, in the order first written. */
+    /**
+     * The state changes: per state and key, the call's last write, in the order first written.
+     *
+     * @return the state changes, empty if none
+     */
     public List<StateChange> stateChanges() {
         assertSucceeded();
         return stateChanges;
     }
 
-    /** The change of state {@code name} of the call's key, if the call wrote it. */
+    /**
+     * The change of state {@code name} of the call's key, if the call wrote it.
+     *
+     * @param name the state's name
+     * @return the change, or empty if the call did not write that state of its key
+     */
     public Optional<StateChange> stateChange(String name) {
         return stateChanges().stream()
                 .filter(c -> c.state().equals(name) && ComputationHarness.sameKey(c.key(), key)).findFirst();
     }
 
-    /** Whether the call had no effect: no output, timer or state change (false if it failed). */
+    /**
+     * Whether the call had no effect: no output, timer or state change (false if it failed).
+     *
+     * @return true if the call succeeded without any effect
+     */
     public boolean isEmpty() {
         return failure == null && outputs.isEmpty() && timers.isEmpty() && stateChanges.isEmpty();
     }

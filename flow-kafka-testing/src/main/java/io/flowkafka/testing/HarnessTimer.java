@@ -35,6 +35,12 @@ public final class HarnessTimer implements Timer {
     /**
      * A timer to compare with, e.g. {@code assertThat(result.timers()).containsExactly(HarnessTimer.of("timeout",
      * key, trigger, event))}.
+     *
+     * @param streamId the timer stream
+     * @param key the timer's key
+     * @param triggerTimestamp the trigger timestamp, nanoseconds
+     * @param eventTimestamp the event timestamp, nanoseconds
+     * @return a timer equal to any timer with these four values
      */
     public static HarnessTimer of(String streamId, GenericRecord key, long triggerTimestamp, long eventTimestamp) {
         return new HarnessTimer(MessageId.of(new byte[] {0}), streamId, key, triggerTimestamp, eventTimestamp, 0L);

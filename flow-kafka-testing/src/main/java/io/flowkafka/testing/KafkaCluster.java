@@ -18,6 +18,7 @@ public interface KafkaCluster extends AutoCloseable {
     /**
      * The {@code bootstrap.servers} value clients use, such as {@code localhost:40123}.
      *
+     * @return the bootstrap servers
      * @throws IllegalStateException if the cluster is closed
      */
     String bootstrapServers();
@@ -58,6 +59,7 @@ public interface KafkaCluster extends AutoCloseable {
      *
      * <p>Do not close it: {@link #close()} does.
      *
+     * @return the shared Admin client
      * @throws IllegalStateException if the cluster is closed
      */
     Admin admin();
@@ -66,6 +68,7 @@ public interface KafkaCluster extends AutoCloseable {
      * A fresh copy of the client properties for this cluster, with {@code bootstrap.servers} set;
      * callers may modify it and pass it to any Kafka client.
      *
+     * @return a new properties object for a client
      * @throws IllegalStateException if the cluster is closed
      */
     Properties clientProperties();

@@ -30,7 +30,21 @@ public record KeyVisitorCoverage(String visitorStream, long pass, Instant passSt
         List<Boolean> bucketsDone, long visitsInPass, boolean finalPass, boolean finalPassNext, boolean completed,
         Optional<Duration> lastPassDuration) {
 
-    /** Copies {@code bucketsDone}; every argument must be non-null. */
+    /**
+     * Copies {@code bucketsDone}; every argument must be non-null.
+     *
+     * @param visitorStream the key-visitor stream
+     * @param pass the pass number, from 0
+     * @param passStart the wall-clock time the pass started
+     * @param bucketCount how many buckets a pass scans
+     * @param nextBucket the bucket the next read starts with
+     * @param bucketsDone per bucket: scanned to its end in this pass
+     * @param visitsInPass the visits of this pass so far
+     * @param finalPass whether this pass is the last one
+     * @param finalPassNext whether the pass after this one is the final one
+     * @param completed whether the final pass ended
+     * @param lastPassDuration how long the last completed pass took; empty before the first
+     */
     public KeyVisitorCoverage {
         Objects.requireNonNull(visitorStream, "visitorStream");
         Objects.requireNonNull(passStart, "passStart");

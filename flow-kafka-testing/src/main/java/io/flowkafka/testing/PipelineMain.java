@@ -24,6 +24,9 @@ public final class PipelineMain {
     /**
      * Starts {@code runtime} and blocks until the process ends; exits with status 1, after printing
      * {@code FAILED to reach RUNNING: <state>}, if it does not run within 2 minutes.
+     *
+     * @param runtime the pipeline's runtime, not started yet
+     * @throws InterruptedException if the thread is interrupted while it waits
      */
     public static void runUntilStopped(FlowRuntime runtime) throws InterruptedException {
         runtime.start();

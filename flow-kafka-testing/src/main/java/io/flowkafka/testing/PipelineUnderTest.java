@@ -65,13 +65,25 @@ import org.jspecify.annotations.Nullable;
  * pipeline on the broker and deletes its local state).
  */
 public interface PipelineUnderTest extends AutoCloseable {
-    /** The level this pipeline runs on. */
+    /**
+     * The level this pipeline runs on.
+     *
+     * @return the level
+     */
     FlowTestLevel level();
 
-    /** The spec as given to {@link FlowTestLevel#open}. */
+    /**
+     * The spec as given to {@link FlowTestLevel#open}.
+     *
+     * @return the spec
+     */
     PipelineSpec spec();
 
-    /** The computation under test named at {@link FlowTestLevel#open}, or null if none was named. */
+    /**
+     * The computation under test named at {@link FlowTestLevel#open}, or null if none was named.
+     *
+     * @return the computation's id, or null
+     */
     @Nullable String computationId();
 
     /**
@@ -81,6 +93,7 @@ public interface PipelineUnderTest extends AutoCloseable {
      * each internal topic carrying the stream that the runtime's range partitioning gives its
      * key. The system timestamp is the level's clock.
      *
+     * @param streamId an internal stream that some computation reads
      * @param fields payload fields by name, numbers in the field's type ({@code 0L} for a
      *     {@code long}); a missing field takes its default, or null if nullable
      * @param eventTimestampNanos the event timestamp, nanoseconds since the epoch
@@ -98,6 +111,8 @@ public interface PipelineUnderTest extends AutoCloseable {
      * a control record of every task of the writer computation to every partition of every
      * internal topic carrying the stream. Due timers fire.
      *
+     * @param streamId an internal stream that some computation reads
+     * @param eventWatermarkNanos the new event watermark, nanoseconds since the epoch
      * @throws IllegalArgumentException if the stream is unknown, a source stream, read by no
      *     computation, not an input of the computation under test (harness), or the watermark is
      *     below one already set for the stream
@@ -110,6 +125,7 @@ public interface PipelineUnderTest extends AutoCloseable {
      * {@link #advanceWatermark(String, long)}. A stream already past it (or completed) is left as
      * it is.
      *
+     * @param eventWatermarkNanos the new event watermark, nanoseconds since the epoch
      * @throws IllegalStateException if no computation under test was named at open
      */
     void advanceWatermark(long eventWatermarkNanos);
@@ -119,6 +135,7 @@ public interface PipelineUnderTest extends AutoCloseable {
      * +infinity, so every event- and system-time timer waiting on it fires and its readers
      * complete once all their inputs did. Idempotent.
      *
+     * @param streamId an internal stream that some computation reads
      * @throws IllegalArgumentException as {@link #advanceWatermark(String, long)}
      */
     void completeStream(String streamId);
@@ -126,6 +143,8 @@ public interface PipelineUnderTest extends AutoCloseable {
     /**
      * Reads and consumes the payloads written to a stream since the last read, without waiting.
      *
+     * @param streamId the stream to read
+     * @return the payloads written since the last read, in write order; empty if none
      * @throws IllegalArgumentException if the stream is unknown, neither an internal stream nor a
      *     stream written to a decodable sink, or not an output of the computation under test
      *     (harness)
@@ -136,6 +155,8 @@ public interface PipelineUnderTest extends AutoCloseable {
      * Reads and consumes the payloads written to a stream since the last read once there are at
      * least {@code count} of them; see the class comment for what waiting means on each level.
      *
+     * @param streamId the stream to read
+     * @param count how many payloads to wait for
      * @return every payload read, at least {@code count}
      * @throws AssertionError if fewer than {@code count} arrived within the bound, naming how many
      * @throws IllegalArgumentException as {@link #readPayloads}
@@ -146,6 +167,10 @@ public interface PipelineUnderTest extends AutoCloseable {
      * The committed value of state {@code stateName} of a computation for the key that a payload of
      * its input {@code inputStreamId} maps to.
      *
+     * @param computationId the computation holding the state
+     * @param stateName the Avro state's name
+     * @param inputStreamId an input stream of the computation
+     * @param payloadFields payload fields by name; only those the key reads are needed
      * @return the value, or empty when the key has no such state (never set, or cleared)
      * @throws IllegalArgumentException if the computation, state or stream is unknown, or (harness)
      *     the computation is not the one under test
@@ -157,12 +182,15 @@ public interface PipelineUnderTest extends AutoCloseable {
      * The computations whose every task reported completion so far (on the harness: the
      * computation under test once every input completed and no event- or system-time timer is
      * pending).
+     *
+     * @return the ids of the completed computations
      */
     Set<String> completedComputations();
 
     /**
      * Waits until a computation completed; see the class comment for what waiting means.
      *
+     * @param computationId the computation to wait for
      * @throws AssertionError if it did not complete within the bound
      */
     void awaitCompleted(String computationId);

@@ -90,7 +90,19 @@ public final class SchemaRegistryReplayServer implements AutoCloseable {
      */
     public record Exchange(String name, String method, String path, Map<String, String> headers,
             @Nullable JsonNode body, int status, @Nullable JsonNode responseBody, long delayMs) {
-        /** Checks the fields and copies the headers. */
+        /**
+         * Checks the fields and copies the headers.
+         *
+         * @param name what the exchange shows; appears in failure messages
+         * @param method the HTTP method
+         * @param path the raw path with its query; must start with {@code /}
+         * @param headers request headers that must be present with these values
+         * @param body the request body as JSON, or null
+         * @param status the response status, 100 to 599
+         * @param responseBody the response body as JSON, or null for an empty body
+         * @param delayMs the delay before answering, milliseconds, not negative
+         * @throws IllegalArgumentException if the path, status or delay is out of range
+         */
         public Exchange {
             Objects.requireNonNull(name, "name");
             Objects.requireNonNull(method, "method");
@@ -107,7 +119,11 @@ public final class SchemaRegistryReplayServer implements AutoCloseable {
             }
         }
 
-        /** {@code METHOD path}, as a request line shows it. */
+        /**
+         * {@code METHOD path}, as a request line shows it.
+         *
+         * @return the method and path, separated by a space
+         */
         public String requestLine() {
             return method + " " + path;
         }
@@ -122,12 +138,24 @@ public final class SchemaRegistryReplayServer implements AutoCloseable {
      * @param body the body as text; empty when there was none
      */
     public record Request(String method, String path, Map<String, String> headers, String body) {
-        /** Copies the headers. */
+        /**
+         * Copies the headers.
+         *
+         * @param method the HTTP method
+         * @param path the raw path with its query
+         * @param headers the request headers
+         * @param body the body as text
+         */
         public Request {
             headers = Map.copyOf(headers);
         }
 
-        /** The value of a header, name compared ignoring case; null when absent. */
+        /**
+         * The value of a header, name compared ignoring case; null when absent.
+         *
+         * @param name the header's name, in any case
+         * @return the header's first value, or null
+         */
         public @Nullable String header(String name) {
             return headers.get(name.toLowerCase(Locale.ROOT));
         }
@@ -154,6 +182,8 @@ public final class SchemaRegistryReplayServer implements AutoCloseable {
     /**
      * Starts a server that replays {@code exchanges}, tried in order.
      *
+     * @param exchanges the exchanges to replay; a request gets the first one it matches
+     * @return the running server; close it to stop it
      * @throws UncheckedIOException if no port can be bound on 127.0.0.1
      */
     public static SchemaRegistryReplayServer start(List<Exchange> exchanges) {
@@ -168,6 +198,7 @@ public final class SchemaRegistryReplayServer implements AutoCloseable {
      * Starts a server that replays the exchanges of the given exchange files, in the order given.
      *
      * @param resources class-path resource names, such as {@code registry/exchanges/register.json}
+     * @return the running server; close it to stop it
      * @throws IllegalArgumentException if a resource is missing or is not a valid exchange file;
      *     the message names the resource and the field
      * @throws UncheckedIOException if no port can be bound on 127.0.0.1
@@ -183,6 +214,8 @@ public final class SchemaRegistryReplayServer implements AutoCloseable {
     /**
      * Reads the exchanges of an exchange file on the class path (format in the class comment).
      *
+     * @param resource a class-path resource name, such as {@code registry/exchanges/register.json}
+     * @return the file's exchanges, in file order
      * @throws IllegalArgumentException if the resource is missing or is not a valid exchange file
      */
     public static List<Exchange> loadResource(String resource) {
@@ -226,22 +259,38 @@ public final class SchemaRegistryReplayServer implements AutoCloseable {
         return result;
     }
 
-    /** The base URL to give a client, such as {@code http://127.0.0.1:40123}. */
+    /**
+     * The base URL to give a client, such as {@code http://127.0.0.1:40123}.
+     *
+     * @return the base URL, without a trailing slash
+     */
     public String url() {
         return "http://127.0.0.1:" + server.getAddress().getPort();
     }
 
-    /** Every request received so far, in arrival order, matched or not. */
+    /**
+     * Every request received so far, in arrival order, matched or not.
+     *
+     * @return the requests, empty if none
+     */
     public List<Request> requests() {
         return List.copyOf(requests);
     }
 
-    /** The number of requests received so far. */
+    /**
+     * The number of requests received so far.
+     *
+     * @return the number of requests
+     */
     public int requestCount() {
         return requests.size();
     }
 
-    /** The requests that no exchange matched. */
+    /**
+     * The requests that no exchange matched.
+     *
+     * @return the unmatched requests in arrival order, empty if none
+     */
     public List<Request> unexpectedRequests() {
         return List.copyOf(unexpected);
     }

@@ -40,6 +40,7 @@ public final class TestNames {
      *
      * @param testClass the test class; its simple name is used
      * @param methodName the test method's name, or null
+     * @return the names for that test
      */
     public static TestNames of(Class<?> testClass, @Nullable String methodName) {
         Objects.requireNonNull(testClass, "testClass");
@@ -51,6 +52,7 @@ public final class TestNames {
      *
      * @param className a non-empty class name
      * @param methodName the test method's name, or null
+     * @return the names for that test
      * @throws IllegalArgumentException if {@code className} is empty
      */
     public static TestNames of(String className, @Nullable String methodName) {
@@ -65,6 +67,7 @@ public final class TestNames {
      * A new unique topic name ending in {@code -<suffix>-<n>}.
      *
      * @param suffix what the topic is for, such as {@code "input"}
+     * @return the topic name
      */
     public String topic(String suffix) {
         return name(suffix);
@@ -75,12 +78,17 @@ public final class TestNames {
      * ending in {@code -<suffix>-<n>}.
      *
      * @param suffix what the application is, such as {@code "app"}
+     * @return the application id
      */
     public String applicationId(String suffix) {
         return name(suffix);
     }
 
-    /** A new unique application id with the suffix {@code app}. */
+    /**
+     * A new unique application id with the suffix {@code app}.
+     *
+     * @return the application id
+     */
     public String applicationId() {
         return name("app");
     }
@@ -90,6 +98,7 @@ public final class TestNames {
      * between tests, such as a {@code transactional.id}.
      *
      * @param suffix what the name is for; may be empty
+     * @return the name
      */
     public String name(String suffix) {
         Objects.requireNonNull(suffix, "suffix");
@@ -105,7 +114,11 @@ public final class TestNames {
         return body.substring(0, keep) + hash + "-" + n;
     }
 
-    /** The {@code <TestClass>-<testMethod>} part shared by every name. */
+    /**
+     * The {@code <TestClass>-<testMethod>} part shared by every name.
+     *
+     * @return the prefix
+     */
     public String prefix() {
         return prefix;
     }
