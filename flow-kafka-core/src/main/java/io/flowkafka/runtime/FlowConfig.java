@@ -17,6 +17,10 @@ import org.apache.kafka.common.config.ConfigException;
  * <p>Semantics live in the spec; deployment lives here. Immutable and thread-safe.
  */
 public final class FlowConfig extends AbstractConfig {
+    /**
+     * Property {@value}: prefix of the Kafka Streams {@code application.id} (and consumer group), followed
+     * by the pipeline name.
+     */
     public static final String APPLICATION_ID_PREFIX_CONFIG = "flow.application.id.prefix";
 
     /**
@@ -43,143 +47,246 @@ public final class FlowConfig extends AbstractConfig {
     public static final String SERDE_PREFIX_DOC = "Settings every pluggable serde (a source's or sink's value_serde) "
             + "receives, prefix stripped: flow.serde.schema.registry.url=http://registry:8081 configures "
             + "schema.registry.url. A source's or sink's own serde_config entries override them.";
+    /** Documentation of {@link #APPLICATION_ID_PREFIX_CONFIG}, for the generated configuration reference. */
     public static final String APPLICATION_ID_PREFIX_DOC = "Prefix of the Kafka Streams application.id, which "
             + "is also the consumer group: the application.id is this prefix followed by the pipeline name. Instances "
             + "with the same application.id share the pipeline's partitions; use a prefix to run the same pipeline "
             + "twice on one cluster (e.g. per environment).";
+    /** Default of {@link #APPLICATION_ID_PREFIX_CONFIG}: {@value}. */
     public static final String APPLICATION_ID_PREFIX_DEFAULT = "";
 
+    /**
+     * Property {@value}: prefix of every topic flow-kafka names (internal streams, dead letters, status,
+     * outboxes).
+     */
     public static final String TOPIC_PREFIX_CONFIG = "flow.topic.prefix";
+    /** Documentation of {@link #TOPIC_PREFIX_CONFIG}, for the generated configuration reference. */
     public static final String TOPIC_PREFIX_DOC = "Prefix of every topic flow-kafka names: "
             + "<prefix><pipeline>.<stream> for internal streams, <prefix><pipeline>.dlq for dead letters, "
             + "<prefix><pipeline>.status and <prefix><pipeline>.outbox.<sink>. Sink and source topics named in the "
             + "spec are used as they are.";
+    /** Default of {@link #TOPIC_PREFIX_CONFIG}: {@value}. */
     public static final String TOPIC_PREFIX_DEFAULT = "";
 
+    /**
+     * Property {@value}: {@code create} missing topics before start, or only {@code check} that they exist.
+     */
     public static final String TOPICS_MODE_CONFIG = "flow.topics.mode";
+    /** Documentation of {@link #TOPICS_MODE_CONFIG}, for the generated configuration reference. */
     public static final String TOPICS_MODE_DOC = "create: create missing internal, dead-letter and sink topics with "
             + "Admin before start; check: only check that they exist with the expected partition counts (for clusters "
             + "where the application may not create topics).";
+    /** Default of {@link #TOPICS_MODE_CONFIG}: {@value}. */
     public static final String TOPICS_MODE_DEFAULT = "create";
 
+    /** Property {@value}: replication factor of the topics flow-kafka creates; -1 for the broker default. */
     public static final String REPLICATION_FACTOR_CONFIG = "flow.topics.replication.factor";
+    /** Documentation of {@link #REPLICATION_FACTOR_CONFIG}, for the generated configuration reference. */
     public static final String REPLICATION_FACTOR_DOC = "Replication factor of the topics flow-kafka creates; -1 uses "
             + "the broker default, otherwise at least 1. Also applied to Kafka Streams' changelog topics "
             + "(replication.factor).";
+    /** Default of {@link #REPLICATION_FACTOR_CONFIG}: {@value}. */
     public static final int REPLICATION_FACTOR_DEFAULT = -1;
 
+    /**
+     * Property {@value}: {@code min.insync.replicas} of the topics flow-kafka creates; -1 for the broker
+     * default.
+     */
     public static final String MIN_INSYNC_REPLICAS_CONFIG = "flow.topics.min.insync.replicas";
+    /** Documentation of {@link #MIN_INSYNC_REPLICAS_CONFIG}, for the generated configuration reference. */
     public static final String MIN_INSYNC_REPLICAS_DOC = "min.insync.replicas of the topics flow-kafka creates; -1 "
             + "uses the broker default. Must not exceed flow.topics.replication.factor, or no write could succeed.";
+    /** Default of {@link #MIN_INSYNC_REPLICAS_CONFIG}: {@value}. */
     public static final int MIN_INSYNC_REPLICAS_DEFAULT = -1;
 
+    /**
+     * Property {@value}: whether a record that fails to decode or process goes to the dead-letter topic
+     * instead of stopping the stream thread.
+     */
     public static final String DEAD_LETTER_ENABLED_CONFIG = "flow.dead.letter.enabled";
+    /** Documentation of {@link #DEAD_LETTER_ENABLED_CONFIG}, for the generated configuration reference. */
     public static final String DEAD_LETTER_ENABLED_DOC = "true: a record that cannot be decoded or whose process-"
             + "function call throws goes to <pipeline>.dlq with the reason in headers and processing goes on; false: "
             + "such a failure stops the stream thread (see flow.stream.thread.failure).";
+    /** Default of {@link #DEAD_LETTER_ENABLED_CONFIG}: {@value}. */
     public static final boolean DEAD_LETTER_ENABLED_DEFAULT = true;
 
+    /**
+     * Property {@value}: whether a stopping instance or replaced stream thread leaves the consumer group at
+     * once.
+     */
     public static final String LEAVE_GROUP_ON_CLOSE_CONFIG = "flow.leave.group.on.close";
+    /** Documentation of {@link #LEAVE_GROUP_ON_CLOSE_CONFIG}, for the generated configuration reference. */
     public static final String LEAVE_GROUP_ON_CLOSE_DOC = "true: an instance that stops, and a stream thread replaced "
             + "after a failure, leave the consumer group, so their partitions move at once and a restart does not wait "
             + "for session.timeout.ms; false: they stay in the group until their session times out, as in Kafka "
             + "Streams, so that an instance back within the session keeps its tasks instead of moving them (with their "
             + "state) to the others and back. Static members (group.instance.id) always stay.";
+    /** Default of {@link #LEAVE_GROUP_ON_CLOSE_CONFIG}: {@value}. */
     public static final boolean LEAVE_GROUP_ON_CLOSE_DEFAULT = true;
 
+    /**
+     * Property {@value}: {@code replace} or {@code shutdown} when a stream thread dies of an input failure
+     * with dead letters disabled.
+     */
     public static final String STREAM_THREAD_FAILURE_CONFIG = "flow.stream.thread.failure";
+    /** Documentation of {@link #STREAM_THREAD_FAILURE_CONFIG}, for the generated configuration reference. */
     public static final String STREAM_THREAD_FAILURE_DOC = "What to do when a stream thread dies because an input "
             + "failed with dead letters disabled: replace (start a new thread; its tasks resume from the last commit "
             + "and retry the input) or shutdown (stop this instance; the runtime state becomes FAILED). A thread that "
             + "dies of a runtime failure (a send error, a broker problem) is always replaced: its transaction was "
             + "aborted and the new thread replays from the last commit.";
+    /** Default of {@link #STREAM_THREAD_FAILURE_CONFIG}: {@value}. */
     public static final String STREAM_THREAD_FAILURE_DEFAULT = "shutdown";
 
+    /** Property {@value}: kind of state and timer stores: {@code rocksdb} or {@code memory}. */
     public static final String STATE_STORES_CONFIG = "flow.state.stores";
+    /** Documentation of {@link #STATE_STORES_CONFIG}, for the generated configuration reference. */
     public static final String STATE_STORES_DOC = "The state and timer stores of computations. rocksdb: "
             + "persistent stores with changelogs (production); memory: in-memory stores with changelogs (tests, "
             + "small state: everything is restored from the changelogs at each start).";
+    /** Default of {@link #STATE_STORES_CONFIG}: {@value}. */
     public static final String STATE_STORES_DEFAULT = "rocksdb";
 
+    /**
+     * Property {@value}: how long, in milliseconds, start and topic preparation wait for the cluster to
+     * answer.
+     */
     public static final String BOOTSTRAP_TIMEOUT_MS_CONFIG = "flow.bootstrap.timeout.ms";
+    /** Documentation of {@link #BOOTSTRAP_TIMEOUT_MS_CONFIG}, for the generated configuration reference. */
     public static final String BOOTSTRAP_TIMEOUT_MS_DOC = "How long, in milliseconds, FlowRuntime.start() and "
             + "prepareTopics() wait for the Kafka cluster at bootstrap.servers to answer before they fail with a "
             + "FlowException that names those servers and what to check (the address, that the brokers run and are "
             + "reachable from this host, the security settings).";
+    /** Default of {@link #BOOTSTRAP_TIMEOUT_MS_CONFIG}: {@value}. */
     public static final long BOOTSTRAP_TIMEOUT_MS_DEFAULT = 15_000L;
 
+    /**
+     * Property {@value}: how often, in milliseconds, consumed records of internal topics are deleted; 0
+     * disables.
+     */
     public static final String PURGE_INTERVAL_MS_CONFIG = "flow.internal.topics.purge.interval.ms";
+    /** Documentation of {@link #PURGE_INTERVAL_MS_CONFIG}, for the generated configuration reference. */
     public static final String PURGE_INTERVAL_MS_DOC = "How often, in milliseconds, the runtime deletes records of "
             + "internal stream topics below the committed offsets (internal topics keep records forever, "
             + "retention.ms=-1, and are purged once consumed, as Kafka Streams does with repartition topics); 0 disables.";
+    /** Default of {@link #PURGE_INTERVAL_MS_CONFIG}: {@value}. */
     public static final long PURGE_INTERVAL_MS_DEFAULT = 30_000L;
 
+    /** Property {@value}: at most how often, in milliseconds, a task sends changed watermarks downstream. */
     public static final String WATERMARK_INTERVAL_MS_CONFIG = "flow.watermark.interval.ms";
+    /** Documentation of {@link #WATERMARK_INTERVAL_MS_CONFIG}, for the generated configuration reference. */
     public static final String WATERMARK_INTERVAL_MS_DOC = "At most how often, in milliseconds, a task sends its "
             + "watermarks downstream when they changed (each send writes a control record to every partition of each "
             + "output topic, and each partition then gets a transaction marker).";
+    /** Default of {@link #WATERMARK_INTERVAL_MS_CONFIG}: {@value}. */
     public static final long WATERMARK_INTERVAL_MS_DEFAULT = 200L;
 
+    /** Property {@value}: at least how often, in milliseconds, a task re-sends unchanged watermarks. */
     public static final String WATERMARK_HEARTBEAT_MS_CONFIG = "flow.watermark.heartbeat.ms";
+    /** Documentation of {@link #WATERMARK_HEARTBEAT_MS_CONFIG}, for the generated configuration reference. */
     public static final String WATERMARK_HEARTBEAT_MS_DOC = "At least how often, in milliseconds, a task re-sends its "
             + "watermarks even when unchanged, so consumers keep consuming (which keeps zombie fencing on).";
+    /** Default of {@link #WATERMARK_HEARTBEAT_MS_CONFIG}: {@value}. */
     public static final long WATERMARK_HEARTBEAT_MS_DEFAULT = 2_000L;
 
+    /** Property {@value}: whether the topology runs on Kafka Streams' {@code TopologyTestDriver}. */
     public static final String TOPOLOGY_TEST_DRIVER_CONFIG = "flow.topology.test.driver";
+    /** Documentation of {@link #TOPOLOGY_TEST_DRIVER_CONFIG}, for the generated configuration reference. */
     public static final String TOPOLOGY_TEST_DRIVER_DOC = "true when the topology runs on Kafka Streams' "
             + "TopologyTestDriver, which runs the whole topology as one task with one partition per topic: watermarks "
             + "then expect one producer per computation. FlowTestDriver sets it; set it when you use "
             + "FlowRuntime.topology() with a plain TopologyTestDriver.";
+    /** Default of {@link #TOPOLOGY_TEST_DRIVER_CONFIG}: {@value}. */
     public static final boolean TOPOLOGY_TEST_DRIVER_DEFAULT = false;
 
+    /** Property {@value}: whether state stores get changelog topics; {@code false} only in tests. */
     public static final String STORE_CHANGELOGS_CONFIG = "flow.testing.store.changelogs";
+    /** Documentation of {@link #STORE_CHANGELOGS_CONFIG}, for the generated configuration reference. */
     public static final String STORE_CHANGELOGS_DOC = "false compiles every state store without a changelog topic. "
             + "FlowTestDriver sets it: TopologyTestDriver never restores a store, and producing and routing each "
             + "change costs it a third of its time. Never set it on a real deployment: state would not survive "
             + "an instance's loss.";
+    /** Default of {@link #STORE_CHANGELOGS_CONFIG}: {@value}. */
     public static final boolean STORE_CHANGELOGS_DEFAULT = true;
 
+    /**
+     * Property {@value}: how often, in milliseconds, a task looks for due timers besides on watermark moves.
+     */
     public static final String TIMERS_INTERVAL_MS_CONFIG = "flow.timers.punctuation.interval.ms";
+    /** Documentation of {@link #TIMERS_INTERVAL_MS_CONFIG}, for the generated configuration reference. */
     public static final String TIMERS_INTERVAL_MS_DOC = "How often, in milliseconds, a task looks for due timers "
             + "besides when a watermark moves (the resolution of real_time timers).";
+    /** Default of {@link #TIMERS_INTERVAL_MS_CONFIG}: {@value}. */
     public static final long TIMERS_INTERVAL_MS_DEFAULT = 50L;
 
+    /** Property {@value}: at most how many timers fire in one punctuation of a task. */
     public static final String TIMERS_MAX_PER_STEP_CONFIG = "flow.timers.max.per.punctuation";
+    /** Documentation of {@link #TIMERS_MAX_PER_STEP_CONFIG}, for the generated configuration reference. */
     public static final String TIMERS_MAX_PER_STEP_DOC = "At most this many timers fire in one step (one "
             + "punctuation of a task); the rest wait for the next step, so a large backlog never starves the stream "
             + "thread.";
+    /** Default of {@link #TIMERS_MAX_PER_STEP_CONFIG}: {@value}. */
     public static final int TIMERS_MAX_PER_STEP_DEFAULT = 1000;
 
+    /** Property {@value}: at most how many milliseconds of timer firing per punctuation. */
     public static final String TIMERS_MAX_STEP_MS_CONFIG = "flow.timers.max.punctuation.ms";
+    /** Documentation of {@link #TIMERS_MAX_STEP_MS_CONFIG}, for the generated configuration reference. */
     public static final String TIMERS_MAX_STEP_MS_DOC = "At most this many milliseconds of timer firing per step, far "
             + "inside the transaction timeout, so the stream thread keeps polling and committing.";
+    /** Default of {@link #TIMERS_MAX_STEP_MS_CONFIG}: {@value}. */
     public static final long TIMERS_MAX_STEP_MS_DEFAULT = 50L;
 
+    /** Property {@value}: how often, in milliseconds, a task checks whether its key visitors are due. */
     public static final String VISITOR_TICK_MS_CONFIG = "flow.key.visitor.tick.ms";
+    /** Documentation of {@link #VISITOR_TICK_MS_CONFIG}, for the generated configuration reference. */
     public static final String VISITOR_TICK_MS_DOC = "How often, in milliseconds, a task checks whether its key "
             + "visitors are due to read (every background_fill_period, or at once after a capped read).";
+    /** Default of {@link #VISITOR_TICK_MS_CONFIG}: {@value}. */
     public static final long VISITOR_TICK_MS_DEFAULT = 100L;
 
+    /**
+     * Property {@value}: about how many state rows the key visitors of a task read at most in one
+     * punctuation.
+     */
     public static final String VISITOR_MAX_ROWS_CONFIG = "flow.key.visitor.max.rows.per.punctuation";
+    /** Documentation of {@link #VISITOR_MAX_ROWS_CONFIG}, for the generated configuration reference. */
     public static final String VISITOR_MAX_ROWS_DOC = "At most about this many state rows are read by the key "
             + "visitors of a task in one punctuation; the rest waits for the next one.";
+    /** Default of {@link #VISITOR_MAX_ROWS_CONFIG}: {@value}. */
     public static final int VISITOR_MAX_ROWS_DEFAULT = 10_000;
 
+    /** Property {@value}: at most how many milliseconds of key visiting per punctuation. */
     public static final String VISITOR_MAX_MS_CONFIG = "flow.key.visitor.max.punctuation.ms";
+    /** Documentation of {@link #VISITOR_MAX_MS_CONFIG}, for the generated configuration reference. */
     public static final String VISITOR_MAX_MS_DOC = "At most this many milliseconds of visiting per punctuation, far "
             + "inside the transaction timeout, so the stream thread keeps polling and committing.";
+    /** Default of {@link #VISITOR_MAX_MS_CONFIG}: {@value}. */
     public static final long VISITOR_MAX_MS_DEFAULT = 50L;
 
+    /**
+     * Property {@value}: default output limit, in records written but not yet consumed, of every internal
+     * stream; 0 means none.
+     */
     public static final String OUTPUT_LIMIT_RECORDS_CONFIG = "flow.output.limit.records";
+    /** Documentation of {@link #OUTPUT_LIMIT_RECORDS_CONFIG}, for the generated configuration reference. */
     public static final String OUTPUT_LIMIT_RECORDS_DOC = "Output limit of every internal stream: the number of records "
             + "written but not yet consumed downstream above which the stream counts as blocked, holding back every "
             + "timer-stream group that writes to it; 0 means no limit. Override per stream with "
             + "flow.output.limit.records.<stream>.";
+    /** Default of {@link #OUTPUT_LIMIT_RECORDS_CONFIG}: {@value}. */
     public static final long OUTPUT_LIMIT_RECORDS_DEFAULT = 0L;
 
+    /** Property {@value}: what to do with the spec's warnings: {@code log} or {@code fail}. */
     public static final String SPEC_WARNINGS_CONFIG = "flow.spec.warnings";
+    /** Value {@value} of {@link #SPEC_WARNINGS_CONFIG}: log each spec warning at WARN and start. */
     public static final String SPEC_WARNINGS_LOG = "log";
+    /**
+     * Value {@value} of {@link #SPEC_WARNINGS_CONFIG}: throw {@code InvalidSpecException} listing every spec
+     * warning.
+     */
     public static final String SPEC_WARNINGS_FAIL = "fail";
+    /** Documentation of {@link #SPEC_WARNINGS_CONFIG}, for the generated configuration reference. */
     public static final String SPEC_WARNINGS_DOC = "What to do with the spec's warnings when the runtime (or "
             + "FlowTestDriver) is created. A warning names something in the spec that the pipeline ignores: an unknown "
             + "or unsupported field, an unknown source, timer or key-visitor parameter, a declared stream nobody uses. "
@@ -188,6 +295,7 @@ public final class FlowConfig extends AbstractConfig {
             + "log: log each warning at WARN (naming the computation, the field and the fix) and start; fail: throw "
             + "InvalidSpecException listing every warning, so nothing starts (recommended in CI and for production "
             + "deployments).";
+    /** Default of {@link #SPEC_WARNINGS_CONFIG}: {@value}. */
     public static final String SPEC_WARNINGS_DEFAULT = SPEC_WARNINGS_LOG;
 
     private static final ConfigDef CONFIG = new ConfigDef()
@@ -240,6 +348,7 @@ public final class FlowConfig extends AbstractConfig {
     /**
      * Parses the {@code flow.*} keys of {@code props}.
      *
+     * @param props the pipeline's properties; keys not starting with {@code flow.} are ignored
      * @throws ConfigException naming the key, the value and the expectation
      */
     public FlowConfig(Map<?, ?> props) {
@@ -261,6 +370,10 @@ public final class FlowConfig extends AbstractConfig {
     /**
      * The output limit of each stream: {@code flow.output.limit.records.<stream>} or the default
      * {@code flow.output.limit.records}; streams with limit 0 are left out.
+     *
+     * @param streams the names of the internal streams
+     * @return the limit, in records, of each stream that has one
+     * @throws ConfigException if a per-stream limit is not a number
      */
     public Map<String, Long> outputLimits(java.util.Collection<String> streams) {
         Map<String, Long> out = new HashMap<>();
@@ -280,12 +393,21 @@ public final class FlowConfig extends AbstractConfig {
         return out;
     }
 
-    /** Parses the {@code flow.*} keys of {@code props}. */
+    /**
+     * Parses the {@code flow.*} keys of {@code props}.
+     *
+     * @param props the pipeline's properties; keys not starting with {@code flow.} are ignored
+     * @throws ConfigException naming the key, the value and the expectation
+     */
     public FlowConfig(Properties props) {
         this((Map<?, ?>) props);
     }
 
-    /** The definitions, for documentation ({@code configDef().toHtml()}). */
+    /**
+     * The definitions, for documentation ({@code configDef().toHtml()}).
+     *
+     * @return a copy of the definitions of every {@code flow.*} key
+     */
     public static ConfigDef configDef() {
         return new ConfigDef(CONFIG);
     }

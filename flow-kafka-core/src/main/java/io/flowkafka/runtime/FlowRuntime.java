@@ -213,6 +213,10 @@ public final class FlowRuntime implements AutoCloseable {
      * Validates and compiles the spec; starts nothing. Logs each warning of the spec
      * ({@link PipelineSpec#allWarnings()}) at WARN, or rejects them with {@code flow.spec.warnings=fail}.
      *
+     * @param spec the pipeline spec
+     * @param props the deployment properties: {@code flow.*} keys ({@link FlowConfig}) and Kafka Streams and client
+     *     properties
+     * @return a runtime, not started
      * @throws io.flowkafka.spec.InvalidSpecException listing every spec error, or every warning with
      *     {@code flow.spec.warnings=fail}
      * @throws org.apache.kafka.common.config.ConfigException for a bad {@code flow.*} property, or a
@@ -232,6 +236,9 @@ public final class FlowRuntime implements AutoCloseable {
      * are the classes named by {@code processing_function}.
      *
      * @param specFile the spec: YAML if its name ends in {@code .yaml} or {@code .yml}, JSON otherwise
+     * @param props the deployment properties: {@code flow.*} keys ({@link FlowConfig}) and Kafka Streams and client
+     *     properties
+     * @return a runtime, not started
      * @throws io.flowkafka.spec.InvalidSpecException listing every spec error (a syntax error with the
      *     file, line and column), or every warning with {@code flow.spec.warnings=fail}
      * @throws java.io.UncheckedIOException if the file cannot be read
@@ -247,6 +254,11 @@ public final class FlowRuntime implements AutoCloseable {
      * Validates and compiles the spec, registering flow-kafka's metrics (key visitors) in
      * {@code meters}; starts nothing.
      *
+     * @param spec the pipeline spec
+     * @param props the deployment properties: {@code flow.*} keys ({@link FlowConfig}) and Kafka Streams and client
+     *     properties
+     * @param meters the registry for flow-kafka's metrics
+     * @return a runtime, not started
      * @throws io.flowkafka.spec.InvalidSpecException listing every spec error, or every warning with
      *     {@code flow.spec.warnings=fail}
      * @throws org.apache.kafka.common.config.ConfigException for a bad {@code flow.*} property, or a
@@ -268,6 +280,7 @@ public final class FlowRuntime implements AutoCloseable {
      * <p>The change applies to the tasks of this instance; with several instances, apply it on
      * each (a dynamic-spec topic shared by all instances is planned).
      *
+     * @param dynamicSpecChange the change, as nested maps in the dynamic spec's layout
      * @throws IllegalArgumentException listing every problem; nothing is applied then
      */
     public void reconfigure(Map<String, ?> dynamicSpecChange) {
@@ -279,6 +292,9 @@ public final class FlowRuntime implements AutoCloseable {
     /**
      * Changes the dynamic settings of one key-visitor stream; shorthand for {@link #reconfigure(Map)}.
      *
+     * @param computation the id of the computation
+     * @param visitorStream the id of its key-visitor stream
+     * @param settings the settings to change, e.g. {@code period} or {@code max_scan_rows_per_iteration}
      * @throws IllegalArgumentException for an unknown computation, stream or setting, or a bad value
      */
     public void reconfigureKeyVisitor(String computation, String visitorStream, Map<String, ?> settings) {
@@ -291,6 +307,8 @@ public final class FlowRuntime implements AutoCloseable {
      * detects this itself on a broker (from the end offsets seen at start); test drivers, which
      * have no end offsets, call this to let a finite pipeline complete.
      *
+     * @param topic a topic a finite source reads
+     * @param partition the partition of {@code topic}, from 0
      * @throws IllegalArgumentException if no finite source reads {@code topic}
      */
     public void completeFiniteSource(String topic, int partition) {
@@ -309,7 +327,13 @@ public final class FlowRuntime implements AutoCloseable {
         return compiled.finiteSources();
     }
 
-    /** The current dynamic settings of a key-visitor stream. */
+    /**
+     * The current dynamic settings of a key-visitor stream.
+     *
+     * @param computation the id of the computation
+     * @param visitorStream the id of its key-visitor stream
+     * @return the settings in effect
+     */
     public KeyVisitorSettings keyVisitorSettings(String computation, String visitorStream) {
         return dynamicSpec.keyVisitor(computation, visitorStream);
     }
@@ -319,12 +343,18 @@ public final class FlowRuntime implements AutoCloseable {
      * {@code /key_visitor/<stream>/scan_cap_stall}, and what a finite pipeline waits for
      * ({@link StatusError.Severity#INFO}), e.g. {@code /key_visitor/<stream>/final_pass} while a key visitor's
      * final pass, spread over its period, runs; each clears itself when its cause goes away.
+     *
+     * @return the current entries, errors and notes
      */
     public List<StatusError> status() {
         return statusBoard.errors();
     }
 
-    /** The registry holding flow-kafka's metrics (the one given to {@code create}, or a private one). */
+    /**
+     * The registry holding flow-kafka's metrics (the one given to {@code create}, or a private one).
+     *
+     * @return the meter registry
+     */
     public MeterRegistry meterRegistry() {
         return meterRegistry;
     }
@@ -332,17 +362,33 @@ public final class FlowRuntime implements AutoCloseable {
     /**
      * The compiled topology of a spec, for users who embed it in their own {@link KafkaStreams}
      * or test it with {@code TopologyTestDriver}; run it with {@link #streamsProperties}.
+     *
+     * @param spec the pipeline spec
+     * @param props the deployment properties: {@code flow.*} keys ({@link FlowConfig}) and Kafka Streams and client
+     *     properties
+     * @return the topology, not started
      */
     public static Topology topology(PipelineSpec spec, Properties props) {
         return create(spec, props).topology();
     }
 
-    /** The Kafka Streams properties the runtime uses for {@code spec} and {@code props}. */
+    /**
+     * The Kafka Streams properties the runtime uses for {@code spec} and {@code props}.
+     *
+     * @param spec the pipeline spec
+     * @param props the deployment properties: {@code flow.*} keys ({@link FlowConfig}) and Kafka Streams and client
+     *     properties
+     * @return the properties, {@code application.id} included
+     */
     public static Properties streamsProperties(PipelineSpec spec, Properties props) {
         return create(spec, props).streamsProperties();
     }
 
-    /** The compiled topology (one sub-topology per computation). */
+    /**
+     * The compiled topology (one sub-topology per computation).
+     *
+     * @return the topology
+     */
     public Topology topology() {
         return compiled.topology();
     }
@@ -352,17 +398,29 @@ public final class FlowRuntime implements AutoCloseable {
         return compiled.sourceIdleness();
     }
 
-    /** A copy of the Kafka Streams properties this runtime runs with. */
+    /**
+     * A copy of the Kafka Streams properties this runtime runs with.
+     *
+     * @return a new, mutable copy of the properties
+     */
     public Properties streamsProperties() {
         return StreamsProperties.copy(streamsProps);
     }
 
-    /** The Kafka Streams {@code application.id}, which is also the consumer group id. */
+    /**
+     * The Kafka Streams {@code application.id}, which is also the consumer group id.
+     *
+     * @return the application id: {@code flow.application.id.prefix} followed by the pipeline name
+     */
     public String applicationId() {
         return streamsProps.getProperty(StreamsConfig.APPLICATION_ID_CONFIG);
     }
 
-    /** The spec this runtime runs. */
+    /**
+     * The spec this runtime runs.
+     *
+     * @return the validated spec
+     */
     public PipelineSpec spec() {
         return spec;
     }
@@ -370,6 +428,8 @@ public final class FlowRuntime implements AutoCloseable {
     /**
      * The spec's warnings, logged when this runtime was created ({@link PipelineSpec#allWarnings()});
      * empty when the spec has none.
+     *
+     * @return the warnings
      */
     public List<SpecProblem> specWarnings() {
         return specWarnings;
@@ -378,7 +438,10 @@ public final class FlowRuntime implements AutoCloseable {
     /**
      * The topic(s) carrying a stream: internal topics first, then sink topics.
      *
-     * @throws IllegalArgumentException if the stream is not materialized in a topic (source streams are read from the user's topics)
+     * @param streamId the id of a stream of the pipeline
+     * @return the topic names
+     * @throws IllegalArgumentException if the stream is not materialized in a topic (source streams are read from the
+     *     user's topics)
      */
     public List<String> streamTopics(String streamId) {
         List<String> t = compiled.streamTopics().get(streamId);
@@ -389,12 +452,20 @@ public final class FlowRuntime implements AutoCloseable {
         return t;
     }
 
-    /** The dead-letter topic, {@code <prefix><pipeline>.dlq}. */
+    /**
+     * The dead-letter topic, {@code <prefix><pipeline>.dlq}.
+     *
+     * @return the dead-letter topic name
+     */
     public String deadLetterTopic() {
         return compiled.deadLetterTopic();
     }
 
-    /** The internal topics flow-kafka owns, with partition counts. */
+    /**
+     * The internal topics flow-kafka owns, with partition counts.
+     *
+     * @return the partition count of each internal topic, by topic name
+     */
     public Map<String, Integer> internalTopics() {
         return compiled.internalTopics();
     }
@@ -404,6 +475,8 @@ public final class FlowRuntime implements AutoCloseable {
      * {@code streamId}, as if the stream's output limit were exceeded. For operations and tests;
      * measured output limits ({@code flow.output.limit.records}) do the same on their own.
      *
+     * @param streamId the id of a stream of the pipeline
+     * @param blocked true to hold the timers back, false to release them
      * @throws IllegalArgumentException if the pipeline has no such stream
      */
     public void blockOutputStream(String streamId, boolean blocked) {
@@ -413,7 +486,11 @@ public final class FlowRuntime implements AutoCloseable {
         compiled.outputLimits().setBlocked(streamId, blocked);
     }
 
-    /** The current state. */
+    /**
+     * The current state.
+     *
+     * @return the current state
+     */
     public State state() {
         return state.get();
     }
@@ -494,7 +571,9 @@ public final class FlowRuntime implements AutoCloseable {
      * Waits until the pipeline {@link State#COMPLETED completed}: every finite source was fully
      * processed, every event- and system-time timer fired, every computation completed.
      *
+     * @param timeout how long to wait at most
      * @return true if it completed within {@code timeout}
+     * @throws InterruptedException if the calling thread is interrupted while waiting
      */
     public boolean awaitCompletion(Duration timeout) throws InterruptedException {
         return awaitState(State.COMPLETED, timeout);
@@ -539,6 +618,7 @@ public final class FlowRuntime implements AutoCloseable {
      * the consumer group (unless {@code group.instance.id} makes it a static member), so its partitions
      * move to the other instances of the pipeline, if any, at once; a later start resumes from the commit.
      *
+     * @param timeout how long to wait at most for the instance to stop
      * @return true if it stopped within {@code timeout}; false leaves the runtime {@link State#FAILED}
      */
     public boolean stop(Duration timeout) {
@@ -670,7 +750,10 @@ public final class FlowRuntime implements AutoCloseable {
     /**
      * Waits until the runtime is in {@code expected}, or failed, or the timeout passed.
      *
+     * @param expected the state to wait for
+     * @param timeout how long to wait at most
      * @return true if the expected state was reached
+     * @throws InterruptedException if the calling thread is interrupted while waiting
      */
     public boolean awaitState(State expected, Duration timeout) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();

@@ -26,6 +26,18 @@ public record StatusError(String path, String computation, int partition, String
         INFO
     }
 
+    /**
+     * Checks that every component but {@code partition} is set.
+     *
+     * @param path what reports it, e.g. {@code /key_visitor/<stream>/scan_cap_stall}
+     * @param computation the computation
+     * @param partition the partition (task) of the computation
+     * @param message what is wrong and how to fix it, or what the pipeline waits for and until when
+     * @param since when it was first reported
+     * @param severity whether it is an error or a note on what the pipeline waits for
+     * @throws NullPointerException if {@code path}, {@code computation}, {@code message}, {@code since} or
+     *     {@code severity} is null
+     */
     public StatusError {
         Objects.requireNonNull(path, "path");
         Objects.requireNonNull(computation, "computation");
@@ -34,12 +46,24 @@ public record StatusError(String path, String computation, int partition, String
         Objects.requireNonNull(severity, "severity");
     }
 
-    /** An error ({@link Severity#ERROR}). */
+    /**
+     * An error ({@link Severity#ERROR}).
+     *
+     * @param path what reports it, e.g. {@code /key_visitor/<stream>/scan_cap_stall}
+     * @param computation the computation
+     * @param partition the partition (task) of the computation
+     * @param message what is wrong and how to fix it
+     * @param since when it was first reported
+     */
     public StatusError(String path, String computation, int partition, String message, Instant since) {
         this(path, computation, partition, message, since, Severity.ERROR);
     }
 
-    /** Whether this is an error rather than a note on what the pipeline waits for. */
+    /**
+     * Whether this is an error rather than a note on what the pipeline waits for.
+     *
+     * @return true if {@link #severity()} is {@link Severity#ERROR}
+     */
     public boolean isError() {
         return severity == Severity.ERROR;
     }

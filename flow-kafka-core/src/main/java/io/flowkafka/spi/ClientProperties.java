@@ -19,7 +19,12 @@ public final class ClientProperties {
     private ClientProperties() {
     }
 
-    /** The entries of {@code props} whose key is an {@code Admin} config ({@link AdminClientConfig#configNames()}). */
+    /**
+     * The entries of {@code props} whose key is an {@code Admin} config ({@link AdminClientConfig#configNames()}).
+     *
+     * @param props the properties to filter, e.g. the runtime's Kafka Streams properties
+     * @return a new, mutable map of the {@code Admin} properties
+     */
     public static Map<String, Object> admin(Map<?, ?> props) {
         return only(props, AdminClientConfig.configNames());
     }
@@ -27,6 +32,9 @@ public final class ClientProperties {
     /**
      * The entries of {@code props} whose key is a consumer config ({@link ConsumerConfig#configNames()}), without
      * {@code group.id}: the caller chooses its group, or has none.
+     *
+     * @param props the properties to filter, e.g. the runtime's Kafka Streams properties
+     * @return a new, mutable map of the consumer properties
      */
     public static Map<String, Object> consumer(Map<?, ?> props) {
         Map<String, Object> c = only(props, ConsumerConfig.configNames());

@@ -60,6 +60,9 @@ public final class ComputationCalls {
     /**
      * The calls of computation {@code computationId} of {@code spec}.
      *
+     * @param spec the pipeline spec; validated here
+     * @param computationId the id of one of its computations
+     * @return the calls of that computation
      * @throws io.flowkafka.spec.InvalidSpecException if the spec is invalid, listing every error
      * @throws IllegalArgumentException if the spec has no such computation, naming those it has
      */
@@ -75,12 +78,20 @@ public final class ComputationCalls {
         return new ComputationCalls(valid, c);
     }
 
-    /** The (validated) pipeline spec. */
+    /**
+     * The (validated) pipeline spec.
+     *
+     * @return the pipeline spec, validated
+     */
     public PipelineSpec spec() {
         return spec;
     }
 
-    /** The computation. */
+    /**
+     * The computation.
+     *
+     * @return the spec of the computation the calls run
+     */
     public ComputationSpec computation() {
         return computation;
     }
@@ -88,12 +99,18 @@ public final class ComputationCalls {
     /**
      * The Avro schema of the computation's keys: one field per {@code group_by_schema} column, the
      * first {@code uint64} column required, the others nullable; strings as {@code String}.
+     *
+     * @return the key schema
      */
     public Schema keySchema() {
         return keyCodec.schema();
     }
 
-    /** The streams the computation reads: {@code input_stream_ids}, then its sources' streams. */
+    /**
+     * The streams the computation reads: {@code input_stream_ids}, then its sources' streams.
+     *
+     * @return the input stream ids, in that order
+     */
     public List<String> inputStreamIds() {
         List<String> out = new ArrayList<>(computation.inputStreamIds());
         for (SourceSpec s : computation.sourceStreams()) {
@@ -105,6 +122,8 @@ public final class ComputationCalls {
     /**
      * The payload schema of an input stream of the computation.
      *
+     * @param streamId an input or source stream of the computation
+     * @return the stream's schema
      * @throws IllegalArgumentException if the stream is not an input or source of the computation
      */
     public Schema inputSchema(String streamId) {
@@ -120,6 +139,9 @@ public final class ComputationCalls {
      * The key a payload of input {@code streamId} maps to, computed by the computation's
      * {@code group_by_schema} as the runtime computes it.
      *
+     * @param streamId an input or source stream of the computation
+     * @param payload a payload of that stream
+     * @return the key, a record of {@link #keySchema()}
      * @throws IllegalArgumentException if the stream is not an input of the computation
      */
     public GenericRecord keyOf(String streamId, GenericRecord payload) {
@@ -131,6 +153,9 @@ public final class ComputationCalls {
      * A payload of {@code streamId} as a reader of the stream gets it: encoded with the stream's
      * schema as the runtime writes it, and decoded (strings as {@code Utf8}, a copy).
      *
+     * @param streamId a stream of the pipeline
+     * @param payload a payload of that stream
+     * @return the payload after an encode and decode round trip
      * @throws IllegalArgumentException if the pipeline has no such stream, or the payload cannot be
      *     encoded with its schema (the message says why)
      */
@@ -156,6 +181,11 @@ public final class ComputationCalls {
      * The id the runtime gives the visit of {@code key} in pass {@code pass} of a key-visitor
      * stream, in task {@code partition}.
      *
+     * @param visitorStreamId a key-visitor stream of the computation
+     * @param key a record of {@link #keySchema()}
+     * @param pass the pass number of the visitor
+     * @param partition the task (partition of the computation)
+     * @return the visit's message id
      * @throws IllegalArgumentException if the computation has no such key-visitor stream
      */
     public MessageId visitId(String visitorStreamId, GenericRecord key, long pass, int partition) {
@@ -167,6 +197,11 @@ public final class ComputationCalls {
     /**
      * A call context over {@code host}'s committed state, clock and watermarks, as the context of
      * task {@code partition} of {@code partitionCount}.
+     *
+     * @param host the caller's committed state, clock and watermarks
+     * @param partition the task (partition of the computation), from 0
+     * @param partitionCount the computation's number of partitions
+     * @return a new call context
      */
     public Call newCall(Host host, int partition, int partitionCount) {
         Objects.requireNonNull(host, "host");
@@ -197,13 +232,26 @@ public final class ComputationCalls {
      * <p>SPI for flow-kafka's own modules; may change between minor versions.
      */
     public interface Host {
-        /** What {@code currentTimeNanos()} returns; also the system timestamp of outputs, timers and visits. */
+        /**
+         * What {@code currentTimeNanos()} returns; also the system timestamp of outputs, timers and visits.
+         *
+         * @return the current time, in nanoseconds
+         */
         long currentTimeNanos();
 
-        /** What {@code getInputWatermark(streamId)} returns, for an input or source stream of the computation. */
+        /**
+         * What {@code getInputWatermark(streamId)} returns, for an input or source stream of the computation.
+         *
+         * @param streamId an input or source stream of the computation
+         * @return the stream's watermark, in nanoseconds
+         */
         long inputWatermark(String streamId);
 
-        /** What {@code getMinInputWatermark()} returns. */
+        /**
+         * What {@code getMinInputWatermark()} returns.
+         *
+         * @return the smallest input watermark, in nanoseconds
+         */
         long minInputWatermark();
 
         /**
@@ -211,6 +259,8 @@ public final class ComputationCalls {
          * encode it; null if absent.
          *
          * @param key a record of {@link ComputationCalls#keySchema()}
+         * @param stateName a state of the computation
+         * @return the encoded value, or null if the row is absent
          */
         byte @Nullable [] committedState(GenericRecord key, String stateName);
     }
@@ -229,6 +279,17 @@ public final class ComputationCalls {
      */
     public record Output(MessageId messageId, String streamId, GenericRecord payload, long eventTimestamp,
             long systemTimestamp, List<MessageId> parentIds) {
+        /**
+         * Copies {@code parentIds}.
+         *
+         * @param messageId the runtime's id: derived from the parents, the computation and the output's position in
+         *     the call
+         * @param streamId the output stream
+         * @param payload as a consumer reads it
+         * @param eventTimestamp nanoseconds: the one the function set, else the input's
+         * @param systemTimestamp nanoseconds: the host's clock at the end of the call
+         * @param parentIds the call's input, or the ids given to {@code withParentIds}
+         */
         public Output {
             parentIds = List.copyOf(parentIds);
         }
@@ -244,13 +305,26 @@ public final class ComputationCalls {
      *     generated class, or what the serde returns), empty when cleared
      */
     public record StateWrite(String stateName, GenericRecord key, byte @Nullable [] bytes, Optional<Object> value) {
+        /**
+         * Checks that the state name, key and value are set.
+         *
+         * @param stateName the state
+         * @param key the row's key
+         * @param bytes the new value as stored (not copied), null when the call cleared it
+         * @param value the new value decoded, empty when cleared
+         * @throws NullPointerException if {@code stateName}, {@code key} or {@code value} is null
+         */
         public StateWrite {
             Objects.requireNonNull(stateName, "stateName");
             Objects.requireNonNull(key, "key");
             Objects.requireNonNull(value, "value");
         }
 
-        /** Whether the call cleared the row. */
+        /**
+         * Whether the call cleared the row.
+         *
+         * @return true if the call cleared the row (no new value)
+         */
         public boolean cleared() {
             return bytes == null;
         }
@@ -266,6 +340,13 @@ public final class ComputationCalls {
      * @param stateWrites per state row its last write, in the order first written
      */
     public record Effects(List<Output> outputs, List<Timer> timers, List<StateWrite> stateWrites) {
+        /**
+         * Copies the lists.
+         *
+         * @param outputs the output messages, in the order added
+         * @param timers the timers added, merged as within a call
+         * @param stateWrites per state row its last write, in the order first written
+         */
         public Effects {
             outputs = List.copyOf(outputs);
             timers = List.copyOf(timers);
@@ -297,6 +378,8 @@ public final class ComputationCalls {
          * The {@link RuntimeContext} (also the {@link io.flowkafka.api.OutputCollector}) handed to
          * the function: give it to {@code open}. Outside a call it refuses what needs one, as the
          * runtime's.
+         *
+         * @return the context of this call
          */
         public RuntimeContext context() {
             return call.context();
@@ -307,7 +390,16 @@ public final class ComputationCalls {
          * {@code streamId} for {@code key}; without a function (a Source computation), forwards it to
          * the single output as the runtime does.
          *
-         * @param key a record of {@link ComputationCalls#keySchema()} (normally {@link ComputationCalls#keyOf} of the payload)
+         * @param function the function, from {@link ComputationCalls#newFunction()}, opened; null for a Source
+         *     computation without one
+         * @param id the input message's id
+         * @param streamId an input or source stream of the computation
+         * @param key a record of {@link ComputationCalls#keySchema()} (normally {@link ComputationCalls#keyOf} of the
+         *     payload)
+         * @param payload the message payload, normally {@link ComputationCalls#asRead} of it
+         * @param eventTimestamp the message's event timestamp, in nanoseconds
+         * @param systemTimestamp the message's system timestamp, in nanoseconds
+         * @return the call's effects, not applied
          * @throws IllegalArgumentException if the stream is not an input of the computation
          */
         public Effects runMessage(@Nullable ProcessFunction function, MessageId id, String streamId,
@@ -320,6 +412,10 @@ public final class ComputationCalls {
          * Calls {@code onTimer} (or {@code onTimers}) with {@code timer}, for its key; outputs inherit
          * its event timestamp and descend from its id.
          *
+         * @param function the function, from {@link ComputationCalls#newFunction()}, opened; null for a Source
+         *     computation without one
+         * @param timer a due timer of the computation
+         * @return the call's effects, not applied
          * @throws IllegalArgumentException if the timer's stream is not a timer stream of the computation
          */
         public Effects runTimer(@Nullable ProcessFunction function, Timer timer) {
@@ -336,7 +432,14 @@ public final class ComputationCalls {
          * Calls {@code onVisit} (or {@code onVisits}) with a visit of {@code key}, then checks its
          * outputs as the runtime does.
          *
+         * @param function the function, from {@link ComputationCalls#newFunction()}, opened; null for a Source
+         *     computation without one
          * @param id the visit's id, normally {@link ComputationCalls#visitId}
+         * @param visitorStreamId a key-visitor stream of the computation
+         * @param key the visited key, a record of {@link ComputationCalls#keySchema()}
+         * @param pass the pass number of the visitor
+         * @param eventTimestamp the visit's event timestamp, in nanoseconds
+         * @return the call's effects, not applied
          * @throws IllegalArgumentException if the computation has no such key-visitor stream
          * @throws IllegalStateException (after the function returned) if it emitted what a visit may
          *     not: from a SwiftMap computation, or to a stream whose {@code streams_dependency} does
@@ -351,6 +454,11 @@ public final class ComputationCalls {
         /**
          * Runs {@code reader} against the context of a call for {@code key} that has no input (to
          * read state with the function's own accessors), then drops whatever it wrote.
+         *
+         * @param <T> what {@code reader} returns
+         * @param key a record of {@link ComputationCalls#keySchema()}
+         * @param reader reads from the context
+         * @return what {@code reader} returned
          */
         public <T> T inspect(GenericRecord key, Function<RuntimeContext, T> reader) {
             return call.inspect(key, reader);
@@ -360,6 +468,10 @@ public final class ComputationCalls {
          * Runs {@code writer} against the context of a call for {@code key} that has no input (to
          * write state with the function's own accessors) and returns its state writes, unapplied;
          * outputs and timers it adds are dropped.
+         *
+         * @param key a record of {@link ComputationCalls#keySchema()}
+         * @param writer writes state through the context
+         * @return the state writes, in the order first written
          */
         public List<StateWrite> seed(GenericRecord key, Consumer<RuntimeContext> writer) {
             return call.seed(key, writer).stream().map(Call::map).toList();

@@ -25,6 +25,11 @@ public abstract class ForwardingProducer implements Producer<byte[], byte[]> {
     /** The producer calls go to. */
     protected final Producer<byte[], byte[]> delegate;
 
+    /**
+     * A producer that forwards every call to {@code delegate}.
+     *
+     * @param delegate the producer calls go to
+     */
     protected ForwardingProducer(Producer<byte[], byte[]> delegate) {
         this.delegate = delegate;
     }

@@ -22,6 +22,18 @@ import java.util.Objects;
  *     delivered (it may be past the last record's offset + 1 when a transaction marker follows)
  */
 public record OutboxBatch(String sink, int partition, List<OutboxRecord> records, long nextOffset) {
+    /**
+     * Checks and copies the batch.
+     *
+     * @param sink the sink id
+     * @param partition the outbox partition (= the partition of the computation that wrote it); -1
+     *     for a batch of an {@code at_most_once_strategy} queue, which may mix several tasks' messages
+     * @param records the records, in log order, not empty
+     * @param nextOffset the outbox offset after the batch: where delivery resumes once the batch is
+     *     delivered (it may be past the last record's offset + 1 when a transaction marker follows)
+     * @throws IllegalArgumentException if {@code records} is empty or {@code nextOffset} is not past the
+     *     last record's offset
+     */
     public OutboxBatch {
         Objects.requireNonNull(sink, "sink");
         records = List.copyOf(records);
@@ -34,7 +46,11 @@ public record OutboxBatch(String sink, int partition, List<OutboxRecord> records
         }
     }
 
-    /** The offset of the first record. */
+    /**
+     * The offset of the first record.
+     *
+     * @return the outbox offset of the batch's first record
+     */
     public long firstOffset() {
         return records.get(0).offset();
     }
@@ -42,6 +58,8 @@ public record OutboxBatch(String sink, int partition, List<OutboxRecord> records
     /**
      * The batch's dedup token: its largest message id (Flow's ClickHouse rule, "dedup token =
      * batch max MessageId"). Equal batches give equal tokens.
+     *
+     * @return the largest message id of the batch's records
      */
     public MessageId dedupToken() {
         MessageId max = records.get(0).messageId();

@@ -40,10 +40,18 @@ public interface OutboxDeliverer extends AutoCloseable {
      * Delivers a batch; returns only once the target has it durably (the service then commits
      * {@link OutboxBatch#nextOffset()}). A batch that throws is offered again, unchanged, after a
      * backoff, unless the exception is fatal.
+     *
+     * @param batch the next batch of a partition opened with {@link #open}
+     * @throws OutboxDeliveryException when the target did not take the batch (retried unless
+     *     {@link OutboxDeliveryException#fatal() fatal})
      */
     void deliver(OutboxBatch batch) throws OutboxDeliveryException;
 
-    /** Stops delivering a partition (rebalance, shutdown); releases what {@link #open} took. */
+    /**
+     * Stops delivering a partition (rebalance, shutdown); releases what {@link #open} took.
+     *
+     * @param partition the outbox partition
+     */
     void release(int partition);
 
     /** Releases everything; called once. */

@@ -7,13 +7,23 @@ package io.flowkafka.spi;
  */
 public class OutboxDeliveryException extends Exception {
     private static final long serialVersionUID = 1L;
+    /** Whether the sink must stop. */
     private final boolean fatal;
+    /** Whether the target rejected one record for good. */
     private final boolean rejected;
+    /** The key of the rejected record, or null. */
     private final byte @org.jspecify.annotations.Nullable [] rejectedKey;
+    /** The value of the rejected record, or null. */
     private final byte @org.jspecify.annotations.Nullable [] rejectedValue;
+    /** The timestamp, in milliseconds, of the rejected record; -1 if no record was rejected. */
     private final long rejectedTimestamp;
 
-    /** A retryable problem. */
+    /**
+     * A retryable problem.
+     *
+     * @param message what went wrong
+     * @param cause the exception the target's client threw
+     */
     public OutboxDeliveryException(String message, Throwable cause) {
         super(message, cause);
         this.fatal = false;
@@ -32,17 +42,31 @@ public class OutboxDeliveryException extends Exception {
         this.rejectedTimestamp = -1;
     }
 
-    /** A retryable problem without a cause. */
+    /**
+     * A retryable problem without a cause.
+     *
+     * @param message what went wrong
+     * @return a retryable exception
+     */
     public static OutboxDeliveryException retryable(String message) {
         return new OutboxDeliveryException(message, false);
     }
 
-    /** A problem that retrying cannot fix: the sink stops, with {@code message} as its status. */
+    /**
+     * A problem that retrying cannot fix: the sink stops, with {@code message} as its status.
+     *
+     * @param message what went wrong and how to fix it
+     * @return a fatal exception
+     */
     public static OutboxDeliveryException fatal(String message) {
         return new OutboxDeliveryException(message, true);
     }
 
-    /** Whether the sink must stop. */
+    /**
+     * Whether the sink must stop.
+     *
+     * @return true if retrying cannot fix the problem
+     */
     public boolean fatal() {
         return fatal;
     }
@@ -65,7 +89,12 @@ public class OutboxDeliveryException extends Exception {
      * {@code message} as the reason. A record with neither key nor value cannot be told apart: it stops the
      * pipeline, as a {@link #fatal} problem does.
      *
+     * @param message why the target rejected the record: the dead-letter reason
+     * @param key the record's key as written, or null
+     * @param value the record's value as written, or null
      * @param timestampMs the record's timestamp as written
+     * @param cause the exception the target's client threw
+     * @return an exception for which {@link #rejectedRecord()} is true
      */
     public static OutboxDeliveryException rejected(String message, byte @org.jspecify.annotations.Nullable [] key,
             byte @org.jspecify.annotations.Nullable [] value, long timestampMs, Throwable cause) {
@@ -77,6 +106,9 @@ public class OutboxDeliveryException extends Exception {
      * topic ({@code RecordTooLargeException}), a timestamp out of its bounds ({@code InvalidTimestampException}),
      * invalid for the topic ({@code InvalidRecordException}, e.g. no key on a compacted topic); or null. Retrying
      * such a record cannot help, but the pipeline can go on without it.
+     *
+     * @param e a send or flush failure
+     * @return the rejection in {@code e}'s cause chain, or null if there is none
      */
     public static @org.jspecify.annotations.Nullable Throwable recordRejection(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
@@ -92,6 +124,9 @@ public class OutboxDeliveryException extends Exception {
     /**
      * Whether a rejection ({@link #recordRejection}) is about the record's timestamp (outside the topic's
      * {@code message.timestamp.*} bounds): the same record with another timestamp may be taken.
+     *
+     * @param rejection a rejection found by {@link #recordRejection}
+     * @return true if the rejection is about the timestamp
      */
     public static boolean aboutTimestamp(Throwable rejection) {
         for (Throwable t = rejection; t != null; t = t.getCause() == t ? null : t.getCause()) {
@@ -106,22 +141,38 @@ public class OutboxDeliveryException extends Exception {
         return false;
     }
 
-    /** Whether the target rejected one record for good ({@link #rejected}). */
+    /**
+     * Whether the target rejected one record for good ({@link #rejected}).
+     *
+     * @return true for an exception made by {@link #rejected}
+     */
     public boolean rejectedRecord() {
         return rejected;
     }
 
-    /** The key of the record the target rejected, if {@link #rejectedRecord()}. */
+    /**
+     * The key of the record the target rejected, if {@link #rejectedRecord()}.
+     *
+     * @return the key bytes, or null (no key, or no rejected record)
+     */
     public byte @org.jspecify.annotations.Nullable [] rejectedKey() {
         return rejectedKey;
     }
 
-    /** The timestamp of the record the target rejected, if {@link #rejectedRecord()}. */
+    /**
+     * The timestamp of the record the target rejected, if {@link #rejectedRecord()}.
+     *
+     * @return the timestamp in milliseconds, or -1 if no record was rejected
+     */
     public long rejectedTimestamp() {
         return rejectedTimestamp;
     }
 
-    /** The value of the record the target rejected, if {@link #rejectedRecord()}. */
+    /**
+     * The value of the record the target rejected, if {@link #rejectedRecord()}.
+     *
+     * @return the value bytes, or null (no value, or no rejected record)
+     */
     public byte @org.jspecify.annotations.Nullable [] rejectedValue() {
         return rejectedValue;
     }

@@ -19,6 +19,17 @@ import org.apache.kafka.common.header.Headers;
  */
 public record OutboxRecord(long offset, MessageId messageId, byte @org.jspecify.annotations.Nullable [] key,
         byte @org.jspecify.annotations.Nullable [] value, Headers headers, long timestampMs) {
+    /**
+     * Checks that the message id and the headers are set.
+     *
+     * @param offset the record's offset in its outbox partition
+     * @param messageId the message id (a stable dedup key: the same after any replay)
+     * @param key the record key, or null
+     * @param value the record value, or null
+     * @param headers the record headers for the target (flow-kafka's own outbox headers removed)
+     * @param timestampMs the record timestamp the sink's {@code timestamp} parameter chose
+     * @throws NullPointerException if {@code messageId} or {@code headers} is null
+     */
     public OutboxRecord {
         Objects.requireNonNull(messageId, "messageId");
         Objects.requireNonNull(headers, "headers");

@@ -51,31 +51,61 @@ public final class PipelineCodecs {
     /**
      * Codecs of a valid spec deployed with {@code props} (only {@code flow.topic.prefix} and
      * {@code flow.topology.test.driver} matter).
+     *
+     * @param spec the pipeline spec; validated here
+     * @param props the deployment properties
+     * @return the codecs
+     * @throws io.flowkafka.spec.InvalidSpecException if the spec is invalid
      */
     public static PipelineCodecs of(PipelineSpec spec, Properties props) {
         return new PipelineCodecs(spec, props);
     }
 
-    /** A Kafka record as bytes; the key is null for a source record without one. */
+    /**
+     * A Kafka record as bytes; the key is null for a source record without one.
+     *
+     * @param topic the topic
+     * @param key the key bytes, or null
+     * @param value the value bytes
+     * @param headers the headers
+     * @param timestampMs the record timestamp, in milliseconds
+     */
     public record EncodedRecord(String topic, byte @Nullable [] key, byte[] value, Headers headers, long timestampMs) {
     }
 
-    /** The topics carrying a stream (internal topics first, then sink topics); empty for source streams. */
+    /**
+     * The topics carrying a stream (internal topics first, then sink topics); empty for source streams.
+     *
+     * @param streamId the id of a stream of the pipeline
+     * @return the topic names
+     */
     public List<String> topicsOf(String streamId) {
         return compiled.streamTopics().getOrDefault(streamId, List.of());
     }
 
-    /** The user topics read by sources. */
+    /**
+     * The user topics read by sources.
+     *
+     * @return the source topic names
+     */
     public List<String> sourceTopics() {
         return compiled.sourceTopics();
     }
 
-    /** The internal topics with their partition counts. */
+    /**
+     * The internal topics with their partition counts.
+     *
+     * @return the partition count of each internal topic, by topic name
+     */
     public Map<String, Integer> internalTopics() {
         return compiled.internalTopics();
     }
 
-    /** The dead-letter topic. */
+    /**
+     * The dead-letter topic.
+     *
+     * @return the name of the pipeline's dead-letter topic
+     */
     public String deadLetterTopic() {
         return compiled.deadLetterTopic();
     }
@@ -84,6 +114,12 @@ public final class PipelineCodecs {
      * Encodes a message of {@code streamId} as a record of each internal topic carrying it, keyed
      * for the computations reading that topic.
      *
+     * @param streamId a stream with an internal topic
+     * @param payload the message payload, a record of the stream's schema
+     * @param id the message id
+     * @param eventTimestampNanos the event timestamp, in nanoseconds
+     * @param systemTimestampNanos the system timestamp, in nanoseconds; also the record timestamp (in milliseconds)
+     * @return one record per internal topic of the stream
      * @throws IllegalArgumentException if the stream has no internal topic
      */
     public List<EncodedRecord> encode(String streamId, GenericRecord payload, MessageId id, long eventTimestampNanos,
@@ -115,6 +151,8 @@ public final class PipelineCodecs {
      * range partitioning of the key hash over the topic's partition count
      * ({@link #internalTopics()}), so a record produced there is read by the task owning its key.
      *
+     * @param record a data record from {@link #encode}
+     * @return the partition, from 0
      * @throws IllegalArgumentException if the record's topic is not an internal topic of the pipeline
      */
     public int partitionOf(EncodedRecord record) {
@@ -137,6 +175,13 @@ public final class PipelineCodecs {
      *     of its source topics (what {@code FlowRuntime} learns when it starts)
      */
     public record StreamWriter(String computation, int partitions) {
+        /**
+         * Checks the writer.
+         *
+         * @param computation the writer's id
+         * @param partitions its task count, at least 1
+         * @throws IllegalArgumentException if {@code partitions} is less than 1
+         */
         public StreamWriter {
             java.util.Objects.requireNonNull(computation, "computation");
             if (partitions < 1) {
@@ -148,8 +193,10 @@ public final class PipelineCodecs {
     /**
      * The writer of an internal stream and its task count, see {@link StreamWriter}.
      *
+     * @param streamId an internal stream of the pipeline
      * @param sourceTopicPartitions the partition count of a source topic (asked only when the
      *     writer is a Source computation and the codecs are not for TopologyTestDriver)
+     * @return the writer and its task count
      * @throws IllegalArgumentException if the stream is unknown, is a source stream, or has no writer
      */
     public StreamWriter writerOf(String streamId, java.util.function.ToIntFunction<String> sourceTopicPartitions) {
@@ -169,8 +216,10 @@ public final class PipelineCodecs {
      * completion: 1 on TopologyTestDriver, else its {@code desired_partition_count}, or for a
      * Source computation the largest partition count of its source topics.
      *
+     * @param computationId the id of a computation of the pipeline
      * @param sourceTopicPartitions the partition count of a source topic (asked only for a Source
      *     computation when the codecs are not for TopologyTestDriver)
+     * @return the computation's task count, at least 1
      * @throws IllegalArgumentException if the computation is unknown
      */
     public int taskCount(String computationId, java.util.function.ToIntFunction<String> sourceTopicPartitions) {
@@ -199,12 +248,14 @@ public final class PipelineCodecs {
      * producer, the largest watermarks and the OR of {@code completed} it heard, so a control
      * record never moves a watermark back.
      *
+     * @param streamId an internal stream of the pipeline
      * @param producerPartition the producer's task (partition), {@code 0 <= p <}
      *     {@link #writerOf}{@code .partitions()}
      * @param eventWatermarkNanos the event watermark; ignored (+infinity) when {@code completed}
      * @param systemWatermarkNanos the system watermark; ignored (+infinity) when {@code completed}
      * @param completed whether the producer will send no more messages of the stream
      * @param timestampMs the Kafka record timestamp (the runtime uses its wall clock)
+     * @return one control record per internal topic of the stream
      * @throws IllegalArgumentException as {@link #writerOf}, or if {@code producerPartition} is negative
      */
     public List<EncodedRecord> encodeControl(String streamId, int producerPartition, long eventWatermarkNanos,
@@ -241,6 +292,10 @@ public final class PipelineCodecs {
      * topic the source reads. The source takes the event time from the record timestamp, or from
      * its {@code event_timestamp_column} when it has one.
      *
+     * @param streamId a source stream of the pipeline
+     * @param payload a record of the stream's schema
+     * @param timestampMs the record timestamp, in milliseconds
+     * @return the record to produce to the source topic
      * @throws IllegalArgumentException if the stream is not a source stream, or its source reads
      *     with a {@code value_serde} or a {@code key_column} (pipe such records with their bytes)
      */
@@ -266,7 +321,12 @@ public final class PipelineCodecs {
                 timestampMs);
     }
 
-    /** Whether a record of an internal topic is a control record (header {@code flow.control}), not a message. */
+    /**
+     * Whether a record of an internal topic is a control record (header {@code flow.control}), not a message.
+     *
+     * @param headers the headers of a record of an internal topic
+     * @return true for a control record
+     */
     public boolean isControl(Headers headers) {
         return FlowHeaders.isControl(headers);
     }
@@ -275,6 +335,10 @@ public final class PipelineCodecs {
      * Decodes the value of a record that a {@code KafkaSink} wrote for {@code streamId} to its
      * topic, in the sink's {@code format} ({@code json}, the default, or {@code avro}).
      *
+     * @param streamId the stream the sink writes
+     * @param topic the sink's topic
+     * @param value the record value
+     * @return the payload, a record of the stream's schema
      * @throws IllegalArgumentException if no sink writes the stream to {@code topic}, the sink
      *     writes only a {@code payload_column} (not a whole record), or the value does not decode
      */
@@ -304,6 +368,10 @@ public final class PipelineCodecs {
      * The changelog topic of a computation's state store under Kafka Streams
      * {@code application.id} {@code applicationId}: where a committed state value of
      * {@link #stateStoreKey} can be read back, latest record per key (a null value: cleared).
+     *
+     * @param applicationId the Kafka Streams {@code application.id} the pipeline runs under
+     * @param computationId the id of a computation of the pipeline
+     * @return the changelog topic name
      */
     public String stateChangelogTopic(String applicationId, String computationId) {
         return applicationId + "-" + stateStoreName(computationId) + "-changelog";
@@ -316,6 +384,12 @@ public final class PipelineCodecs {
     /**
      * Decodes a record of an internal topic of {@code streamId}.
      *
+     * @param streamId the stream the topic carries
+     * @param topic the internal topic the record was read from
+     * @param key the record key
+     * @param value the record value
+     * @param headers the record headers
+     * @return the message, with its id, timestamps, key, payload and parents
      * @throws IllegalArgumentException if the record is not a flow message of the stream
      */
     public Message decode(String streamId, String topic, byte[] key, byte[] value, Headers headers) {
@@ -328,13 +402,23 @@ public final class PipelineCodecs {
                 meta.systemTimestamp(), streamId, k, payload, meta.parents());
     }
 
-    /** The state store name of a computation. */
+    /**
+     * The state store name of a computation.
+     *
+     * @param computationId the id of a computation of the pipeline
+     * @return the store name
+     * @throws IllegalArgumentException if the computation is unknown
+     */
     public String stateStoreName(String computationId) {
         computation(computationId);
         return KeyStates.storeName(computationId);
     }
 
-    /** The status topic, where each task reports its completion ({@code key = "<computation>/<partition>"}). */
+    /**
+     * The status topic, where each task reports its completion ({@code key = "<computation>/<partition>"}).
+     *
+     * @return the name of the pipeline's status topic
+     */
     public String statusTopic() {
         return compiled.statusTopic();
     }
@@ -342,6 +426,9 @@ public final class PipelineCodecs {
     /**
      * The names of a computation's two timer stores: {timers, holds}. The holds store exists only
      * for a computation that writes an internal stream (whose output watermark is read).
+     *
+     * @param computationId the id of a computation of the pipeline
+     * @return the store names: timers first, then holds
      */
     public List<String> timerStoreNames(String computationId) {
         return List.of(io.flowkafka.internal.timers.TimerStore.timersStoreName(computationId),
@@ -353,6 +440,10 @@ public final class PipelineCodecs {
      * in trigger order within a stream (the order they fire in). Reads only; {@code holds} is not
      * needed (null is fine).
      *
+     * @param computationId the id of a computation of the pipeline
+     * @param timers the computation's timers store
+     * @param holds the computation's holds store, or null
+     * @return the pending timers
      * @throws IllegalArgumentException if the computation is unknown or has no timer streams
      */
     public List<io.flowkafka.api.Timer> pendingTimers(String computationId, KeyValueStore<Bytes, byte[]> timers,
@@ -381,18 +472,37 @@ public final class PipelineCodecs {
         return out;
     }
 
-    /** The name of a computation's key-visitor coverage store ({@code key_visitor_states}). */
+    /**
+     * The name of a computation's key-visitor coverage store ({@code key_visitor_states}).
+     *
+     * @param computationId the id of a computation of the pipeline
+     * @return the store name
+     */
     public String keyVisitorStoreName(String computationId) {
         return io.flowkafka.internal.visitor.KeyVisitor.storeName(computationId);
     }
 
-    /** The coverage of a key-visitor stream in a coverage store; null before the visitor's first step. */
+    /**
+     * The coverage of a key-visitor stream in a coverage store; null before the visitor's first step.
+     *
+     * @param store a computation's coverage store, named by {@link #keyVisitorStoreName}
+     * @param visitorStream the id of a key-visitor stream of the computation
+     * @return the coverage, or null
+     */
     public io.flowkafka.avro.@Nullable KeyVisitorCoverage keyVisitorCoverage(KeyValueStore<Bytes, byte[]> store,
             String visitorStream) {
         return io.flowkafka.internal.visitor.KeyVisitor.coverage(store, visitorStream);
     }
 
-    /** The key of {@code computationId} that a payload of its input {@code streamId} maps to. */
+    /**
+     * The key of {@code computationId} that a payload of its input {@code streamId} maps to.
+     *
+     * @param computationId the id of a computation of the pipeline
+     * @param streamId an input stream of the computation
+     * @param payload a payload of that stream
+     * @return the key
+     * @throws IllegalArgumentException if the computation or stream is unknown
+     */
     public GenericRecord keyOf(String computationId, String streamId, GenericRecord payload) {
         ComputationSpec c = computation(computationId);
         KeyCodec kc = KeyCodec.of(c.groupBySchema(), c.id());
@@ -407,7 +517,9 @@ public final class PipelineCodecs {
      * {@code [hash = farm_hash(user_id), user_id]}, {@code Map.of("user_id", "alice")} is enough.
      * Integers may be given for int64 and uint64 columns, any {@link CharSequence} for strings.
      *
+     * @param computationId the id of a computation of the pipeline
      * @param columns key column values by name; a computed column may be given too, then it is taken as is
+     * @return the key, a record of the computation's key schema
      * @throws IllegalArgumentException if the computation is unknown, a name is not a key column, a
      *     column copied from the payload is missing, a computed column reads a field that no given
      *     column stands for, or a value has the wrong type
@@ -467,6 +579,10 @@ public final class PipelineCodecs {
      * fields maps to: only the fields its {@code group_by_schema} expressions read are needed; a
      * field not given takes its default, or null.
      *
+     * @param computationId the id of a computation of the pipeline
+     * @param streamId an input stream of the computation
+     * @param fields payload field values by name
+     * @return the key, a record of the computation's key schema
      * @throws IllegalArgumentException if the computation or stream is unknown, a field is unknown,
      *     or a field the key reads is neither given nor has a default
      */
@@ -549,13 +665,30 @@ public final class PipelineCodecs {
                 .map(io.flowkafka.spec.GroupByColumn::name).toList();
     }
 
-    /** The store key of state {@code stateName} of {@code key} in the computation's store. */
+    /**
+     * The store key of state {@code stateName} of {@code key} in the computation's store.
+     *
+     * @param computationId the id of a computation of the pipeline
+     * @param key a key of the computation
+     * @param stateName a state of the computation
+     * @return the key of the row in the computation's state store
+     * @throws IllegalArgumentException if the computation is unknown
+     */
     public Bytes stateStoreKey(String computationId, GenericRecord key, String stateName) {
         ComputationSpec c = computation(computationId);
         return KeyStates.storeKey(KeyCodec.of(c.groupBySchema(), c.id()).encode(key), stateName);
     }
 
-    /** Decodes a state value with its declared Avro schema. */
+    /**
+     * Decodes a state value with its declared Avro schema.
+     *
+     * @param computationId the id of a computation of the pipeline
+     * @param stateName an Avro state of the computation
+     * @param value the stored value, or null
+     * @return the decoded value; empty if {@code value} is null
+     * @throws IllegalArgumentException if {@code value} is not null and the computation is unknown or has no such
+     *     Avro state
+     */
     public Optional<GenericRecord> decodeState(String computationId, String stateName, byte @Nullable [] value) {
         if (value == null) {
             return Optional.empty();
@@ -567,7 +700,13 @@ public final class PipelineCodecs {
         return Optional.of(new AvroCodec(s.schema()).decode(value));
     }
 
-    /** The Avro schema of a stream. */
+    /**
+     * The Avro schema of a stream.
+     *
+     * @param streamId the id of a stream of the pipeline
+     * @return the stream's payload schema
+     * @throws IllegalArgumentException if the pipeline has no such stream
+     */
     public Schema schemaOf(String streamId) {
         var s = spec.streams().get(streamId);
         if (s == null || s.schema() == null) {

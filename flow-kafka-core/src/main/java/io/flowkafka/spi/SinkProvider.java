@@ -12,38 +12,68 @@ import java.util.Set;
  * {@code TKafkaSink}; the spec validator and the runtime look providers up by class name.
  */
 public interface SinkProvider {
-    /** The {@code sink_class_name}s this provider serves, e.g. {@code TKafkaSink}. */
+    /**
+     * The {@code sink_class_name}s this provider serves, e.g. {@code TKafkaSink}.
+     *
+     * @return the class names, not empty
+     */
     Set<String> sinkClassNames();
 
     /**
      * Checks a sink's parameters at spec load, before anything starts.
      *
+     * @param sink a sink whose {@code sink_class_name} this provider serves
      * @return one entry per problem: the field (e.g. {@code parameters.topic}), what is wrong,
      *     and the fix; empty when the sink is valid
      */
     List<Problem> validate(SinkSpec sink);
 
-    /** Whether the sink may set {@code at_most_once_strategy.enabled} (else the spec is rejected). */
+    /**
+     * Whether the sink may set {@code at_most_once_strategy.enabled} (else the spec is rejected).
+     *
+     * @param sink a sink whose {@code sink_class_name} this provider serves
+     * @return true if the sink supports at-most-once delivery
+     */
     boolean supportsAtMostOnce(SinkSpec sink);
 
-    /** A deliverer of the sink in one runtime instance, created when the runtime starts. */
+    /**
+     * A deliverer of the sink in one runtime instance, created when the runtime starts.
+     *
+     * @param context the sink's spec and deployment settings in this instance
+     * @return a new deliverer, owned (and closed) by the runtime
+     */
     OutboxDeliverer createDeliverer(SinkContext context);
 
     /**
      * Whether the sink is synchronous: written from the process-function calls by a
      * {@link SyncSinkWriter}, every epoch waiting for its acknowledgements, instead of through the
      * outbox. False by default.
+     *
+     * @param sink a sink whose {@code sink_class_name} this provider serves
+     * @return true if the sink is written by {@link #createWriter}, false if through the outbox
      */
     default boolean synchronous(SinkSpec sink) {
         return false;
     }
 
-    /** The writer of a {@link #synchronous} sink in one runtime instance, created when the runtime starts. */
+    /**
+     * The writer of a {@link #synchronous} sink in one runtime instance, created when the runtime starts.
+     *
+     * @param context the sink's spec and deployment settings in this instance
+     * @return a new writer, owned (and closed) by the runtime
+     * @throws UnsupportedOperationException by default: the provider has no synchronous sinks
+     */
     default SyncSinkWriter createWriter(SinkContext context) {
         throw new UnsupportedOperationException(getClass().getName() + " has no synchronous sinks");
     }
 
-    /** A problem with a sink's spec. */
+    /**
+     * A problem with a sink's spec.
+     *
+     * @param field the field relative to the sink, e.g. {@code parameters.topic}
+     * @param message what is wrong, naming the offending value
+     * @param fix how to fix it
+     */
     record Problem(String field, String message, String fix) {
     }
 }

@@ -21,12 +21,19 @@ import org.jspecify.annotations.Nullable;
  * <p>Implementations are stateless and thread-safe, with a public no-argument constructor.
  */
 public interface SourceProvider {
-    /** The {@code source_class_name}s this provider serves, e.g. {@code KafkaSource}. */
+    /**
+     * The {@code source_class_name}s this provider serves, e.g. {@code KafkaSource}.
+     *
+     * @return the class names, not empty
+     */
     Set<String> sourceClassNames();
 
     /**
      * Every parameter name the source reads; the spec validator warns about any other (with a "did you mean" among
      * these), which the source ignores.
+     *
+     * @param source a source whose {@code source_class_name} this provider serves
+     * @return the names of the parameters the source reads
      */
     Set<String> parameterNames(SourceSpec source);
 
@@ -34,6 +41,7 @@ public interface SourceProvider {
      * Checks a source's parameters at spec load, before anything starts.
      *
      * @param computation the computation whose {@code source_streams} declare the source
+     * @param source a source whose {@code source_class_name} this provider serves
      * @param stream the declaration of the source's stream, or null if {@code streams} has none (reported elsewhere)
      * @return one entry per problem, errors and warnings, in parameter order; empty when the source is valid
      */
@@ -44,6 +52,8 @@ public interface SourceProvider {
      * ({@link ComputationSpec#readsKeyedSource()}), instead of through a Source computation and an internal stream.
      * By default such a read is rejected.
      *
+     * @param computation the Transform computation that reads the source
+     * @param source a source whose {@code source_class_name} this provider serves
      * @return one entry per problem; empty when the source can be read so
      */
     default List<Problem> validateKeyedRead(ComputationSpec computation, SourceSpec source) {
@@ -62,6 +72,15 @@ public interface SourceProvider {
      * @param fix how to fix it
      */
     record Problem(SpecProblem.Severity severity, String field, String message, String fix) {
+        /**
+         * Checks that every component is set.
+         *
+         * @param severity error (the pipeline cannot start) or warning
+         * @param field the field relative to the source, e.g. {@code parameters.topics}
+         * @param message what is wrong, naming the offending value
+         * @param fix how to fix it
+         * @throws NullPointerException if a component is null
+         */
         public Problem {
             Objects.requireNonNull(severity, "severity");
             Objects.requireNonNull(field, "field");
@@ -69,12 +88,26 @@ public interface SourceProvider {
             Objects.requireNonNull(fix, "fix");
         }
 
-        /** An error. */
+        /**
+         * An error: the pipeline cannot start.
+         *
+         * @param field the field relative to the source, e.g. {@code parameters.topics}
+         * @param message what is wrong, naming the offending value
+         * @param fix how to fix it
+         * @return a problem of severity {@link SpecProblem.Severity#ERROR}
+         */
         public static Problem error(String field, String message, String fix) {
             return new Problem(SpecProblem.Severity.ERROR, field, message, fix);
         }
 
-        /** A warning. */
+        /**
+         * A warning: the pipeline starts, but the spec likely says something it does not mean.
+         *
+         * @param field the field relative to the source, e.g. {@code parameters.topics}
+         * @param message what is wrong, naming the offending value
+         * @param fix how to fix it
+         * @return a problem of severity {@link SpecProblem.Severity#WARNING}
+         */
         public static Problem warning(String field, String message, String fix) {
             return new Problem(SpecProblem.Severity.WARNING, field, message, fix);
         }

@@ -11,13 +11,19 @@ package io.flowkafka.spi;
  * <p>One writer per sink per runtime instance, shared by the stream threads: thread-safe.
  */
 public interface SyncSinkWriter extends AutoCloseable {
-    /** Sends a record for the task {@code partition}; returns at once. */
+    /**
+     * Sends a record for the task {@code partition}; returns at once.
+     *
+     * @param partition the task (partition of the computation) whose process-function call produced the record
+     * @param record the record to send
+     */
     void write(int partition, OutboxRecord record);
 
     /**
      * Waits until every record sent for the task {@code partition} so far is acknowledged; called
      * before the task's epoch commits.
      *
+     * @param partition the task (partition of the computation) about to commit
      * @throws OutboxDeliveryException if one of them failed: the epoch must not commit (it is
      *     aborted and replayed, writing the records again)
      */
