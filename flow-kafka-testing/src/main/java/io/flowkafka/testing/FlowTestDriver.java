@@ -617,7 +617,10 @@ public final class FlowTestDriver implements AutoCloseable {
             throw new IllegalArgumentException("step must be positive but was " + step);
         }
         Duration left = Objects.requireNonNull(advance, "advance");
-        while (!left.isZero() && !left.isNegative()) {
+        if (left.isNegative()) {
+            throw new IllegalArgumentException("the wall clock only moves forward, but advance was " + advance);
+        }
+        while (!left.isZero()) {
             Duration d = left.compareTo(step) < 0 ? left : step;
             advanceWallClockTime(d);
             left = left.minus(d);

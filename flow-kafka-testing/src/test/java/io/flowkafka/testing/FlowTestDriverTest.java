@@ -127,6 +127,17 @@ class FlowTestDriverTest {
         return Map.of("user", user, "page", "home", "ts", 0L);
     }
 
+    /** The wall clock only moves forward, with or without steps (the stepped form did nothing instead). */
+    @Test
+    void shouldRejectANegativeWallClockAdvanceWithOrWithoutSteps() {
+        try (FlowTestDriver driver = FlowTestDriver.create(spec())) {
+            assertThatThrownBy(() -> driver.advanceWallClockTime(Duration.ofSeconds(-1)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("only moves forward");
+            assertThatThrownBy(() -> driver.advanceWallClockTime(Duration.ofSeconds(-1), Duration.ofMillis(100)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("only moves forward");
+        }
+    }
+
     @Test
     void shouldCountPerKeyThroughTwoHops() {
         try (FlowTestDriver driver = FlowTestDriver.create(spec())) {
