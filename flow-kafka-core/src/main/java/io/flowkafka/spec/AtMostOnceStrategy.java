@@ -35,6 +35,8 @@ public record AtMostOnceStrategy(boolean enabled, long totalQueueBytesLimit, Dur
     /**
      * The strategy of a sink ({@code parameters.at_most_once_strategy}).
      *
+     * @param sink the sink whose parameters are read
+     * @return the parsed strategy; {@link #DISABLED} when the sink sets none
      * @throws IllegalArgumentException naming the field of the first malformed value
      */
     public static AtMostOnceStrategy of(SinkSpec sink) {
@@ -64,7 +66,14 @@ public record AtMostOnceStrategy(boolean enabled, long totalQueueBytesLimit, Dur
                         : DEFAULT_SUSPEND_DESTRUCTION_DURATION);
     }
 
-    /** A {@code total_queue_bytes_limit} value: a positive number of bytes. */
+    /**
+     * A {@code total_queue_bytes_limit} value: a positive number of bytes.
+     *
+     * @param value a number or its text; null for the default
+     * @param field the field's name, for the error message
+     * @return the limit in bytes; {@link #DEFAULT_TOTAL_QUEUE_BYTES_LIMIT} when {@code value} is null
+     * @throws IllegalArgumentException naming {@code field} if {@code value} is not a positive number
+     */
     public static long bytes(Object value, String field) {
         if (value == null) {
             return DEFAULT_TOTAL_QUEUE_BYTES_LIMIT;

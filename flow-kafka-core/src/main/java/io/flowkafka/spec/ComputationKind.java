@@ -21,12 +21,20 @@ public enum ComputationKind {
         this.flowClassName = flowClassName;
     }
 
-    /** The short name used in specs, e.g. {@code Transform}. */
+    /**
+     * The short name used in specs.
+     *
+     * @return the short name, e.g. {@code Transform}
+     */
     public String shortName() {
         return shortName;
     }
 
-    /** Flow's {@code computation_class_name}, e.g. {@code TProcessFunctionComputation}. */
+    /**
+     * Flow's {@code computation_class_name}.
+     *
+     * @return the class name, e.g. {@code TProcessFunctionComputation}
+     */
     public String flowClassName() {
         return flowClassName;
     }
@@ -34,6 +42,8 @@ public enum ComputationKind {
     /**
      * Parses a short name or a Flow class name (case-insensitive; {@code swift_map} also works).
      *
+     * @param name a short name or a Flow class name
+     * @return the kind
      * @throws IllegalArgumentException naming the accepted values if none matches
      */
     public static ComputationKind parse(String name) {

@@ -127,6 +127,27 @@ public record ComputationSpec(
     /** Default of {@value #MAX_BATCH_DELAY_PARAMETER}. */
     public static final java.time.Duration DEFAULT_MAX_BATCH_DELAY = java.time.Duration.ofMillis(100);
 
+    /**
+     * Checks the required fields and copies the collections, unmodifiable and in their order.
+     *
+     * @param id the computation id; not null
+     * @param kind the computation kind; not null
+     * @param processingFunction the function's class name; may be null when {@code functionSupplier} is set
+     * @param functionSupplier programmatic alternative to {@code processingFunction}; may be null
+     * @param inputStreamIds {@code input_stream_ids}; copied
+     * @param outputStreamIds {@code output_stream_ids}; copied
+     * @param sourceStreams {@code source_streams}; copied
+     * @param sinks {@code sinks}; copied
+     * @param groupBySchema {@code group_by_schema}; copied
+     * @param states declared per-key states, by name; copied
+     * @param timers {@code timers}; copied
+     * @param keyVisitorStreams {@code key_visitor_streams}; copied
+     * @param streamsDependency {@code streams_dependency}; copied
+     * @param processingMode {@code processing_mode}; not null
+     * @param parameters {@code parameters}; copied
+     * @param desiredPartitionCount {@code desired_partition_count}
+     * @param watermarkStrategy {@code watermark_strategy}; not null
+     */
     public ComputationSpec {
         Objects.requireNonNull(id, "id");
         Objects.requireNonNull(kind, "kind");
@@ -148,6 +169,7 @@ public record ComputationSpec(
      * Whether {@value #ALLOW_BATCHING_PARAMETER} is on: the parameter is {@code true} (a boolean,
      * or the string {@code "true"} or YSON's {@code "%true"}).
      *
+     * @return true if batching is allowed; false when the parameter is unset or false
      * @throws IllegalArgumentException if the parameter is set to anything but a boolean
      */
     public boolean allowBatchingWithRelaxedGuarantees() {
@@ -169,6 +191,7 @@ public record ComputationSpec(
     /**
      * {@value #MAX_BATCH_SIZE_PARAMETER}, or its default.
      *
+     * @return the most messages in one batch
      * @throws IllegalArgumentException if it is not an integer in [1, {@value #MAX_BATCH_SIZE_LIMIT}]
      */
     public int maxBatchSize() {
@@ -196,6 +219,7 @@ public record ComputationSpec(
     /**
      * {@value #MAX_BATCH_DELAY_PARAMETER}, or its default.
      *
+     * @return how long the oldest buffered message may wait before its batch is cut
      * @throws IllegalArgumentException if it is not a duration of at least 1 ms
      */
     public java.time.Duration maxBatchDelay() {
@@ -217,6 +241,8 @@ public record ComputationSpec(
      * one partition ({@code key_partitioned: true}), read by the keyed computation itself instead
      * of a Source computation and an internal stream. Each source partition is one task; state,
      * timers and outputs are those of the group-by key computed from the source record.
+     *
+     * @return true for a Transform computation with source streams
      */
     public boolean readsKeyedSource() {
         return kind == ComputationKind.TRANSFORM && !sourceStreams.isEmpty();

@@ -27,7 +27,9 @@ public final class Durations {
      * Parses a duration value as the spec holds it: a {@link Duration}, a {@link Number} of
      * milliseconds, or a string like {@code "7d"} (a number without a unit is milliseconds).
      *
+     * @param value the value: a {@link Duration}, a {@link Number} of milliseconds or a string
      * @param field the field or parameter, for the error message
+     * @return the duration, positive or zero
      * @throws IllegalArgumentException naming the field when the value is null, malformed or negative
      */
     public static Duration parse(Object value, String field) {
@@ -46,7 +48,14 @@ public final class Durations {
         return parse(value.toString(), field);
     }
 
-    /** Parses a duration string; throws IllegalArgumentException naming the field (also for a negative one). */
+    /**
+     * Parses a duration string; throws IllegalArgumentException naming the field (also for a negative one).
+     *
+     * @param text a number with an optional unit ({@code ns}, {@code us}, {@code ms}, {@code s},
+     *     {@code m}, {@code h} or {@code d}), such as {@code "7d"}; without a unit, milliseconds
+     * @param field the field or parameter, for the error message
+     * @return the duration, positive or zero
+     */
     public static Duration parse(String text, String field) {
         Matcher m = PATTERN.matcher(text);
         String trimmed = text.trim();

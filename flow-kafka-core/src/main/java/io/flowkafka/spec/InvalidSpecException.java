@@ -9,7 +9,12 @@ public class InvalidSpecException extends FlowException {
     private static final long serialVersionUID = 1L;
     private final transient List<SpecProblem> problems;
 
-    /** Creates the exception from the spec's errors (warnings are ignored here). */
+    /**
+     * Creates the exception from the spec's errors (warnings are ignored here).
+     *
+     * @param pipeline the pipeline name, for the message
+     * @param problems the errors, each listed in the message
+     */
     public InvalidSpecException(String pipeline, List<SpecProblem> problems) {
         this(format(pipeline, problems, "spec error(s)", ""), problems, true);
     }
@@ -27,13 +32,19 @@ public class InvalidSpecException extends FlowException {
      * @param pipeline the pipeline name
      * @param warnings every warning of the spec
      * @param setting how the rejection was asked for, e.g. {@code flow.spec.warnings=fail}
+     * @return the exception, listing every warning and how to only log them
      */
     public static InvalidSpecException ofWarnings(String pipeline, List<SpecProblem> warnings, String setting) {
         return new InvalidSpecException(format(pipeline, warnings, "spec warning(s), rejected because " + setting,
                 "\nfix them, or set " + setting.replaceFirst("=.*", "") + "=log to only log them"), warnings, true);
     }
 
-    /** The errors (or, for {@link #ofWarnings}, the warnings), in the order found. */
+    /**
+     * The errors (or, for {@link #ofWarnings}, the warnings), in the order found.
+     *
+     * @return an unmodifiable list of the problems; null in a deserialized exception (the field
+     *     is transient)
+     */
     public List<SpecProblem> problems() {
         return problems;
     }

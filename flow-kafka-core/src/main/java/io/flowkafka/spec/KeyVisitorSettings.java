@@ -27,6 +27,17 @@ public record KeyVisitorSettings(Duration period, int maxScanRowsPerIteration, i
     public static final KeyVisitorSettings DEFAULTS = new KeyVisitorSettings(Duration.ofDays(1), 1000, 1000, true, true,
             Duration.ofMillis(500));
 
+    /**
+     * Validates the settings.
+     *
+     * @param period the target duration of one full pass; positive
+     * @param maxScanRowsPerIteration at most this many state rows per read; at least 1
+     * @param bufferRowLimit at most this many ready visits per read; at least 1
+     * @param finite whether the visitor follows its upstream streams to completion
+     * @param fullFinalPass whether the final pass is a complete one begun after completion
+     * @param backgroundFillPeriod the pause between reads when idle; positive
+     * @throws IllegalArgumentException naming the setting for a value out of range
+     */
     public KeyVisitorSettings {
         if (period.isNegative() || period.isZero()) {
             throw new IllegalArgumentException("period must be positive but was " + period);
@@ -46,7 +57,9 @@ public record KeyVisitorSettings(Duration period, int maxScanRowsPerIteration, i
      * A copy with {@code changes} applied (names from {@link #NAMES}; durations as strings like
      * {@code "1h"}, {@link Duration}s or milliseconds).
      *
+     * @param changes the settings to change, by name; settings not named keep their value
      * @param field the spec path of the settings, for error messages
+     * @return the copy
      * @throws IllegalArgumentException naming the field for an unknown name or a bad value
      */
     public KeyVisitorSettings with(Map<String, ?> changes, String field) {

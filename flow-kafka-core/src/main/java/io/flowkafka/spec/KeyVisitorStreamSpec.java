@@ -197,6 +197,7 @@ public record KeyVisitorStreamSpec(String id, Map<String, Object> parameters) {
      * {@code names}: the internal states to visit keys of; empty means all states (unless only
      * {@code external_names} is given, see {@link #scansInternalStates()}).
      *
+     * @return the state names, in the order given; empty when unset
      * @throws IllegalArgumentException if it is not a list of strings
      */
     public List<String> names() {
@@ -206,13 +207,18 @@ public record KeyVisitorStreamSpec(String id, Map<String, Object> parameters) {
     /**
      * {@code external_names}: external state managers and joiners whose keys are visited too.
      *
+     * @return the names, in the order given; empty when unset
      * @throws IllegalArgumentException if it is not a list of strings
      */
     public List<String> externalNames() {
         return stringList("external_names");
     }
 
-    /** Whether internal states are scanned: unless only {@code external_names} is given. */
+    /**
+     * Whether internal states are scanned: unless only {@code external_names} is given.
+     *
+     * @return false only when {@code external_names} is given and {@code names} is not
+     */
     public boolean scansInternalStates() {
         return !names().isEmpty() || externalNames().isEmpty();
     }
@@ -221,6 +227,7 @@ public record KeyVisitorStreamSpec(String id, Map<String, Object> parameters) {
      * {@code upstream_streams}: the streams followed to completion; null when unset (then every
      * input and source stream).
      *
+     * @return the stream ids, in the order given; null when unset
      * @throws IllegalArgumentException if it is not a list of strings
      */
     public @Nullable List<String> upstreamStreams() {
@@ -230,6 +237,7 @@ public record KeyVisitorStreamSpec(String id, Map<String, Object> parameters) {
     /**
      * {@code bucket_count}, default {@value #DEFAULT_BUCKET_COUNT}.
      *
+     * @return the number of buckets, from 1 to 4096
      * @throws IllegalArgumentException if it is not a positive integer up to 4096
      */
     public int bucketCount() {
@@ -253,6 +261,7 @@ public record KeyVisitorStreamSpec(String id, Map<String, Object> parameters) {
     /**
      * The starting dynamic settings: the defaults overridden by any dynamic setting given here.
      *
+     * @return the settings the key visitor starts with
      * @throws IllegalArgumentException for a malformed value
      */
     public KeyVisitorSettings settings() {
@@ -285,7 +294,11 @@ public record KeyVisitorStreamSpec(String id, Map<String, Object> parameters) {
         return List.copyOf(out);
     }
 
-    /** The known parameter names, static and dynamic. */
+    /**
+     * The known parameter names, static and dynamic.
+     *
+     * @return a new, modifiable list of the parameter names of a key visitor stream
+     */
     public static List<String> knownParameters() {
         List<String> out = new ArrayList<>(List.of("names", "external_names", "upstream_streams", "bucket_count"));
         out.addAll(KeyVisitorSettings.NAMES);

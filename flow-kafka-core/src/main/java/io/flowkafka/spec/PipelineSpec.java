@@ -38,6 +38,14 @@ import org.apache.avro.Schema;
 public record PipelineSpec(String name, Map<String, StreamSpec> streams, Map<String, ComputationSpec> computations,
         List<SpecProblem> warnings) {
 
+    /**
+     * Checks the name and copies the collections, unmodifiable and in their order.
+     *
+     * @param name the pipeline name; not null
+     * @param streams declared streams by id; copied
+     * @param computations computations by id; copied
+     * @param warnings problems found while loading; copied
+     */
     public PipelineSpec {
         Objects.requireNonNull(name, "name");
         streams = Collections.unmodifiableMap(new LinkedHashMap<>(streams));
@@ -55,7 +63,12 @@ public record PipelineSpec(String name, Map<String, StreamSpec> streams, Map<Str
         return new Builder(name);
     }
 
-    /** The computation writing {@code streamId}, if any. */
+    /**
+     * The computation writing {@code streamId}, if any.
+     *
+     * @param streamId a stream id
+     * @return the first computation that outputs the stream or reads it from a source; empty if none
+     */
     public Optional<ComputationSpec> writerOf(String streamId) {
         for (ComputationSpec c : computations.values()) {
             if (c.outputStreamIds().contains(streamId)
@@ -66,7 +79,12 @@ public record PipelineSpec(String name, Map<String, StreamSpec> streams, Map<Str
         return Optional.empty();
     }
 
-    /** The computations reading {@code streamId}, in declaration order. */
+    /**
+     * The computations reading {@code streamId}, in declaration order.
+     *
+     * @param streamId a stream id
+     * @return the computations with the stream among their input streams; empty if none
+     */
     public List<ComputationSpec> readersOf(String streamId) {
         List<ComputationSpec> readers = new ArrayList<>();
         for (ComputationSpec c : computations.values()) {
@@ -77,7 +95,11 @@ public record PipelineSpec(String name, Map<String, StreamSpec> streams, Map<Str
         return readers;
     }
 
-    /** Every error and warning of this spec, errors first; empty when the spec is valid. */
+    /**
+     * Every error and warning of this spec, errors first; empty when the spec is valid.
+     *
+     * @return the problems found by validation
+     */
     public List<SpecProblem> validate() {
         return SpecValidator.validate(this);
     }
@@ -88,6 +110,8 @@ public record PipelineSpec(String name, Map<String, StreamSpec> streams, Map<Str
      * source, timer or key-visitor parameters, unused streams, ...). A warning names something the
      * pipeline ignores, so it often hides a typo: {@code FlowRuntime.create} logs each one, and
      * rejects them all with {@code flow.spec.warnings=fail}.
+     *
+     * @return the warnings; empty if none
      */
     public List<SpecProblem> allWarnings() {
         return validate().stream().filter(p -> p.severity() == SpecProblem.Severity.WARNING).toList();
@@ -96,6 +120,7 @@ public record PipelineSpec(String name, Map<String, StreamSpec> streams, Map<Str
     /**
      * This spec, if it has no errors.
      *
+     * @return this spec
      * @throws InvalidSpecException listing every error
      */
     public PipelineSpec validated() {

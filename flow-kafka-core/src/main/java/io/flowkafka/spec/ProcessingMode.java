@@ -32,12 +32,21 @@ public enum ProcessingMode {
         this.specName = specName;
     }
 
-    /** The name used in specs. */
+    /**
+     * The name used in specs.
+     *
+     * @return the spec name, e.g. {@code exactly_once}
+     */
     public String specName() {
         return specName;
     }
 
-    /** Parses a spec name; throws IllegalArgumentException naming the accepted values. */
+    /**
+     * Parses a spec name; throws IllegalArgumentException naming the accepted values.
+     *
+     * @param name a spec name, case-insensitive, such as {@code exactly_once}
+     * @return the mode
+     */
     public static ProcessingMode parse(String name) {
         for (ProcessingMode m : values()) {
             if (m.specName.equals(name.trim().toLowerCase(Locale.ROOT))) {

@@ -18,6 +18,14 @@ import java.util.Objects;
  *     {@code flow.serde.*}); async sinks ({@code TKafkaSink}) encode records the same way
  */
 public record SinkSpec(String id, String sinkClassName, List<String> inputStreamIds, Map<String, Object> parameters) {
+    /**
+     * Checks the fields and copies the collections.
+     *
+     * @param id the sink id; not null
+     * @param sinkClassName Flow's {@code sink_class_name}; not null
+     * @param inputStreamIds the streams it writes out; copied
+     * @param parameters sink parameters; copied (no null keys or values)
+     */
     public SinkSpec {
         Objects.requireNonNull(id, "id");
         Objects.requireNonNull(sinkClassName, "sinkClassName");

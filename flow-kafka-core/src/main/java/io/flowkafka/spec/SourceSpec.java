@@ -21,6 +21,13 @@ import java.util.Objects;
  *     parameters are warned about
  */
 public record SourceSpec(String streamId, String sourceClassName, Map<String, Object> parameters) {
+    /**
+     * Checks the fields and copies the parameters.
+     *
+     * @param streamId the stream the source writes; not null
+     * @param sourceClassName Flow's {@code source_class_name}; not null
+     * @param parameters source parameters; copied (no null keys or values)
+     */
     public SourceSpec {
         Objects.requireNonNull(streamId, "streamId");
         Objects.requireNonNull(sourceClassName, "sourceClassName");

@@ -14,8 +14,17 @@ import org.jspecify.annotations.Nullable;
  */
 public record SpecProblem(Severity severity, @Nullable String computation, String field, String message, String fix) {
     /** Whether a problem stops the pipeline from starting. */
-    public enum Severity { ERROR, WARNING }
+    public enum Severity { /** The pipeline cannot start. */ ERROR, /** Reported; the pipeline may start. */ WARNING }
 
+    /**
+     * Checks the fields.
+     *
+     * @param severity error or warning; not null
+     * @param computation the computation concerned, or null for pipeline-level problems
+     * @param field the spec field, with Flow's name; not null
+     * @param message what is wrong; not null
+     * @param fix how to fix it; not null
+     */
     public SpecProblem {
         Objects.requireNonNull(severity, "severity");
         Objects.requireNonNull(field, "field");
@@ -23,12 +32,28 @@ public record SpecProblem(Severity severity, @Nullable String computation, Strin
         Objects.requireNonNull(fix, "fix");
     }
 
-    /** An error. */
+    /**
+     * An error: the pipeline cannot start.
+     *
+     * @param computation the computation concerned, or null for pipeline-level problems
+     * @param field the spec field, with Flow's name (e.g. {@code input_stream_ids})
+     * @param message what is wrong, naming the offending value
+     * @param fix how to fix it
+     * @return a problem of severity {@link Severity#ERROR}
+     */
     public static SpecProblem error(@Nullable String computation, String field, String message, String fix) {
         return new SpecProblem(Severity.ERROR, computation, field, message, fix);
     }
 
-    /** A warning. */
+    /**
+     * A warning: reported, but the pipeline may start.
+     *
+     * @param computation the computation concerned, or null for pipeline-level problems
+     * @param field the spec field, with Flow's name (e.g. {@code input_stream_ids})
+     * @param message what is wrong, naming the offending value
+     * @param fix how to fix it
+     * @return a problem of severity {@link Severity#WARNING}
+     */
     public static SpecProblem warning(@Nullable String computation, String field, String message, String fix) {
         return new SpecProblem(Severity.WARNING, computation, field, message, fix);
     }

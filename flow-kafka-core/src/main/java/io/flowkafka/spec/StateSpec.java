@@ -11,6 +11,12 @@ import org.jspecify.annotations.Nullable;
  * @param schema the Avro schema of the value; null when the value is stored with a user serde
  */
 public record StateSpec(String name, @Nullable Schema schema) {
+    /**
+     * Checks the name.
+     *
+     * @param name the state name; not null
+     * @param schema the Avro schema of the value; null when the value is stored with a user serde
+     */
     public StateSpec {
         Objects.requireNonNull(name, "name");
     }

@@ -11,6 +11,12 @@ import org.jspecify.annotations.Nullable;
  * @param schema the payload schema (an Avro record); null only in a spec that failed validation
  */
 public record StreamSpec(String id, @Nullable Schema schema) {
+    /**
+     * Checks the id.
+     *
+     * @param id the stream id; not null
+     * @param schema the payload schema; null only in a spec that failed validation
+     */
     public StreamSpec {
         Objects.requireNonNull(id, "id");
     }

@@ -11,12 +11,21 @@ public enum TimeType {
     /** Compared with wall-clock time; does not hold completion. */
     REAL_TIME;
 
-    /** The spec name, e.g. {@code event_time}. */
+    /**
+     * The spec name.
+     *
+     * @return the lower-case name, e.g. {@code event_time}
+     */
     public String specName() {
         return name().toLowerCase(Locale.ROOT);
     }
 
-    /** Parses a spec name; throws IllegalArgumentException naming the accepted values. */
+    /**
+     * Parses a spec name; throws IllegalArgumentException naming the accepted values.
+     *
+     * @param name a spec name, case-insensitive, such as {@code event_time}
+     * @return the time type
+     */
     public static TimeType parse(String name) {
         for (TimeType t : values()) {
             if (t.specName().equals(name.trim().toLowerCase(Locale.ROOT))) {

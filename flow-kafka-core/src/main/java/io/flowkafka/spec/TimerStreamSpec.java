@@ -124,6 +124,7 @@ public record TimerStreamSpec(String id, Map<String, Object> parameters) {
     /**
      * {@code time_type}.
      *
+     * @return the time the timers fire by; {@link TimeType#EVENT_TIME} when unset
      * @throws IllegalArgumentException for an unknown value
      */
     public TimeType timeType() {
@@ -131,7 +132,11 @@ public record TimerStreamSpec(String id, Map<String, Object> parameters) {
         return t == null ? TimeType.EVENT_TIME : TimeType.parse(t.toString());
     }
 
-    /** {@code deduplicate_equal_timestamps}, default true. */
+    /**
+     * {@code deduplicate_equal_timestamps}, default true.
+     *
+     * @return whether a key keeps at most one timer per trigger timestamp in this stream
+     */
     public boolean deduplicateEqualTimestamps() {
         Object d = parameters.get("deduplicate_equal_timestamps");
         return d == null || Boolean.parseBoolean(d.toString());
@@ -141,6 +146,8 @@ public record TimerStreamSpec(String id, Map<String, Object> parameters) {
      * The streams this timer stream waits on with their delays: {@code streams} (delay 0) and
      * {@code streams_with_delays}; null when neither is set (then: every input of the computation).
      *
+     * @return the watched stream ids, each with its delay (a number is milliseconds), in the
+     *     order given; null when neither parameter is set
      * @throws IllegalArgumentException for a malformed list, map or duration
      */
     public @Nullable Map<String, Duration> watchedStreams() {
@@ -174,7 +181,11 @@ public record TimerStreamSpec(String id, Map<String, Object> parameters) {
         return out;
     }
 
-    /** The known parameter names. */
+    /**
+     * The known parameter names.
+     *
+     * @return a new, modifiable list of the parameter names of a timer stream
+     */
     public static List<String> knownParameters() {
         return new ArrayList<>(List.of("time_type", "streams", "streams_with_delays", "deduplicate_equal_timestamps"));
     }

@@ -33,7 +33,15 @@ public record WatermarkStrategy(@Nullable String timestampColumn, Duration outOf
     public static final WatermarkStrategy DEFAULT =
             new WatermarkStrategy(null, Duration.ofMinutes(1), Duration.ofMinutes(1), 0.4);
 
-    /** A strategy without watermark alignment. */
+    /**
+     * A strategy without watermark alignment (drift bound {@link #DEFAULT_DRIFT_BOUND}).
+     *
+     * @param timestampColumn the payload column holding the event time; null uses the source's
+     *     {@code event_timestamp_column} or the record timestamp
+     * @param outOfOrdernessBound how late an event may come; positive or zero
+     * @param idleDuration how long a silent partition holds the watermark back; positive
+     * @param idleMaxRatio the largest share of partitions that may be skipped as idle, in [0, 1]
+     */
     public WatermarkStrategy(@Nullable String timestampColumn, Duration outOfOrdernessBound, Duration idleDuration,
             double idleMaxRatio) {
         this(timestampColumn, outOfOrdernessBound, idleDuration, idleMaxRatio, null, DEFAULT_DRIFT_BOUND);
@@ -42,6 +50,14 @@ public record WatermarkStrategy(@Nullable String timestampColumn, Duration outOf
     /**
      * Validates the fields.
      *
+     * @param timestampColumn the payload column holding the event time; null uses the source's
+     *     {@code event_timestamp_column} or the record timestamp
+     * @param outOfOrdernessBound how late an event may come; positive or zero
+     * @param idleDuration how long a silent partition holds the watermark back; positive
+     * @param idleMaxRatio the largest share of partitions that may be skipped as idle, in [0, 1]
+     * @param alignmentGroup the watermark alignment group; null for none, else not blank
+     * @param driftBound how far, in event time, a partition may run ahead of its alignment group;
+     *     positive
      * @throws IllegalArgumentException for a negative duration or a ratio outside [0, 1]
      */
     public WatermarkStrategy {
@@ -68,19 +84,36 @@ public record WatermarkStrategy(@Nullable String timestampColumn, Duration outOf
         }
     }
 
-    /** A copy with another timestamp column. */
+    /**
+     * A copy with another timestamp column.
+     *
+     * @param column the payload column holding the event time; null uses the source's
+     *     {@code event_timestamp_column} or the record timestamp
+     * @return the copy
+     */
     public WatermarkStrategy withTimestampColumn(@Nullable String column) {
         return new WatermarkStrategy(column, outOfOrdernessBound, idleDuration, idleMaxRatio, alignmentGroup,
                 driftBound);
     }
 
-    /** A copy with another out-of-orderness bound. */
+    /**
+     * A copy with another out-of-orderness bound.
+     *
+     * @param bound how late an event may come; positive or zero
+     * @return the copy
+     */
     public WatermarkStrategy withOutOfOrdernessBound(Duration bound) {
         return new WatermarkStrategy(timestampColumn, bound, idleDuration, idleMaxRatio, alignmentGroup,
                 driftBound);
     }
 
-    /** A copy with other idle-partition settings. */
+    /**
+     * A copy with other idle-partition settings.
+     *
+     * @param duration how long a silent partition holds the watermark back; positive
+     * @param maxRatio the largest share of partitions that may be skipped as idle, in [0, 1]
+     * @return the copy
+     */
     public WatermarkStrategy withIdlePartitions(Duration duration, double maxRatio) {
         return new WatermarkStrategy(timestampColumn, outOfOrdernessBound, duration, maxRatio, alignmentGroup,
                 driftBound);
@@ -90,13 +123,22 @@ public record WatermarkStrategy(@Nullable String timestampColumn, Duration outOf
      * A copy whose source partitions read in step with every other computation's of alignment group
      * {@code group} ({@code watermark_alignment}): none runs more than {@code driftBound} of event
      * time ahead of the group's slowest non-idle partition.
+     *
+     * @param group the alignment group's name; not blank
+     * @param driftBound how far, in event time, a partition may run ahead of the group; positive
+     * @return the copy
      */
     public WatermarkStrategy withAlignment(String group, Duration driftBound) {
         return new WatermarkStrategy(timestampColumn, outOfOrdernessBound, idleDuration, idleMaxRatio,
                 Objects.requireNonNull(group, "group"), driftBound);
     }
 
-    /** How many of {@code partitions} partitions may be skipped as idle: ⌈max_ratio·P⌉, less than P. */
+    /**
+     * How many of {@code partitions} partitions may be skipped as idle: ⌈max_ratio·P⌉, less than P.
+     *
+     * @param partitions the number P of source partitions
+     * @return the most partitions that may be skipped as idle, from 0 to P - 1 (0 when P is 0 or less)
+     */
     public int maxIdlePartitions(int partitions) {
         int n = (int) Math.ceil(idleMaxRatio * partitions - 1e-9);
         return Math.min(n, Math.max(0, partitions - 1));

@@ -10,7 +10,12 @@ import java.util.List;
  *     gave no reasons
  */
 public record CompatibilityResult(boolean compatible, List<String> messages) {
-    /** Copies the messages. */
+    /**
+     * Copies the messages.
+     *
+     * @param compatible whether the schema may be registered under the subject
+     * @param messages why not, as the registry words it; copied
+     */
     public CompatibilityResult {
         messages = List.copyOf(messages);
     }

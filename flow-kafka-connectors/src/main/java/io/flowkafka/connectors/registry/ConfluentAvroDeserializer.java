@@ -48,6 +48,7 @@ public class ConfluentAvroDeserializer implements Deserializer<GenericRecord> {
      * A deserializer that uses {@code client} and resolves records to {@code readerSchema}, with
      * default settings until {@link #configure} (which then needs no {@code schema.registry.url}).
      *
+     * @param client the registry to fetch writer schemas from, by id
      * @param readerSchema the schema to resolve records to; null to keep the writer's
      */
     public ConfluentAvroDeserializer(SchemaRegistryClient client, @Nullable Schema readerSchema) {

@@ -59,6 +59,7 @@ public class ConfluentAvroSerde extends Serdes.WrapperSerde<GenericRecord> {
      * A serde that uses {@code client}, with default settings until {@link #configure} (which
      * then needs no {@code schema.registry.url}).
      *
+     * @param client the registry the serializer and the deserializer use
      * @param readerSchema the schema the deserializer resolves records to; null to keep the
      *     writer's
      */

@@ -54,6 +54,8 @@ public class ConfluentAvroSerializer implements Serializer<GenericRecord> {
     /**
      * A serializer of values that uses {@code client}, with default settings until
      * {@link #configure} (which then needs no {@code schema.registry.url}).
+     *
+     * @param client the registry to register or look up schemas in
      */
     public ConfluentAvroSerializer(SchemaRegistryClient client) {
         this.client = Objects.requireNonNull(client, "client");

@@ -48,7 +48,12 @@ public final class MockSchemaRegistry implements SchemaRegistryClient {
         this.url = URL_PREFIX + Objects.requireNonNull(name, "name");
     }
 
-    /** The registry of {@code scope}, created empty on first use. */
+    /**
+     * The registry of {@code scope}, created empty on first use.
+     *
+     * @param scope the scope's name, as in {@code mock://scope}
+     * @return the registry shared by every user of that scope in this JVM
+     */
     public static MockSchemaRegistry forScope(String scope) {
         Objects.requireNonNull(scope, "scope");
         return SCOPES.computeIfAbsent(scope, MockSchemaRegistry::new);
@@ -57,6 +62,8 @@ public final class MockSchemaRegistry implements SchemaRegistryClient {
     /**
      * The registry of a {@code mock://scope} URL.
      *
+     * @param url a URL of the form {@code mock://scope}
+     * @return the registry shared by every user of that scope in this JVM
      * @throws IllegalArgumentException if {@code url} does not start with {@code mock://} or
      *     names no scope
      */
@@ -69,22 +76,39 @@ public final class MockSchemaRegistry implements SchemaRegistryClient {
         return forScope(scope);
     }
 
-    /** Whether {@code url} selects a mock registry. */
+    /**
+     * Whether {@code url} selects a mock registry.
+     *
+     * @param url a registry URL
+     * @return true if it starts with {@link #URL_PREFIX}
+     */
     public static boolean isMockUrl(String url) {
         return url.startsWith(URL_PREFIX);
     }
 
-    /** Forgets the registry of {@code scope}; clients already holding it keep using the old one. */
+    /**
+     * Forgets the registry of {@code scope}; clients already holding it keep using the old one.
+     *
+     * @param scope the scope's name, as in {@code mock://scope}
+     */
     public static void dropScope(String scope) {
         SCOPES.remove(Objects.requireNonNull(scope, "scope"));
     }
 
-    /** {@code mock://scope}. */
+    /**
+     * The URL of this registry.
+     *
+     * @return {@code mock://} followed by the scope or name
+     */
     public String url() {
         return url;
     }
 
-    /** The subjects registered so far, sorted. */
+    /**
+     * The subjects registered so far.
+     *
+     * @return a sorted copy of the subjects
+     */
     public synchronized Set<String> subjects() {
         return new TreeSet<>(versionsBySubject.keySet());
     }

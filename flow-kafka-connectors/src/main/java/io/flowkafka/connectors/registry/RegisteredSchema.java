@@ -12,7 +12,14 @@ import org.apache.avro.Schema;
  * @param schema the schema
  */
 public record RegisteredSchema(String subject, int id, int version, Schema schema) {
-    /** Checks the fields. */
+    /**
+     * Checks the fields.
+     *
+     * @param subject the subject, such as {@code orders-value}; not null
+     * @param id the registry-wide schema id
+     * @param version the version within the subject, from 1
+     * @param schema the schema; not null
+     */
     public RegisteredSchema {
         Objects.requireNonNull(subject, "subject");
         Objects.requireNonNull(schema, "schema");

@@ -90,13 +90,18 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
      * @param url the registry's base URL, {@code http://} or {@code https://}, such as
      *     {@code http://registry:8081}; user info in it ({@code http://user:password@host}) is
      *     taken as basic-authentication credentials
+     * @return a builder with default timeouts and cache capacity
      * @throws IllegalArgumentException if {@code url} is not one absolute http(s) URL
      */
     public static Builder builder(String url) {
         return new Builder(url);
     }
 
-    /** The registry's base URL, without credentials and without a trailing slash. */
+    /**
+     * The registry this client talks to.
+     *
+     * @return the registry's base URL, without credentials and without a trailing slash
+     */
     public String url() {
         return baseUrl;
     }
@@ -323,6 +328,7 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
          * Sends HTTP basic authentication.
          *
          * @param userInfo {@code user:password}, as Confluent's {@code basic.auth.user.info}
+         * @return this builder
          * @throws IllegalArgumentException if it has no {@code :}
          */
         public Builder basicAuth(String userInfo) {
@@ -337,6 +343,8 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
         /**
          * How long to wait for a connection (default 10 s).
          *
+         * @param timeout the connect timeout; positive
+         * @return this builder
          * @throws IllegalArgumentException if not positive
          */
         public Builder connectTimeout(Duration timeout) {
@@ -347,6 +355,8 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
         /**
          * How long to wait for each answer (default 30 s).
          *
+         * @param timeout the timeout of each request; positive
+         * @return this builder
          * @throws IllegalArgumentException if not positive
          */
         public Builder requestTimeout(Duration timeout) {
@@ -357,6 +367,8 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
         /**
          * The most entries each cache keeps (default 1000).
          *
+         * @param capacity the most entries per cache; at least 1
+         * @return this builder
          * @throws IllegalArgumentException if less than 1
          */
         public Builder cacheCapacity(int capacity) {
@@ -367,7 +379,11 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
             return this;
         }
 
-        /** A new client with these settings. */
+        /**
+         * A new client with these settings.
+         *
+         * @return the client
+         */
         public RestSchemaRegistryClient build() {
             return new RestSchemaRegistryClient(this);
         }

@@ -18,6 +18,9 @@ public interface SchemaRegistryClient {
      * Registers {@code schema} under {@code subject}, or finds it there, and returns its id
      * ({@code POST /subjects/{subject}/versions}).
      *
+     * @param subject the subject, such as {@code orders-value}
+     * @param schema the schema to register
+     * @return the registry-wide id of the schema
      * @throws SchemaRegistryException if the registry refuses (for example 409: incompatible
      *     with the subject's latest version) or cannot be reached
      */
@@ -27,6 +30,9 @@ public interface SchemaRegistryClient {
      * Finds {@code schema} among the versions of {@code subject} without registering it
      * ({@code POST /subjects/{subject}}).
      *
+     * @param subject the subject to search
+     * @param schema the schema to find
+     * @return the schema as registered under the subject, with its id and version
      * @throws SchemaRegistryException with error code 40401 if the subject does not exist, 40403
      *     if the schema is not registered under it
      */
@@ -35,6 +41,8 @@ public interface SchemaRegistryClient {
     /**
      * The schema with the given id ({@code GET /schemas/ids/{id}}).
      *
+     * @param id the registry-wide schema id, as written in the wire format
+     * @return the schema with that id
      * @throws SchemaRegistryException with error code 40403 if no schema has this id
      */
     Schema schemaById(int id);
@@ -42,6 +50,8 @@ public interface SchemaRegistryClient {
     /**
      * The latest version of {@code subject} ({@code GET /subjects/{subject}/versions/latest}).
      *
+     * @param subject the subject
+     * @return the subject's highest version, with its id
      * @throws SchemaRegistryException with error code 40401 if the subject does not exist
      */
     RegisteredSchema latest(String subject);
@@ -51,6 +61,9 @@ public interface SchemaRegistryClient {
      * version under the subject's compatibility level
      * ({@code POST /compatibility/subjects/{subject}/versions/latest?verbose=true}).
      *
+     * @param subject the subject whose latest version is checked against
+     * @param schema the candidate schema
+     * @return whether the schema is compatible and, if not, the registry's reasons
      * @throws SchemaRegistryException with error code 40401 if the subject does not exist
      */
     CompatibilityResult testCompatibility(String subject, Schema schema);

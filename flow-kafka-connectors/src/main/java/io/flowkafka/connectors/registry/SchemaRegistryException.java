@@ -32,9 +32,13 @@ public class SchemaRegistryException extends FlowException {
     /** {@link #errorCode()} when the registry gave none. */
     public static final int NO_ERROR_CODE = -1;
 
+    /** The registry's base URL, without credentials (part of the serialized form). */
     private final String registry;
+    /** The subject of the failed request; null when it had none (part of the serialized form). */
     private final @Nullable String subject;
+    /** The HTTP status, or {@link #NO_RESPONSE} (part of the serialized form). */
     private final int status;
+    /** The registry's error code, or {@link #NO_ERROR_CODE} (part of the serialized form). */
     private final int errorCode;
 
     /**
@@ -58,22 +62,38 @@ public class SchemaRegistryException extends FlowException {
         this.errorCode = errorCode;
     }
 
-    /** The registry's base URL (or {@code mock://scope}), without credentials. */
+    /**
+     * The registry that failed.
+     *
+     * @return the registry's base URL (or {@code mock://scope}), without credentials
+     */
     public String registry() {
         return registry;
     }
 
-    /** The subject of the failed request; null when it had none (a lookup by id). */
+    /**
+     * The subject of the failed request.
+     *
+     * @return the subject; null when the request had none (a lookup by id)
+     */
     public @Nullable String subject() {
         return subject;
     }
 
-    /** The HTTP status, or {@link #NO_RESPONSE} when none arrived. */
+    /**
+     * The HTTP status of the registry's answer.
+     *
+     * @return the status, or {@link #NO_RESPONSE} when none arrived
+     */
     public int status() {
         return status;
     }
 
-    /** The registry's {@code error_code}, such as {@link #SUBJECT_NOT_FOUND}, or {@link #NO_ERROR_CODE}. */
+    /**
+     * The registry's {@code error_code}.
+     *
+     * @return the code, such as {@link #SUBJECT_NOT_FOUND}, or {@link #NO_ERROR_CODE}
+     */
     public int errorCode() {
         return errorCode;
     }
@@ -83,6 +103,8 @@ public class SchemaRegistryException extends FlowException {
      * retriable exception's cause is a {@link SchemaRegistryUnavailableException} (a Kafka
      * {@code RetriableException}) wrapping the I/O failure, if any: flow-kafka's runtime then
      * retries the record instead of dead-lettering it.
+     *
+     * @return true for a failure that may pass when retried
      */
     public boolean retriable() {
         return retriable(status);
