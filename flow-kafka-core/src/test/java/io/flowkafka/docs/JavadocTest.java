@@ -26,9 +26,8 @@ import org.junit.jupiter.api.io.TempDir;
  * {@value #DOCLINT}), run by the JDK's javadoc tool in-process so that {@code mvn verify} checks it
  * without the javadoc plugin. Internal packages are left out, as in the published Javadoc.
  *
- * <p>Doclint's {@code missing} group (a public member without a comment, a {@code @param} or a
- * {@code @return}) is checked only in {@code io.flowkafka.api} and the spec builders: the other
- * public packages still lack several hundred such tags.
+ * Doclint's {@code missing} group (a public member without a comment, a {@code @param} or a
+ * {@code @return}) included.
  */
 class JavadocTest {
     /** The public API, as in the ArchUnit rule shouldNameNoInternalTypeInPublicSignatures. */
@@ -36,55 +35,16 @@ class JavadocTest {
             "io.flowkafka.runtime", "io.flowkafka.spi");
 
     /** Doclint's groups, as in the root pom's maven-javadoc-plugin configuration. */
-    static final String DOCLINT = "all,-missing";
-
-    /** The messages of doclint's {@code missing} group. */
-    private static final java.util.regex.Pattern MISSING = java.util.regex.Pattern.compile(
-            ": (no comment|no @param for .*|no @return|no @throws for .*|no main description)$");
+    static final String DOCLINT = "all";
 
     /**
-     * One javadoc run with every doclint group: no warning at all but the {@code missing} group's
-     * ({@value #DOCLINT}), and none at all in the package users start with, {@code io.flowkafka.api},
-     * nor in the spec builders: there every public member has a comment, its {@code @param}s and its
-     * {@code @return}.
+     * One javadoc run with every doclint group ({@value #DOCLINT}), the {@code missing} group included: no
+     * warning at all in the public packages, so every public member has a comment, its {@code @param}s, its
+     * {@code @return} and its declared exceptions.
      */
     @Test
     void shouldBuildPublicJavadocWithoutWarnings(@TempDir Path out) throws IOException {
-        Path spec = Path.of("src", "main", "java", "io", "flowkafka", "spec");
-        List<String> problems = new ArrayList<>();
-        for (String problem : javadocProblems(Path.of("src", "main", "java"), PUBLIC_PACKAGES, "all", out)) {
-            if (!MISSING.matcher(problem).find() || problem.contains("/io/flowkafka/api/")) {
-                problems.add(problem);
-                continue;
-            }
-            for (String file : List.of("ComputationSpec", "PipelineSpec", "TimerStreamSpec", "KeyVisitorStreamSpec")) {
-                String marker = "/" + file + ".java:";
-                int at = problem.indexOf(marker);
-                if (at >= 0) {
-                    int[] builder = builderLines(spec.resolve(file + ".java"));
-                    int line = Integer.parseInt(problem.substring(at + marker.length()).replaceAll("\\D.*", ""));
-                    if (line >= builder[0] && line <= builder[1]) {
-                        problems.add(problem);
-                    }
-                }
-            }
-        }
-        assertThat(problems).isEmpty();
-    }
-
-    /** The first and last line (from 1) of the nested {@code Builder} class of a source file. */
-    private static int[] builderLines(Path source) throws IOException {
-        List<String> lines = Files.readAllLines(source);
-        int start = 0;
-        while (!lines.get(start).contains("public static final class Builder")) {
-            start++;
-        }
-        int end = start;
-        for (int depth = 0; end == start || depth > 0; end++) {
-            String code = lines.get(end);
-            depth += code.chars().filter(c -> c == '{').count() - code.chars().filter(c -> c == '}').count();
-        }
-        return new int[] {start + 1, end};
+        assertThat(javadocProblems(Path.of("src", "main", "java"), PUBLIC_PACKAGES, DOCLINT, out)).isEmpty();
     }
 
     /** Runs javadoc over {@code packages} and returns every warning and error, one per line. */

@@ -22,8 +22,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The Javadoc of this module's public packages builds with doclint on and without a warning (issue
- * 23): what {@code mvn javadoc:javadoc} would report with doclint {@value #DOCLINT} (stricter than
- * the root pom's {@code all,-missing}), run by the JDK's javadoc tool in-process so that
+ * 23): what {@code mvn javadoc:javadoc} would report with doclint {@value #DOCLINT} (as
+ * the root pom), run by the JDK's javadoc tool in-process so that
  * {@code mvn verify} checks it without the javadoc plugin. Internal packages are left out, as in
  * the published Javadoc.
  *

@@ -26,7 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
  * that {@code mvn verify} checks it without the javadoc plugin. Internal packages are left out, as
  * in the published Javadoc.
  *
- * <p>Doclint runs with {@value #DOCLINT}: unlike the root pom's {@code all,-missing}, the
+ * <p>Doclint runs with {@value #DOCLINT}, as the root pom's javadoc configuration: the
  * {@code missing} group is on, so every public or protected class, method, constructor, field and
  * record component needs a comment, and every {@code @param}, {@code @return} and {@code @throws}
  * (for declared checked exceptions) tag.
