@@ -421,9 +421,17 @@ public record ComputationSpec(
          * @param name the state name
          * @param schema the value schema
          * @return this builder
+         * @throws IllegalArgumentException if a state of that name was already declared
          */
         public Builder state(String name, Schema schema) {
-            states.put(name, new StateSpec(name, Objects.requireNonNull(schema, "schema")));
+            return addState(new StateSpec(name, Objects.requireNonNull(schema, "schema")));
+        }
+
+        private Builder addState(StateSpec state) {
+            if (states.putIfAbsent(state.name(), state) != null) {
+                throw new IllegalArgumentException("state '" + state.name() + "' is declared twice; declare each "
+                        + "state name once");
+            }
             return this;
         }
 
@@ -432,10 +440,10 @@ public record ComputationSpec(
          *
          * @param name the state name
          * @return this builder
+         * @throws IllegalArgumentException if a state of that name was already declared
          */
         public Builder state(String name) {
-            states.put(name, new StateSpec(name, null));
-            return this;
+            return addState(new StateSpec(name, null));
         }
 
         /**
@@ -490,13 +498,17 @@ public record ComputationSpec(
 
         /**
          * {@code key_visitor_streams}: adds a key-visitor stream, e.g. one made with
-         * {@link KeyVisitorStreamSpec#builder(String)}; replaces one with the same id.
+         * {@link KeyVisitorStreamSpec#builder(String)}.
          *
          * @param visitor the visitor stream
          * @return this builder
+         * @throws IllegalArgumentException if a key-visitor stream of that id was already added
          */
         public Builder keyVisitorStream(KeyVisitorStreamSpec visitor) {
-            visitors.put(Objects.requireNonNull(visitor, "visitor").id(), visitor);
+            if (visitors.putIfAbsent(Objects.requireNonNull(visitor, "visitor").id(), visitor) != null) {
+                throw new IllegalArgumentException("key_visitor_streams." + visitor.id() + " is declared twice; "
+                        + "declare each key-visitor stream once");
+            }
             return this;
         }
 

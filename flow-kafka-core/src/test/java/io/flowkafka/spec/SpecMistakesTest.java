@@ -9,6 +9,7 @@ import io.flowkafka.api.RowFunction;
 import io.flowkafka.api.RuntimeContext;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
 import org.junit.jupiter.api.Test;
@@ -140,6 +141,20 @@ class SpecMistakesTest {
                 .isInstanceOf(InvalidSpecException.class)
                 .hasMessageContaining("computation 'read', field 'watermark_generator.out_of_orderness_bound': "
                         + "watermark_generator.out_of_orderness_bound must be positive or 0 but was PT-1M; fix: ");
+    }
+
+    @Test
+    void shouldRejectAStateOrKeyVisitorDeclaredTwiceInsteadOfReplacingTheFirst() {
+        assertThatThrownBy(() -> PipelineSpec.builder("p")
+                .computation("count", c -> c.state("totals", EVENT).state("totals", EVENT)))
+                .isInstanceOf(InvalidSpecException.class)
+                .hasMessageContaining("computation 'count'")
+                .hasMessageContaining("state 'totals' is declared twice");
+        assertThatThrownBy(() -> PipelineSpec.builder("p")
+                .computation("count", c -> c.keyVisitorStream("ttl", Map.of("period", "1h"))
+                        .keyVisitorStream("ttl", Map.of("period", "2h"))))
+                .isInstanceOf(InvalidSpecException.class)
+                .hasMessageContaining("computation 'count', field 'key_visitor_streams.ttl'");
     }
 
     @Test
