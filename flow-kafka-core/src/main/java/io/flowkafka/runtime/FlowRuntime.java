@@ -81,6 +81,9 @@ import org.slf4j.LoggerFactory;
  * {@link #start()} say what each computation runs with.
  *
  * <p>Thread-safe: lifecycle methods may be called from any thread.
+ *
+ * <p>Over 700 lines of which most are the public API's Javadoc: the work is in {@code internal/runtime}
+ * (topic preparation, completion watching, output limits, drain, Streams properties, sink services).
  */
 public final class FlowRuntime implements AutoCloseable {
     /**

@@ -90,6 +90,9 @@ import org.jspecify.annotations.Nullable;
  * <p>Loading checks structure only: call {@link PipelineSpec#validate()} or
  * {@link PipelineSpec#validated()} on the result to check Flow's rules (stream writers, schemas,
  * group-by keys, ...). Stateless and thread-safe.
+ *
+ * <p>Over 700 lines because it reads every Flow field of a spec file, each with its own error and fix;
+ * the rules that need the whole spec are in {@link SpecValidator}.
  */
 public final class PipelineSpecLoader {
     private static final JsonMapper MAPPER = JsonMapper.builder()

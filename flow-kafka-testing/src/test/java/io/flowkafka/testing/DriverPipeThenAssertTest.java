@@ -41,7 +41,7 @@ class DriverPipeThenAssertTest {
     static final long WAIT_MS = 60_000;
     static final Instant T0 = FlowTestDriver.DEFAULT_WALL_CLOCK_START;
 
-    /** Adds a timer {@link #WAIT_MS} after each message; a fired timer sends its key, after sleeping {@code sleepMs}. */
+    /** Adds a timer {@link #WAIT_MS} after each message; a fired timer sends its key, after spinning for {@code sleepMs}. */
     static final class Delay implements RowFunction {
         private final long sleepMs;
 
@@ -57,11 +57,9 @@ class DriverPipeThenAssertTest {
         @Override
         public void onTimer(Timer timer, OutputCollector out, RuntimeContext context) {
             if (sleepMs > 0) {
-                try {
-                    Thread.sleep(sleepMs); // a slow call: longer than a 1 ms step
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new IllegalStateException(e);
+                long end = System.nanoTime() + sleepMs * 1_000_000L; // a slow call: longer than a 1 ms step
+                while (System.nanoTime() - end < 0) {
+                    Thread.onSpinWait();
                 }
             }
             out.addMessage(context.createMessageBuilder("fired").set("key", timer.getKey().get("key").toString())

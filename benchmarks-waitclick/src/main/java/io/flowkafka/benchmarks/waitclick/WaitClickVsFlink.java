@@ -64,6 +64,9 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * alternating the order; medians go to one summary row of {@code RESULTS.md}.
  *
  * <p>Run: {@code benchmarks/run-waitclick-vs-flink.sh} (builds, then runs this class; options: --help).
+ *
+ * <p>Over 700 lines: one command line, child-JVM orchestration, result checks and the report, kept in
+ * one benchmark driver so that a run reads top to bottom; the jobs themselves live in their own classes.
  */
 public final class WaitClickVsFlink {
     private static final long START_MS = 1_767_225_600_000L;

@@ -198,6 +198,10 @@ import org.jspecify.annotations.Nullable;
  * after Kafka Streams has restored the stores, and drop it when the task closes; a task that is
  * re-initialised (after a corrupted task or an aborted transaction) creates a new one, or calls
  * {@link #resetCaches()}. The stores are owned and closed by Kafka Streams, never by this class.
+ *
+ * <p>Over 700 lines because the two stores keep one invariant (a timer has a hold iff its key is below
+ * the build cursor) that every write, deletion, scan and build step must keep together; the key layout
+ * is already apart in {@link TimerKeys} and the value codec in {@code TimerValueCodec}.
  */
 public final class TimerStore {
     /** The largest number of timer streams a computation may have. */
