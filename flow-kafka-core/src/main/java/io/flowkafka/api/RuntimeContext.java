@@ -61,6 +61,35 @@ public interface RuntimeContext {
      */
     StateAccessor<GenericRecord> getState(String name, GenericRecord key);
 
+    /**
+     * The external state {@code name} of the current key: the row of an external table kept by an external
+     * state manager ({@code external_state_managers}, read-write), or read through an external state joiner
+     * or a state joiner ({@code external_state_joiners}, {@code state_joiners}, read-only: {@code set} and
+     * {@code clear} throw). Rows are Avro records of the table's schema; a manager's writes are applied with
+     * the call's other effects, all or nothing.
+     *
+     * @param name a manager, joiner or state joiner the computation declares, e.g. {@code /reference_state}
+     * @return the row's accessor
+     * @throws IllegalArgumentException if the computation declares no external state {@code name}
+     */
+    default StateAccessor<GenericRecord> getExternalState(String name) {
+        throw new UnsupportedOperationException("this context has no external state; external state '" + name
+                + "' is read in a process-function call");
+    }
+
+    /**
+     * The external state {@code name} of another key (for {@link BatchFunction}s, whose calls span keys).
+     *
+     * @param name a manager, joiner or state joiner the computation declares
+     * @param key a group-by key of this computation
+     * @return the row's accessor
+     * @throws IllegalArgumentException if the computation declares no external state {@code name}
+     */
+    default StateAccessor<GenericRecord> getExternalState(String name, GenericRecord key) {
+        throw new UnsupportedOperationException("this context has no external state; external state '" + name
+                + "' is read in a process-function call");
+    }
+
     /** {@return the key being processed} */
     GenericRecord getKey();
 

@@ -39,6 +39,9 @@ import org.jspecify.annotations.Nullable;
  * @param desiredPartitionCount {@code desired_partition_count}; the partition count of the
  *     computation's input topics
  * @param watermarkStrategy {@code watermark_strategy} of a source computation
+ * @param externalStateManagers {@code external_state_managers}, by name
+ * @param externalStateJoiners {@code external_state_joiners}, by name
+ * @param stateJoiners {@code state_joiners}, by name
  */
 public record ComputationSpec(
         String id,
@@ -57,7 +60,10 @@ public record ComputationSpec(
         ProcessingMode processingMode,
         Map<String, Object> parameters,
         int desiredPartitionCount,
-        WatermarkStrategy watermarkStrategy) {
+        WatermarkStrategy watermarkStrategy,
+        Map<String, ExternalStateManagerSpec> externalStateManagers,
+        Map<String, ExternalStateJoinerSpec> externalStateJoiners,
+        Map<String, StateJoinerSpec> stateJoiners) {
 
     /** Default {@code desired_partition_count}. */
     public static final int DEFAULT_PARTITION_COUNT = 4;
@@ -147,6 +153,9 @@ public record ComputationSpec(
      * @param parameters {@code parameters}; copied
      * @param desiredPartitionCount {@code desired_partition_count}
      * @param watermarkStrategy {@code watermark_strategy}; not null
+     * @param externalStateManagers {@code external_state_managers}; copied
+     * @param externalStateJoiners {@code external_state_joiners}; copied
+     * @param stateJoiners {@code state_joiners}; copied
      */
     public ComputationSpec {
         Objects.requireNonNull(id, "id");
@@ -163,6 +172,51 @@ public record ComputationSpec(
         keyVisitorStreams = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(keyVisitorStreams));
         streamsDependency = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(streamsDependency));
         parameters = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(parameters));
+        externalStateManagers = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(externalStateManagers));
+        externalStateJoiners = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(externalStateJoiners));
+        stateJoiners = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(stateJoiners));
+    }
+
+    /**
+     * A computation without external state (the fields of earlier versions).
+     *
+     * @param id the computation id
+     * @param kind the computation kind
+     * @param processingFunction the function's class name, or null
+     * @param functionSupplier programmatic alternative to {@code processingFunction}, or null
+     * @param inputStreamIds {@code input_stream_ids}
+     * @param outputStreamIds {@code output_stream_ids}
+     * @param sourceStreams {@code source_streams}
+     * @param sinks {@code sinks}
+     * @param groupBySchema {@code group_by_schema}
+     * @param states declared per-key states, by name
+     * @param timers {@code timers}
+     * @param keyVisitorStreams {@code key_visitor_streams}
+     * @param streamsDependency {@code streams_dependency}
+     * @param processingMode {@code processing_mode}
+     * @param parameters {@code parameters}
+     * @param desiredPartitionCount {@code desired_partition_count}
+     * @param watermarkStrategy {@code watermark_strategy}
+     */
+    public ComputationSpec(String id, ComputationKind kind, @Nullable String processingFunction,
+            @Nullable Supplier<? extends ProcessFunction> functionSupplier, List<String> inputStreamIds,
+            List<String> outputStreamIds, List<SourceSpec> sourceStreams, List<SinkSpec> sinks,
+            List<GroupByColumn> groupBySchema, Map<String, StateSpec> states, List<TimerStreamSpec> timers,
+            Map<String, KeyVisitorStreamSpec> keyVisitorStreams, Map<String, List<String>> streamsDependency,
+            ProcessingMode processingMode, Map<String, Object> parameters, int desiredPartitionCount,
+            WatermarkStrategy watermarkStrategy) {
+        this(id, kind, processingFunction, functionSupplier, inputStreamIds, outputStreamIds, sourceStreams, sinks,
+                groupBySchema, states, timers, keyVisitorStreams, streamsDependency, processingMode, parameters,
+                desiredPartitionCount, watermarkStrategy, Map.of(), Map.of(), Map.of());
+    }
+
+    /**
+     * Whether the computation declares any external state: managers, joiners or state joiners.
+     *
+     * @return true if one of the three maps is not empty
+     */
+    public boolean hasExternalState() {
+        return !externalStateManagers.isEmpty() || !externalStateJoiners.isEmpty() || !stateJoiners.isEmpty();
     }
 
     /**
@@ -277,6 +331,9 @@ public record ComputationSpec(
         private final Map<String, StateSpec> states = new LinkedHashMap<>();
         private final List<TimerStreamSpec> timers = new ArrayList<>();
         private final Map<String, KeyVisitorStreamSpec> visitors = new LinkedHashMap<>();
+        private final Map<String, ExternalStateManagerSpec> managers = new LinkedHashMap<>();
+        private final Map<String, ExternalStateJoinerSpec> joiners = new LinkedHashMap<>();
+        private final Map<String, StateJoinerSpec> stateJoiners = new LinkedHashMap<>();
         private final Map<String, List<String>> dependency = new LinkedHashMap<>();
         private ProcessingMode mode = ProcessingMode.EXACTLY_ONCE;
         private final Map<String, Object> parameters = new LinkedHashMap<>();
@@ -625,7 +682,54 @@ public record ComputationSpec(
          */
         public ComputationSpec build() {
             return new ComputationSpec(id, kind, processingFunction, functionSupplier, inputs, outputs, sources,
-                    sinks, groupBy, states, timers, visitors, dependency, mode, parameters, partitions, watermarkStrategy);
+                    sinks, groupBy, states, timers, visitors, dependency, mode, parameters, partitions, watermarkStrategy,
+                    managers, joiners, stateJoiners);
+        }
+
+        /**
+         * {@code external_state_managers}: adds the read-write manager of an external table.
+         *
+         * @param manager e.g. {@code ExternalStateManagerSpec.of("/reference_state", schema)}
+         * @return this builder
+         * @throws IllegalArgumentException if external state of that name was already declared
+         */
+        public Builder externalStateManager(ExternalStateManagerSpec manager) {
+            checkExternalName(Objects.requireNonNull(manager, "manager").name());
+            managers.put(manager.name(), manager);
+            return this;
+        }
+
+        /**
+         * {@code external_state_joiners}: adds a read-only joiner of an external table.
+         *
+         * @param joiner e.g. {@code ExternalStateJoinerSpec.of("/reference_state")}
+         * @return this builder
+         * @throws IllegalArgumentException if external state of that name was already declared
+         */
+        public Builder externalStateJoiner(ExternalStateJoinerSpec joiner) {
+            checkExternalName(Objects.requireNonNull(joiner, "joiner").name());
+            joiners.put(joiner.name(), joiner);
+            return this;
+        }
+
+        /**
+         * {@code state_joiners}: adds a read-only view of another computation's state.
+         *
+         * @param joiner e.g. {@code StateJoinerSpec.of("/totals", "counter", "total")}
+         * @return this builder
+         * @throws IllegalArgumentException if external state of that name was already declared
+         */
+        public Builder stateJoiner(StateJoinerSpec joiner) {
+            checkExternalName(Objects.requireNonNull(joiner, "joiner").name());
+            stateJoiners.put(joiner.name(), joiner);
+            return this;
+        }
+
+        private void checkExternalName(String name) {
+            if (managers.containsKey(name) || joiners.containsKey(name) || stateJoiners.containsKey(name)) {
+                throw new IllegalArgumentException("external state '" + name + "' is declared twice; declare each "
+                        + "manager, joiner and state joiner name once");
+            }
         }
     }
 }
