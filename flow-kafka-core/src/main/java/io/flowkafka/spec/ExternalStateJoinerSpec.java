@@ -37,7 +37,8 @@ public record ExternalStateJoinerSpec(String name, String className, @Nullable S
      * Checks the name and copies the parameters.
      *
      * @param name the accessor name; not null
-     * @param className the joiner class; not null
+     * @param className the joiner class; not null; Flow's namespace is dropped
+     *     ({@link ExternalTables#shortClassName})
      * @param schema the row value schema, or null to take the manager's
      * @param topic the table's topic, or null for the default
      * @param cacheTtl the cache TTL, or null for no cache
@@ -46,7 +47,7 @@ public record ExternalStateJoinerSpec(String name, String className, @Nullable S
      */
     public ExternalStateJoinerSpec {
         Objects.requireNonNull(name, "name");
-        Objects.requireNonNull(className, "className");
+        className = ExternalTables.shortClassName(Objects.requireNonNull(className, "className"));
         parameters = Map.copyOf(parameters);
     }
 

@@ -32,14 +32,15 @@ public record ExternalStateManagerSpec(String name, String className, @Nullable 
      * Checks the name and copies the parameters.
      *
      * @param name the accessor name; not null
-     * @param className the manager class; not null
+     * @param className the manager class; not null; Flow's namespace is dropped
+     *     ({@link ExternalTables#shortClassName})
      * @param schema the row value schema; null only in a spec that fails validation
      * @param topic the table's topic, or null for the default
      * @param parameters the parameters as given; copied
      */
     public ExternalStateManagerSpec {
         Objects.requireNonNull(name, "name");
-        Objects.requireNonNull(className, "className");
+        className = ExternalTables.shortClassName(Objects.requireNonNull(className, "className"));
         parameters = Map.copyOf(parameters);
     }
 
