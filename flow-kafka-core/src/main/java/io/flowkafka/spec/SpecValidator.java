@@ -71,6 +71,9 @@ final class SpecValidator {
             checkComputation(c);
         }
         checkAlignmentGroups();
+        for (SpecProblem p : ExternalStateRules.check(spec)) {
+            (p.severity() == SpecProblem.Severity.ERROR ? errors : warnings).add(p);
+        }
     }
 
     private static String human(java.time.Duration d) {
@@ -887,15 +890,12 @@ final class SpecValidator {
             try {
                 external = v.externalNames();
             } catch (IllegalArgumentException e) {
-                error(id, field + ".external_names", e.getMessage(), "list external state manager names");
+                error(id, field + ".external_names", e.getMessage(), "list external state manager and joiner names, "
+                        + "e.g. [\"/reference_state\"]");
                 external = List.of();
             }
-            if (!external.isEmpty()) {
-                warning(id, field + ".external_names", "external state managers and the static-table joiner are not "
-                        + "available in this version of flow-kafka, so the visitor scans nothing from " + external,
-                        "visit internal states with names, or wait for external state support");
-                checkDuplicates(id, field + ".external_names", external, "external state");
-            }
+            // what each name is: ExternalStateRules
+            checkDuplicates(id, field + ".external_names", external, "external state");
             if (names.isEmpty() && external.isEmpty() && c.states().isEmpty()) {
                 error(id, field, "key visitor '" + v.id() + "' visits the keys of every state of '" + id
                         + "', but it declares no states, so there is nothing to visit",
