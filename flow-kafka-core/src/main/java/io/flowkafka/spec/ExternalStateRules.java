@@ -279,7 +279,12 @@ final class ExternalStateRules {
                         + " of '" + target.id() + "' an Avro record schema");
             }
             String mismatch = keyMismatch(c.groupBySchema(), target.groupBySchema());
-            if (mismatch != null) {
+            if (target.groupBySchema().isEmpty() && !c.groupBySchema().isEmpty()) {
+                error(c.id(), field + ".computation_id", "key schema mismatch: state joiner '" + j.name() + "' reads "
+                        + "the state of '" + target.id() + "', which has no group_by_schema (a " + target.kind()
+                        .shortName() + " computation's state is not keyed by the group-by key)",
+                        "read the state of a computation with the group_by_schema of '" + c.id() + "'");
+            } else if (mismatch != null) {
                 error(c.id(), field, "key schema mismatch: state joiner '" + j.name() + "' of '" + c.id()
                         + "' reads the state of '" + target.id() + "', but " + mismatch, "give '" + c.id()
                         + "' the group_by_schema of '" + target.id() + "' (same column names and types, and the same "

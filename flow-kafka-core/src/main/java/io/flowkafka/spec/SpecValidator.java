@@ -34,6 +34,9 @@ import org.jspecify.annotations.Nullable;
  * {@code source_streams}; a Source computation may list its source stream as its output too); every
  * written stream is declared in {@code streams} with an Avro record schema; every read stream is
  * written. Unknown ids get a "did you mean" for a declared id within edit distance 2.
+ *
+ * <p>The rules of external state (managers, joiners, state joiners, {@code external_names}) are in
+ * {@link ExternalStateRules}.
  */
 final class SpecValidator {
     private static final Pattern LEGAL_NAME = Pattern.compile("[a-zA-Z0-9._-]+");
@@ -899,7 +902,8 @@ final class SpecValidator {
             if (names.isEmpty() && external.isEmpty() && c.states().isEmpty()) {
                 error(id, field, "key visitor '" + v.id() + "' visits the keys of every state of '" + id
                         + "', but it declares no states, so there is nothing to visit",
-                        "declare the states the process function keeps in states");
+                        "declare the states the process function keeps in states, or list the external state to "
+                                + "scan in external_names");
             }
             try {
                 List<String> upstream = v.upstreamStreams();

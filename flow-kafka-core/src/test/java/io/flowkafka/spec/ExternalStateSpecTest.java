@@ -441,6 +441,24 @@ class ExternalStateSpecTest {
     }
 
     @Test
+    void shouldRejectStateJoinerOfAComputationKeyedBySourcePartition() {
+        ComputationSpec.Builder ordered = ComputationSpec.builder("ordered")
+                .kind(ComputationKind.TRANSFORM_ORDERED_SOURCE).processingFunction(Noop::new)
+                .source("more", "KafkaSource", Map.of("topics", "more-in")).state("offsets", ROW);
+        PipelineSpec spec = PipelineSpec.builder("shop").stream("events", EVENT).stream("more", EVENT)
+                .computation(source("read_events", "events", "events-in").build()).computation(ordered.build())
+                .computation(keyed("enricher", "events")
+                        .stateJoiner(StateJoinerSpec.of("/offsets", "ordered", "offsets")).build())
+                .build();
+        List<SpecProblem> errors = errors(spec);
+        assertThat(errors).anySatisfy(p -> {
+            assertThat(p.computation()).isEqualTo("enricher");
+            assertThat(p.field()).isEqualTo("state_joiners./offsets.computation_id");
+            assertThat(p.message()).contains("key schema mismatch", "no group_by_schema");
+        });
+    }
+
+    @Test
     @DisplayName("auto_preload: a joiner is always loaded before processing on Kafka, so false is a warning")
     void shouldWarnThatAutoPreloadFalseIsIgnored() {
         SpecProblem p = assertSingleWarning(spec(counter(), keyed("enricher", "events").stateJoiner(
