@@ -22,7 +22,10 @@ import org.jspecify.annotations.Nullable;
  * @param cacheTtl {@code parameters.cache.ttl}: how long a looked-up row may be reused; null: every
  *     lookup reads the table
  * @param versioned {@code parameters.versioned}: the topic holds a versioned reference
- * @param parameters the parameters as given (checked by {@link PipelineSpec#validate()})
+ * @param parameters the other parameters as given: {@code join_on} ({@code key_schema_override}, accepted only
+ *     when equal to the computation's {@code group_by_schema}) and anything unknown, which
+ *     {@link PipelineSpec#validate()} warns about; {@code schema}, {@code topic}, {@code cache.ttl} and
+ *     {@code versioned} are the fields above
  */
 public record ExternalStateJoinerSpec(String name, String className, @Nullable Schema schema, @Nullable String topic,
         @Nullable Duration cacheTtl, boolean versioned, Map<String, Object> parameters) {

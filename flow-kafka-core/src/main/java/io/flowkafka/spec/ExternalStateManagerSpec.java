@@ -20,7 +20,8 @@ import org.jspecify.annotations.Nullable;
  *     (Flow's {@code NYT::NFlow::TSimpleExternalStateManager} is accepted)
  * @param schema the Avro record schema of a row's value ({@code parameters.schema})
  * @param topic {@code parameters.topic}: the table's topic; null for the default
- * @param parameters the remaining parameters as given (checked by {@link PipelineSpec#validate()})
+ * @param parameters the other parameters as given ({@code schema} and {@code topic} are the fields above; the
+ *     validator warns about each, as a manager takes no other)
  */
 public record ExternalStateManagerSpec(String name, String className, @Nullable Schema schema, @Nullable String topic,
         Map<String, Object> parameters) {

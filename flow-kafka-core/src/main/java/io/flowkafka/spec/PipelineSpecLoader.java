@@ -92,6 +92,10 @@ import org.jspecify.annotations.Nullable;
  * them are collected and thrown together as one {@link InvalidSpecException}, each naming the
  * computation and the field.
  *
+ * <p>External state ({@code external_state_managers}, {@code external_state_joiners}, {@code state_joiners})
+ * is read by {@link ExternalStateReader}: class names in Flow's form ({@code NYT::NFlow::TSimpleExternalStateJoiner})
+ * or short; a YT {@code path} parameter is an error (a table is a topic: {@code parameters.topic}).
+ *
  * <p>Loading checks structure only: call {@link PipelineSpec#validate()} or
  * {@link PipelineSpec#validated()} on the result to check Flow's rules (stream writers, schemas,
  * group-by keys, ...). Stateless and thread-safe.
