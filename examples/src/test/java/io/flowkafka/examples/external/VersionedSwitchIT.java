@@ -124,23 +124,32 @@ class VersionedSwitchIT {
         }
 
         /** Sends one order, reads what is priced so far; returns the versions read by this call. */
-        List<String> orderAndRead() throws Exception {
+        List<String> orderAndRead() {
             String id = String.format("o-%06d", sent++);
-            producer.send(new ProducerRecord<>(orders, "s1", "{\"order_id\":\"" + id + "\",\"sku\":\"s1\"}")).get();
+            try {
+                producer.send(new ProducerRecord<>(orders, "s1", "{\"order_id\":\"" + id + "\",\"sku\":\"s1\"}"))
+                        .get();
+            } catch (Exception e) {
+                throw new IllegalStateException("sending order " + id, e);
+            }
             return read();
         }
 
-        private List<String> read() throws Exception {
+        private List<String> read() {
             List<String> read = new ArrayList<>();
             for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
-                JsonNode n = json.readTree(r.value());
-                read.add(n.get("version").asText());
+                try {
+                    JsonNode n = json.readTree(r.value());
+                    read.add(n.get("version").asText());
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
             }
             versions.addAll(read);
             return read;
         }
 
-        boolean allPriced() throws Exception {
+        boolean allPriced() {
             read();
             return versions.size() >= sent;
         }
