@@ -93,6 +93,12 @@ class ExternalStateCrashIT {
                             }
                         });
                 assertThat(rows.isExact()).as("table rows: " + rows).isTrue();
+                var config = cluster.admin().describeConfigs(List.of(new org.apache.kafka.common.config.ConfigResource(
+                        org.apache.kafka.common.config.ConfigResource.Type.TOPIC, table))).all().get().values()
+                        .iterator().next();
+                assertThat(config.get("cleanup.policy").value()).as("a table topic is compacted").isEqualTo("compact");
+                assertThat(cluster.admin().describeTopics(List.of(table)).allTopicNames().get().get(table).partitions())
+                        .as("the manager's partition count").hasSize(4);
             }
         }
     }
