@@ -9,7 +9,15 @@
  *       {@link io.flowkafka.connectors.statictable.LocalTablesDirectory};</li>
  *   <li>{@link io.flowkafka.connectors.statictable.StaticTableWriter} and
  *       {@link io.flowkafka.connectors.statictable.StaticTableReader} to write and read a table of
- *       {@code GenericRecord}s, the reader by row ranges.</li>
+ *       {@code GenericRecord}s, the reader by row ranges;</li>
+ *   <li>{@link io.flowkafka.connectors.statictable.TableTimestampLocator}, which finds a table's
+ *       timestamp (ISO 8601 names by default);</li>
+ *   <li>{@link io.flowkafka.connectors.statictable.TableReadPlan} and
+ *       {@link io.flowkafka.connectors.statictable.PlannedSchedule}, the source's
+ *       {@code use_planned_timestamps} rules;</li>
+ *   <li>{@link io.flowkafka.connectors.statictable.ArrivalOrderSinkParameters} and
+ *       {@link io.flowkafka.connectors.statictable.TableSlot}, the arrival-order sink's slot
+ *       arithmetic.</li>
  * </ul>
  */
 @NullMarked
