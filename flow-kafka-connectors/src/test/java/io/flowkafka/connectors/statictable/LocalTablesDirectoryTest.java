@@ -15,6 +15,12 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.io.UncheckedIOException;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
 import org.apache.avro.generic.GenericData;
@@ -22,48 +28,17 @@ import org.apache.avro.generic.GenericRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@link LocalTablesDirectory} on the real filesystem: listing, atomic publish, crash leftovers, attributes. */
-class LocalTablesDirectoryTest {
-    static final Schema SCHEMA = SchemaBuilder.record("Row").fields().requiredLong("id").requiredString("name")
-            .endRecord();
-    static final Instant T0 = Instant.parse("2026-12-03T00:00:00Z");
-
+/**
+ * {@link LocalTablesDirectory} on the real filesystem: the {@link TablesDirectoryContractTest} plus
+ * what only files show — crash leftovers, stored sizes, foreign children, the attributes file.
+ */
+class LocalTablesDirectoryTest extends TablesDirectoryContractTest {
     @TempDir
     Path dir;
 
-    static List<GenericRecord> rows(int n) {
-        List<GenericRecord> rows = new ArrayList<>();
-        for (int i = 0; i < n; i++) {
-            GenericRecord r = new GenericData.Record(SCHEMA);
-            r.put("id", (long) i);
-            r.put("name", "row-" + i);
-            rows.add(r);
-        }
-        return rows;
-    }
-
-    @Test
-    void shouldListPublishedTablesInNameOrder() throws IOException {
-        LocalTablesDirectory tables = LocalTablesDirectory.open(dir);
-        for (String name : List.of("2026-12-03T02:00:00Z", "2026-12-03T00:00:00Z", "2026-12-03T01:00:00Z")) {
-            StaticTableWriter.write(tables, name, SCHEMA, T0, rows(3));
-        }
-        assertThat(tables.tableNames()).containsExactly("2026-12-03T00:00:00Z", "2026-12-03T01:00:00Z",
-                "2026-12-03T02:00:00Z");
-    }
-
-    @Test
-    void shouldNeverListATableStillBeingWritten() throws IOException {
-        LocalTablesDirectory tables = LocalTablesDirectory.open(dir);
-        StaticTableWriter w = StaticTableWriter.builder(tables, "t1", SCHEMA).rowsPerPart(2).open();
-        for (GenericRecord r : rows(5)) {
-            w.append(r);
-        }
-        assertThat(tables.tableNames()).isEmpty();
-        assertThatThrownBy(() -> tables.attributes("t1")).isInstanceOf(NoSuchFileException.class);
-        w.publish();
-        w.close();
-        assertThat(tables.tableNames()).containsExactly("t1");
+    @Override
+    TablesDirectory directory() throws IOException {
+        return LocalTablesDirectory.open(dir);
     }
 
     @Test
@@ -105,38 +80,6 @@ class LocalTablesDirectoryTest {
     }
 
     @Test
-    void shouldRefuseToPublishOverAnExistingTable() throws IOException {
-        LocalTablesDirectory tables = LocalTablesDirectory.open(dir);
-        StaticTableWriter.write(tables, "t", SCHEMA, T0, rows(2));
-        assertThatThrownBy(() -> StaticTableWriter.write(tables, "t", SCHEMA, T0, rows(3)))
-                .isInstanceOf(FileAlreadyExistsException.class).hasMessageContaining("table exists");
-        assertThat(StaticTableReader.open(tables, "t").rowCount()).isEqualTo(2);
-        assertThat(tables.removeAbandoned()).isZero();
-    }
-
-    @Test
-    void shouldDiscardATableClosedWithoutPublish() throws IOException {
-        LocalTablesDirectory tables = LocalTablesDirectory.open(dir);
-        try (StaticTableWriter w = StaticTableWriter.builder(tables, "t", SCHEMA).open()) {
-            w.append(rows(1).get(0));
-        }
-        assertThat(tables.tableNames()).isEmpty();
-        try (var children = Files.list(dir)) {
-            assertThat(children).isEmpty();
-        }
-    }
-
-    @Test
-    void shouldRemoveATable() throws IOException {
-        LocalTablesDirectory tables = LocalTablesDirectory.open(dir);
-        StaticTableWriter.write(tables, "a", SCHEMA, T0, rows(2));
-        StaticTableWriter.write(tables, "b", SCHEMA, T0, rows(2));
-        assertThat(tables.removeTable("a")).isTrue();
-        assertThat(tables.removeTable("a")).isFalse();
-        assertThat(tables.tableNames()).containsExactly("b");
-    }
-
-    @Test
     void shouldReadAForeignChildWithoutTableTimestamp() throws IOException {
         LocalTablesDirectory tables = LocalTablesDirectory.open(dir);
         StaticTableWriter.write(tables, "t", SCHEMA, null, rows(5));
@@ -161,15 +104,6 @@ class LocalTablesDirectoryTest {
         assertThat(tables.tableNames()).isEmpty();
         try (var children = Files.list(dir)) {
             assertThat(children.map(p -> p.getFileName().toString())).containsExactly("_attributes.json");
-        }
-    }
-
-    @Test
-    void shouldRejectReservedAndPathLikeTableNames() throws IOException {
-        LocalTablesDirectory tables = LocalTablesDirectory.open(dir);
-        for (String bad : List.of("", ".hidden", "_attributes.json", "a/b")) {
-            assertThatThrownBy(() -> tables.attributes(bad)).isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("table name");
         }
     }
 }
