@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -63,6 +64,34 @@ class StaticTableReaderTest {
         assertThat(reader.attributes().parts()).hasSize(1);
         assertThat(ids(reader.rows(150_000, 150_003))).containsExactly(150_000L, 150_001L, 150_002L);
         assertThat(ids(reader.rows(199_999, 200_000))).containsExactly(199_999L);
+    }
+
+    @Test
+    void shouldSeekBySyncMarksWithoutReadingTheBlocksBefore() throws IOException {
+        LocalTablesDirectory tables = LocalTablesDirectory.open(dir);
+        try (StaticTableWriter w = StaticTableWriter.builder(tables, "t", SCHEMA).rowsPerPart(1000).rowsPerSyncMark(100)
+                .codec(CodecFactory.nullCodec()).open()) {
+            for (GenericRecord r : rows(1000)) {
+                w.append(r);
+            }
+            w.publish();
+        }
+        TablePart part = tables.attributes("t").parts().get(0);
+        assertThat(part.syncMarks()).extracting(SyncMark::row).containsExactly(100L, 200L, 300L, 400L, 500L, 600L,
+                700L, 800L, 900L);
+        // Break the sync marker that ends the first 500 rows' last block: reading across it fails,
+        // so a read from row 550 that succeeds did not read across it.
+        SyncMark mark = part.markAtOrBefore(550);
+        assertThat(mark.row()).isEqualTo(500);
+        Path file = dir.resolve("t").resolve(part.name());
+        byte[] bytes = Files.readAllBytes(file);
+        for (int i = 1; i <= 16; i++) {
+            bytes[(int) mark.position() - i] ^= 0x5a;
+        }
+        Files.write(file, bytes);
+        StaticTableReader reader = StaticTableReader.open(tables, "t");
+        assertThat(ids(reader.rows(550, 553))).containsExactly(550L, 551L, 552L);
+        assertThatThrownBy(() -> ids(reader.rows(0, 1000))).hasRootCauseMessage("Invalid sync!");
     }
 
     @Test
