@@ -168,8 +168,9 @@ public final class StaticTableReader {
                 }
                 return true;
             } catch (IOException e) {
+                UncheckedIOException failure = new UncheckedIOException("cannot read table " + table + " at row " + next, e);
                 close();
-                throw new UncheckedIOException("cannot read table " + table + " at row " + next, e);
+                throw failure;
             }
         }
 
@@ -184,6 +185,7 @@ public final class StaticTableReader {
 
         @Override
         public void close() {
+            next = to;
             try {
                 closeReader();
             } catch (IOException e) {

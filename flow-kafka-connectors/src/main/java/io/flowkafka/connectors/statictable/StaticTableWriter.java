@@ -54,7 +54,7 @@ public final class StaticTableWriter implements AutoCloseable {
     private final Map<String, JsonNode> custom;
     private final PendingTable pending;
     private final GenericDatumWriter<GenericRecord> datumWriter;
-    private final ByteArrayOutputStream encoded = new ByteArrayOutputStream();
+    private final EncodedRow encoded = new EncodedRow();
     private final List<TablePart> parts = new ArrayList<>();
     private final List<SyncMark> partMarks = new ArrayList<>();
     private @Nullable BinaryEncoder encoder;
@@ -134,7 +134,7 @@ public final class StaticTableWriter implements AutoCloseable {
         encoder = EncoderFactory.get().directBinaryEncoder(encoded, encoder);
         datumWriter.write(row, encoder);
         encoder.flush();
-        part.appendEncoded(ByteBuffer.wrap(encoded.toByteArray()));
+        part.appendEncoded(encoded.asBuffer());
         partRows++;
         partWeight += encoded.size();
         if (partRows >= rowsPerPart) {
@@ -178,8 +178,7 @@ public final class StaticTableWriter implements AutoCloseable {
     }
 
     private void startPart() throws IOException {
-        String name = String.format("part-%05d.avro", parts.size());
-        partBytes = new CountingOutputStream(pending.createPart(name));
+        partBytes = new CountingOutputStream(pending.createPart(partName(parts.size())));
         DataFileWriter<GenericRecord> w = new DataFileWriter<>(new GenericDatumWriter<GenericRecord>(schema));
         w.setCodec(codec);
         part = w.create(schema, partBytes);
@@ -194,13 +193,23 @@ public final class StaticTableWriter implements AutoCloseable {
         }
         part.close();
         part = null;
-        parts.add(new TablePart(String.format("part-%05d.avro", parts.size()), partRows, partBytes.count, partWeight,
-                partMarks));
+        parts.add(new TablePart(partName(parts.size()), partRows, partBytes.count, partWeight, partMarks));
+    }
+
+    private static String partName(int index) {
+        return String.format("part-%05d.avro", index);
     }
 
     private void checkOpen() {
         if (finished) {
             throw new IllegalStateException("writer of table " + table + " was already published or closed");
+        }
+    }
+
+    /** One row's Avro encoding, reused from row to row without a copy. */
+    private static final class EncodedRow extends ByteArrayOutputStream {
+        ByteBuffer asBuffer() {
+            return ByteBuffer.wrap(buf, 0, count);
         }
     }
 

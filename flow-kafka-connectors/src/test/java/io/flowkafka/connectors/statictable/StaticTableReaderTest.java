@@ -112,6 +112,15 @@ class StaticTableReaderTest {
     }
 
     @Test
+    void shouldEndARangeClosedEarly() throws IOException {
+        StaticTableReader reader = table(10, 3, CodecFactory.nullCodec());
+        TableRowIterator it = reader.rows(0, 10);
+        assertThat(it.next().get("id")).isEqualTo(0L);
+        it.close();
+        assertThat(it.hasNext()).isFalse();
+    }
+
+    @Test
     void shouldRejectARangeOutsideTheTable() throws IOException {
         StaticTableReader reader = table(3, 2, CodecFactory.nullCodec());
         assertThatThrownBy(() -> reader.rows(2, 4)).isInstanceOf(IllegalArgumentException.class)
