@@ -34,7 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
 class JavadocTest {
     /** The public packages of this module. */
     static final List<String> PUBLIC_PACKAGES = List.of("io.flowkafka.connectors.kafka",
-            "io.flowkafka.connectors.registry");
+            "io.flowkafka.connectors.registry", "io.flowkafka.connectors.statictable");
 
     /** Doclint's groups: all of them, the {@code missing} group included. */
     static final String DOCLINT = "all";
