@@ -66,6 +66,7 @@ import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.processor.api.RecordMetadata;
 import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -549,7 +550,7 @@ final class ComputationTask {
                 : context.getStateStore(KeyVisitor.storeName(spec.id()));
         visitors = new VisitorDriver(spec, plan.pipeline(), context.taskId().partition(), partitionCount, states,
                 coverage, plan.visitors().dynamic(), plan.visitors().status(), plan.visitors().meters(),
-                plan.visitors().maxRowsPerPunctuation(), plan.visitors().maxPunctuationMs());
+                plan.visitors().maxRowsPerPunctuation(), plan.visitors().maxPunctuationMs(), this::joinerTable);
         if (!visitors.any()) {
             return;
         }
@@ -557,6 +558,16 @@ final class ComputationTask {
             visitors.step(now, this::upstreamCompleted, this::visit);
             maybeEmitWatermarks();
         });
+    }
+
+    /** The store of the table joiner {@code name} reads (a global store shared by the pipeline's readers). */
+    private @Nullable ReadOnlyKeyValueStore<Bytes, byte[]> joinerTable(String name) {
+        var joiner = spec.externalStateJoiners().get(name);
+        if (joiner == null) {
+            return null;
+        }
+        // the contract's global store name: "external.<topic>" (the runtime's table reader owns it)
+        return context.getStateStore("external." + joiner.tableTopic(plan.pipeline()));
     }
 
     /** Whether every stream a visitor follows ({@code upstream_streams}, default all inputs and sources) completed. */
