@@ -162,9 +162,10 @@ public final class PipelineCompiler {
         }
 
         Topology topology = new Topology();
+        java.util.Set<String> tableStores = new java.util.HashSet<>(); // table topics with a global store
         for (ComputationSpec c : spec.computations().values()) {
-            if (c.sourceStreams().isEmpty()) {
-                counts.put(c.id(), c.desiredPartitionCount());
+            if (c.sourceStreams().isEmpty() || !io.flowkafka.internal.source.ServiceLogSource.readsTopics(c)) {
+                counts.put(c.id(), c.desiredPartitionCount()); // no topic: desired_partition_count tasks
             } else {
                 List<String> topics = new ArrayList<>();
                 c.sourceStreams().forEach(s -> topics.addAll(topicsOf(s)));
@@ -274,10 +275,11 @@ public final class PipelineCompiler {
                 controlTopic = controlTopic(topicPrefix, pipeline, c.id());
                 internalTopics.put(controlTopic, c.desiredPartitionCount());
             }
+            List<io.flowkafka.internal.source.ServiceLogScan.Table> serviceLogs = serviceLogs(spec, c);
             ComputationPlan plan = new ComputationPlan(pipeline, c, inputs, outputs, outputSchemas, inputSchemas,
                     writers, counts, options.watermarks(), finite, c.id() + ".sink.status", options.timers(),
                     options.outputLimits(), options.deadLetters(), c.id() + ".sink.dlq", visitors, controlTopic,
-                    alignment, sourceIdleness);
+                    alignment, sourceIdleness, serviceLogs);
 
             String processorName = c.id() + ".process";
             List<String> sourceNodes = new ArrayList<>();
@@ -337,7 +339,16 @@ public final class PipelineCompiler {
                 topology.addStateStore(logged(io.flowkafka.internal.processor.BatchBuffer.storeBuilder(c.id()), changelogs),
                         processorName);
             }
-            if (!c.timers().isEmpty() || !c.keyVisitorStreams().isEmpty() || batching) {
+            if (!serviceLogs.isEmpty()) {
+                topology.addStateStore(logged(io.flowkafka.internal.source.ServiceLogScan.storeBuilder(c.id(),
+                        persistentStores), changelogs), processorName);
+                for (var t : serviceLogs) {
+                    if (tableStores.add(t.topic())) {
+                        io.flowkafka.internal.external.TableStore.addTo(topology, t.topic(), persistentStores);
+                    }
+                }
+            }
+            if (!c.timers().isEmpty() || !c.keyVisitorStreams().isEmpty() || batching || !serviceLogs.isEmpty()) {
                 topology.addSink(c.id() + ".sink.dlq", deadLetterTopic(topicPrefix, pipeline), new ByteArraySerializer(),
                         new ByteArraySerializer(), processorName);
             }
@@ -374,9 +385,34 @@ public final class PipelineCompiler {
         return changelogs ? builder : builder.withLoggingDisabled();
     }
 
-    /** The source topics of a KafkaSource: {@code topics} as a list or a comma-separated string. */
+    /**
+     * The source topics of a KafkaSource: {@code topics} as a list or a comma-separated string; none for a
+     * service-log source (it reads a table through its global store).
+     */
     public static List<String> topicsOf(SourceSpec source) {
+        if (io.flowkafka.internal.source.ServiceLogSource.is(source)) {
+            return List.of();
+        }
         return io.flowkafka.internal.source.KafkaSourceParameters.topics(source);
+    }
+
+    /** The service-log sources of computation {@code c}, resolved to their table topics and schemas. */
+    private static List<io.flowkafka.internal.source.ServiceLogScan.Table> serviceLogs(PipelineSpec spec,
+            ComputationSpec c) {
+        List<io.flowkafka.internal.source.ServiceLogScan.Table> out = new ArrayList<>();
+        for (SourceSpec s : c.sourceStreams()) {
+            if (!io.flowkafka.internal.source.ServiceLogSource.is(s)) {
+                continue;
+            }
+            Schema streamSchema = schemaOf(spec, s.streamId());
+            var manager = io.flowkafka.internal.source.ServiceLogSource.manager(spec, s);
+            ComputationSpec owner = io.flowkafka.internal.source.ServiceLogSource.managerComputation(spec, s);
+            Schema rowSchema = manager != null && manager.schema() != null ? manager.schema() : streamSchema;
+            out.add(new io.flowkafka.internal.source.ServiceLogScan.Table(s,
+                    io.flowkafka.internal.source.ServiceLogSource.tableTopic(spec, s), rowSchema, streamSchema,
+                    owner == null ? List.of() : owner.groupBySchema(), owner == null ? c.id() : owner.id()));
+        }
+        return out;
     }
 
     private static int partitionsOf(ComputationSpec c, PipelineSpec spec) {

@@ -33,6 +33,7 @@ import org.jspecify.annotations.Nullable;
  * @param controlTopic the control topic giving a computation without inputs its tasks; null if it has inputs
  * @param alignment the watermark_alignment groups of this instance's tasks
  * @param sourceIdleness when the runtime kept its sources paused: source idleness is measured without that time
+ * @param serviceLogs the computation's service-log sources (tables read cycle after cycle); empty if none
  */
 public record ComputationPlan(String pipeline, ComputationSpec spec, Map<String, Input> inputs,
         Map<String, List<Route>> outputs, Map<String, Schema> outputSchemas, Map<String, Schema> inputSchemas,
@@ -41,7 +42,8 @@ public record ComputationPlan(String pipeline, ComputationSpec spec, Map<String,
         String statusNode, TimerSettings timers, io.flowkafka.internal.watermarks.OutputLimits outputLimits,
         boolean deadLetters, String deadLetterNode, VisitorRuntime visitors, @Nullable String controlTopic,
         io.flowkafka.internal.watermarks.WatermarkAlignment alignment,
-        io.flowkafka.internal.watermarks.SourceIdleness sourceIdleness) {
+        io.flowkafka.internal.watermarks.SourceIdleness sourceIdleness,
+        List<io.flowkafka.internal.source.ServiceLogScan.Table> serviceLogs) {
     /**
      * Whether the computation's task has an {@code EpochBarrierStore}: it writes a synchronous
      * external sink or an at-most-once sink.

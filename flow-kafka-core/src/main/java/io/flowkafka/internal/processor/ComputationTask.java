@@ -25,6 +25,8 @@ import io.flowkafka.internal.streams.WriteBackStore;
 import io.flowkafka.internal.timers.PendingTimer;
 import io.flowkafka.internal.timers.TimerFiring;
 import io.flowkafka.internal.timers.TimerStore;
+import io.flowkafka.internal.external.TableStore;
+import io.flowkafka.internal.source.ServiceLogScan;
 import io.flowkafka.internal.visitor.KeyVisitor;
 import io.flowkafka.internal.visitor.VisitorDriver;
 import io.flowkafka.internal.watermarks.ControlRecords;
@@ -126,6 +128,8 @@ final class ComputationTask {
     private final List<String> dlqNodes = new ArrayList<>();
     /** This attempt's key visitors. */
     private VisitorDriver visitors;
+    /** This attempt's service-log sources; null without. */
+    private @Nullable ServiceLogScan serviceLogs;
     private final Map<String, Integer> visitOrigins = new HashMap<>();
     private final List<Meter> meters = new ArrayList<>();
     /** Decodes the control records of internal inputs. */
@@ -216,6 +220,7 @@ final class ComputationTask {
         this.rowChecks = new CallRowChecks(spec, recordLimit, rejectedOutputs, context.applicationId(), states,
                 timerStore, ComputationPlan.writesInternalStreams(plan.outputs()));
         initVisitors();
+        initServiceLogs(partitionCount);
         this.function = FunctionFactory.create(spec);
         initBatching();
         if (function != null) {
@@ -566,8 +571,7 @@ final class ComputationTask {
         if (joiner == null) {
             return null;
         }
-        // the contract's global store name: "external.<topic>" (the runtime's table reader owns it)
-        return context.getStateStore("external." + joiner.tableTopic(plan.pipeline()));
+        return context.getStateStore(TableStore.storeName(joiner.tableTopic(plan.pipeline())));
     }
 
     /** Whether every stream a visitor follows ({@code upstream_streams}, default all inputs and sources) completed. */
@@ -613,6 +617,58 @@ final class ComputationTask {
                     Long.toString(pass).getBytes(StandardCharsets.UTF_8), extra);
         } finally {
             states.clearPrefetch();
+        }
+    }
+
+    // ---------------------------------------------------------------- service-log sources
+
+    /** Reads the service-log sources ({@link ServiceLogScan}) on a punctuator, bounded per step. */
+    private void initServiceLogs(int partitionCount) {
+        if (plan.serviceLogs().isEmpty()) {
+            return;
+        }
+        int partition = context.taskId().partition();
+        for (ServiceLogScan.Table t : plan.serviceLogs()) {
+            clocks.register(t.source().streamId(), new TopicPartition(t.topic(), partition));
+        }
+        ServiceLogScan scan = new ServiceLogScan(spec.id(), partition, partitionCount, plan.serviceLogs(),
+                context.getStateStore(ServiceLogScan.storeName(spec.id())),
+                topic -> context.getStateStore(TableStore.storeName(topic)), plan.visitors().maxPunctuationMs());
+        serviceLogs = scan;
+        schedule(Duration.ofMillis(plan.visitors().tickMs()), now -> {
+            scan.step(now, this::serviceLogRow);
+            maybeEmitWatermarks();
+        });
+    }
+
+    /** Runs the call of one service-log row; a failing row goes to the dead-letter topic. */
+    private void serviceLogRow(ServiceLogScan.Table table, MessageId id, byte[] tableKey, byte[] row,
+            @Nullable GenericRecord payload, @Nullable RuntimeException failure, long cycle) {
+        long nowNanos = context.currentSystemTimeMs() * 1_000_000L;
+        String stream = table.source().streamId();
+        Map<String, String> where = new LinkedHashMap<>();
+        where.put("flow.dlq.service_log.stream", stream);
+        where.put("flow.dlq.service_log.cycle", Long.toString(cycle));
+        where.put("flow.dlq.service_log.id", id.toString());
+        try {
+            if (failure != null) {
+                throw new FlowProcessingException(spec.id(), "decode row of service-log table " + table.topic(),
+                        failure);
+            }
+            GenericRecord key = keyCodec.emptyKey();
+            FlowMessage message = new FlowMessage(id, nowNanos, nowNanos, stream, key, Objects.requireNonNull(payload),
+                    List.of());
+            SourceClocks.Clock clock = clocks.get(stream);
+            if (clock != null) {
+                clocks.onRecord(clock, nowNanos, nowNanos);
+            }
+            runCall(key, keyCodec.encode(key), id, nowNanos, "message",
+                    () -> call.deliverMessage(function, message, call, call), null);
+        } catch (FlowProcessingException e) {
+            if (!plan.deadLetters() || Failures.retriable(e)) {
+                throw e;
+            }
+            deadLetter(e, "row " + id + " of service-log source " + stream, tableKey, row, where);
         }
     }
 
