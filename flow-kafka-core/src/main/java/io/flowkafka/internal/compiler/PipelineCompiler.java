@@ -162,7 +162,13 @@ public final class PipelineCompiler {
         }
 
         Topology topology = new Topology();
-        java.util.Set<String> tableStores = new java.util.HashSet<>(); // table topics with a global store
+        io.flowkafka.internal.external.ExternalTopics external =
+                io.flowkafka.internal.external.ExternalTopics.of(spec, topicPrefix);
+        // one global store per external table topic read, shared by every reader of the pipeline
+        external.readTopics().keySet().forEach(topic ->
+                io.flowkafka.internal.external.TableStore.addTo(topology, topic, persistentStores));
+        // table topics with a global store (service-log sources add theirs)
+        java.util.Set<String> tableStores = new java.util.HashSet<>(external.readTopics().keySet());
         for (ComputationSpec c : spec.computations().values()) {
             if (c.sourceStreams().isEmpty() || !io.flowkafka.internal.source.ServiceLogSource.readsTopics(c)) {
                 counts.put(c.id(), c.desiredPartitionCount()); // no topic: desired_partition_count tasks
@@ -275,11 +281,11 @@ public final class PipelineCompiler {
                 controlTopic = controlTopic(topicPrefix, pipeline, c.id());
                 internalTopics.put(controlTopic, c.desiredPartitionCount());
             }
-            List<io.flowkafka.internal.source.ServiceLogScan.Table> serviceLogs = serviceLogs(spec, c);
+            List<io.flowkafka.internal.source.ServiceLogScan.Table> serviceLogs = serviceLogs(spec, c, topicPrefix);
             ComputationPlan plan = new ComputationPlan(pipeline, c, inputs, outputs, outputSchemas, inputSchemas,
                     writers, counts, options.watermarks(), finite, c.id() + ".sink.status", options.timers(),
                     options.outputLimits(), options.deadLetters(), c.id() + ".sink.dlq", visitors, controlTopic,
-                    alignment, sourceIdleness, serviceLogs);
+                    alignment, sourceIdleness, external.plan(c.id()), serviceLogs);
 
             String processorName = c.id() + ".process";
             List<String> sourceNodes = new ArrayList<>();
@@ -299,7 +305,7 @@ public final class PipelineCompiler {
             }
             boolean ownControl = controlTopic != null;
             topology.addProcessor(processorName, () -> new ComputationProcessor(plan), sourceNodes.toArray(String[]::new));
-            if (!c.states().isEmpty()) {
+            if (ComputationPlan.hasStateStore(c, plan.external())) {
                 topology.addStateStore(logged(KeyStates.storeBuilder(c.id(), persistentStores, storeCache), changelogs), processorName);
             }
             topology.addStateStore(logged(io.flowkafka.internal.watermarks.WatermarkTracker.storeBuilder(c.id(),
@@ -352,6 +358,11 @@ public final class PipelineCompiler {
                 topology.addSink(c.id() + ".sink.dlq", deadLetterTopic(topicPrefix, pipeline), new ByteArraySerializer(),
                         new ByteArraySerializer(), processorName);
             }
+            for (io.flowkafka.internal.external.ExternalPlan.Published p : plan.external().published().values()) {
+                // a managed table: rows produced by the task, in the call's transaction, range-partitioned
+                topology.addSink(p.sinkNode(), p.topic(), new ByteArraySerializer(), new ByteArraySerializer(),
+                        io.flowkafka.internal.partition.RangePartitioner.INSTANCE, processorName);
+            }
             for (List<ComputationPlan.Route> routes : outputs.values()) {
                 for (ComputationPlan.Route r : routes) {
                     if (r instanceof ComputationPlan.InternalRoute) {
@@ -372,7 +383,10 @@ public final class PipelineCompiler {
         }
         return new CompiledPipeline(topology, internalTopics, sourceTopics, sinkTopics, streamTopics,
                 deadLetterTopic(topicPrefix, pipeline), counts, sourceTopicsByComputation, finite, statusTopic,
-                options.outputLimits(), outboxPartitions, asyncSinks, alignment, sourceIdleness);
+                options.outputLimits(), outboxPartitions, asyncSinks, alignment, sourceIdleness,
+                external.tableTopics(), external.versionedTopics(), external.readTopics().keySet().stream()
+                        .filter(t -> !external.tableTopics().containsKey(t) && !external.versionedTopics().containsKey(t))
+                        .toList());
     }
 
     /**
@@ -398,7 +412,7 @@ public final class PipelineCompiler {
 
     /** The service-log sources of computation {@code c}, resolved to their table topics and schemas. */
     private static List<io.flowkafka.internal.source.ServiceLogScan.Table> serviceLogs(PipelineSpec spec,
-            ComputationSpec c) {
+            ComputationSpec c, String topicPrefix) {
         List<io.flowkafka.internal.source.ServiceLogScan.Table> out = new ArrayList<>();
         for (SourceSpec s : c.sourceStreams()) {
             if (!io.flowkafka.internal.source.ServiceLogSource.is(s)) {
@@ -408,8 +422,9 @@ public final class PipelineCompiler {
             var manager = io.flowkafka.internal.source.ServiceLogSource.manager(spec, s);
             ComputationSpec owner = io.flowkafka.internal.source.ServiceLogSource.managerComputation(spec, s);
             Schema rowSchema = manager != null && manager.schema() != null ? manager.schema() : streamSchema;
-            out.add(new io.flowkafka.internal.source.ServiceLogScan.Table(s,
-                    io.flowkafka.internal.source.ServiceLogSource.tableTopic(spec, s), rowSchema, streamSchema,
+            String topic = manager != null ? io.flowkafka.internal.external.ExternalTopics.managerTopic(topicPrefix,
+                    spec.name(), manager) : io.flowkafka.internal.source.ServiceLogSource.table(s);
+            out.add(new io.flowkafka.internal.source.ServiceLogScan.Table(s, topic, rowSchema, streamSchema,
                     owner == null ? List.of() : owner.groupBySchema(), owner == null ? c.id() : owner.id()));
         }
         return out;

@@ -21,7 +21,7 @@ import org.jspecify.annotations.Nullable;
  * <p>Threading: a global store is written by the global thread and read by stream threads; RocksDB and the
  * in-memory store allow that. One reader per task.
  */
-public final class TableReader implements TableView {
+public final class TableReader implements TableView, TableSource {
     private final ReadOnlyKeyValueStore<Bytes, byte[]> store;
     private final boolean versioned;
     private final String topic;
@@ -81,6 +81,7 @@ public final class TableReader implements TableView {
      *
      * @return the pinned view
      */
+    @Override
     public TableView pin() {
         if (!versioned) {
             return this;

@@ -20,6 +20,7 @@ import io.flowkafka.internal.outbox.EpochCommits;
 import io.flowkafka.internal.serde.KeyCodec;
 import io.flowkafka.internal.source.FiniteSourceProgress;
 import io.flowkafka.internal.source.SourceDecoder;
+import io.flowkafka.internal.external.TablePublisher;
 import io.flowkafka.internal.state.KeyStates;
 import io.flowkafka.internal.streams.WriteBackStore;
 import io.flowkafka.internal.timers.PendingTimer;
@@ -138,6 +139,8 @@ final class ComputationTask {
     private WatermarkEmitter emitter;
     /** How far this task read its finite source partitions (from the changelogged store). */
     private FiniteSourceProgress finite;
+    /** Produces the committed rows of managers and state-joined states to their table topics. */
+    private TablePublisher publisher;
     /** The input buffer of a SwiftMap with allow_batching_with_relaxed_guarantees; null otherwise. */
     private @Nullable SwiftMapBatching batch;
 
@@ -155,7 +158,7 @@ final class ComputationTask {
                     EpochBarrierStore.storeName(spec.id()));
             barrier.beforeCommit(atMostOnce::beforeCommit);
         }
-        KeyValueStore<Bytes, byte[]> store = spec.states().isEmpty() ? null
+        KeyValueStore<Bytes, byte[]> store = !ComputationPlan.hasStateStore(spec, plan.external()) ? null
                 : context.getStateStore(KeyStates.storeName(spec.id()));
         this.states = new KeyStates(store);
         if (store != null) {
@@ -210,6 +213,12 @@ final class ComputationTask {
         this.call = new CallContext(spec, states, keyCodec, plan.outputSchemas(),
                 () -> context.currentSystemTimeMs() * 1_000_000L, context.taskId().partition(), partitionCount,
                 this::inputWatermark, this::minInputWatermark);
+        if (!plan.external().reads().isEmpty()) {
+            call.external(new io.flowkafka.internal.external.ExternalReads(plan.external().reads(),
+                    r -> io.flowkafka.internal.external.TableReader.of(context, r.topic(), r.versioned()),
+                    () -> context.currentSystemTimeMs() * 1_000_000L));
+        }
+        this.publisher = new TablePublisher(plan.external(), states);
         this.recordLimit = RecordSizeLimit.of(context.appConfigs());
         this.router = new OutputRouter(plan, context.taskId().partition(), context.appConfigs(), recordLimit,
                 rejectedOutputs, atMostOnce);
@@ -344,6 +353,7 @@ final class ComputationTask {
             call.end();
             throw e;
         }
+        List<TablePublisher.Row> tableRows = publisher.rows(context.currentSystemTimeMs());
         states.commitCall();
         if (timerStore != null) {
             if (firedTimer != null) {
@@ -356,6 +366,7 @@ final class ComputationTask {
         for (int i = 0; i < forwards.size(); i++) {
             context.forward(forwards.get(i), nodes.get(i));
         }
+        TablePublisher.forward(tableRows, context);
         router.callSucceeded();
         atMostOnce.callSucceeded();
     }
@@ -567,11 +578,15 @@ final class ComputationTask {
 
     /** The store of the table joiner {@code name} reads (a global store shared by the pipeline's readers). */
     private @Nullable ReadOnlyKeyValueStore<Bytes, byte[]> joinerTable(String name) {
-        var joiner = spec.externalStateJoiners().get(name);
-        if (joiner == null) {
+        var read = plan.external().reads().get(name);
+        if (read == null || read.stateJoiner()) {
             return null;
         }
-        return context.getStateStore(TableStore.storeName(joiner.tableTopic(plan.pipeline())));
+        if (read.versioned()) {
+            throw new IllegalStateException("computation '" + spec.id() + "' lists joiner '" + name + "' of a "
+                    + "versioned reference in external_names; a versioned reference cannot be scanned by a key visitor");
+        }
+        return context.getStateStore(TableStore.storeName(read.topic()));
     }
 
     /** Whether every stream a visitor follows ({@code upstream_streams}, default all inputs and sources) completed. */

@@ -88,12 +88,6 @@ public final class ServiceLogSource implements SourceProvider {
         return null;
     }
 
-    /** The topic of the table: its manager's, else {@code table} itself. */
-    public static String tableTopic(PipelineSpec pipeline, SourceSpec source) {
-        ExternalStateManagerSpec m = manager(pipeline, source);
-        return m != null ? m.tableTopic(pipeline.name()) : table(source);
-    }
-
     /** {@code max_rows_per_second}; 0 when unlimited. */
     public static double maxRowsPerSecond(SourceSpec source) {
         Object v = source.parameters().get("max_rows_per_second");
