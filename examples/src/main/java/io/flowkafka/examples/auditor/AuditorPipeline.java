@@ -74,6 +74,24 @@ public final class AuditorPipeline {
      */
     public static PipelineSpec spec(String name, String loginsTopic, String idleTopic, String idleAfter,
             String period, int partitions) {
+        return spec(name, loginsTopic, idleTopic, idleAfter, period, partitions, false);
+    }
+
+    /**
+     * The spec, with the audit visitor's {@code finite} setting.
+     *
+     * @param name the pipeline's name
+     * @param loginsTopic the topic of logins
+     * @param idleTopic the topic idle users are written to
+     * @param idleAfter how long without a login makes a user idle, e.g. {@code "30d"}
+     * @param period how long one audit pass over the table takes, e.g. {@code "1h"}
+     * @param partitions the partition count of every computation
+     * @param finite true: the auditor has no input to wait for, so its first pass is final and it completes after
+     *     one full pass; false: it audits for the pipeline's lifetime
+     * @return the spec, not yet validated
+     */
+    public static PipelineSpec spec(String name, String loginsTopic, String idleTopic, String idleAfter,
+            String period, int partitions, boolean finite) {
         parseDuration(idleAfter); // fail here rather than at every visit
         // tag::spec[]
         return PipelineSpec.builder(name)
@@ -95,7 +113,7 @@ public final class AuditorPipeline {
                         .groupBy("user", ColumnType.STRING, null)
                         .externalStateJoiner(ExternalStateJoinerSpec.of(SESSIONS))
                         .keyVisitorStream(KeyVisitorStreamSpec.builder(VISITOR).externalNames(SESSIONS)
-                                .period(parseDuration(period)).finite(false).build())
+                                .period(parseDuration(period)).finite(finite).build())
                         .parameter(IDLE_PARAMETER, idleAfter)
                         .streamsDependency(IDLE_USERS, List.of(VISITOR))
                         .processingFunction(IdleAuditor::new)
