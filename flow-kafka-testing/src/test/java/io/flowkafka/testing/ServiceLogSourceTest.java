@@ -124,6 +124,12 @@ class ServiceLogSourceTest {
         assertThat(counts).containsEntry("k20", 1);
         keys().forEach(k -> assertThat(counts.get(k)).as(k).isEqualTo(3));
         assertThat(logged).extracting(Message::getMessageId).doesNotHaveDuplicates();
+        // a row's event time is its cycle's start: three cycles, each with every row of its time once
+        Map<Long, List<String>> byCycle = new java.util.TreeMap<>();
+        logged.forEach(m -> byCycle.computeIfAbsent(m.getEventTimestamp(), t -> new ArrayList<>())
+                .add(m.getPayload().get("key").toString()));
+        assertThat(byCycle).hasSize(3);
+        assertThat(byCycle.values()).allSatisfy(ks -> assertThat(ks).doesNotHaveDuplicates().containsAll(keys()));
         assertThat(driver.completedComputations()).as("an infinite source").doesNotContain("log");
     }
 

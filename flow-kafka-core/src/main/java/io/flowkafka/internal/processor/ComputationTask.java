@@ -658,8 +658,9 @@ final class ComputationTask {
 
     /** Runs the call of one service-log row; a failing row goes to the dead-letter topic. */
     private void serviceLogRow(ServiceLogScan.Table table, MessageId id, byte[] tableKey, byte[] row,
-            @Nullable GenericRecord payload, @Nullable RuntimeException failure, long cycle) {
+            @Nullable GenericRecord payload, @Nullable RuntimeException failure, long cycle, long cycleStartMs) {
         long nowNanos = context.currentSystemTimeMs() * 1_000_000L;
+        long eventNanos = cycleStartMs * 1_000_000L; // every row of a cycle: the cycle's start, the same on a replay
         String stream = table.source().streamId();
         Map<String, String> where = new LinkedHashMap<>();
         where.put("flow.dlq.service_log.stream", stream);
@@ -671,13 +672,13 @@ final class ComputationTask {
                         failure);
             }
             GenericRecord key = keyCodec.emptyKey();
-            FlowMessage message = new FlowMessage(id, nowNanos, nowNanos, stream, key, Objects.requireNonNull(payload),
-                    List.of());
+            FlowMessage message = new FlowMessage(id, eventNanos, nowNanos, stream, key,
+                    Objects.requireNonNull(payload), List.of());
             SourceClocks.Clock clock = clocks.get(stream);
             if (clock != null) {
-                clocks.onRecord(clock, nowNanos, nowNanos);
+                clocks.onRecord(clock, eventNanos, nowNanos);
             }
-            runCall(key, keyCodec.encode(key), id, nowNanos, "message",
+            runCall(key, keyCodec.encode(key), id, eventNanos, "message",
                     () -> call.deliverMessage(function, message, call, call), null);
         } catch (FlowProcessingException e) {
             if (!plan.deadLetters() || Failures.retriable(e)) {

@@ -59,9 +59,10 @@ public final class ServiceLogScan {
          * @param payload the message payload, or null with {@code failure} if the row cannot be read
          * @param failure why the row cannot be read; null when {@code payload} is set
          * @param cycle the cycle the row is read in
+         * @param cycleStartMs when that cycle started (wall clock, from the progress store): the row's event time
          */
         void emit(Table source, MessageId id, byte[] encodedKey, byte[] row, @Nullable GenericRecord payload,
-                @Nullable RuntimeException failure, long cycle);
+                @Nullable RuntimeException failure, long cycle, long cycleStartMs);
     }
 
     private final List<Source> sources = new ArrayList<>();
@@ -181,7 +182,8 @@ public final class ServiceLogScan {
                     } catch (RuntimeException e) {
                         failure = e;
                     }
-                    rows.emit(s.table, MessageIds.source(s.origin, emitted), k, kv.value, payload, failure, p.cycle());
+                    rows.emit(s.table, MessageIds.source(s.origin, emitted), k, kv.value, payload, failure, p.cycle(),
+                            p.cycleStartMs());
                     emitted++;
                     last = k;
                     budget--;

@@ -65,7 +65,7 @@ class ServiceLogScanTest {
     }
 
     private void step(ServiceLogScan scan, long nowMs) {
-        scan.step(nowMs, (t, id, key, row, payload, failure, cycle) -> {
+        scan.step(nowMs, (t, id, key, row, payload, failure, cycle, startMs) -> {
             assertThat(failure).isNull();
             byCycle.computeIfAbsent(cycle, c -> new ArrayList<>()).add(payload.get("name").toString());
             ids.add(id.toString());
