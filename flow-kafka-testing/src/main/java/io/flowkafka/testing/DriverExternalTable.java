@@ -154,6 +154,36 @@ public final class DriverExternalTable {
         return v == null ? Optional.empty() : Optional.of(PipelineCodecs.decodeRow(table.schema(), v));
     }
 
+    /**
+     * A transport of {@code io.flowkafka.runtime.VersionedReferenceWriter} writing this table: records are piped
+     * into its topic; reading the topic back reads the latest record of each key (as compaction leaves it).
+     */
+    io.flowkafka.runtime.VersionedReferenceWriter.Transport transport() {
+        return new io.flowkafka.runtime.VersionedReferenceWriter.Transport() {
+            @Override
+            public int partitionCount() {
+                return 1;
+            }
+
+            @Override
+            public void send(byte[] key, byte @Nullable [] value) {
+                pipe(key, value);
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void readAll(java.util.function.BiConsumer<byte[], byte @Nullable []> record) {
+                KeyValueStore<Bytes, byte[]> store = driver.getKeyValueStore(Objects.requireNonNull(table.storeName()));
+                try (var it = store.all()) {
+                    it.forEachRemaining(kv -> record.accept(kv.key.get(), kv.value));
+                }
+            }
+        };
+    }
+
     private KeyValueStore<Bytes, byte[]> managerStore() {
         return driver.getKeyValueStore(codecs.stateStoreName(table.computationId()));
     }

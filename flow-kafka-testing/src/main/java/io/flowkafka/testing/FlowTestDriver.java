@@ -1208,6 +1208,21 @@ public final class FlowTestDriver implements AutoCloseable {
     }
 
     /**
+     * A {@link io.flowkafka.runtime.VersionedReferenceWriter} of the versioned reference that {@code joinerName}
+     * of {@code computationId} reads, writing on this driver (joiners see a switch in their next call).
+     *
+     * @param computationId the computation declaring the versioned joiner
+     * @param joinerName its name, e.g. {@code /catalog}
+     * @return the writer
+     * @throws IllegalArgumentException if the joiner is unknown or not versioned
+     */
+    public io.flowkafka.runtime.VersionedReferenceWriter versionedReferenceWriter(String computationId,
+            String joinerName) {
+        return io.flowkafka.runtime.VersionedReferenceWriter.create(codecs, computationId, joinerName,
+                externalTable(computationId, joinerName).transport());
+    }
+
+    /**
      * An external table by name, as the first computation declaring {@code name} names it.
      *
      * @param name a manager, joiner or state joiner name, e.g. {@code /reference_state}

@@ -227,4 +227,27 @@ class ExternalStateTest {
                     r -> assertThat(r.get("value").toString()).isEqualTo("two"));
         }
     }
+
+    @Test
+    void theVersionedReferenceWriterWritesSwitchesAndDropsVersionsOnTheDriver() {
+        PipelineSpec spec = pipeline(c -> c.processingFunction(Enricher::new).parameter("joiner", "/catalog")
+                .externalStateJoiner(ExternalStateJoinerSpec.of("/catalog").withTopic("catalog", ROW).asVersioned()));
+        try (FlowTestDriver d = FlowTestDriver.create(spec);
+                io.flowkafka.runtime.VersionedReferenceWriter w = d.versionedReferenceWriter("enricher", "/catalog")) {
+            w.writeVersion("v1", Map.of(w.key(Map.of("key", "a")), row("one"), w.key(Map.of("key", "b")), row("b1")));
+            w.switchTo("v1");
+            assertThat(enrich(d, "a")).isEqualTo("one");
+            w.writeVersion("v2", Map.of(w.key(Map.of("key", "a")), row("two")));
+            assertThat(enrich(d, "a")).as("v2 written but not switched to").isEqualTo("one");
+            w.switchTo("v2");
+            assertThat(w.currentVersion()).contains("v2");
+            assertThat(enrich(d, "a")).isEqualTo("two");
+            assertThat(enrich(d, "b")).as("v2 has no row of b: versions never mix").isEqualTo("missing");
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> w.dropVersion("v2"))
+                    .hasMessageContaining("is the current one");
+            assertThat(w.dropVersion("v1")).isEqualTo(2);
+            w.switchTo("v1");
+            assertThat(enrich(d, "a")).as("a dropped version has no rows").isEqualTo("missing");
+        }
+    }
 }
