@@ -131,6 +131,10 @@ class ServiceLogSourceTest {
         assertThat(byCycle).hasSize(3);
         assertThat(byCycle.values()).allSatisfy(ks -> assertThat(ks).doesNotHaveDuplicates().containsAll(keys()));
         assertThat(driver.completedComputations()).as("an infinite source").doesNotContain("log");
+        assertThat(driver.meterRegistry().get("flow.service_log.cycle").tag("stream", "rows").gauge().value())
+                .as("three cycles done, the fourth waits for its start").isEqualTo(3.0);
+        assertThat(driver.meterRegistry().get("flow.service_log.rows").tag("stream", "rows").gauge().value())
+                .isEqualTo(61.0);
     }
 
     @Test

@@ -82,6 +82,9 @@ public final class ServiceLogScan {
         final @Nullable KeyCodec keyCodec;
         double tokens;
         long refilledAtMs = Long.MIN_VALUE;
+        /** As of the last step, for meters read on other threads. */
+        volatile long cycle;
+        volatile long emitted;
 
         Source(Table table, ReadOnlyKeyValueStore<Bytes, byte[]> store, int origin) {
             this.table = table;
@@ -150,6 +153,8 @@ public final class ServiceLogScan {
             if (p == null) {
                 p = new ServiceLogProgress.Position(0, nowMs, 0, new byte[0]);
             }
+            s.cycle = p.cycle();
+            s.emitted = p.emitted();
             if (nowMs < p.cycleStartMs()) {
                 continue; // the next cycle has not started
             }
@@ -190,7 +195,9 @@ public final class ServiceLogScan {
                     s.tokens--;
                 }
             }
+            s.emitted = emitted;
             if (cycleEnded) {
+                s.cycle = p.cycle() + 1;
                 long next = Math.max(nowMs, p.cycleStartMs() + s.minCycleMs);
                 progress.save(stream, new ServiceLogProgress.Position(p.cycle() + 1, next, emitted, new byte[0]));
             } else {
@@ -235,6 +242,29 @@ public final class ServiceLogScan {
         }
         s.refilledAtMs = nowMs;
         return (int) Math.min(s.maxRows, Math.floor(Math.max(0, s.tokens)));
+    }
+
+    /**
+     * Registers the sources' meters, as of the last step (read on any thread): {@code flow.service_log.cycle} (the
+     * cycle being read) and {@code flow.service_log.rows} (rows emitted by the task over all cycles).
+     *
+     * @param registry where to register
+     * @param tags the task's tags (pipeline, computation, partition)
+     * @return the meters, for the caller to remove at close
+     */
+    public List<io.micrometer.core.instrument.Meter> registerMeters(io.micrometer.core.instrument.MeterRegistry registry,
+            Iterable<io.micrometer.core.instrument.Tag> tags) {
+        List<io.micrometer.core.instrument.Meter> out = new ArrayList<>();
+        for (Source s : sources) {
+            String stream = s.table.source().streamId();
+            out.add(io.micrometer.core.instrument.Gauge.builder("flow.service_log.cycle", s, x -> x.cycle)
+                    .description("The cycle a service-log source reads (from 0)").tags(tags).tag("stream", stream)
+                    .register(registry));
+            out.add(io.micrometer.core.instrument.Gauge.builder("flow.service_log.rows", s, x -> x.emitted)
+                    .description("Rows a service-log source emitted in this task, over all cycles").tags(tags)
+                    .tag("stream", stream).register(registry));
+        }
+        return out;
     }
 
     /** Whether the task has service-log sources. */
