@@ -74,6 +74,10 @@ class ServiceLogSourceTest {
     }
 
     static PipelineSpec spec() {
+        return spec(false);
+    }
+
+    static PipelineSpec spec(boolean finite) {
         return PipelineSpec.builder("sl")
                 .stream("raw", EVENT).stream("events", EVENT).stream("rows", PROFILE).stream("logged", PROFILE)
                 .computation("read", c -> c.kind(ComputationKind.SOURCE).source("raw", "KafkaSource",
@@ -84,7 +88,7 @@ class ServiceLogSourceTest {
                         .externalStateManager(ExternalStateManagerSpec.of("/profiles", PROFILE)))
                 .computation("log", c -> c.kind(ComputationKind.SOURCE)
                         .source("rows", "TServiceLogSource", Map.of("table", "/profiles", "max_rows_per_iteration", 3,
-                                "min_cycle_duration", "10s"))
+                                "min_cycle_duration", "10s", "finite", finite))
                         .processingFunction(Copier::new).outputStreamIds("logged"))
                 .build();
     }
@@ -135,6 +139,18 @@ class ServiceLogSourceTest {
                 .as("three cycles done, the fourth waits for its start").isEqualTo(3.0);
         assertThat(driver.meterRegistry().get("flow.service_log.rows").tag("stream", "rows").gauge().value())
                 .isEqualTo(61.0);
+    }
+
+    @Test
+    void shouldCompleteAfterOneCycleWhenFinite() {
+        // flow-catalog: the service log makes "infinite rescans of a sorted table; finite for tests"
+        driver = FlowTestDriver.create(spec(true));
+        keys().forEach(k -> put(k, "v-" + k));
+        advance(Duration.ofSeconds(5));
+        assertThat(counts()).containsOnlyKeys(keys()).allSatisfy((k, n) -> assertThat(n).as(k).isEqualTo(1));
+        assertThat(driver.completedComputations()).contains("log");
+        advance(Duration.ofSeconds(30));
+        assertThat(counts()).as("no second cycle").allSatisfy((k, n) -> assertThat(n).as(k).isEqualTo(1));
     }
 
     @Test

@@ -650,6 +650,7 @@ final class ComputationTask {
                 context.getStateStore(ServiceLogScan.storeName(spec.id())),
                 topic -> context.getStateStore(TableStore.storeName(topic)), plan.visitors().maxPunctuationMs());
         serviceLogs = scan;
+        finite.alsoWaitFor(scan::allDone);
         meters.addAll(scan.registerMeters(plan.visitors().meters(), storeTags()));
         schedule(Duration.ofMillis(plan.visitors().tickMs()), now -> {
             scan.step(now, this::serviceLogRow);

@@ -78,6 +78,7 @@ public final class ServiceLogScan {
         final double rate;
         final int maxRows;
         final long minCycleMs;
+        final boolean finite;
         final AvroCodec rowCodec;
         final @Nullable KeyCodec keyCodec;
         double tokens;
@@ -95,6 +96,7 @@ public final class ServiceLogScan {
             this.rate = ServiceLogSource.maxRowsPerSecond(table.source());
             this.maxRows = ServiceLogSource.maxRowsPerIteration(table.source());
             this.minCycleMs = ServiceLogSource.minCycleDuration(table.source()).toMillis();
+            this.finite = ServiceLogSource.finite(table.source());
         }
     }
 
@@ -155,6 +157,9 @@ public final class ServiceLogScan {
             }
             s.cycle = p.cycle();
             s.emitted = p.emitted();
+            if (s.finite && p.cycle() >= 1) {
+                continue; // finite: one cycle, read
+            }
             if (nowMs < p.cycleStartMs()) {
                 continue; // the next cycle has not started
             }
@@ -265,6 +270,20 @@ public final class ServiceLogScan {
                     .tag("stream", stream).register(registry));
         }
         return out;
+    }
+
+    /** Whether every source is finite and read its one cycle (from the progress store). */
+    public boolean allDone() {
+        for (Source s : sources) {
+            if (!s.finite) {
+                return false;
+            }
+            ServiceLogProgress.Position p = progress.load(s.table.source().streamId());
+            if (p == null || p.cycle() < 1) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Whether the task has service-log sources. */

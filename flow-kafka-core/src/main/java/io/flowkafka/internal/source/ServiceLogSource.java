@@ -23,7 +23,8 @@ import org.jspecify.annotations.Nullable;
  * {@code /reference_state}, or a table topic), {@code max_rows_per_second} (a rate limit per task, default none),
  * {@code max_rows_per_iteration} (rows per punctuation, default {@value #DEFAULT_ROWS_PER_ITERATION}) and
  * {@code min_cycle_duration} (a new cycle starts no sooner than this after the previous one started, default
- * 1 s). It reads no topic: the compiler gives its computation one task per {@code desired_partition_count}.
+ * 1 s) and {@code finite} (for tests: read one cycle, then complete; default false, as Flow's service log is
+ * infinite). It reads no topic: the compiler gives its computation one task per {@code desired_partition_count}.
  *
  * <p>Thread-safe: holds no state.
  */
@@ -37,7 +38,7 @@ public final class ServiceLogSource implements SourceProvider {
     /** Default of {@code min_cycle_duration}. */
     public static final Duration DEFAULT_MIN_CYCLE_DURATION = Duration.ofSeconds(1);
     private static final Set<String> KNOWN = Set.of("table", "max_rows_per_second", "max_rows_per_iteration",
-            "min_cycle_duration");
+            "min_cycle_duration", "finite");
 
     /** For {@link java.util.ServiceLoader}. */
     public ServiceLogSource() {
@@ -106,6 +107,11 @@ public final class ServiceLogSource implements SourceProvider {
         return v == null ? DEFAULT_MIN_CYCLE_DURATION : Durations.parse(v, "min_cycle_duration");
     }
 
+    /** {@code finite}: read one cycle, then complete. */
+    public static boolean finite(SourceSpec source) {
+        return Boolean.parseBoolean(String.valueOf(source.parameters().getOrDefault("finite", "false")));
+    }
+
     @Override
     public Set<String> sourceClassNames() {
         return Set.of(SERVICE_LOG_SOURCE, FLOW_NAME);
@@ -141,6 +147,10 @@ public final class ServiceLogSource implements SourceProvider {
         } catch (NumberFormatException e) {
             problems.add(Problem.error("parameters.max_rows_per_iteration", of + " has max_rows_per_iteration "
                     + p.get("max_rows_per_iteration"), "set a positive number of rows"));
+        }
+        Object finite = p.get("finite");
+        if (finite != null && !(finite instanceof Boolean) && !"true".equals(finite) && !"false".equals(finite)) {
+            problems.add(Problem.error("parameters.finite", of + " has finite " + finite, "set true or false"));
         }
         try {
             minCycleDuration(source);
