@@ -538,6 +538,11 @@ public final class FlowRuntime implements AutoCloseable {
                 meterRegistry);
         sinkServices = sinks;
         streams = ks;
+        java.util.Set<String> tables = new java.util.LinkedHashSet<>(compiled.tableTopics().keySet());
+        tables.addAll(compiled.versionedTopics().keySet());
+        tables.addAll(compiled.externalTableTopics());
+        runtimeGauges.addAll(io.flowkafka.internal.external.TableLag.register(spec.name(), tables, ks::metrics,
+                meterRegistry));
         sinks.installSyncWriters();
         ks.start();
         long purgeMs = config.getLong(FlowConfig.PURGE_INTERVAL_MS_CONFIG);

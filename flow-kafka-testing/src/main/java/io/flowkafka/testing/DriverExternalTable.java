@@ -21,10 +21,10 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>What it keeps: a row put here is a record of the table's topic, exactly as a manager or a
  * {@code VersionedReferenceWriter} writes it, which the driver hands to the table's global store at once (no
- * lag on the driver), so joiners see it in the next call. A managed table that no joiner reads is seeded in its
- * manager's state store instead (the manager reads its rows there). Reads return committed rows: those of a
- * joined table from its global store (the pointer's version for a versioned reference), those of a managed table
- * from its manager's state store.
+ * lag on the driver), so joiners see it in the next call; a row of a managed table is also put in its manager's
+ * state store, where the manager reads its rows. Reads return committed rows: those of a managed table from its
+ * manager's state store, the others from the table's global store (the pointer's version for a versioned
+ * reference).
  *
  * <p>Threading: the test's thread, like the driver.
  */
@@ -139,8 +139,10 @@ public final class DriverExternalTable {
     public Optional<GenericRecord> get(GenericRecord key) {
         byte[] encoded = codecs.encodeKey(table.computationId(), key);
         byte[] v;
-        if (table.storeName() != null) {
-            KeyValueStore<Bytes, byte[]> store = driver.getKeyValueStore(table.storeName());
+        if (table.managed()) {
+            v = managerStore().get(codecs.stateStoreKey(table.computationId(), key, table.name()));
+        } else {
+            KeyValueStore<Bytes, byte[]> store = driver.getKeyValueStore(Objects.requireNonNull(table.storeName()));
             if (table.versioned()) {
                 byte[] pointer = store.get(Bytes.wrap(PipelineCodecs.versionedPointerKey()));
                 v = pointer == null ? null : store.get(Bytes.wrap(PipelineCodecs.versionedRowKey(
@@ -148,8 +150,6 @@ public final class DriverExternalTable {
             } else {
                 v = store.get(Bytes.wrap(encoded));
             }
-        } else {
-            v = managerStore().get(codecs.stateStoreKey(table.computationId(), key, table.name()));
         }
         return v == null ? Optional.empty() : Optional.of(PipelineCodecs.decodeRow(table.schema(), v));
     }
@@ -189,16 +189,17 @@ public final class DriverExternalTable {
     }
 
     private void write(GenericRecord key, byte @Nullable [] value) {
-        if (table.storeName() != null) {
-            pipe(codecs.encodeKey(table.computationId(), key), value);
-        } else {
-            // nobody joins it: the manager's rows are its state rows
+        if (table.managed()) {
+            // the manager reads its rows in its state store; joiners, in the global store fed by the topic
             Bytes k = codecs.stateStoreKey(table.computationId(), key, table.name());
             if (value == null) {
                 managerStore().delete(k);
             } else {
                 managerStore().put(k, value);
             }
+        }
+        if (table.storeName() != null) {
+            pipe(codecs.encodeKey(table.computationId(), key), value);
         }
     }
 

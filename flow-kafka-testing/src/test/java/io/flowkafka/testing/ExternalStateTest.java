@@ -54,6 +54,31 @@ class ExternalStateTest {
         }
     }
 
+    /** Writes the row, reads it back in the same call, then throws when the value is "boom". */
+    public static final class FailingLoader implements RowFunction {
+        @Override
+        public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
+            StateAccessor<GenericRecord> row = context.getExternalState("/reference_state");
+            String before = row.get().map(r -> r.get("value").toString()).orElse("none");
+            GenericRecord r = row.newRecord();
+            r.put("value", message.getPayload().get("value").toString());
+            row.set(r);
+            String after = row.get().orElseThrow().get("value").toString();
+            output.addMessage(context.createMessageBuilder("loaded").set("key", before).set("value", after).build());
+            if ("boom".equals(after)) {
+                throw new IllegalStateException("boom");
+            }
+        }
+    }
+
+    /** Reads an external state the computation does not declare. */
+    public static final class Undeclared implements RowFunction {
+        @Override
+        public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
+            context.getExternalState("/nope").get();
+        }
+    }
+
     /** Enriches an event with the joined row of its key ("missing" if none). */
     public static final class Enricher implements RowFunction {
         @Override
@@ -173,6 +198,10 @@ class ExternalStateTest {
         try (FlowTestDriver d = FlowTestDriver.create(joined(ExternalStateJoinerSpec.of("/reference_state")))) {
             d.externalTable("enricher", "/reference_state").put(Map.of("key", "z"), row("seeded"));
             assertThat(enrich(d, "z")).isEqualTo("seeded");
+            d.externalTable("loader", "/reference_state").put(Map.of("key", "y"), row("managed"));
+            assertThat(enrich(d, "y")).as("a seeded row of a managed table reaches its joiners").isEqualTo("managed");
+            assertThat(d.externalTable("loader", "/reference_state").get(Map.of("key", "y")))
+                    .as("and its manager").isPresent();
         }
     }
 
@@ -248,6 +277,39 @@ class ExternalStateTest {
             assertThat(w.dropVersion("v1")).isEqualTo(2);
             w.switchTo("v1");
             assertThat(enrich(d, "a")).as("a dropped version has no rows").isEqualTo("missing");
+        }
+    }
+
+    @Test
+    void aManagerReadsItsOwnWritesAndAFailedCallWritesNoRow() {
+        PipelineSpec spec = sources(PipelineSpec.builder("ext"), Map.of("refs", REF)).stream("loaded", REF)
+                .computation("loader", c -> keyed(c.inputStreamIds("refs")).processingFunction(FailingLoader::new)
+                        .outputStreamIds("loaded")
+                        .externalStateManager(ExternalStateManagerSpec.of("/reference_state", ROW)))
+                .build();
+        try (FlowTestDriver d = FlowTestDriver.create(spec)) {
+            ref(d, "a", "one");
+            ref(d, "a", "boom");
+            ref(d, "a", "two");
+            assertThat(d.readPayloads("loaded")).extracting(r -> r.get("key") + "->" + r.get("value"))
+                    .as("read-your-writes in the call and across calls; the failed call left nothing")
+                    .containsExactly("none->one", "one->two");
+            assertThat(d.readDeadLetters()).singleElement()
+                    .satisfies(l -> assertThat(l.errorMessage()).contains("boom"));
+            assertThat(d.externalTable("/reference_state").get(Map.of("key", "a")))
+                    .hasValueSatisfying(r -> assertThat(r.get("value").toString()).isEqualTo("two"));
+        }
+    }
+
+    @Test
+    void anUndeclaredExternalStateIsAClearError() {
+        PipelineSpec spec = pipeline(c -> c.processingFunction(Undeclared::new)
+                .externalStateJoiner(ExternalStateJoinerSpec.of("/reference_state")));
+        try (FlowTestDriver d = FlowTestDriver.create(spec)) {
+            event(d, "events", "a");
+            assertThat(d.readDeadLetters()).singleElement().satisfies(l -> assertThat(l.errorMessage()).contains(
+                    "computation 'enricher' declares no external state '/nope'; its external state is "
+                            + "[/reference_state]"));
         }
     }
 }

@@ -84,6 +84,10 @@ class VersionedSwitchIT {
             assertThat(versions.subList(0, firstV2)).containsOnly("v1");
             assertThat(versions.subList(firstV2, versions.size())).as("once switched, never back").containsOnly("v2");
             System.out.println("versioned switch seen after " + seenAfter.toMillis() + " ms");
+            Await.until(Duration.ofMinutes(1), "the table lag gauge reads a number", () -> {
+                var gauge = runtime.meterRegistry().find("flow.external.lag_records").tag("topic", prices).gauge();
+                return gauge != null && gauge.value() >= 0;
+            });
         }
     }
 
