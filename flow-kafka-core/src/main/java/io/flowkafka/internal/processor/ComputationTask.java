@@ -653,7 +653,9 @@ final class ComputationTask {
         finite.alsoWaitFor(scan::allDone);
         meters.addAll(scan.registerMeters(plan.visitors().meters(), storeTags()));
         schedule(Duration.ofMillis(plan.visitors().tickMs()), now -> {
-            scan.step(now, this::serviceLogRow);
+            if (!plan.sourceIdleness().paused()) { // FlowRuntime.pause() or a drain: sources are not read
+                scan.step(now, this::serviceLogRow);
+            }
             maybeEmitWatermarks();
         });
     }
