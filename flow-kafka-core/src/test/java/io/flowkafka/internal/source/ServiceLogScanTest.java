@@ -31,6 +31,8 @@ class ServiceLogScanTest {
     /** Emitted rows: cycle -> names, and every message id. */
     private final Map<Long, List<String>> byCycle = new HashMap<>();
     private final List<String> ids = new ArrayList<>();
+    /** The hash of every emitted row, in order. */
+    private final List<Long> hashes = new ArrayList<>();
 
     @BeforeEach
     void open() {
@@ -69,6 +71,7 @@ class ServiceLogScanTest {
             assertThat(failure).isNull();
             byCycle.computeIfAbsent(cycle, c -> new ArrayList<>()).add(payload.get("name").toString());
             ids.add(id.toString());
+            hashes.add(ByteBuffer.wrap(key, 0, 8).getLong());
         });
     }
 
@@ -90,6 +93,7 @@ class ServiceLogScanTest {
         }
         assertThat(byCycle.get(1L)).containsExactlyElementsOf(byCycle.get(0L));
         assertThat(ids).hasSize(200).doesNotHaveDuplicates();
+        assertThat(hashes.subList(0, 100)).as("key order: by unsigned hash").isSortedAccordingTo(Long::compareUnsigned);
     }
 
     @Test
