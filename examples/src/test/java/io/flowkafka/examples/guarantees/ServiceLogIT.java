@@ -58,6 +58,7 @@ class ServiceLogIT {
         String output = names.topic("logged");
         Path state = Files.createTempDirectory(tempRoot, "flow-sl-it");
         cluster.createTopic(input, 2);
+        long killedAt;
         try (CycleLog log = new CycleLog(cluster, output)) {
             ChildJvm a = instance(cluster, pipeline, input, output, state.resolve("a"));
             ChildJvm b = instance(cluster, pipeline, input, output, state.resolve("b"));
@@ -68,7 +69,7 @@ class ServiceLogIT {
                 Await.until(Duration.ofMinutes(4), "every row read", () -> log.keysSeen() == KEYS);
                 Await.until(Duration.ofMinutes(2), "two full cycles in both tasks", () -> log.fullCycles(2));
                 a.kill(); // mid-cycle: at 3000 rows/s a task's 3000 rows take a second, the pause between cycles none
-                long killedAt = System.currentTimeMillis();
+                killedAt = System.currentTimeMillis();
                 running.add(instance(cluster, pipeline, input, output, state.resolve("a2")));
                 Await.until(Duration.ofMinutes(3), "three cycles begun after the kill in both tasks",
                         () -> log.cyclesAfter(killedAt) >= 3);
@@ -85,6 +86,11 @@ class ServiceLogIT {
                 cycles.values().forEach(c -> owned.addAll(c.keySet()));
                 boolean loaded = false;
                 long last = ((TreeMap<Long, Map<String, Integer>>) cycles).lastKey(); // possibly incomplete
+                // the cycle under way when instance a was killed: it resumed, on a or on a2, and is complete
+                long underWay = ((TreeMap<Long, Map<String, Integer>>) cycles).floorKey(killedAt * 1_000_000L);
+                assertThat(underWay).as("task %d: a cycle under way at the kill, not the last", p).isLessThan(last);
+                assertThat(cycles.get(underWay).keySet()).as("task %d: the cycle under way at the kill", p)
+                        .containsExactlyInAnyOrderElementsOf(owned);
                 for (Map.Entry<Long, Map<String, Integer>> e : cycles.entrySet()) {
                     assertThat(e.getValue().values()).as("task %d, cycle started at %d: no row twice", p, e.getKey())
                             .allMatch(n -> n == 1);
