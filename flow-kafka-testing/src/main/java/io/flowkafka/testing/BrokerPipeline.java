@@ -397,6 +397,43 @@ final class BrokerPipeline implements PipelineUnderTest {
     }
 
     @Override
+    public Optional<GenericRecord> externalRowForPayload(String computationId, String name, String inputStreamId,
+            Map<String, ?> payloadFields) {
+        checkOpen();
+        PipelineCodecs.ExternalTable table = codecs.externalTable(computationId, name);
+        GenericRecord key = codecs.keyOfFields(computationId, inputStreamId, payloadFields);
+        byte[] encoded = codecs.encodeKey(computationId, key);
+        Map<Bytes, byte[]> rows = readToEnd(table.topic());
+        byte[] value;
+        if (table.versioned()) {
+            byte[] pointer = rows.get(Bytes.wrap(PipelineCodecs.versionedPointerKey()));
+            value = pointer == null ? null : rows.get(Bytes.wrap(PipelineCodecs.versionedRowKey(
+                    new String(pointer, StandardCharsets.UTF_8), encoded)));
+        } else {
+            value = rows.get(Bytes.wrap(encoded));
+        }
+        return value == null ? Optional.empty() : Optional.of(PipelineCodecs.decodeRow(table.schema(), value));
+    }
+
+    /** The latest committed record of each key of {@code topic}, read up to its last stable offsets. */
+    private Map<Bytes, byte[]> readToEnd(String topic) {
+        KafkaConsumer<byte[], byte[]> consumer = consumer(topic);
+        Map<Bytes, byte[]> values = changelogs.computeIfAbsent(topic, t -> new HashMap<>());
+        Map<TopicPartition, Long> end = consumer.endOffsets(consumer.assignment());
+        Await.until(bound, "read " + topic + " up to its last stable offsets " + end, () -> {
+            for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(50))) {
+                if (r.value() == null) {
+                    values.remove(Bytes.wrap(r.key()));
+                } else {
+                    values.put(Bytes.wrap(r.key()), r.value());
+                }
+            }
+            return end.entrySet().stream().allMatch(e -> consumer.position(e.getKey()) >= e.getValue());
+        });
+        return values;
+    }
+
+    @Override
     public Set<String> completedComputations() {
         checkOpen();
         if (statusConsumer == null) {

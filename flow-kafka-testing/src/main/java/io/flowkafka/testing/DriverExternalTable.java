@@ -131,6 +131,17 @@ public final class DriverExternalTable {
     }
 
     /**
+     * The committed row of the key that a payload of {@code inputStreamId} maps to.
+     *
+     * @param inputStreamId an input or source stream of the table's computation
+     * @param payloadFields payload fields by name: those the key reads
+     * @return the row, empty if absent
+     */
+    public Optional<GenericRecord> getForPayload(String inputStreamId, Map<String, ?> payloadFields) {
+        return get(codecs.keyOfFields(table.computationId(), inputStreamId, payloadFields));
+    }
+
+    /**
      * The committed row of a key.
      *
      * @param key a key record of the table's computation

@@ -142,6 +142,12 @@ final class DriverPipeline implements PipelineUnderTest {
     }
 
     @Override
+    public Optional<GenericRecord> externalRowForPayload(String computationId, String name, String inputStreamId,
+            Map<String, ?> payloadFields) {
+        return driver.externalTable(computationId, name).getForPayload(inputStreamId, payloadFields);
+    }
+
+    @Override
     public Set<String> completedComputations() {
         return driver.completedComputations();
     }

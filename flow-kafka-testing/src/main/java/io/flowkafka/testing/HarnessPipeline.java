@@ -181,6 +181,17 @@ final class HarnessPipeline implements PipelineUnderTest {
     }
 
     @Override
+    public Optional<GenericRecord> externalRowForPayload(String computationId, String name, String inputStreamId,
+            Map<String, ?> payloadFields) {
+        checkOpen();
+        if (!computation.id().equals(computationId)) {
+            throw new IllegalArgumentException("the HARNESS level runs only computation '" + computation.id()
+                    + "', not '" + computationId + "' (leave HARNESS out of @FlowTestLevels for this test)");
+        }
+        return harness.externalRow(name, harness.keyOf(inputStreamId, payloadFields));
+    }
+
+    @Override
     public Set<String> completedComputations() {
         checkOpen();
         boolean inputsDone = !computation.inputStreamIds().isEmpty()

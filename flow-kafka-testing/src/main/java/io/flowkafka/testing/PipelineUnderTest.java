@@ -188,6 +188,21 @@ public interface PipelineUnderTest extends AutoCloseable {
     Set<String> completedComputations();
 
     /**
+     * The committed row of external state {@code name} of a computation (a manager, joiner or state joiner) for
+     * the key that a payload of {@code inputStreamId} maps to: from the manager's store on the driver and in the
+     * harness (a joined table in the harness: the rows seeded), from the table's topic on a broker (its
+     * committed records up to their end, the pointer's version for a versioned reference).
+     *
+     * @param computationId the computation declaring the external state
+     * @param name its name, e.g. {@code /reference_state}
+     * @param inputStreamId an input or source stream of the computation
+     * @param payloadFields payload fields by name: those the key reads
+     * @return the row, empty if absent
+     */
+    Optional<GenericRecord> externalRowForPayload(String computationId, String name, String inputStreamId,
+            Map<String, ?> payloadFields);
+
+    /**
      * Waits until a computation completed; see the class comment for what waiting means.
      *
      * @param computationId the computation to wait for

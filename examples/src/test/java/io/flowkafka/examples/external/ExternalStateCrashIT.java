@@ -93,6 +93,36 @@ class ExternalStateCrashIT {
                             }
                         });
                 assertThat(rows.isExact()).as("table rows: " + rows).isTrue();
+                var config = cluster.admin().describeConfigs(List.of(new org.apache.kafka.common.config.ConfigResource(
+                        org.apache.kafka.common.config.ConfigResource.Type.TOPIC, table))).all().get().values()
+                        .iterator().next();
+                assertThat(config.get("cleanup.policy").value()).as("a table topic is compacted").isEqualTo("compact");
+                assertThat(cluster.admin().describeTopics(List.of(table)).allTopicNames().get().get(table).partitions())
+                        .as("the manager's partition count").hasSize(4);
+                // joiners on both instances (one restarted: its global store restored from the table topic) read rows
+                Set<String> enrichedExpected = new LinkedHashSet<>();
+                Properties op = cluster.clientProperties();
+                op.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+                op.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+                try (KafkaProducer<String, String> producer = new KafkaProducer<>(op)) {
+                    for (int i = 0; i < 200; i++) {
+                        int sku = i * 97 % PRODUCTS;
+                        enrichedExpected.add("o-" + i + "=n-" + sku);
+                        producer.send(new ProducerRecord<>(orders, "s-" + sku, "{\"order_id\":\"o-" + i
+                                + "\",\"sku\":\"s-" + sku + "\"}"));
+                    }
+                }
+                com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+                ExactlyOnceChecker.Report enrichedReport = ExactlyOnceChecker.check(cluster, enriched, enrichedExpected,
+                        Duration.ofMinutes(2), r -> {
+                            try {
+                                var n = json.readTree(r.value());
+                                return n.get("order_id").asText() + "=" + n.get("name").asText();
+                            } catch (java.io.IOException e) {
+                                throw new java.io.UncheckedIOException(e);
+                            }
+                        });
+                assertThat(enrichedReport.isExact()).as("enriched orders: " + enrichedReport).isTrue();
             }
         }
     }

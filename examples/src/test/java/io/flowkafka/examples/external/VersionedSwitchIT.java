@@ -93,13 +93,22 @@ class VersionedSwitchIT {
 
     @Test
     @Timeout(120)
-    void aVersionedReferenceTopicWithTwoPartitionsIsAClearError(KafkaCluster cluster, TestNames names) {
+    void aVersionedReferenceTopicWithTwoPartitionsIsAClearError(KafkaCluster cluster, TestNames names)
+            throws Exception {
         String prices = names.topic("prices");
+        String orders = names.topic("orders");
         cluster.createTopic(prices, 2, Map.of("cleanup.policy", "compact"));
-        PipelineSpec spec = ExternalStateJoin.spec(names.name("pipeline"), names.topic("orders"), prices,
-                names.topic("priced"), null, 1);
+        cluster.createTopic(orders, 1);
+        PipelineSpec spec = ExternalStateJoin.spec(names.name("pipeline"), orders, prices, names.topic("priced"), null,
+                1);
         assertThatThrownBy(() -> VersionedReferenceWriter.create(spec, "pricer", ExternalStateJoin.PRICES,
                 cluster.clientProperties())).hasMessageContaining("has 2 partitions but needs exactly 1");
+        Properties props = cluster.clientProperties();
+        props.put("state.dir", Files.createTempDirectory(tempRoot, "flow-it-state").toString());
+        try (FlowRuntime runtime = FlowRuntime.create(spec, props)) {
+            assertThatThrownBy(runtime::start).as("the pipeline checks it at start too")
+                    .hasMessageContaining("versioned reference topic " + prices + " has 2 partitions but needs exactly 1");
+        }
     }
 
     /** Sends orders of sku s1 and reads their priced outputs, in order. */
