@@ -420,6 +420,13 @@ public final class PipelineCompiler {
             }
             Schema streamSchema = schemaOf(spec, s.streamId());
             var manager = io.flowkafka.internal.source.ServiceLogSource.manager(spec, s);
+            String table = io.flowkafka.internal.source.ServiceLogSource.table(s);
+            if (manager == null && table.startsWith("/")) {
+                throw new IllegalArgumentException("service-log source '" + s.streamId() + "' of computation '"
+                        + c.id() + "' reads table '" + table + "', which no external state manager of pipeline '"
+                        + spec.name() + "' declares; fix: name a manager of the pipeline (e.g. the one in "
+                        + "external_state_managers of the computation writing the table), or give the table's topic");
+            }
             ComputationSpec owner = io.flowkafka.internal.source.ServiceLogSource.managerComputation(spec, s);
             Schema rowSchema = manager != null && manager.schema() != null ? manager.schema() : streamSchema;
             String topic = manager != null ? io.flowkafka.internal.external.ExternalTopics.managerTopic(topicPrefix,

@@ -60,6 +60,17 @@ class ServiceLogCompileTest {
     }
 
     @Test
+    void shouldNameTheSourceAndTheFixWhenItsTableHasNoManager() {
+        PipelineSpec spec = PipelineSpec.builder("slc").stream("rows", ROW)
+                .computation("log", c -> c.kind(ComputationKind.SOURCE).processingFunction(Noop::new)
+                        .source("rows", "TServiceLogSource", Map.of("table", "/tabel")))
+                .build();
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> PipelineCompiler.compile(spec, "", false))
+                .hasMessageContaining("service-log source 'rows' of computation 'log' reads table '/tabel'")
+                .hasMessageContaining("fix:");
+    }
+
+    @Test
     void shouldNotLetADrainWaitOnTheControlTopicOfAComputationReadingOnlyServiceLogs() {
         PipelineSpec spec = spec();
         CompiledPipeline compiled = PipelineCompiler.compile(spec, "p-", false);
