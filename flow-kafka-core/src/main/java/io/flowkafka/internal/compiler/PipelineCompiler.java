@@ -1,7 +1,10 @@
 package io.flowkafka.internal.compiler;
 
+import io.flowkafka.internal.external.ExternalTopics;
 import io.flowkafka.internal.processor.ComputationPlan;
 import io.flowkafka.internal.processor.ComputationProcessor;
+import io.flowkafka.internal.source.ServiceLogScan;
+import io.flowkafka.internal.source.ServiceLogSource;
 import io.flowkafka.internal.state.KeyStates;
 import io.flowkafka.spec.ComputationKind;
 import io.flowkafka.spec.ComputationSpec;
@@ -170,7 +173,7 @@ public final class PipelineCompiler {
         // table topics with a global store (service-log sources add theirs)
         java.util.Set<String> tableStores = new java.util.HashSet<>(external.readTopics().keySet());
         for (ComputationSpec c : spec.computations().values()) {
-            if (c.sourceStreams().isEmpty() || !io.flowkafka.internal.source.ServiceLogSource.readsTopics(c)) {
+            if (c.sourceStreams().isEmpty() || !ServiceLogSource.readsTopics(c)) {
                 counts.put(c.id(), c.desiredPartitionCount()); // no topic: desired_partition_count tasks
             } else {
                 List<String> topics = new ArrayList<>();
@@ -281,7 +284,7 @@ public final class PipelineCompiler {
                 controlTopic = controlTopic(topicPrefix, pipeline, c.id());
                 internalTopics.put(controlTopic, c.desiredPartitionCount());
             }
-            List<io.flowkafka.internal.source.ServiceLogScan.Table> serviceLogs = serviceLogs(spec, c, topicPrefix);
+            List<ServiceLogScan.Table> serviceLogs = serviceLogs(spec, c, topicPrefix);
             ComputationPlan plan = new ComputationPlan(pipeline, c, inputs, outputs, outputSchemas, inputSchemas,
                     writers, counts, options.watermarks(), finite, c.id() + ".sink.status", options.timers(),
                     options.outputLimits(), options.deadLetters(), c.id() + ".sink.dlq", visitors, controlTopic,
@@ -346,7 +349,7 @@ public final class PipelineCompiler {
                         processorName);
             }
             if (!serviceLogs.isEmpty()) {
-                topology.addStateStore(logged(io.flowkafka.internal.source.ServiceLogScan.storeBuilder(c.id(),
+                topology.addStateStore(logged(ServiceLogScan.storeBuilder(c.id(),
                         persistentStores), changelogs), processorName);
                 for (var t : serviceLogs) {
                     if (tableStores.add(t.topic())) {
@@ -404,34 +407,34 @@ public final class PipelineCompiler {
      * service-log source (it reads a table through its global store).
      */
     public static List<String> topicsOf(SourceSpec source) {
-        if (io.flowkafka.internal.source.ServiceLogSource.is(source)) {
+        if (ServiceLogSource.is(source)) {
             return List.of();
         }
         return io.flowkafka.internal.source.KafkaSourceParameters.topics(source);
     }
 
     /** The service-log sources of computation {@code c}, resolved to their table topics and schemas. */
-    private static List<io.flowkafka.internal.source.ServiceLogScan.Table> serviceLogs(PipelineSpec spec,
+    private static List<ServiceLogScan.Table> serviceLogs(PipelineSpec spec,
             ComputationSpec c, String topicPrefix) {
-        List<io.flowkafka.internal.source.ServiceLogScan.Table> out = new ArrayList<>();
+        List<ServiceLogScan.Table> out = new ArrayList<>();
         for (SourceSpec s : c.sourceStreams()) {
-            if (!io.flowkafka.internal.source.ServiceLogSource.is(s)) {
+            if (!ServiceLogSource.is(s)) {
                 continue;
             }
             Schema streamSchema = schemaOf(spec, s.streamId());
-            var manager = io.flowkafka.internal.source.ServiceLogSource.manager(spec, s);
-            String table = io.flowkafka.internal.source.ServiceLogSource.table(s);
+            var manager = ServiceLogSource.manager(spec, s);
+            String table = ServiceLogSource.table(s);
             if (manager == null && table.startsWith("/")) {
                 throw new IllegalArgumentException("service-log source '" + s.streamId() + "' of computation '"
                         + c.id() + "' reads table '" + table + "', which no external state manager of pipeline '"
                         + spec.name() + "' declares; fix: name a manager of the pipeline (e.g. the one in "
                         + "external_state_managers of the computation writing the table), or give the table's topic");
             }
-            ComputationSpec owner = io.flowkafka.internal.source.ServiceLogSource.managerComputation(spec, s);
+            ComputationSpec owner = ServiceLogSource.managerComputation(spec, s);
             Schema rowSchema = manager != null && manager.schema() != null ? manager.schema() : streamSchema;
-            String topic = manager != null ? io.flowkafka.internal.external.ExternalTopics.managerTopic(topicPrefix,
-                    spec.name(), manager) : io.flowkafka.internal.source.ServiceLogSource.table(s);
-            out.add(new io.flowkafka.internal.source.ServiceLogScan.Table(s, topic, rowSchema, streamSchema,
+            String topic = manager != null ? ExternalTopics.managerTopic(topicPrefix,
+                    spec.name(), manager) : ServiceLogSource.table(s);
+            out.add(new ServiceLogScan.Table(s, topic, rowSchema, streamSchema,
                     owner == null ? List.of() : owner.groupBySchema(), owner == null ? c.id() : owner.id()));
         }
         return out;

@@ -4,6 +4,10 @@ import io.flowkafka.api.MessageId;
 import io.flowkafka.internal.message.MessageIds;
 import io.flowkafka.internal.partition.RangePartitioner;
 import io.flowkafka.spec.SourceSpec;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tag;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -20,6 +24,7 @@ import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
+import org.apache.kafka.streams.state.StoreBuilder;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -135,8 +140,8 @@ public final class ServiceLogScan {
     }
 
     /** A builder of a computation's changelogged progress store. */
-    public static org.apache.kafka.streams.state.StoreBuilder<KeyValueStore<Bytes, byte[]>> storeBuilder(
-            String computationId, boolean persistent) {
+    public static StoreBuilder<KeyValueStore<Bytes, byte[]>> storeBuilder(String computationId,
+            boolean persistent) {
         return ServiceLogProgress.storeBuilder(computationId, persistent);
     }
 
@@ -257,15 +262,14 @@ public final class ServiceLogScan {
      * @param tags the task's tags (pipeline, computation, partition)
      * @return the meters, for the caller to remove at close
      */
-    public List<io.micrometer.core.instrument.Meter> registerMeters(io.micrometer.core.instrument.MeterRegistry registry,
-            Iterable<io.micrometer.core.instrument.Tag> tags) {
-        List<io.micrometer.core.instrument.Meter> out = new ArrayList<>();
+    public List<Meter> registerMeters(MeterRegistry registry, Iterable<Tag> tags) {
+        List<Meter> out = new ArrayList<>();
         for (Source s : sources) {
             String stream = s.table.source().streamId();
-            out.add(io.micrometer.core.instrument.Gauge.builder("flow.service_log.cycle", s, x -> x.cycle)
+            out.add(Gauge.builder("flow.service_log.cycle", s, x -> x.cycle)
                     .description("The cycle a service-log source reads (from 0)").tags(tags).tag("stream", stream)
                     .register(registry));
-            out.add(io.micrometer.core.instrument.Gauge.builder("flow.service_log.rows", s, x -> x.emitted)
+            out.add(Gauge.builder("flow.service_log.rows", s, x -> x.emitted)
                     .description("Rows a service-log source emitted in this task, over all cycles").tags(tags)
                     .tag("stream", stream).register(registry));
         }
