@@ -37,6 +37,7 @@ public final class PipelineCodecs {
     private final PipelineSpec spec;
     private final CompiledPipeline compiled;
     private final boolean singleTask;
+    private final io.flowkafka.internal.external.ExternalTopics external;
 
     private PipelineCodecs(PipelineSpec spec, Properties props) {
         this.spec = spec.validated();
@@ -46,6 +47,112 @@ public final class PipelineCodecs {
         this.compiled = PipelineCompiler.compile(this.spec, new io.flowkafka.internal.compiler.CompileOptions(
                 config.getString(FlowConfig.TOPIC_PREFIX_CONFIG), false, singleTask, d.watermarks(), d.timers(),
                 d.outputLimits(), d.deadLetters(), d.visitors(), true));
+        this.external = io.flowkafka.internal.external.ExternalTopics.of(this.spec,
+                config.getString(FlowConfig.TOPIC_PREFIX_CONFIG));
+    }
+
+    /**
+     * An external table as one computation names it: a manager's, a joiner's or a state joiner's.
+     *
+     * @param computationId the computation declaring it
+     * @param name the external state's name, e.g. {@code /reference_state}
+     * @param topic the table's topic
+     * @param storeName the name of the table's global store, or null when no computation of the pipeline reads
+     *     it through a joiner (a managed table is then read in its manager's state store)
+     * @param versioned whether the topic holds a versioned reference
+     * @param schema the row schema
+     * @param managed whether {@code name} is a manager of {@code computationId}
+     */
+    public record ExternalTable(String computationId, String name, String topic, @Nullable String storeName,
+            boolean versioned, Schema schema, boolean managed) {
+    }
+
+    /**
+     * The external table a computation reads or writes as {@code name}.
+     *
+     * @param computationId the computation declaring it
+     * @param name a manager, joiner or state joiner of the computation
+     * @return the table
+     * @throws IllegalArgumentException if the computation declares no external state {@code name}
+     */
+    public ExternalTable externalTable(String computationId, String name) {
+        ComputationSpec c = computation(computationId);
+        io.flowkafka.internal.external.ExternalPlan plan = external.plan(c.id());
+        io.flowkafka.spec.ExternalStateManagerSpec m = c.externalStateManagers().get(name);
+        if (m != null) {
+            String topic = plan.published().get(name).topic();
+            return new ExternalTable(c.id(), name, topic, external.readTopics().containsKey(topic)
+                    ? io.flowkafka.internal.external.TableStore.storeName(topic) : null, false,
+                    Objects.requireNonNull(m.schema(), "manager schema"), true);
+        }
+        io.flowkafka.internal.external.ExternalPlan.Read r = plan.reads().get(name);
+        if (r == null) {
+            throw new IllegalArgumentException("computation '" + computationId + "' declares no external state '"
+                    + name + "'");
+        }
+        return new ExternalTable(c.id(), name, r.topic(), io.flowkafka.internal.external.TableStore.storeName(r.topic()),
+                r.versioned(), r.schema(), false);
+    }
+
+    /**
+     * The group-by key of a computation as its records and table rows are keyed (hash first).
+     *
+     * @param computationId a computation of the pipeline
+     * @param key a record of its key schema
+     * @return the encoded key
+     */
+    public byte[] encodeKey(String computationId, GenericRecord key) {
+        ComputationSpec c = computation(computationId);
+        return KeyCodec.of(c.groupBySchema(), c.id()).encode(key);
+    }
+
+    /**
+     * The record key of a row of version {@code version} in a versioned reference topic.
+     *
+     * @param version a version name (non-empty, no NUL)
+     * @param encodedKey the encoded group-by key ({@link #encodeKey})
+     * @return the record key
+     */
+    public static byte[] versionedRowKey(String version, byte[] encodedKey) {
+        return io.flowkafka.internal.external.VersionedKeys.rowKey(
+                io.flowkafka.internal.external.VersionedKeys.checkedVersion(version), encodedKey);
+    }
+
+    /** {@return the record key of a versioned reference topic's pointer (its value: the current version)} */
+    public static byte[] versionedPointerKey() {
+        return io.flowkafka.internal.external.VersionedKeys.pointer();
+    }
+
+    /**
+     * The version of a versioned reference topic's record key.
+     *
+     * @param recordKey a record key of the topic
+     * @return its version, or null for the pointer
+     */
+    public static @Nullable String versionOfRowKey(byte[] recordKey) {
+        return io.flowkafka.internal.external.VersionedKeys.versionOf(recordKey);
+    }
+
+    /**
+     * Encodes a row of an external table with its schema (Avro binary, as rows are stored).
+     *
+     * @param schema the row schema
+     * @param row the row
+     * @return the bytes
+     */
+    public static byte[] encodeRow(Schema schema, GenericRecord row) {
+        return new io.flowkafka.internal.serde.AvroCodec(schema).encode(row);
+    }
+
+    /**
+     * Decodes a row of an external table.
+     *
+     * @param schema the row schema
+     * @param bytes the row's bytes
+     * @return the row
+     */
+    public static GenericRecord decodeRow(Schema schema, byte[] bytes) {
+        return new io.flowkafka.internal.serde.AvroCodec(schema).decode(bytes);
     }
 
     /**

@@ -1191,6 +1191,55 @@ public final class FlowTestDriver implements AutoCloseable {
         return schema.getFields().stream().map(Schema.Field::name).toList();
     }
 
+    /**
+     * An external table as computation {@code computationId} names it (a manager, joiner or state joiner): seed
+     * rows, read a row, write and switch the versions of a versioned reference.
+     *
+     * @param computationId the computation declaring the external state
+     * @param name its name, e.g. {@code /reference_state}
+     * @return the table
+     * @throws IllegalArgumentException if the computation declares no external state {@code name}
+     */
+    public DriverExternalTable externalTable(String computationId, String name) {
+        checkOpen();
+        computation(computationId);
+        return new DriverExternalTable(codecs.externalTable(computationId, name), codecs, driver,
+                cols -> key(computationId, cols), () -> wallClock, this::maybeDropUnreadable);
+    }
+
+    /**
+     * A {@link io.flowkafka.runtime.VersionedReferenceWriter} of the versioned reference that {@code joinerName}
+     * of {@code computationId} reads, writing on this driver (joiners see a switch in their next call).
+     *
+     * @param computationId the computation declaring the versioned joiner
+     * @param joinerName its name, e.g. {@code /catalog}
+     * @return the writer
+     * @throws IllegalArgumentException if the joiner is unknown or not versioned
+     */
+    public io.flowkafka.runtime.VersionedReferenceWriter versionedReferenceWriter(String computationId,
+            String joinerName) {
+        return io.flowkafka.runtime.VersionedReferenceWriter.create(codecs, computationId, joinerName,
+                externalTable(computationId, joinerName).transport());
+    }
+
+    /**
+     * An external table by name, as the first computation declaring {@code name} names it.
+     *
+     * @param name a manager, joiner or state joiner name, e.g. {@code /reference_state}
+     * @return the table
+     * @throws IllegalArgumentException if no computation declares external state {@code name}
+     */
+    public DriverExternalTable externalTable(String name) {
+        for (ComputationSpec c : spec.computations().values()) {
+            if (c.externalStateManagers().containsKey(name) || c.externalStateJoiners().containsKey(name)
+                    || c.stateJoiners().containsKey(name)) {
+                return externalTable(c.id(), name);
+            }
+        }
+        throw new IllegalArgumentException("no computation of pipeline '" + spec.name() + "' declares external state '"
+                + name + "'");
+    }
+
     private ComputationSpec computation(String id) {
         ComputationSpec c = spec.computations().get(id);
         if (c == null) {

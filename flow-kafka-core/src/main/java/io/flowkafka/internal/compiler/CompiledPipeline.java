@@ -23,6 +23,11 @@ import org.apache.kafka.streams.Topology;
  * @param asyncSinks the async sinks, delivered from their outbox topics
  * @param alignment the watermark_alignment groups of this instance's tasks
  * @param sourceIdleness when the runtime kept its sources paused (pause, drain): source idleness does not count it
+ * @param tableTopics external table topics the pipeline writes (managers, state-joined states), with the writing
+ *     computation's partition count: created compacted
+ * @param versionedTopics versioned reference topics the pipeline reads: created compacted with one partition, and
+ *     checked to have one
+ * @param externalTableTopics table topics read but written outside the pipeline: must exist
  */
 public record CompiledPipeline(Topology topology, Map<String, Integer> internalTopics, List<String> sourceTopics,
         Map<String, Integer> sinkTopics, Map<String, List<String>> streamTopics, String deadLetterTopic,
@@ -31,7 +36,8 @@ public record CompiledPipeline(Topology topology, Map<String, Integer> internalT
         io.flowkafka.internal.watermarks.FiniteSources finiteSources, String statusTopic,
         io.flowkafka.internal.watermarks.OutputLimits outputLimits, Map<String, Integer> outboxTopics,
         List<AsyncSink> asyncSinks, io.flowkafka.internal.watermarks.WatermarkAlignment alignment,
-        io.flowkafka.internal.watermarks.SourceIdleness sourceIdleness) {
+        io.flowkafka.internal.watermarks.SourceIdleness sourceIdleness, Map<String, Integer> tableTopics,
+        Map<String, Integer> versionedTopics, List<String> externalTableTopics) {
 
     /**
      * An external sink: its spec, the computation it belongs to and its outbox topic, or, with

@@ -162,6 +162,11 @@ public final class PipelineCompiler {
         }
 
         Topology topology = new Topology();
+        io.flowkafka.internal.external.ExternalTopics external =
+                io.flowkafka.internal.external.ExternalTopics.of(spec, topicPrefix);
+        // one global store per external table topic read, shared by every reader of the pipeline
+        external.readTopics().keySet().forEach(topic ->
+                io.flowkafka.internal.external.TableStore.addTo(topology, topic, persistentStores));
         for (ComputationSpec c : spec.computations().values()) {
             if (c.sourceStreams().isEmpty()) {
                 counts.put(c.id(), c.desiredPartitionCount());
@@ -277,7 +282,7 @@ public final class PipelineCompiler {
             ComputationPlan plan = new ComputationPlan(pipeline, c, inputs, outputs, outputSchemas, inputSchemas,
                     writers, counts, options.watermarks(), finite, c.id() + ".sink.status", options.timers(),
                     options.outputLimits(), options.deadLetters(), c.id() + ".sink.dlq", visitors, controlTopic,
-                    alignment, sourceIdleness);
+                    alignment, sourceIdleness, external.plan(c.id()));
 
             String processorName = c.id() + ".process";
             List<String> sourceNodes = new ArrayList<>();
@@ -297,7 +302,7 @@ public final class PipelineCompiler {
             }
             boolean ownControl = controlTopic != null;
             topology.addProcessor(processorName, () -> new ComputationProcessor(plan), sourceNodes.toArray(String[]::new));
-            if (!c.states().isEmpty()) {
+            if (ComputationPlan.hasStateStore(c, plan.external())) {
                 topology.addStateStore(logged(KeyStates.storeBuilder(c.id(), persistentStores, storeCache), changelogs), processorName);
             }
             topology.addStateStore(logged(io.flowkafka.internal.watermarks.WatermarkTracker.storeBuilder(c.id(),
@@ -341,6 +346,11 @@ public final class PipelineCompiler {
                 topology.addSink(c.id() + ".sink.dlq", deadLetterTopic(topicPrefix, pipeline), new ByteArraySerializer(),
                         new ByteArraySerializer(), processorName);
             }
+            for (io.flowkafka.internal.external.ExternalPlan.Published p : plan.external().published().values()) {
+                // a managed table: rows produced by the task, in the call's transaction, range-partitioned
+                topology.addSink(p.sinkNode(), p.topic(), new ByteArraySerializer(), new ByteArraySerializer(),
+                        io.flowkafka.internal.partition.RangePartitioner.INSTANCE, processorName);
+            }
             for (List<ComputationPlan.Route> routes : outputs.values()) {
                 for (ComputationPlan.Route r : routes) {
                     if (r instanceof ComputationPlan.InternalRoute) {
@@ -361,7 +371,10 @@ public final class PipelineCompiler {
         }
         return new CompiledPipeline(topology, internalTopics, sourceTopics, sinkTopics, streamTopics,
                 deadLetterTopic(topicPrefix, pipeline), counts, sourceTopicsByComputation, finite, statusTopic,
-                options.outputLimits(), outboxPartitions, asyncSinks, alignment, sourceIdleness);
+                options.outputLimits(), outboxPartitions, asyncSinks, alignment, sourceIdleness,
+                external.tableTopics(), external.versionedTopics(), external.readTopics().keySet().stream()
+                        .filter(t -> !external.tableTopics().containsKey(t) && !external.versionedTopics().containsKey(t))
+                        .toList());
     }
 
     /**

@@ -71,6 +71,27 @@ public final class TopicManager {
                 }
             }
         }
+        Map<String, Integer> tables = new LinkedHashMap<>(compiled.tableTopics());
+        tables.putAll(compiled.versionedTopics());
+        for (Map.Entry<String, Integer> e : tables.entrySet()) {
+            if (!existing.contains(e.getKey())) {
+                if (create) {
+                    NewTopic t = newTopic(e.getKey(), e.getValue(), false);
+                    t.configs().put("cleanup.policy", "compact"); // a table: the latest row per key
+                    toCreate.add(t);
+                } else {
+                    problems.add("external table topic " + e.getKey() + " does not exist: create it compacted "
+                            + "(cleanup.policy=compact) with " + e.getValue() + " partition(s), or set "
+                            + "flow.topics.mode=create");
+                }
+            }
+        }
+        for (String t : compiled.externalTableTopics()) {
+            if (!existing.contains(t)) {
+                problems.add("external table topic " + t + " read by a joiner does not exist: create it (compacted, "
+                        + "keyed by the joiner's encoded group-by key), or fix the joiner's parameters.topic");
+            }
+        }
         for (Map.Entry<String, Integer> e : compiled.sinkTopics().entrySet()) {
             if (!existing.contains(e.getKey())) {
                 if (create) {
@@ -96,7 +117,17 @@ public final class TopicManager {
                 throw new FlowException("pipeline '" + pipeline + "' timed out creating its topics", e);
             }
         }
-        Map<String, TopicDescription> descriptions = describeWithRetry(owned.keySet());
+        java.util.Set<String> described = new java.util.LinkedHashSet<>(owned.keySet());
+        described.addAll(compiled.versionedTopics().keySet());
+        Map<String, TopicDescription> descriptions = describeWithRetry(described);
+        for (String t : compiled.versionedTopics().keySet()) {
+            int actual = descriptions.get(t).partitions().size();
+            if (actual != 1) {
+                problems.add("versioned reference topic " + t + " has " + actual + " partitions but needs exactly 1: "
+                        + "its pointer record must be ordered after the rows of the version it names; recreate it "
+                        + "with one partition");
+            }
+        }
         for (Map.Entry<String, Integer> e : compiled.outboxTopics().entrySet()) {
             int actual = descriptions.get(e.getKey()).partitions().size();
             if (actual != e.getValue()) {

@@ -90,6 +90,8 @@ final class CallContext implements RuntimeContext, OutputCollector {
     /** In a batched call: the event timestamp of each message of the batch. */
     private final Map<MessageId, Long> batchEventTimestamps = new HashMap<>();
     private long batchMaxEventTimestamp;
+    /** The tables read through joiners and state joiners; null when the computation reads none. */
+    private io.flowkafka.internal.external.@Nullable ExternalReads external;
 
     CallContext(ComputationSpec spec, KeyStates states, KeyCodec keyCodec, Map<String, Schema> outputSchemas,
             LongSupplier clockNanos, int partition, int partitionCount,
@@ -112,7 +114,15 @@ final class CallContext implements RuntimeContext, OutputCollector {
         this.timerTag = timerTag;
     }
 
+    /** Gives the context the tables its joiners and state joiners read. */
+    void external(io.flowkafka.internal.external.@Nullable ExternalReads external) {
+        this.external = external;
+    }
+
     void begin(GenericRecord key, byte[] encodedKey, MessageId parentId) {
+        if (external != null) {
+            external.beginCall();
+        }
         this.key = key;
         this.encodedKey = encodedKey;
         this.parentId = parentId;
@@ -127,6 +137,9 @@ final class CallContext implements RuntimeContext, OutputCollector {
      * is no current key, and outputs may have any non-empty subset of the batch as parents.
      */
     void beginBatch(List<FlowMessage> messages) {
+        if (external != null) {
+            external.beginCall();
+        }
         this.key = null;
         this.encodedKey = null;
         this.parentId = null;
@@ -266,6 +279,53 @@ final class CallContext implements RuntimeContext, OutputCollector {
         Schema schema = s.schema();
         return new Accessor<>(KeyStates.storeKey(encodedKey, nameBytes(name)), codec::encode, codec::decode,
                 () -> newRecordOf(schema));
+    }
+
+    @Override
+    public StateAccessor<GenericRecord> getExternalState(String name) {
+        checkActive();
+        return externalState(name, currentEncodedKey());
+    }
+
+    @Override
+    public StateAccessor<GenericRecord> getExternalState(String name, GenericRecord key) {
+        checkActive();
+        return externalState(name, keyCodec.encode(key));
+    }
+
+    /**
+     * A manager's row, read and written like a state under the manager's name (so it commits with the call and
+     * is published to the table topic by the task); a joiner's or state joiner's row, read-only.
+     */
+    private StateAccessor<GenericRecord> externalState(String name, byte[] encodedKey) {
+        io.flowkafka.spec.ExternalStateManagerSpec manager = spec.externalStateManagers().get(name);
+        if (manager != null) {
+            Schema schema = java.util.Objects.requireNonNull(manager.schema(), () -> "external state manager '" + name
+                    + "' of computation '" + spec.id() + "' has no row schema (parameters.schema)");
+            AvroCodec codec = stateCodecs.computeIfAbsent(name, n -> new AvroCodec(schema));
+            return new Accessor<>(KeyStates.storeKey(encodedKey, nameBytes(name)), codec::encode, codec::decode,
+                    () -> newRecordOf(schema));
+        }
+        boolean joiner = spec.externalStateJoiners().containsKey(name);
+        if (!joiner && !spec.stateJoiners().containsKey(name)) {
+            throw new IllegalArgumentException("computation '" + spec.id() + "' declares no external state '" + name
+                    + "'; its external state is " + externalNames() + " (declare it under external_state_managers, "
+                    + "external_state_joiners or state_joiners in the spec)");
+        }
+        io.flowkafka.internal.external.ExternalPlan.Read read = external == null ? null : external.read(name);
+        if (read == null) {
+            throw new IllegalStateException("external state '" + name + "' of computation '" + spec.id() + "' is read "
+                    + "from a table of the running pipeline, which this context has not: read it on FlowTestDriver or "
+                    + "FlowRuntime");
+        }
+        return new ReadOnlyRow(name, read, encodedKey);
+    }
+
+    private List<String> externalNames() {
+        List<String> names = new ArrayList<>(spec.externalStateManagers().keySet());
+        names.addAll(spec.externalStateJoiners().keySet());
+        names.addAll(spec.stateJoiners().keySet());
+        return names;
     }
 
     @Override
@@ -569,6 +629,54 @@ final class CallContext implements RuntimeContext, OutputCollector {
         public void clear() {
             checkActive();
             states.delete(storeKey);
+        }
+    }
+
+    /** A row read through a joiner or state joiner: {@code get()} looks it up; writes are an error. */
+    private final class ReadOnlyRow implements StateAccessor<GenericRecord> {
+        private final String name;
+        private final io.flowkafka.internal.external.ExternalPlan.Read read;
+        private final byte[] encodedKey;
+
+        ReadOnlyRow(String name, io.flowkafka.internal.external.ExternalPlan.Read read, byte[] encodedKey) {
+            this.name = name;
+            this.read = read;
+            this.encodedKey = encodedKey;
+        }
+
+        @Override
+        public Optional<GenericRecord> get() {
+            checkActive();
+            byte[] v = Objects.requireNonNull(external).lookup(name, encodedKey);
+            if (v == null) {
+                return Optional.empty();
+            }
+            AvroCodec codec = stateCodecs.computeIfAbsent(name, n -> new AvroCodec(read.schema()));
+            return Optional.of(codec.decode(v));
+        }
+
+        @Override
+        public GenericRecord newRecord() {
+            return newRecordOf(read.schema());
+        }
+
+        @Override
+        public void set(GenericRecord value) {
+            throw readOnly();
+        }
+
+        @Override
+        public void clear() {
+            throw readOnly();
+        }
+
+        private UnsupportedOperationException readOnly() {
+            return new UnsupportedOperationException("external state '" + name + "' is read through "
+                    + (read.stateJoiner() ? "a state joiner" : "a joiner") + " of computation '" + spec.id() + "'; "
+                    + (read.stateJoiner() ? "state joiners are read-only: write it from " + read.writer()
+                            : "joiners are read-only: write it from the computation that manages it "
+                                    + "(external_state_managers)" + (read.writer().startsWith("computation")
+                                            ? ", " + read.writer() : "")));
         }
     }
 }

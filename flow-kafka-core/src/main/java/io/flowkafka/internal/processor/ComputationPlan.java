@@ -33,6 +33,7 @@ import org.jspecify.annotations.Nullable;
  * @param controlTopic the control topic giving a computation without inputs its tasks; null if it has inputs
  * @param alignment the watermark_alignment groups of this instance's tasks
  * @param sourceIdleness when the runtime kept its sources paused: source idleness is measured without that time
+ * @param external the external tables the computation publishes and reads
  */
 public record ComputationPlan(String pipeline, ComputationSpec spec, Map<String, Input> inputs,
         Map<String, List<Route>> outputs, Map<String, Schema> outputSchemas, Map<String, Schema> inputSchemas,
@@ -41,7 +42,16 @@ public record ComputationPlan(String pipeline, ComputationSpec spec, Map<String,
         String statusNode, TimerSettings timers, io.flowkafka.internal.watermarks.OutputLimits outputLimits,
         boolean deadLetters, String deadLetterNode, VisitorRuntime visitors, @Nullable String controlTopic,
         io.flowkafka.internal.watermarks.WatermarkAlignment alignment,
-        io.flowkafka.internal.watermarks.SourceIdleness sourceIdleness) {
+        io.flowkafka.internal.watermarks.SourceIdleness sourceIdleness,
+        io.flowkafka.internal.external.ExternalPlan external) {
+    /**
+     * Whether the computation has a state store: it declares states, manages external tables (whose rows are
+     * state rows under the manager's name) or publishes a state to a table.
+     */
+    public static boolean hasStateStore(ComputationSpec spec, io.flowkafka.internal.external.ExternalPlan external) {
+        return !spec.states().isEmpty() || !spec.externalStateManagers().isEmpty() || !external.published().isEmpty();
+    }
+
     /**
      * Whether the computation's task has an {@code EpochBarrierStore}: it writes a synchronous
      * external sink or an at-most-once sink.

@@ -20,6 +20,7 @@ import io.flowkafka.internal.outbox.EpochCommits;
 import io.flowkafka.internal.serde.KeyCodec;
 import io.flowkafka.internal.source.FiniteSourceProgress;
 import io.flowkafka.internal.source.SourceDecoder;
+import io.flowkafka.internal.external.TablePublisher;
 import io.flowkafka.internal.state.KeyStates;
 import io.flowkafka.internal.streams.WriteBackStore;
 import io.flowkafka.internal.timers.PendingTimer;
@@ -133,6 +134,8 @@ final class ComputationTask {
     private WatermarkEmitter emitter;
     /** How far this task read its finite source partitions (from the changelogged store). */
     private FiniteSourceProgress finite;
+    /** Produces the committed rows of managers and state-joined states to their table topics. */
+    private TablePublisher publisher;
     /** The input buffer of a SwiftMap with allow_batching_with_relaxed_guarantees; null otherwise. */
     private @Nullable SwiftMapBatching batch;
 
@@ -150,7 +153,7 @@ final class ComputationTask {
                     EpochBarrierStore.storeName(spec.id()));
             barrier.beforeCommit(atMostOnce::beforeCommit);
         }
-        KeyValueStore<Bytes, byte[]> store = spec.states().isEmpty() ? null
+        KeyValueStore<Bytes, byte[]> store = !ComputationPlan.hasStateStore(spec, plan.external()) ? null
                 : context.getStateStore(KeyStates.storeName(spec.id()));
         this.states = new KeyStates(store);
         if (store != null) {
@@ -205,6 +208,12 @@ final class ComputationTask {
         this.call = new CallContext(spec, states, keyCodec, plan.outputSchemas(),
                 () -> context.currentSystemTimeMs() * 1_000_000L, context.taskId().partition(), partitionCount,
                 this::inputWatermark, this::minInputWatermark);
+        if (!plan.external().reads().isEmpty()) {
+            call.external(new io.flowkafka.internal.external.ExternalReads(plan.external().reads(),
+                    r -> io.flowkafka.internal.external.TableReader.of(context, r.topic(), r.versioned()),
+                    () -> context.currentSystemTimeMs() * 1_000_000L));
+        }
+        this.publisher = new TablePublisher(plan.external(), states);
         this.recordLimit = RecordSizeLimit.of(context.appConfigs());
         this.router = new OutputRouter(plan, context.taskId().partition(), context.appConfigs(), recordLimit,
                 rejectedOutputs, atMostOnce);
@@ -338,6 +347,7 @@ final class ComputationTask {
             call.end();
             throw e;
         }
+        List<TablePublisher.Row> tableRows = publisher.rows(context.currentSystemTimeMs());
         states.commitCall();
         if (timerStore != null) {
             if (firedTimer != null) {
@@ -350,6 +360,7 @@ final class ComputationTask {
         for (int i = 0; i < forwards.size(); i++) {
             context.forward(forwards.get(i), nodes.get(i));
         }
+        TablePublisher.forward(tableRows, context);
         router.callSucceeded();
         atMostOnce.callSucceeded();
     }

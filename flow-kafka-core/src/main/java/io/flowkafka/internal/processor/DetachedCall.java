@@ -122,7 +122,8 @@ public final class DetachedCall {
         this.keyCodec = KeyCodec.of(spec.groupBySchema(), spec.id());
         this.computationTag = MessageIds.computationTag(spec.id());
         outputSchemas.forEach((stream, schema) -> outputCodecs.put(stream, new AvroCodec(schema)));
-        this.states = new KeyStates(spec.states().isEmpty() ? null : new ReadThroughStore(spec.id() + ".state",
+        this.states = new KeyStates(spec.states().isEmpty() && spec.externalStateManagers().isEmpty() ? null
+                : new ReadThroughStore(spec.id() + ".state",
                 storeKey -> committedState.apply(keyCodec.decode(KeyStates.encodedKeyOf(storeKey)),
                         KeyStates.stateNameOf(storeKey))));
         this.call = new CallContext(spec, states, keyCodec, outputSchemas, clockNanos, partition, partitionCount,

@@ -176,6 +176,16 @@ public final class KeyStates {
         }
     }
 
+    /**
+     * Hands each row the current call would write to {@code row}: its last value, null for a delete (the external
+     * table publisher reads a call's manager rows here before they are applied).
+     */
+    public void forEachBuffered(java.util.function.BiConsumer<Bytes, byte @Nullable []> row) {
+        for (Map.Entry<Bytes, byte[]> e : buffer.entrySet()) {
+            row.accept(e.getKey(), e.getValue() == DELETED ? null : e.getValue());
+        }
+    }
+
     /** Applies the buffered writes of a call that returned normally. */
     public void commitCall() {
         if (buffer.isEmpty()) {

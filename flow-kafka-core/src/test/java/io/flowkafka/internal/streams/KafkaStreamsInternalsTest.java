@@ -68,6 +68,10 @@ class KafkaStreamsInternalsTest {
             + "whose recordContext/setRecordContext let it lend a record context to writes made without one (the "
             + "change-logging store below stamps the changelog record with its timestamp); not tested here: "
             + "ProcessorStateManager.recycle() still calls clearCache(). The classes' comments say the same. "
+            + "(3) io.flowkafka.internal.external.TableStore: a global store added with a processor is restored by "
+            + "reprocessing its topic through that processor (GlobalStateManagerImpl.reprocessState), not by copying "
+            + "raw records; else a versioned or filtered table restores wrong rows; the global consumer reads "
+            + "read_committed under exactly_once_v2 (else aborted manager writes become visible to joiners). "
             + "Then update KAFKA_STREAMS_VERSION.";
 
     private static final String APP = "internals-app";
@@ -100,6 +104,35 @@ class KafkaStreamsInternalsTest {
                 .as("Kafka Streams was upgraded: run this class's tests, re-check what they cannot see, then set "
                         + "KAFKA_STREAMS_VERSION. " + RECHECK)
                 .isEqualTo(KAFKA_STREAMS_VERSION);
+    }
+
+    // ---------------------------------------------------------------- TableStore (external tables)
+
+    @Test
+    void aGlobalStoreWithAProcessorIsRestoredThroughItsProcessor() throws ReflectiveOperationException {
+        // GlobalStateManagerImpl.restoreState calls reprocessState when the store has a reprocess factory, which
+        // Topology.addGlobalStore(..., ProcessorSupplier) always gives: restored rows pass through TableStore's copier
+        Class<?> manager = Class.forName("org.apache.kafka.streams.processor.internals.GlobalStateManagerImpl");
+        Class<?> metadata = Class.forName(
+                "org.apache.kafka.streams.processor.internals.GlobalStateManagerImpl$StateStoreMetadata");
+        assertThat(manager.getDeclaredMethod("reprocessState", metadata)).as(RECHECK).isNotNull();
+        Class<?> node = Class.forName("org.apache.kafka.streams.processor.internals.InternalTopologyBuilder");
+        assertThat(java.util.Arrays.stream(node.getDeclaredMethods()).map(java.lang.reflect.Method::getName))
+                .as(RECHECK).contains("addGlobalStore");
+        Topology topology = new Topology();
+        io.flowkafka.internal.external.TableStore.addTo(topology, "pinned-table", false);
+        assertThat(topology.describe().globalStores()).singleElement()
+                .satisfies(g -> assertThat(g.processor().name()).isEqualTo("external.copy.pinned-table"));
+    }
+
+    @Test
+    void theGlobalConsumerReadsCommittedUnderExactlyOnce() {
+        Properties p = new Properties();
+        p.put(StreamsConfig.APPLICATION_ID_CONFIG, APP);
+        p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+        p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+        assertThat(new StreamsConfig(p).getGlobalConsumerConfigs("c").get("isolation.level"))
+                .as(RECHECK).isEqualTo("read_committed");
     }
 
     // ---------------------------------------------------------------- PreCommitStore (EpochBarrierStore)

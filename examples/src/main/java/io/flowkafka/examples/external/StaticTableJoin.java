@@ -1,0 +1,131 @@
+package io.flowkafka.examples.external;
+
+import io.flowkafka.api.Message;
+import io.flowkafka.api.OutputCollector;
+import io.flowkafka.api.RowFunction;
+import io.flowkafka.api.RuntimeContext;
+import io.flowkafka.api.StateAccessor;
+import io.flowkafka.spec.ColumnType;
+import io.flowkafka.spec.ComputationKind;
+import io.flowkafka.spec.ComputationSpec;
+import io.flowkafka.spec.ExternalStateJoinerSpec;
+import io.flowkafka.spec.ExternalStateManagerSpec;
+import io.flowkafka.spec.PipelineSpec;
+import java.util.List;
+import java.util.Map;
+import org.apache.avro.Schema;
+import org.apache.avro.SchemaBuilder;
+import org.apache.avro.generic.GenericRecord;
+
+/**
+ * Flow's "import a reference table into state" pattern: a loader writes the rows of a reference topic into an
+ * external table through its manager, and an enricher joins every order with the row of its product through a
+ * read-only joiner.
+ *
+ * <pre>
+ *   topic products (JSON {"sku", "name"}; empty name: delete)
+ *     -> read_products (Source) -> products
+ *     -> loader (key farm_hash(sku), sku; manager /products)  writes the table, emits "loaded" (one per row write)
+ *                                                             -> KafkaSink topic loaded (key sku)
+ *   topic orders (JSON {"order_id", "sku"})
+ *     -> read_orders (Source) -> orders
+ *     -> enricher (key farm_hash(sku), sku; joiner /products)  -> enriched -> KafkaSink topic enriched (key order_id)
+ * </pre>
+ *
+ * <p>The two computations share their group-by key, so the enricher's key bytes find the loader's rows. The
+ * loader's row writes commit with its "loaded" outputs in one transaction; the enricher reads the table through a
+ * global store, so it sees a row a short while after the loader committed it (eventually consistent).
+ */
+public final class StaticTableJoin {
+    /** The manager's and the joiner's name. */
+    public static final String TABLE = "/products";
+    private static final String NS = "io.flowkafka.examples.external";
+
+    /** A reference row as read from the products topic; an empty name deletes the product. */
+    public static final Schema PRODUCT = SchemaBuilder.record("Product").namespace(NS).fields()
+            .requiredString("sku").requiredString("name").endRecord();
+    /** A row of the {@value #TABLE} table. */
+    public static final Schema PRODUCT_ROW = SchemaBuilder.record("ProductRow").namespace(NS).fields()
+            .requiredString("sku").requiredString("name").endRecord();
+    /** An order. */
+    public static final Schema ORDER = SchemaBuilder.record("Order").namespace(NS).fields()
+            .requiredString("order_id").requiredString("sku").endRecord();
+    /** An order with its product's name ({@code "unknown"} when the table has no row). */
+    public static final Schema ENRICHED = SchemaBuilder.record("EnrichedOrder").namespace(NS).fields()
+            .requiredString("order_id").requiredString("sku").requiredString("name").endRecord();
+
+    private StaticTableJoin() {
+    }
+
+    /** Writes each product into the table (or deletes it), and emits it to {@code loaded}. */
+    public static final class Loader implements RowFunction {
+        @Override
+        public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
+            GenericRecord p = message.getPayload();
+            StateAccessor<GenericRecord> row = context.getExternalState(TABLE);
+            String name = p.get("name").toString();
+            if (name.isEmpty()) {
+                row.clear();
+            } else {
+                GenericRecord r = row.newRecord();
+                r.put("sku", p.get("sku").toString());
+                r.put("name", name);
+                row.set(r);
+            }
+            output.addMessage(context.createMessageBuilder("loaded").setPayload(p).build());
+        }
+    }
+
+    /** Enriches an order with the name of its product. */
+    public static final class Enricher implements RowFunction {
+        @Override
+        public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
+            GenericRecord order = message.getPayload();
+            String name = context.getExternalState(TABLE).get().map(r -> r.get("name").toString()).orElse("unknown");
+            output.addMessage(context.createMessageBuilder("enriched").set("order_id", order.get("order_id").toString())
+                    .set("sku", order.get("sku").toString()).set("name", name).build());
+        }
+    }
+
+    /**
+     * The spec.
+     *
+     * @param name the pipeline's name
+     * @param productsTopic the reference topic read
+     * @param ordersTopic the orders topic read
+     * @param loadedTopic where the loader's acknowledgements go
+     * @param enrichedTopic where enriched orders go
+     * @param partitions partitions of the loader and the enricher
+     * @return the spec
+     */
+    public static PipelineSpec spec(String name, String productsTopic, String ordersTopic, String loadedTopic,
+            String enrichedTopic, int partitions) {
+        return PipelineSpec.builder(name)
+                .stream("raw_products", PRODUCT).stream("products", PRODUCT).stream("loaded", PRODUCT)
+                .stream("raw_orders", ORDER).stream("orders", ORDER).stream("enriched", ENRICHED)
+                .computation("read_products", c -> c.kind(ComputationKind.SOURCE)
+                        .source("raw_products", "KafkaSource", Map.of("topics", productsTopic))
+                        .outputStreamIds("products"))
+                .computation("read_orders", c -> c.kind(ComputationKind.SOURCE)
+                        .source("raw_orders", "KafkaSource", Map.of("topics", ordersTopic))
+                        .outputStreamIds("orders"))
+                .computation("loader", c -> bySku(c.inputStreamIds("products"))
+                        .externalStateManager(ExternalStateManagerSpec.of(TABLE, PRODUCT_ROW))
+                        .processingFunction(Loader::new).outputStreamIds("loaded")
+                        .sink("loaded_topic", "KafkaSink", List.of("loaded"), Map.of("topic", loadedTopic,
+                                "key_column", "sku"))
+                        .desiredPartitionCount(partitions))
+                .computation("enricher", c -> bySku(c.inputStreamIds("orders"))
+                        .externalStateJoiner(ExternalStateJoinerSpec.of(TABLE))
+                        .processingFunction(Enricher::new).outputStreamIds("enriched")
+                        .sink("enriched_topic", "KafkaSink", List.of("enriched"), Map.of("topic", enrichedTopic,
+                                "key_column", "order_id"))
+                        .desiredPartitionCount(partitions))
+                .build();
+    }
+
+    /** The group-by key both computations share: a joiner finds the manager's rows by the same key bytes. */
+    static ComputationSpec.Builder bySku(ComputationSpec.Builder c) {
+        return c.groupBy("hash", ColumnType.UINT64, "farm_hash(sku)").groupBy("sku", ColumnType.STRING, null);
+    }
+}

@@ -1,0 +1,69 @@
+package io.flowkafka.internal.external;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The tables one task reads through its joiners and state joiners, and the lookups of one call.
+ *
+ * <p>Rules kept: each table is pinned at the call's first lookup and stays pinned until the call ends, so one call
+ * never reads two versions of a versioned reference; with {@code cache.ttl} a row is reused for at most that long
+ * ({@link RowCache}); without it every lookup reads the global store.
+ *
+ * <p>Threading: one per task, used by its stream thread.
+ */
+public final class ExternalReads {
+    /** Rows cached per joiner with {@code cache.ttl}, at most. */
+    static final int CACHE_ROWS = 10_000;
+
+    private final Map<String, ExternalPlan.Read> reads;
+    private final Map<String, TableSource> tables = new HashMap<>();
+    private final Map<String, RowCache> caches = new HashMap<>();
+    private final Map<String, TableView> pinned = new HashMap<>();
+    private final LongSupplier clockNanos;
+
+    /**
+     * The reads of a task.
+     *
+     * @param reads the computation's joiners and state joiners, by name
+     * @param tableOf the table of a topic (the global store's reader in a task)
+     * @param clockNanos the task's clock, which measures the cache TTL
+     */
+    public ExternalReads(Map<String, ExternalPlan.Read> reads, Function<ExternalPlan.Read, TableSource> tableOf,
+            LongSupplier clockNanos) {
+        this.reads = reads;
+        this.clockNanos = clockNanos;
+        reads.forEach((name, r) -> {
+            tables.put(name, tableOf.apply(r));
+            if (r.cacheTtl() != null && !r.cacheTtl().isZero()) {
+                caches.put(name, new RowCache(r.cacheTtl().toNanos(), CACHE_ROWS));
+            }
+        });
+    }
+
+    /** {@return the read {@code name}, or null if the computation has no joiner of that name} */
+    public ExternalPlan.@Nullable Read read(String name) {
+        return reads.get(name);
+    }
+
+    /** A call begins: its tables are pinned at their first lookup. */
+    public void beginCall() {
+        pinned.clear();
+    }
+
+    /**
+     * The row of {@code encodedKey} in the table read as {@code name}.
+     *
+     * @param name a joiner or state joiner of the computation
+     * @param encodedKey the key, encoded by the computation's key codec
+     * @return the row (Avro binary), null if absent
+     */
+    public byte @Nullable [] lookup(String name, byte[] encodedKey) {
+        TableView view = pinned.computeIfAbsent(name, n -> tables.get(n).pin());
+        RowCache cache = caches.get(name);
+        return cache == null ? view.get(encodedKey) : cache.get(view, encodedKey, clockNanos.getAsLong());
+    }
+}
