@@ -76,6 +76,8 @@ public final class EnrichBenchmark {
     private long timeoutS = 600;
     private List<Job> jobs = List.of(Job.FLOW, Job.PLAIN_GLOBAL);
     private List<String> jobJvmOpts = List.of();
+    /** The flow jobs' joiner {@code cache.ttl}; null: none (every lookup reads the table, Flow's default). */
+    private @Nullable Duration cacheTtl;
     private @Nullable Path results = Paths.get("benchmarks/RESULTS.md");
     private @Nullable Path workDir;
     private final List<String> commandLine = new ArrayList<>();
@@ -135,6 +137,8 @@ public final class EnrichBenchmark {
                           --job-heap SIZE       -Xms and -Xmx of each job JVM (1g)
                           --job-jvm-opts "OPTS" extra options of every job JVM (JFR, log levels;
                                                 -Denrich.streams.K=V sets Kafka Streams property K of every job)
+                          --cache-ttl ISO       the flow jobs' joiner cache.ttl, e.g. PT1M (none: every lookup
+                                                reads the table, Flow's default)
                           --jobs LIST           of flow, flow-two-hop, plain-global, plain-table (flow,plain-global)
                           --timeout-s N         bound on one run (600)
                           --work-dir DIR        state and job logs (a new temp directory)
@@ -166,6 +170,7 @@ public final class EnrichBenchmark {
                 case "--seed" -> b.seed = Long.parseLong(v);
                 case "--job-heap" -> b.jobHeap = v;
                 case "--job-jvm-opts" -> b.jobJvmOpts = v.isBlank() ? List.of() : List.of(v.trim().split("\\s+"));
+                case "--cache-ttl" -> b.cacheTtl = Duration.parse(v);
                 case "--jobs" -> b.jobs = Stream.of(v.split(",")).map(s -> Job.parse(s.trim())).distinct().toList();
                 case "--timeout-s" -> b.timeoutS = Long.parseLong(v);
                 case "--work-dir" -> b.workDir = Paths.get(v);
@@ -185,9 +190,10 @@ public final class EnrichBenchmark {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> children.forEach(Process::destroyForcibly)));
         String loadBefore = CpuSampler.loadAverage();
         System.out.printf(Locale.ROOT, "EnrichBenchmark: %,d events over %,d reference keys, %d-byte events, %d "
-                        + "partitions, %d round(s) of %s, %d stream thread(s), commit.interval.ms %d, job heap %s; work dir "
-                        + "%s; load average %s; %s; Java %s%n", events, keys, valueBytes, partitions, runs,
-                jobs.stream().map(j -> j.label).toList(), threads, commitMs, jobHeap, workDir, loadBefore,
+                        + "partitions, %d round(s) of %s, %d stream thread(s), commit.interval.ms %d, joiner cache.ttl %s, job "
+                        + "heap %s; work dir %s; load average %s; %s; Java %s%n", events, keys, valueBytes, partitions,
+                runs, jobs.stream().map(j -> j.label).toList(), threads, commitMs, cacheTtl == null ? "none" : cacheTtl,
+                jobHeap, workDir, loadBefore,
                 System.getProperty("bench.built.from", "build unknown"), System.getProperty("java.version"));
         cluster = EmbeddedKafkaCluster.start();
         List<Run> all = new ArrayList<>();
@@ -264,9 +270,11 @@ public final class EnrichBenchmark {
                     continue;
                 }
                 boolean target = flow == Job.FLOW && base == Job.PLAIN_GLOBAL;
-                String what = (flow == Job.FLOW ? "flow-kafka Transform with an external_state_joiner (global store "
-                        + "over the table topic; keyed source, one sub-topology)" : "flow-kafka Flow-shaped pipeline "
-                        + "(Source computation, internal stream, Transform with an external_state_joiner)")
+                String joiner = "an external_state_joiner (" + (cacheTtl == null ? "no cache" : "cache.ttl " + cacheTtl)
+                        + ")";
+                String what = (flow == Job.FLOW ? "flow-kafka Transform with " + joiner + " (global store over the "
+                        + "table topic; keyed source, one sub-topology)" : "flow-kafka Flow-shaped pipeline (Source "
+                        + "computation, internal stream, Transform with " + joiner + ")")
                         + (base == Job.PLAIN_GLOBAL ? " vs plain Kafka Streams KStream-GlobalKTable leftJoin"
                                 : " vs plain Kafka Streams co-partitioned KStream-KTable leftJoin");
                 double f = median(of(all, flow), Run::rate);
@@ -434,6 +442,9 @@ public final class EnrichBenchmark {
         Files.createDirectories(runDir.resolve("tmp"));
         cmd.add("-Djava.io.tmpdir=" + runDir.resolve("tmp"));
         cmd.addAll(jobJvmOpts);
+        if (cacheTtl != null) {
+            cmd.add("-D" + EnrichJobs.CACHE_TTL_PROPERTY + "=" + cacheTtl);
+        }
         return cmd;
     }
 

@@ -222,10 +222,13 @@ public final class EnrichJobs {
     /**
      * The enrich pipeline: a Transform grouped like the table with a joiner of {@code tableTopic}, reading the
      * events topic as a key-partitioned source ({@code twoHop} false) or behind a Source computation and an
-     * internal stream ({@code twoHop} true), -> KafkaSink (json).
+     * internal stream ({@code twoHop} true), -> KafkaSink (json). {@code cacheTtl}: the joiner's
+     * {@code parameters.cache.ttl}, null for none (Flow's default: every lookup reads the table).
      */
     static PipelineSpec flowSpec(String name, String events, String tableTopic, String output, int partitions,
-            boolean twoHop) {
+            boolean twoHop, @Nullable Duration cacheTtl) {
+        ExternalStateJoinerSpec joiner = ExternalStateJoinerSpec.of(TABLE).withTopic(tableTopic, REF_SCHEMA);
+        ExternalStateJoinerSpec withTtl = cacheTtl == null ? joiner : joiner.withCacheTtl(cacheTtl);
         PipelineSpec.Builder b = PipelineSpec.builder(name)
                 .stream("events", EVENT_SCHEMA)
                 .stream("enriched", ENRICHED_SCHEMA);
@@ -245,7 +248,7 @@ public final class EnrichJobs {
                 c.source("events", "KafkaSource", keyed);
             }
             keyedLikeTheTable(c)
-                    .externalStateJoiner(ExternalStateJoinerSpec.of(TABLE).withTopic(tableTopic, REF_SCHEMA))
+                    .externalStateJoiner(withTtl)
                     .processingFunction(FlowEnricher::new)
                     .outputStreamIds("enriched")
                     .sink("out", "KafkaSink", List.of("enriched"),
@@ -321,7 +324,8 @@ public final class EnrichJobs {
      * pipeline name, eventsTopic and outputTopic unused) runs to completion and exits 0 when it completed; the others
      * print {@code T0 <epoch ms>} just before they start, {@code RUNNING <epoch ms>} once running, and run until a
      * line {@code stop} (or the end) on standard input, then close and print {@code FINISHED <ok|state> <epoch ms>}.
-     * System properties {@code enrich.streams.<property>} are added to the Kafka Streams properties of every job.
+     * System properties {@code enrich.streams.<property>} are added to the Kafka Streams properties of every job;
+     * {@code enrich.flow.cache.ttl} (ISO-8601, e.g. {@code PT1M}) sets the flow jobs' joiner cache TTL.
      */
     public static void main(String[] args) throws Exception {
         if (args.length != 11) {
@@ -351,9 +355,14 @@ public final class EnrichJobs {
                 props.put(name.substring("enrich.streams.".length()), System.getProperty(name));
             }
         }
-        System.exit(job.isFlow() ? runFlow(flowSpec(appId, events, table, output, partitions, job == Job.FLOW_TWO_HOP),
-                props) : runPlain(job, appId, events, reference, output, props));
+        String ttl = System.getProperty(CACHE_TTL_PROPERTY);
+        System.exit(job.isFlow() ? runFlow(flowSpec(appId, events, table, output, partitions, job == Job.FLOW_TWO_HOP,
+                ttl == null || ttl.isBlank() ? null : Duration.parse(ttl)), props)
+                : runPlain(job, appId, events, reference, output, props));
     }
+
+    /** System property of the job JVMs: the flow jobs' joiner cache TTL (ISO-8601); none when absent. */
+    static final String CACHE_TTL_PROPERTY = "enrich.flow.cache.ttl";
 
     private static boolean load(PipelineSpec spec, Properties props) throws InterruptedException {
         long t = System.nanoTime();
