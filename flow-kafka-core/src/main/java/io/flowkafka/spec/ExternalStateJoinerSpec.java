@@ -22,7 +22,10 @@ import org.jspecify.annotations.Nullable;
  * @param cacheTtl {@code parameters.cache.ttl}: how long a looked-up row may be reused; null: every
  *     lookup reads the table
  * @param versioned {@code parameters.versioned}: the topic holds a versioned reference
- * @param parameters the parameters as given (checked by {@link PipelineSpec#validate()})
+ * @param parameters the other parameters as given: {@code join_on} ({@code key_schema_override}, accepted only
+ *     when equal to the computation's {@code group_by_schema}) and anything unknown, which
+ *     {@link PipelineSpec#validate()} warns about; {@code schema}, {@code topic}, {@code cache.ttl} and
+ *     {@code versioned} are the fields above
  */
 public record ExternalStateJoinerSpec(String name, String className, @Nullable Schema schema, @Nullable String topic,
         @Nullable Duration cacheTtl, boolean versioned, Map<String, Object> parameters) {
@@ -37,7 +40,8 @@ public record ExternalStateJoinerSpec(String name, String className, @Nullable S
      * Checks the name and copies the parameters.
      *
      * @param name the accessor name; not null
-     * @param className the joiner class; not null
+     * @param className the joiner class; not null; Flow's namespace is dropped
+     *     ({@link ExternalTables#shortClassName})
      * @param schema the row value schema, or null to take the manager's
      * @param topic the table's topic, or null for the default
      * @param cacheTtl the cache TTL, or null for no cache
@@ -46,7 +50,7 @@ public record ExternalStateJoinerSpec(String name, String className, @Nullable S
      */
     public ExternalStateJoinerSpec {
         Objects.requireNonNull(name, "name");
-        Objects.requireNonNull(className, "className");
+        className = ExternalTables.shortClassName(Objects.requireNonNull(className, "className"));
         parameters = Map.copyOf(parameters);
     }
 

@@ -20,7 +20,8 @@ import org.jspecify.annotations.Nullable;
  *     (Flow's {@code NYT::NFlow::TSimpleExternalStateManager} is accepted)
  * @param schema the Avro record schema of a row's value ({@code parameters.schema})
  * @param topic {@code parameters.topic}: the table's topic; null for the default
- * @param parameters the remaining parameters as given (checked by {@link PipelineSpec#validate()})
+ * @param parameters the other parameters as given ({@code schema} and {@code topic} are the fields above; the
+ *     validator warns about each, as a manager takes no other)
  */
 public record ExternalStateManagerSpec(String name, String className, @Nullable Schema schema, @Nullable String topic,
         Map<String, Object> parameters) {
@@ -32,14 +33,15 @@ public record ExternalStateManagerSpec(String name, String className, @Nullable 
      * Checks the name and copies the parameters.
      *
      * @param name the accessor name; not null
-     * @param className the manager class; not null
+     * @param className the manager class; not null; Flow's namespace is dropped
+     *     ({@link ExternalTables#shortClassName})
      * @param schema the row value schema; null only in a spec that fails validation
      * @param topic the table's topic, or null for the default
      * @param parameters the parameters as given; copied
      */
     public ExternalStateManagerSpec {
         Objects.requireNonNull(name, "name");
-        Objects.requireNonNull(className, "className");
+        className = ExternalTables.shortClassName(Objects.requireNonNull(className, "className"));
         parameters = Map.copyOf(parameters);
     }
 

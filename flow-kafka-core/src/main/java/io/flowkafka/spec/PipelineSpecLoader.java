@@ -49,7 +49,12 @@ import org.jspecify.annotations.Nullable;
  *       "streams_dependency": {"counts": ["events"]},
  *       "processing_mode": "exactly_once",
  *       "parameters": {...},                            // also read from "processing_function_parameters"
- *       "desired_partition_count": 8
+ *       "desired_partition_count": 8,
+ *       "external_state_managers": {"/table": {"external_state_manager_class_name": "TSimpleExternalStateManager",
+ *                                              "parameters": {"schema": {...}, "topic": "t"}}},
+ *       "external_state_joiners": {"/other": {"external_state_joiner_class_name": "TSimpleExternalStateJoiner",
+ *                                             "parameters": {"topic": "t", "cache": {"ttl": "5s"}}}},
+ *       "state_joiners": {"/totals": {"computation_id": "count", "state_name": "total"}}
  *     }
  *   }
  * }
@@ -79,13 +84,17 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>As in Flow, an unknown field is a warning, not an error: it is recorded in
  * {@link PipelineSpec#warnings()} naming the field and the known ones. Flow computation fields flow-kafka
- * does not support yet ({@code external_state_managers}, {@code input_ordering}, ...) are warnings too.
+ * does not support yet ({@code input_ordering}, {@code min_partition_count}, ...) are warnings too.
  * A known field flow-kafka would accept and silently ignore is an error instead:
  * {@code watermark_generator.late_data_partitions}, a {@code watermark_strategy} on a computation
  * without {@code source_streams}, a {@code sort_order} other than {@code ascending}. Malformed JSON, a
  * wrong JSON type, an unknown computation kind or column type and a bad Avro schema are errors: all of
  * them are collected and thrown together as one {@link InvalidSpecException}, each naming the
  * computation and the field.
+ *
+ * <p>External state ({@code external_state_managers}, {@code external_state_joiners}, {@code state_joiners})
+ * is read by {@link ExternalStateReader}: class names in Flow's form ({@code NYT::NFlow::TSimpleExternalStateJoiner})
+ * or short; a YT {@code path} parameter is an error (a table is a topic: {@code parameters.topic}).
  *
  * <p>Loading checks structure only: call {@link PipelineSpec#validate()} or
  * {@link PipelineSpec#validated()} on the result to check Flow's rules (stream writers, schemas,
@@ -123,10 +132,10 @@ public final class PipelineSpecLoader {
     private static final List<String> COMPUTATION_FIELDS = List.of("computation_class_name", "processing_function",
             "processing_function_parameters", "parameters", "input_stream_ids", "output_stream_ids", "source_streams",
             "sinks", "group_by_schema", "states", "timers", "timer_streams", "key_visitor_streams",
-            "streams_dependency", "processing_mode", "desired_partition_count", "watermark_strategy");
+            "streams_dependency", "processing_mode", "desired_partition_count", "watermark_strategy",
+            "external_state_managers", "external_state_joiners", "state_joiners");
     /** Flow computation fields that flow-kafka does not support yet. */
-    private static final List<String> UNSUPPORTED_COMPUTATION_FIELDS = List.of(
-            "external_state_managers", "external_state_joiners", "state_joiners", "input_ordering",
+    private static final List<String> UNSUPPORTED_COMPUTATION_FIELDS = List.of("input_ordering",
             "min_partition_count", "max_partition_count");
 
     private PipelineSpecLoader() {
@@ -213,9 +222,9 @@ public final class PipelineSpecLoader {
     }
 
     /** One load: collects errors and warnings, then builds the spec or throws. */
-    private static final class Reading {
+    static final class Reading {
         private final List<SpecProblem> errors = new ArrayList<>();
-        private final List<SpecProblem> warnings = new ArrayList<>();
+        final List<SpecProblem> warnings = new ArrayList<>();
         private final Syntax syntax;
         /** The file or resource read, for messages; null for text. */
         private final @Nullable String source;
@@ -402,6 +411,7 @@ public final class PipelineSpecLoader {
                             "set processing_mode to exactly_once or at_least_once_consistent");
                 }
             }
+            new ExternalStateReader(this, id).read(b, node);
             readParameters(b, id, node);
             readWatermarkStrategy(b, id, node);
             JsonNode partitions = node.get("desired_partition_count");
@@ -675,7 +685,7 @@ public final class PipelineSpecLoader {
             }
         }
 
-        private @Nullable Schema schema(JsonNode node, @Nullable String computation, String field) {
+        @Nullable Schema schema(JsonNode node, @Nullable String computation, String field) {
             String text;
             if (node.isTextual()) {
                 String t = node.textValue().trim();
@@ -697,7 +707,7 @@ public final class PipelineSpecLoader {
             }
         }
 
-        private @Nullable String string(@Nullable JsonNode node, @Nullable String computation, String field) {
+        @Nullable String string(@Nullable JsonNode node, @Nullable String computation, String field) {
             if (node == null || node.isNull()) {
                 return null;
             }
@@ -728,7 +738,7 @@ public final class PipelineSpecLoader {
             return out;
         }
 
-        private List<Map.Entry<String, JsonNode>> entries(@Nullable JsonNode node, @Nullable String computation,
+        List<Map.Entry<String, JsonNode>> entries(@Nullable JsonNode node, @Nullable String computation,
                 String field) {
             if (node == null || node.isNull()) {
                 return List.of();
@@ -751,7 +761,7 @@ public final class PipelineSpecLoader {
         }
 
         /** A JSON object as a Java map; null (after reporting) if it is not an object. */
-        private @Nullable Map<String, Object> parameterMap(JsonNode node, @Nullable String computation, String field) {
+        @Nullable Map<String, Object> parameterMap(JsonNode node, @Nullable String computation, String field) {
             if (node.isNull()) {
                 return Map.of();
             }
@@ -810,7 +820,7 @@ public final class PipelineSpecLoader {
             return null;
         }
 
-        private void unknownFields(JsonNode node, @Nullable String computation, String prefix, List<String> known,
+        void unknownFields(JsonNode node, @Nullable String computation, String prefix, List<String> known,
                 List<String> unsupported) {
             for (Map.Entry<String, JsonNode> property : node.properties()) {
                 String f = property.getKey();
@@ -830,13 +840,13 @@ public final class PipelineSpecLoader {
             }
         }
 
-        private void typeError(@Nullable String computation, String field, JsonNode node, String expected,
+        void typeError(@Nullable String computation, String field, JsonNode node, String expected,
                 String example) {
             error(computation, field, field + " must be " + expected + " but is " + describe(node),
                     "write it as " + example);
         }
 
-        private void error(@Nullable String computation, String field, String message, String fix) {
+        void error(@Nullable String computation, String field, String message, String fix) {
             errors.add(SpecProblem.error(computation, field, message, fix));
         }
 

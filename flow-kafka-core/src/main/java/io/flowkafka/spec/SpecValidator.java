@@ -34,6 +34,9 @@ import org.jspecify.annotations.Nullable;
  * {@code source_streams}; a Source computation may list its source stream as its output too); every
  * written stream is declared in {@code streams} with an Avro record schema; every read stream is
  * written. Unknown ids get a "did you mean" for a declared id within edit distance 2.
+ *
+ * <p>The rules of external state (managers, joiners, state joiners, {@code external_names}) are in
+ * {@link ExternalStateRules}.
  */
 final class SpecValidator {
     private static final Pattern LEGAL_NAME = Pattern.compile("[a-zA-Z0-9._-]+");
@@ -71,6 +74,9 @@ final class SpecValidator {
             checkComputation(c);
         }
         checkAlignmentGroups();
+        for (SpecProblem p : ExternalStateRules.check(spec)) {
+            (p.severity() == SpecProblem.Severity.ERROR ? errors : warnings).add(p);
+        }
     }
 
     private static String human(java.time.Duration d) {
@@ -887,19 +893,17 @@ final class SpecValidator {
             try {
                 external = v.externalNames();
             } catch (IllegalArgumentException e) {
-                error(id, field + ".external_names", e.getMessage(), "list external state manager names");
+                error(id, field + ".external_names", e.getMessage(), "list external state manager and joiner names, "
+                        + "e.g. [\"/reference_state\"]");
                 external = List.of();
             }
-            if (!external.isEmpty()) {
-                warning(id, field + ".external_names", "external state managers and the static-table joiner are not "
-                        + "available in this version of flow-kafka, so the visitor scans nothing from " + external,
-                        "visit internal states with names, or wait for external state support");
-                checkDuplicates(id, field + ".external_names", external, "external state");
-            }
+            // what each name is: ExternalStateRules
+            checkDuplicates(id, field + ".external_names", external, "external state");
             if (names.isEmpty() && external.isEmpty() && c.states().isEmpty()) {
                 error(id, field, "key visitor '" + v.id() + "' visits the keys of every state of '" + id
                         + "', but it declares no states, so there is nothing to visit",
-                        "declare the states the process function keeps in states");
+                        "declare the states the process function keeps in states, or list the external state to "
+                                + "scan in external_names");
             }
             try {
                 List<String> upstream = v.upstreamStreams();

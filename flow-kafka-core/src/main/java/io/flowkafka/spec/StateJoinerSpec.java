@@ -14,7 +14,8 @@ import java.util.Objects;
  * @param name the name the process function reads it by ({@code getExternalState(name)})
  * @param computationId {@code computation_id}: the computation whose state is read
  * @param stateName {@code state_name}: the state read; it must have an Avro schema
- * @param parameters the remaining fields as given ({@code auto_preload}, {@code join_on}; checked by
+ * @param parameters the other fields as given ({@code auto_preload}, {@code join_on}, and Flow's
+ *     {@code parameters} object under the key {@code parameters}; checked by
  *     {@link PipelineSpec#validate()})
  */
 public record StateJoinerSpec(String name, String computationId, String stateName, Map<String, Object> parameters) {
