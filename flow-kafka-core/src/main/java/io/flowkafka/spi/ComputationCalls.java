@@ -205,8 +205,41 @@ public final class ComputationCalls {
      */
     public Call newCall(Host host, int partition, int partitionCount) {
         Objects.requireNonNull(host, "host");
-        return new Call(this, new DetachedCall(computation, outputSchemas, partition, partitionCount, host::currentTimeNanos,
-                host::inputWatermark, host::minInputWatermark, host::committedState));
+        DetachedCall detached = new DetachedCall(computation, outputSchemas, partition, partitionCount,
+                host::currentTimeNanos, host::inputWatermark, host::minInputWatermark, host::committedState);
+        var reads = io.flowkafka.internal.external.ExternalTopics.of(spec, "").plan(computation.id()).reads();
+        if (!reads.isEmpty()) {
+            detached.externalReads(new io.flowkafka.internal.external.ExternalReads(reads, r -> () -> new HostTable(host,
+                    r.name()), host::currentTimeNanos));
+        }
+        return new Call(this, detached);
+    }
+
+    /** A joined table as the host holds it: rows by key, no versions, no scans. */
+    private final class HostTable implements io.flowkafka.internal.external.TableView {
+        private final Host host;
+        private final String name;
+
+        HostTable(Host host, String name) {
+            this.host = host;
+            this.name = name;
+        }
+
+        @Override
+        public byte @Nullable [] get(byte[] encodedKey) {
+            return host.externalRow(name, keyCodec.decode(encodedKey));
+        }
+
+        @Override
+        public org.apache.kafka.streams.state.KeyValueIterator<org.apache.kafka.common.utils.Bytes, byte[]> scan(
+                long fromHash, long toHash) {
+            throw new UnsupportedOperationException("a call's host does not scan external tables");
+        }
+
+        @Override
+        public @Nullable String version() {
+            return null;
+        }
     }
 
     private Schema schemaOf(String streamId) {
@@ -263,6 +296,18 @@ public final class ComputationCalls {
          * @return the encoded value, or null if the row is absent
          */
         byte @Nullable [] committedState(GenericRecord key, String stateName);
+
+        /**
+         * The row of {@code key} in the table the computation reads through joiner or state joiner {@code name}
+         * (Avro binary of the table's schema); null if absent. By default every table is empty.
+         *
+         * @param name a joiner or state joiner of the computation
+         * @param key a record of {@link ComputationCalls#keySchema()}
+         * @return the encoded row, or null
+         */
+        default byte @Nullable [] externalRow(String name, GenericRecord key) {
+            return null;
+        }
     }
 
     /**

@@ -138,6 +138,8 @@ public final class ComputationHarness implements AutoCloseable {
     private final ComputationCalls.Call call;
     /** Committed state: key -> state name -> value bytes. */
     private final Map<GenericRecord, Map<String, byte[]>> states = new LinkedHashMap<>();
+    /** The rows of the tables read through joiners and state joiners, by name then key. */
+    private final Map<String, Map<GenericRecord, byte[]>> joinedRows = new LinkedHashMap<>();
     /** Pending timers in the order added (ties of equal trigger fire in this order). */
     private final List<HarnessTimer> pending = new ArrayList<>();
     private final Map<String, Long> timerWatermarks = new LinkedHashMap<>();
@@ -549,6 +551,42 @@ public final class ComputationHarness implements AutoCloseable {
     }
 
     /**
+     * The row of external state {@code name} of {@code key}, as the function would read it: a manager's row
+     * (written by calls, or seeded), or the row a joiner or state joiner reads (seeded).
+     *
+     * @param name a manager, joiner or state joiner of the computation
+     * @param key a key of the computation
+     * @return the row, or empty when absent
+     * @throws IllegalArgumentException if the computation declares no external state {@code name}
+     */
+    public Optional<GenericRecord> externalRow(String name, GenericRecord key) {
+        GenericRecord k = canonicalKey(key, "the key");
+        return call.inspect(k, c -> c.getExternalState(name).get());
+    }
+
+    /**
+     * Seeds the row of external state {@code name} of {@code key}: a manager's row, committed as if a call had
+     * written it; or the row a joiner or state joiner reads from its table.
+     *
+     * @param name a manager, joiner or state joiner of the computation
+     * @param key a key of the computation
+     * @param row a record of the table's schema
+     * @return this harness
+     */
+    public ComputationHarness putExternalRow(String name, GenericRecord key, GenericRecord row) {
+        Objects.requireNonNull(row, "row");
+        GenericRecord k = canonicalKey(key, "the key");
+        if (computation.externalStateManagers().containsKey(name)) {
+            commitState(call.seed(k, c -> c.getExternalState(name).set(row)));
+        } else {
+            org.apache.avro.Schema schema = call.inspect(k, c -> c.getExternalState(name).newRecord().getSchema());
+            joinedRows.computeIfAbsent(name, n -> new LinkedHashMap<>()).put(k,
+                    io.flowkafka.spi.PipelineCodecs.encodeRow(schema, row));
+        }
+        return this;
+    }
+
+    /**
      * The value of state {@code name} of {@code key}, stored with a user serde.
      *
      * @param <T> the state's value type
@@ -957,6 +995,12 @@ public final class ComputationHarness implements AutoCloseable {
         @Override
         public byte @Nullable [] committedState(GenericRecord key, String stateName) {
             return committed(stateName, canonicalKey(key, "the state key"));
+        }
+
+        @Override
+        public byte @Nullable [] externalRow(String name, GenericRecord key) {
+            Map<GenericRecord, byte[]> rows = joinedRows.get(name);
+            return rows == null ? null : rows.get(canonicalKey(key, "the key"));
         }
 
         @Override

@@ -279,6 +279,11 @@ public final class DetachedCall {
         return out;
     }
 
+    /** Gives the calls the tables their joiners and state joiners read. */
+    public void externalReads(io.flowkafka.internal.external.ExternalReads reads) {
+        call.external(reads);
+    }
+
     /** The context handed to the function: the call's {@link CallContext}, remembering the state rows written. */
     private final class Recorder implements RuntimeContext, OutputCollector {
         @Override
@@ -304,6 +309,18 @@ public final class DetachedCall {
         @Override
         public StateAccessor<GenericRecord> getState(String name, GenericRecord key) {
             return recorded(call.getState(name, key));
+        }
+
+        @Override
+        public StateAccessor<GenericRecord> getExternalState(String name) {
+            StateAccessor<GenericRecord> a = call.getExternalState(name);
+            return a instanceof CallContext.Accessor<GenericRecord> ? recorded(a) : a;
+        }
+
+        @Override
+        public StateAccessor<GenericRecord> getExternalState(String name, GenericRecord key) {
+            StateAccessor<GenericRecord> a = call.getExternalState(name, key);
+            return a instanceof CallContext.Accessor<GenericRecord> ? recorded(a) : a;
         }
 
         private <T> StateAccessor<T> recorded(StateAccessor<T> accessor) {
