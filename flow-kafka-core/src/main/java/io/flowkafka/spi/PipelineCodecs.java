@@ -334,7 +334,7 @@ public final class PipelineCodecs {
         if (singleTask) {
             return 1;
         }
-        if (c.sourceStreams().isEmpty()) {
+        if (c.sourceStreams().isEmpty() || !io.flowkafka.internal.source.ServiceLogSource.readsTopics(c)) {
             return c.desiredPartitionCount();
         }
         int max = 0;

@@ -329,9 +329,11 @@ public final class ComputationHarness implements AutoCloseable {
     }
 
     /**
-     * One pass of key-visitor stream {@code visitorStreamId}: {@link #visit}s every key holding a
-     * state that the visitor scans ({@code names}, default all states), in the order the keys
-     * first got state.
+     * One pass of key-visitor stream {@code visitorStreamId}: {@link #visit}s every key that the
+     * visitor scans, in the order the keys first got state (then the keys only in a joined table, in
+     * the order they were seeded), each once. As in the runtime (reference 000's rules): {@code names}
+     * given: keys holding one of those states; only {@code external_names} given: keys holding a row of
+     * a listed manager or joiner; neither: keys holding any internal state, not a manager's row alone.
      *
      * @param visitorStreamId a key-visitor stream of the computation
      * @param pass the number of the visitor's pass
@@ -341,14 +343,26 @@ public final class ComputationHarness implements AutoCloseable {
     public List<HarnessResult> visitAll(String visitorStreamId, long pass, long eventTimestampNanos) {
         checkOpen();
         KeyVisitorStreamSpec v = checkVisitor(visitorStreamId);
-        List<String> names = v.names();
-        List<GenericRecord> keys = new ArrayList<>();
-        if (v.scansInternalStates()) {
-            states.forEach((k, rows) -> {
-                if (names.isEmpty() || rows.keySet().stream().anyMatch(names::contains)) {
-                    keys.add(k);
-                }
-            });
+        Set<String> names = new LinkedHashSet<>(v.names());
+        List<String> joiners = new ArrayList<>();
+        for (String name : v.externalNames()) {
+            if (computation.externalStateManagers().containsKey(name)) {
+                names.add(name); // a manager's rows are state rows under its name
+            } else {
+                joiners.add(name);
+            }
+        }
+        boolean all = names.isEmpty() && v.externalNames().isEmpty();
+        Set<String> managers = computation.externalStateManagers().keySet();
+        Set<GenericRecord> keys = new LinkedHashSet<>();
+        states.forEach((k, rows) -> {
+            if (all ? rows.keySet().stream().anyMatch(n -> !managers.contains(n))
+                    : rows.keySet().stream().anyMatch(names::contains)) {
+                keys.add(k);
+            }
+        });
+        for (String joiner : joiners) {
+            keys.addAll(joinedRows.getOrDefault(joiner, Map.of()).keySet());
         }
         List<HarnessResult> results = new ArrayList<>();
         for (GenericRecord k : keys) {

@@ -1,7 +1,10 @@
 package io.flowkafka.internal.compiler;
 
+import io.flowkafka.internal.external.ExternalTopics;
 import io.flowkafka.internal.processor.ComputationPlan;
 import io.flowkafka.internal.processor.ComputationProcessor;
+import io.flowkafka.internal.source.ServiceLogScan;
+import io.flowkafka.internal.source.ServiceLogSource;
 import io.flowkafka.internal.state.KeyStates;
 import io.flowkafka.spec.ComputationKind;
 import io.flowkafka.spec.ComputationSpec;
@@ -167,9 +170,11 @@ public final class PipelineCompiler {
         // one global store per external table topic read, shared by every reader of the pipeline
         external.readTopics().keySet().forEach(topic ->
                 io.flowkafka.internal.external.TableStore.addTo(topology, topic, persistentStores));
+        // table topics with a global store (service-log sources add theirs)
+        java.util.Set<String> tableStores = new java.util.HashSet<>(external.readTopics().keySet());
         for (ComputationSpec c : spec.computations().values()) {
-            if (c.sourceStreams().isEmpty()) {
-                counts.put(c.id(), c.desiredPartitionCount());
+            if (c.sourceStreams().isEmpty() || !ServiceLogSource.readsTopics(c)) {
+                counts.put(c.id(), c.desiredPartitionCount()); // no topic: desired_partition_count tasks
             } else {
                 List<String> topics = new ArrayList<>();
                 c.sourceStreams().forEach(s -> topics.addAll(topicsOf(s)));
@@ -279,10 +284,11 @@ public final class PipelineCompiler {
                 controlTopic = controlTopic(topicPrefix, pipeline, c.id());
                 internalTopics.put(controlTopic, c.desiredPartitionCount());
             }
+            List<ServiceLogScan.Table> serviceLogs = serviceLogs(spec, c, topicPrefix);
             ComputationPlan plan = new ComputationPlan(pipeline, c, inputs, outputs, outputSchemas, inputSchemas,
                     writers, counts, options.watermarks(), finite, c.id() + ".sink.status", options.timers(),
                     options.outputLimits(), options.deadLetters(), c.id() + ".sink.dlq", visitors, controlTopic,
-                    alignment, sourceIdleness, external.plan(c.id()));
+                    alignment, sourceIdleness, external.plan(c.id()), serviceLogs);
 
             String processorName = c.id() + ".process";
             List<String> sourceNodes = new ArrayList<>();
@@ -342,7 +348,16 @@ public final class PipelineCompiler {
                 topology.addStateStore(logged(io.flowkafka.internal.processor.BatchBuffer.storeBuilder(c.id()), changelogs),
                         processorName);
             }
-            if (!c.timers().isEmpty() || !c.keyVisitorStreams().isEmpty() || batching) {
+            if (!serviceLogs.isEmpty()) {
+                topology.addStateStore(logged(ServiceLogScan.storeBuilder(c.id(),
+                        persistentStores), changelogs), processorName);
+                for (var t : serviceLogs) {
+                    if (tableStores.add(t.topic())) {
+                        io.flowkafka.internal.external.TableStore.addTo(topology, t.topic(), persistentStores);
+                    }
+                }
+            }
+            if (!c.timers().isEmpty() || !c.keyVisitorStreams().isEmpty() || batching || !serviceLogs.isEmpty()) {
                 topology.addSink(c.id() + ".sink.dlq", deadLetterTopic(topicPrefix, pipeline), new ByteArraySerializer(),
                         new ByteArraySerializer(), processorName);
             }
@@ -387,9 +402,42 @@ public final class PipelineCompiler {
         return changelogs ? builder : builder.withLoggingDisabled();
     }
 
-    /** The source topics of a KafkaSource: {@code topics} as a list or a comma-separated string. */
+    /**
+     * The source topics of a KafkaSource: {@code topics} as a list or a comma-separated string; none for a
+     * service-log source (it reads a table through its global store).
+     */
     public static List<String> topicsOf(SourceSpec source) {
+        if (ServiceLogSource.is(source)) {
+            return List.of();
+        }
         return io.flowkafka.internal.source.KafkaSourceParameters.topics(source);
+    }
+
+    /** The service-log sources of computation {@code c}, resolved to their table topics and schemas. */
+    private static List<ServiceLogScan.Table> serviceLogs(PipelineSpec spec,
+            ComputationSpec c, String topicPrefix) {
+        List<ServiceLogScan.Table> out = new ArrayList<>();
+        for (SourceSpec s : c.sourceStreams()) {
+            if (!ServiceLogSource.is(s)) {
+                continue;
+            }
+            Schema streamSchema = schemaOf(spec, s.streamId());
+            var manager = ServiceLogSource.manager(spec, s);
+            String table = ServiceLogSource.table(s);
+            if (manager == null && table.startsWith("/")) {
+                throw new IllegalArgumentException("service-log source '" + s.streamId() + "' of computation '"
+                        + c.id() + "' reads table '" + table + "', which no external state manager of pipeline '"
+                        + spec.name() + "' declares; fix: name a manager of the pipeline (e.g. the one in "
+                        + "external_state_managers of the computation writing the table), or give the table's topic");
+            }
+            ComputationSpec owner = ServiceLogSource.managerComputation(spec, s);
+            Schema rowSchema = manager != null && manager.schema() != null ? manager.schema() : streamSchema;
+            String topic = manager != null ? ExternalTopics.managerTopic(topicPrefix,
+                    spec.name(), manager) : ServiceLogSource.table(s);
+            out.add(new ServiceLogScan.Table(s, topic, rowSchema, streamSchema,
+                    owner == null ? List.of() : owner.groupBySchema(), owner == null ? c.id() : owner.id()));
+        }
+        return out;
     }
 
     private static int partitionsOf(ComputationSpec c, PipelineSpec spec) {

@@ -132,7 +132,7 @@ public final class DrainCondition {
 
     /**
      * The internal topics a drain waits on: those read by a computation, except the control topics
-     * of computations without inputs (key-visitor only), whose heartbeats never stop.
+     * of computations without inputs (key-visitor only, or reading only service logs), whose heartbeats never stop.
      */
     private static Map<String, Integer> drainTopics(PipelineSpec spec, CompiledPipeline compiled, String prefix) {
         Set<String> read = new HashSet<>();
@@ -144,7 +144,7 @@ public final class DrainCondition {
             }
         }
         for (ComputationSpec c : spec.computations().values()) {
-            if (c.sourceStreams().isEmpty() && c.inputStreamIds().isEmpty()) {
+            if (c.inputStreamIds().isEmpty() && !io.flowkafka.internal.source.ServiceLogSource.readsTopics(c)) {
                 read.remove(PipelineCompiler.controlTopic(prefix, spec.name(), c.id()));
             }
         }

@@ -34,6 +34,7 @@ import org.jspecify.annotations.Nullable;
  * @param alignment the watermark_alignment groups of this instance's tasks
  * @param sourceIdleness when the runtime kept its sources paused: source idleness is measured without that time
  * @param external the external tables the computation publishes and reads
+ * @param serviceLogs the computation's service-log sources (tables read cycle after cycle); empty if none
  */
 public record ComputationPlan(String pipeline, ComputationSpec spec, Map<String, Input> inputs,
         Map<String, List<Route>> outputs, Map<String, Schema> outputSchemas, Map<String, Schema> inputSchemas,
@@ -43,7 +44,8 @@ public record ComputationPlan(String pipeline, ComputationSpec spec, Map<String,
         boolean deadLetters, String deadLetterNode, VisitorRuntime visitors, @Nullable String controlTopic,
         io.flowkafka.internal.watermarks.WatermarkAlignment alignment,
         io.flowkafka.internal.watermarks.SourceIdleness sourceIdleness,
-        io.flowkafka.internal.external.ExternalPlan external) {
+        io.flowkafka.internal.external.ExternalPlan external,
+        List<io.flowkafka.internal.source.ServiceLogScan.Table> serviceLogs) {
     /**
      * Whether the computation has a state store: it declares states, manages external tables (whose rows are
      * state rows under the manager's name) or publishes a state to a table.

@@ -26,6 +26,8 @@ import io.flowkafka.internal.streams.WriteBackStore;
 import io.flowkafka.internal.timers.PendingTimer;
 import io.flowkafka.internal.timers.TimerFiring;
 import io.flowkafka.internal.timers.TimerStore;
+import io.flowkafka.internal.external.TableStore;
+import io.flowkafka.internal.source.ServiceLogScan;
 import io.flowkafka.internal.visitor.KeyVisitor;
 import io.flowkafka.internal.visitor.VisitorDriver;
 import io.flowkafka.internal.watermarks.ControlRecords;
@@ -67,6 +69,7 @@ import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.processor.api.RecordMetadata;
 import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -126,6 +129,8 @@ final class ComputationTask {
     private final List<String> dlqNodes = new ArrayList<>();
     /** This attempt's key visitors. */
     private VisitorDriver visitors;
+    /** This attempt's service-log sources; null without. */
+    private @Nullable ServiceLogScan serviceLogs;
     private final Map<String, Integer> visitOrigins = new HashMap<>();
     private final List<Meter> meters = new ArrayList<>();
     /** Decodes the control records of internal inputs. */
@@ -224,6 +229,7 @@ final class ComputationTask {
         this.rowChecks = new CallRowChecks(spec, recordLimit, rejectedOutputs, context.applicationId(), states,
                 timerStore, ComputationPlan.writesInternalStreams(plan.outputs()));
         initVisitors();
+        initServiceLogs(partitionCount);
         this.function = FunctionFactory.create(spec);
         initBatching();
         if (function != null) {
@@ -560,7 +566,7 @@ final class ComputationTask {
                 : context.getStateStore(KeyVisitor.storeName(spec.id()));
         visitors = new VisitorDriver(spec, plan.pipeline(), context.taskId().partition(), partitionCount, states,
                 coverage, plan.visitors().dynamic(), plan.visitors().status(), plan.visitors().meters(),
-                plan.visitors().maxRowsPerPunctuation(), plan.visitors().maxPunctuationMs());
+                plan.visitors().maxRowsPerPunctuation(), plan.visitors().maxPunctuationMs(), this::joinerTable);
         if (!visitors.any()) {
             return;
         }
@@ -568,6 +574,19 @@ final class ComputationTask {
             visitors.step(now, this::upstreamCompleted, this::visit);
             maybeEmitWatermarks();
         });
+    }
+
+    /** The store of the table joiner {@code name} reads (a global store shared by the pipeline's readers). */
+    private @Nullable ReadOnlyKeyValueStore<Bytes, byte[]> joinerTable(String name) {
+        var read = plan.external().reads().get(name);
+        if (read == null || read.stateJoiner()) {
+            return null;
+        }
+        if (read.versioned()) {
+            throw new IllegalStateException("computation '" + spec.id() + "' lists joiner '" + name + "' of a "
+                    + "versioned reference in external_names; a versioned reference cannot be scanned by a key visitor");
+        }
+        return context.getStateStore(TableStore.storeName(read.topic()));
     }
 
     /** Whether every stream a visitor follows ({@code upstream_streams}, default all inputs and sources) completed. */
@@ -613,6 +632,63 @@ final class ComputationTask {
                     Long.toString(pass).getBytes(StandardCharsets.UTF_8), extra);
         } finally {
             states.clearPrefetch();
+        }
+    }
+
+    // ---------------------------------------------------------------- service-log sources
+
+    /** Reads the service-log sources ({@link ServiceLogScan}) on a punctuator, bounded per step. */
+    private void initServiceLogs(int partitionCount) {
+        if (plan.serviceLogs().isEmpty()) {
+            return;
+        }
+        int partition = context.taskId().partition();
+        for (ServiceLogScan.Table t : plan.serviceLogs()) {
+            clocks.register(t.source().streamId(), new TopicPartition(t.topic(), partition));
+        }
+        ServiceLogScan scan = new ServiceLogScan(spec.id(), partition, partitionCount, plan.serviceLogs(),
+                context.getStateStore(ServiceLogScan.storeName(spec.id())),
+                topic -> context.getStateStore(TableStore.storeName(topic)), plan.visitors().maxPunctuationMs());
+        serviceLogs = scan;
+        finite.alsoWaitFor(scan::allDone);
+        meters.addAll(scan.registerMeters(plan.visitors().meters(), storeTags()));
+        schedule(Duration.ofMillis(plan.visitors().tickMs()), now -> {
+            if (!plan.sourceIdleness().paused()) { // FlowRuntime.pause() or a drain: sources are not read
+                scan.step(now, this::serviceLogRow);
+            }
+            maybeEmitWatermarks();
+        });
+    }
+
+    /** Runs the call of one service-log row; a failing row goes to the dead-letter topic. */
+    private void serviceLogRow(ServiceLogScan.Table table, MessageId id, byte[] tableKey, byte[] row,
+            @Nullable GenericRecord payload, @Nullable RuntimeException failure, long cycle, long cycleStartMs) {
+        long nowNanos = context.currentSystemTimeMs() * 1_000_000L;
+        long eventNanos = cycleStartMs * 1_000_000L; // every row of a cycle: the cycle's start, the same on a replay
+        String stream = table.source().streamId();
+        Map<String, String> where = new LinkedHashMap<>();
+        where.put("flow.dlq.service_log.stream", stream);
+        where.put("flow.dlq.service_log.cycle", Long.toString(cycle));
+        where.put("flow.dlq.service_log.id", id.toString());
+        try {
+            if (failure != null) {
+                throw new FlowProcessingException(spec.id(), "decode row of service-log table " + table.topic(),
+                        failure);
+            }
+            GenericRecord key = keyCodec.emptyKey();
+            FlowMessage message = new FlowMessage(id, eventNanos, nowNanos, stream, key,
+                    Objects.requireNonNull(payload), List.of());
+            SourceClocks.Clock clock = clocks.get(stream);
+            if (clock != null) {
+                clocks.onRecord(clock, eventNanos, nowNanos);
+            }
+            runCall(key, keyCodec.encode(key), id, eventNanos, "message",
+                    () -> call.deliverMessage(function, message, call, call), null);
+        } catch (FlowProcessingException e) {
+            if (!plan.deadLetters() || Failures.retriable(e)) {
+                throw e;
+            }
+            deadLetter(e, "row " + id + " of service-log source " + stream, tableKey, row, where);
         }
     }
 

@@ -4,6 +4,7 @@ import io.flowkafka.internal.compiler.PipelineCompiler;
 import io.flowkafka.internal.watermarks.FiniteSources;
 import io.flowkafka.internal.watermarks.WatermarkTracker;
 import io.flowkafka.spec.SourceSpec;
+import org.jspecify.annotations.Nullable;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -30,6 +31,9 @@ public final class FiniteSourceProgress {
     private final Set<TopicPartition> done = new HashSet<>();
     private final List<TopicPartition> partitions = new ArrayList<>();
     private final Set<TopicPartition> filtered = new HashSet<>();
+
+    /** Whether the task's table sources are done; null without table sources. */
+    private java.util.function.@Nullable BooleanSupplier tables;
 
     /**
      * @param sources the computation's source streams
@@ -136,12 +140,24 @@ public final class FiniteSourceProgress {
     }
 
     /**
+     * Makes {@link #allDone()} also wait for the task's table sources (service logs), which read no topic partition.
+     *
+     * @param done whether every table source of the task is done (a finite one read its cycle; an infinite one never)
+     */
+    public void alsoWaitFor(java.util.function.BooleanSupplier done) {
+        this.tables = done;
+    }
+
+    /**
      * Whether every source partition of this task is done: read up to its finite bound, or excluded by a
      * partition_filter. A partition of an infinite source is never done.
      */
     public boolean allDone() {
-        if (partitions.isEmpty()) {
+        if (tables != null && !tables.getAsBoolean()) {
             return false;
+        }
+        if (partitions.isEmpty()) {
+            return tables != null;
         }
         for (TopicPartition tp : partitions) {
             if (filtered.contains(tp)) {

@@ -631,6 +631,6 @@ public final class KeyVisitor {
 
     /** Scan sources over a computation's internal states, for visitors that scan them. */
     public static ScanSource internalStates(KeyValueStore<Bytes, byte[]> store, @Nullable List<String> names) {
-        return new StateScanSource(store, names);
+        return new StateScanSource(store, names, java.util.Set.of());
     }
 }

@@ -4,8 +4,9 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One source of keys a key visitor scans: the computation's internal states, or (later) an
- * external state manager or a static-table joiner. Keys are encoded group-by keys (8-byte hash
+ * One source of keys a key visitor scans: the computation's internal states (a manager's rows among
+ * them, under its name), or the table of a joiner ({@link ScanSources} says which). Keys are
+ * encoded group-by keys (8-byte hash
  * first), compared as unsigned bytes; every source returns them in that order.
  *
  * <p>Threading: used by one task's stream thread.

@@ -15,15 +15,21 @@ import org.jspecify.annotations.Nullable;
 /**
  * Scans a computation's internal states (the {@code KeyStates} store, keys
  * {@code encodedKey | stateName | nameLength(2)}), optionally only keys having one of
- * {@code names}.
+ * {@code names}, or else keys having a state not among {@code excluded} (the rows of external state
+ * managers, which live in the same store under the manager's name).
  */
 final class StateScanSource implements ScanSource {
     private final KeyValueStore<Bytes, byte[]> store;
     private final @Nullable Set<Bytes> names;
+    private final Set<Bytes> excluded = new HashSet<>();
 
-    /** @param names the state names to match; null or empty: every state */
-    StateScanSource(KeyValueStore<Bytes, byte[]> store, @Nullable List<String> names) {
+    /**
+     * @param names the state names to match; null or empty: every state not {@code excluded}
+     * @param excluded state names that alone do not make a key match when {@code names} is null or empty
+     */
+    StateScanSource(KeyValueStore<Bytes, byte[]> store, @Nullable List<String> names, Set<String> excluded) {
         this.store = store;
+        excluded.forEach(n -> this.excluded.add(Bytes.wrap(n.getBytes(StandardCharsets.UTF_8))));
         if (names == null || names.isEmpty()) {
             this.names = null;
         } else {
@@ -31,6 +37,12 @@ final class StateScanSource implements ScanSource {
             names.forEach(n -> s.add(Bytes.wrap(n.getBytes(StandardCharsets.UTF_8))));
             this.names = s;
         }
+    }
+
+    /** Whether the state row {@code k} (of a key of {@code keyLen} bytes) makes its key match. */
+    private boolean matches(byte[] k, int keyLen) {
+        Bytes name = Bytes.wrap(Arrays.copyOfRange(k, keyLen, k.length - 2));
+        return names == null ? !excluded.contains(name) : names.contains(name);
     }
 
     @Override
@@ -80,7 +92,7 @@ final class StateScanSource implements ScanSource {
                 }
                 currentRows.put(kv.key, kv.value);
                 if (!currentMatches) {
-                    currentMatches = names == null || names.contains(Bytes.wrap(Arrays.copyOfRange(k, keyLen, k.length - 2)));
+                    currentMatches = names == null && excluded.isEmpty() || matches(k, keyLen);
                 }
             }
         }

@@ -19,10 +19,12 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.function.ToDoubleFunction;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -72,10 +74,13 @@ public final class VisitorDriver {
      * @param meters where metrics are registered
      * @param maxRows about this many rows per punctuation at most
      * @param maxPunctuationMs at most this long per punctuation; 0: no time bound (rows only)
+     * @param tables the store of the table a joiner of the computation reads, by joiner name (null if none), for
+     *     visitors that list the joiner in {@code external_names}
      */
     public VisitorDriver(ComputationSpec spec, String pipeline, int partition, int partitionCount, KeyStates states,
             KeyValueStore<Bytes, byte[]> coverage, DynamicSpec dynamic, StatusBoard status, MeterRegistry meters,
-            int maxRows, long maxPunctuationMs) {
+            int maxRows, long maxPunctuationMs,
+            Function<String, @Nullable ReadOnlyKeyValueStore<Bytes, byte[]>> tables) {
         this.pipeline = pipeline;
         this.computation = spec.id();
         this.partition = partition;
@@ -86,10 +91,7 @@ public final class VisitorDriver {
         this.maxRows = maxRows;
         this.maxPunctuationMs = maxPunctuationMs;
         for (KeyVisitorStreamSpec v : spec.keyVisitorStreams().values()) {
-            List<ScanSource> sources = new ArrayList<>();
-            if (v.scansInternalStates() && states.store() != null) {
-                sources.add(KeyVisitor.internalStates(states.store(), v.names()));
-            }
+            List<ScanSource> sources = ScanSources.of(spec, v, states.store(), tables);
             KeyVisitor visitor = new KeyVisitor(computation, v.id(), partition, partitionCount, v.bucketCount(), sources,
                     coverage, status);
             visitors.add(visitor);
