@@ -38,7 +38,8 @@ class StaticTableSourceTest {
     static final Schema ROW = SchemaBuilder.record("Row").namespace("st").fields()
             .requiredLong("id").requiredString("table").endRecord();
     static final Schema OUT = SchemaBuilder.record("Out").namespace("st").fields()
-            .requiredLong("id").requiredString("table").requiredLong("system_ts").endRecord();
+            .requiredLong("id").requiredString("table").requiredLong("system_ts").requiredLong("watermark")
+            .endRecord();
 
     /** Copies each row to {@code out}. */
     public static final class Copier implements RowFunction {
@@ -46,7 +47,8 @@ class StaticTableSourceTest {
         public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
             output.addMessage(context.createMessageBuilder("out").set("id", message.getPayload().get("id"))
                     .set("table", message.getPayload().get("table").toString())
-                    .set("system_ts", message.getSystemTimestamp()).build());
+                    .set("system_ts", message.getSystemTimestamp())
+                    .set("watermark", context.getInputWatermark("rows")).build());
         }
     }
 
@@ -228,6 +230,18 @@ class StaticTableSourceTest {
                         .isNotEqualTo(locator1));
         assertThat(out).filteredOn(m -> m.getPayload().get("table").toString().equals("2026-01-02"))
                 .hasSize(5).allSatisfy(m -> assertThat(m.getEventTimestamp()).isEqualTo(locator2));
+    }
+
+    @Test
+    void shouldKeepTheWatermarkWatermarkDelayBehindTheEarliestTimestampStillToBeEmitted() throws IOException {
+        // flow-catalog: the source has "watermark_delay 1h"; rows at the watermark's left are late
+        table("2026-01-01", 3);
+        driver = FlowTestDriver.create(spec(Map.of("watermark_delay", "10m")));
+        advance(Duration.ofSeconds(1));
+        long table = Instant.parse("2026-01-01T00:00:00Z").toEpochMilli() * 1_000_000L;
+        // less the computation's out-of-orderness bound (1 min by default), as for every source
+        assertThat(read()).hasSize(3).allSatisfy(m -> assertThat(m.getPayload().get("watermark"))
+                .isEqualTo(table - Duration.ofMinutes(10).toNanos() - Duration.ofMinutes(1).toNanos()));
     }
 
     @Test
