@@ -220,8 +220,10 @@ final class StaticTableRead implements PunctuatedSource.Reader {
         try {
             reader = reader(c);
         } catch (IOException e) {
+            if (stillListed(c)) {
+                throw new UncheckedIOException("cannot open static table '" + c.name() + "'", e);
+            }
             reportDisappeared(c.name(), read, share);
-            readers.remove(c.id());
             return s.finishTable(c.timestamp());
         }
         double rowBytes = s.rowCount() == 0 ? 0 : (double) reader.dataWeight() / s.rowCount();

@@ -127,6 +127,22 @@ class StaticTableSourceTest {
     }
 
     @Test
+    void shouldReadAnExplicitListOfTablesInListOrder() throws IOException {
+        table("2026-01-01", 3);
+        table("2026-01-02", 2);
+        Map<String, Object> p = new HashMap<>();
+        p.put("tables", List.of(dir.resolve("2026-01-02").toString(), dir.resolve("2026-01-01").toString()));
+        driver = FlowTestDriver.create(PipelineSpec.builder("st").stream("rows", ROW).stream("out", OUT)
+                .computation("reader", c -> c.kind(ComputationKind.SOURCE)
+                        .source("rows", StaticTableSource.SHORT_NAME, Map.of("tables", p.get("tables"), "finite", true))
+                        .processingFunction(Copier::new).outputStreamIds("out"))
+                .build());
+        advance(Duration.ofSeconds(1));
+        assertThat(idsByTable()).containsExactly(Map.entry("2026-01-02", ids(2)), Map.entry("2026-01-01", ids(3)));
+        assertThat(driver.completedComputations()).contains("reader");
+    }
+
+    @Test
     void shouldFilterTablesByName() throws IOException {
         table("2026-01-01", 3);
         table("2026-01-02", 3);
