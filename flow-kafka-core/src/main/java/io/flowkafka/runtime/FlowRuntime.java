@@ -278,7 +278,10 @@ public final class FlowRuntime implements AutoCloseable {
      * Changes the dynamic spec of the running pipeline without a restart (Flow's
      * {@code dynamic_spec}); tasks pick the change up at their next punctuation. Today the dynamic
      * settings are those of key visitors: {@code {"computations": {"<id>": {"key_visitor_streams":
-     * {"<name>": {"period": "1h", "max_scan_rows_per_iteration": 5000, "finite": false, ...}}}}}}.
+     * {"<name>": {"period": "1h", "max_scan_rows_per_iteration": 5000, "finite": false, ...}}}}}},
+     * the queue limit of at-most-once sinks, and the dynamic parameters of punctuated sources such as
+     * the static-table source: {@code {"computations": {"<id>": {"source_streams": {"<stream>":
+     * {"max_rows_per_second": 5000}}}}}}.
      *
      * <p>The change applies to the tasks of this instance; with several instances, apply it on
      * each (a dynamic-spec topic shared by all instances is planned).

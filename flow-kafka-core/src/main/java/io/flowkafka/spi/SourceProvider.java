@@ -15,8 +15,8 @@ import org.jspecify.annotations.Nullable;
  * {@code KafkaSource}; the spec validator looks providers up by class name and reports a source class no provider
  * serves as unknown.
  *
- * <p>Limitation: the SPI covers a source's names and spec checks only; the runtime reads every source as a Kafka
- * topic, so a source class other than {@code KafkaSource} passes validation but cannot run yet.
+ * <p>A source reads Kafka topics unless {@link #punctuated()} returns a reader: the runtime then calls that reader
+ * on a punctuation of each task of the Source computation.
  *
  * <p>Implementations are stateless and thread-safe, with a public no-argument constructor.
  */
@@ -46,6 +46,16 @@ public interface SourceProvider {
      * @return one entry per problem, errors and warnings, in parameter order; empty when the source is valid
      */
     List<Problem> validate(ComputationSpec computation, SourceSpec source, @Nullable StreamSpec stream);
+
+    /**
+     * The reader of a source that reads no Kafka topic, run on a punctuation of each task of its Source computation
+     * (see {@link PunctuatedSource}).
+     *
+     * @return the punctuated source, or null (the default) for a source read from Kafka topics
+     */
+    default @Nullable PunctuatedSource punctuated() {
+        return null;
+    }
 
     /**
      * Checks a source that a Transform computation reads directly, keyed by its {@code group_by_schema}

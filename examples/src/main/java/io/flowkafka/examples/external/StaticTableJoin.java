@@ -124,6 +124,49 @@ public final class StaticTableJoin {
                 .build();
     }
 
+    /**
+     * The spec reading the reference from a directory of static tables (reference 001, "Importing a static table
+     * into state"): {@code read_products} reads the newest table of {@code tablesPath} with the static-table source
+     * ({@code read_mode: newest}), and a newer table starts a new run, a full reload through the loader. Rows
+     * missing from a newer version are not deleted from the table ("This scheme doesn't automatically clean up
+     * deleted rows"). Tables are written with {@link io.flowkafka.connectors.statictable.StaticTableWriter} and named
+     * by their ISO 8601 timestamp, e.g. {@code 2026-12-03T00:00:00Z}.
+     *
+     * @param name the pipeline's name
+     * @param tablesPath the directory of product tables, rows of {@link #PRODUCT}
+     * @param ordersTopic the orders topic read
+     * @param loadedTopic where the loader's acknowledgements go
+     * @param enrichedTopic where enriched orders go
+     * @param partitions partitions of the reader, the loader and the enricher
+     * @return the spec
+     */
+    public static PipelineSpec specFromTables(String name, String tablesPath, String ordersTopic, String loadedTopic,
+            String enrichedTopic, int partitions) {
+        return PipelineSpec.builder(name)
+                .stream("raw_products", PRODUCT).stream("products", PRODUCT).stream("loaded", PRODUCT)
+                .stream("raw_orders", ORDER).stream("orders", ORDER).stream("enriched", ENRICHED)
+                .computation("read_products", c -> c.kind(ComputationKind.SOURCE).desiredPartitionCount(partitions)
+                        .source("raw_products", io.flowkafka.connectors.statictable.StaticTableSource.FLOW_NAME,
+                                Map.of("tables_path", tablesPath, "read_mode", "newest"))
+                        .outputStreamIds("products"))
+                .computation("read_orders", c -> c.kind(ComputationKind.SOURCE)
+                        .source("raw_orders", "KafkaSource", Map.of("topics", ordersTopic))
+                        .outputStreamIds("orders"))
+                .computation("loader", c -> bySku(c.inputStreamIds("products"))
+                        .externalStateManager(ExternalStateManagerSpec.of(TABLE, PRODUCT_ROW))
+                        .processingFunction(Loader::new).outputStreamIds("loaded")
+                        .sink("loaded_topic", "KafkaSink", List.of("loaded"), Map.of("topic", loadedTopic,
+                                "key_column", "sku"))
+                        .desiredPartitionCount(partitions))
+                .computation("enricher", c -> bySku(c.inputStreamIds("orders"))
+                        .externalStateJoiner(ExternalStateJoinerSpec.of(TABLE))
+                        .processingFunction(Enricher::new).outputStreamIds("enriched")
+                        .sink("enriched_topic", "KafkaSink", List.of("enriched"), Map.of("topic", enrichedTopic,
+                                "key_column", "order_id"))
+                        .desiredPartitionCount(partitions))
+                .build();
+    }
+
     /** The group-by key both computations share: a joiner finds the manager's rows by the same key bytes. */
     static ComputationSpec.Builder bySku(ComputationSpec.Builder c) {
         return c.groupBy("hash", ColumnType.UINT64, "farm_hash(sku)").groupBy("sku", ColumnType.STRING, null);

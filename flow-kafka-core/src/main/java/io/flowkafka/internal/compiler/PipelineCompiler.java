@@ -357,7 +357,13 @@ public final class PipelineCompiler {
                     }
                 }
             }
-            if (!c.timers().isEmpty() || !c.keyVisitorStreams().isEmpty() || batching || !serviceLogs.isEmpty()) {
+            boolean punctuated = c.sourceStreams().stream().anyMatch(io.flowkafka.internal.source.PunctuatedSources::is);
+            if (punctuated) {
+                topology.addStateStore(logged(io.flowkafka.internal.source.PunctuatedSources.storeBuilder(c.id(),
+                        persistentStores), changelogs), processorName);
+            }
+            if (!c.timers().isEmpty() || !c.keyVisitorStreams().isEmpty() || batching || !serviceLogs.isEmpty()
+                    || punctuated) {
                 topology.addSink(c.id() + ".sink.dlq", deadLetterTopic(topicPrefix, pipeline), new ByteArraySerializer(),
                         new ByteArraySerializer(), processorName);
             }
@@ -407,7 +413,7 @@ public final class PipelineCompiler {
      * service-log source (it reads a table through its global store).
      */
     public static List<String> topicsOf(SourceSpec source) {
-        if (ServiceLogSource.is(source)) {
+        if (ServiceLogSource.is(source) || io.flowkafka.internal.source.PunctuatedSources.is(source)) {
             return List.of();
         }
         return io.flowkafka.internal.source.KafkaSourceParameters.topics(source);

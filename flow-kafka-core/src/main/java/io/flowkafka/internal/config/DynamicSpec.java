@@ -25,6 +25,8 @@ public final class DynamicSpec {
     /** {@code at_most_once_strategy.total_queue_bytes_limit} of each at-most-once sink, by (computation, sink). */
     private final Map<String, Long> queueLimits = new ConcurrentHashMap<>();
     private final Map<String, ComputationSpec> computations;
+    /** The dynamic parameters of punctuated sources, by (computation, stream), as last changed. */
+    private final Map<String, Map<String, Object>> sourceParameters = new ConcurrentHashMap<>();
 
     /** The starting values from the static spec (which must be valid). */
     public DynamicSpec(PipelineSpec spec) {
@@ -59,6 +61,20 @@ public final class DynamicSpec {
         return s;
     }
 
+    /**
+     * The current parameters of a source: its static ones, overridden by those the dynamic spec changed
+     * ({@code computations.<id>.source_streams.<stream>.<parameter>}).
+     */
+    public Map<String, Object> sourceParameters(String computation, io.flowkafka.spec.SourceSpec source) {
+        Map<String, Object> changed = sourceParameters.get(key(computation, source.streamId()));
+        if (changed == null) {
+            return source.parameters();
+        }
+        Map<String, Object> out = new LinkedHashMap<>(source.parameters());
+        out.putAll(changed);
+        return java.util.Collections.unmodifiableMap(out);
+    }
+
     /** The current {@code total_queue_bytes_limit} of an at-most-once sink. */
     public long queueLimit(String computation, String sink) {
         Long l = queueLimits.get(key(computation, sink));
@@ -77,6 +93,7 @@ public final class DynamicSpec {
         List<String> problems = new ArrayList<>();
         Map<String, KeyVisitorSettings> updates = new LinkedHashMap<>();
         Map<String, Long> queueUpdates = new LinkedHashMap<>();
+        Map<String, Map<String, Object>> sourceUpdates = new LinkedHashMap<>();
         for (Map.Entry<String, ?> top : change.entrySet()) {
             if (!top.getKey().equals("computations")) {
                 problems.add("dynamic_spec." + top.getKey() + " is not a dynamic setting; use computations.<id>."
@@ -92,6 +109,11 @@ public final class DynamicSpec {
                     continue;
                 }
                 for (Map.Entry<String, ?> fe : map(ce.getValue(), cfield, problems).entrySet()) {
+                    if (fe.getKey().equals("source_streams")) {
+                        applySources(c, cfield + ".source_streams", map(fe.getValue(), cfield + ".source_streams",
+                                problems), problems, sourceUpdates);
+                        continue;
+                    }
                     if (fe.getKey().equals("sinks")) {
                         applySinks(c, cfield + ".sinks", map(fe.getValue(), cfield + ".sinks", problems), problems,
                                 queueUpdates);
@@ -126,6 +148,47 @@ public final class DynamicSpec {
         }
         visitors.putAll(updates);
         queueLimits.putAll(queueUpdates);
+        sourceParameters.putAll(sourceUpdates);
+    }
+
+    private void applySources(ComputationSpec c, String field, Map<String, ?> sources, List<String> problems,
+            Map<String, Map<String, Object>> updates) {
+        for (Map.Entry<String, ?> se : sources.entrySet()) {
+            String sfield = field + "." + se.getKey();
+            io.flowkafka.spec.SourceSpec source = c.sourceStreams().stream()
+                    .filter(s -> s.streamId().equals(se.getKey())).findFirst().orElse(null);
+            io.flowkafka.spi.PunctuatedSource kind = source == null ? null
+                    : io.flowkafka.internal.source.PunctuatedSources.of(source);
+            java.util.Set<String> dynamic = kind == null ? java.util.Set.of() : kind.dynamicParameterNames();
+            if (dynamic.isEmpty()) {
+                problems.add(sfield + ": computation '" + c.id() + "' has no source stream '" + se.getKey()
+                        + "' with dynamic parameters");
+                continue;
+            }
+            String k = key(c.id(), source.streamId());
+            Map<String, Object> merged = new LinkedHashMap<>(sourceParameters.getOrDefault(k, Map.of()));
+            for (Map.Entry<String, ?> pe : map(se.getValue(), sfield, problems).entrySet()) {
+                if (!dynamic.contains(pe.getKey())) {
+                    problems.add(sfield + "." + pe.getKey() + " is not a dynamic parameter of "
+                            + source.sourceClassName() + "; the dynamic ones are " + new java.util.TreeSet<>(dynamic));
+                    continue;
+                }
+                merged.put(pe.getKey(), pe.getValue());
+            }
+            Map<String, Object> all = new LinkedHashMap<>(source.parameters());
+            all.putAll(merged);
+            io.flowkafka.spi.SourceProvider provider = io.flowkafka.internal.source.Sources.provider(
+                    source.sourceClassName());
+            if (provider != null) {
+                for (io.flowkafka.spi.SourceProvider.Problem p : provider.validate(c, new io.flowkafka.spec.SourceSpec(
+                        source.streamId(), source.sourceClassName(), all), null)) {
+                    if (p.severity() == io.flowkafka.spec.SpecProblem.Severity.ERROR) {
+                        problems.add(sfield + ": " + p.message() + "; fix: " + p.fix());
+                    }
+                }
+            }
+            updates.put(k, merged);
+        }
     }
 
     private void applySinks(ComputationSpec c, String field, Map<String, ?> sinks, List<String> problems,

@@ -131,6 +131,8 @@ final class ComputationTask {
     private VisitorDriver visitors;
     /** This attempt's service-log sources; null without. */
     private @Nullable ServiceLogScan serviceLogs;
+    /** This attempt's readers of punctuated sources (closed with the task). */
+    private final List<io.flowkafka.spi.PunctuatedSource.Reader> punctuatedReaders = new ArrayList<>();
     private final Map<String, Integer> visitOrigins = new HashMap<>();
     private final List<Meter> meters = new ArrayList<>();
     /** Decodes the control records of internal inputs. */
@@ -230,6 +232,7 @@ final class ComputationTask {
                 timerStore, ComputationPlan.writesInternalStreams(plan.outputs()));
         initVisitors();
         initServiceLogs(partitionCount);
+        initPunctuatedSources(partitionCount);
         this.function = FunctionFactory.create(spec);
         initBatching();
         if (function != null) {
@@ -692,6 +695,89 @@ final class ComputationTask {
         }
     }
 
+    // ---------------------------------------------------------------- punctuated sources
+
+    /**
+     * Reads the sources a {@link io.flowkafka.spi.PunctuatedSource} serves (no topic) on a punctuator: each step of
+     * each reader runs in the punctuation's transaction, with its progress and a message counter in the changelogged
+     * store, so a restart resumes after the last committed step with the same message ids.
+     */
+    private void initPunctuatedSources(int partitionCount) {
+        List<Runnable> steps = new ArrayList<>();
+        List<java.util.function.BooleanSupplier> done = new ArrayList<>();
+        int partition = context.taskId().partition();
+        for (io.flowkafka.spec.SourceSpec source : spec.sourceStreams()) {
+            io.flowkafka.spi.PunctuatedSource kind = io.flowkafka.internal.source.PunctuatedSources.of(source);
+            if (kind == null) {
+                continue;
+            }
+            String stream = source.streamId();
+            KeyValueStore<Bytes, byte[]> store = context.getStateStore(
+                    io.flowkafka.internal.source.PunctuatedSources.storeName(spec.id()));
+            io.flowkafka.spi.PunctuatedSource.Progress progress =
+                    io.flowkafka.internal.source.PunctuatedSources.progress(store, stream);
+            SourceClocks.Clock clock = clocks.register(stream, new TopicPartition(
+                    "punctuated." + spec.id() + "." + stream, partition));
+            String statusPrefix = "source_streams/" + stream + "/";
+            io.flowkafka.spi.PunctuatedSource.Status status = new io.flowkafka.spi.PunctuatedSource.Status() {
+                @Override
+                public void report(String path, String message) {
+                    plan.visitors().status().report(spec.id(), partition, statusPrefix + path, message,
+                            java.time.Instant.ofEpochMilli(context.currentSystemTimeMs()));
+                }
+
+                @Override
+                public void clear(String path) {
+                    plan.visitors().status().clear(spec.id(), partition, statusPrefix + path);
+                }
+            };
+            io.flowkafka.spi.PunctuatedSource.Reader reader = kind.open(new io.flowkafka.spi.PunctuatedSource.Context(
+                    spec.id(), source, plan.inputSchemas().get(stream), partition, partitionCount,
+                    () -> plan.visitors().dynamic().sourceParameters(spec.id(), source), status));
+            punctuatedReaders.add(reader);
+            int origin = MessageIds.origin("punctuated:" + spec.id() + ":" + stream, partition);
+            steps.add(() -> reader.step(context.currentSystemTimeMs(), progress, (payload, timestampMs, watermarkMs) -> {
+                byte[] counter = progress.get("\u0000emitted");
+                long index = counter == null ? 0 : java.nio.ByteBuffer.wrap(counter).getLong();
+                progress.put("\u0000emitted", java.nio.ByteBuffer.allocate(8).putLong(index + 1).array());
+                punctuatedRow(stream, clock, MessageIds.source(origin, index), payload, timestampMs, watermarkMs);
+            }));
+            done.add(() -> reader.done(progress));
+        }
+        if (steps.isEmpty()) {
+            return;
+        }
+        finite.alsoWaitFor(() -> done.stream().allMatch(java.util.function.BooleanSupplier::getAsBoolean));
+        schedule(Duration.ofMillis(plan.visitors().tickMs()), now -> {
+            if (!plan.sourceIdleness().paused()) { // FlowRuntime.pause() or a drain: sources are not read
+                steps.forEach(Runnable::run);
+            }
+            maybeEmitWatermarks();
+        });
+    }
+
+    /** Runs the call of one message of a punctuated source; a failing call goes to the dead-letter topic. */
+    private void punctuatedRow(String stream, SourceClocks.Clock clock, MessageId id, GenericRecord payload,
+            long timestampMs, long watermarkMs) {
+        long nanos = timestampMs * 1_000_000L;
+        clocks.onRecord(clock, Math.min(nanos, watermarkMs * 1_000_000L), nanos);
+        try {
+            GenericRecord key = keyCodec.emptyKey();
+            FlowMessage message = new FlowMessage(id, nanos, nanos, stream, key, payload, List.of());
+            runCall(key, keyCodec.encode(key), id, nanos, "message",
+                    () -> call.deliverMessage(function, message, call, call), null);
+        } catch (FlowProcessingException e) {
+            if (!plan.deadLetters() || Failures.retriable(e)) {
+                throw e;
+            }
+            Map<String, String> where = new LinkedHashMap<>();
+            where.put("flow.dlq.source.stream", stream);
+            where.put("flow.dlq.source.id", id.toString());
+            deadLetter(e, "message " + id + " of source " + stream, new byte[0],
+                    new io.flowkafka.internal.serde.AvroCodec(payload.getSchema()).encode(payload), where);
+        }
+    }
+
     // ---------------------------------------------------------------- SwiftMap batching
 
     /**
@@ -1002,6 +1088,8 @@ final class ComputationTask {
     void close() {
         punctuations.forEach(Cancellable::cancel);
         punctuations.clear();
+        punctuatedReaders.forEach(io.flowkafka.spi.PunctuatedSource.Reader::close);
+        punctuatedReaders.clear();
         if (alignedPartitions != null) {
             plan.alignment().releaseLocal(spec.id(), context.taskId().partition());
         }

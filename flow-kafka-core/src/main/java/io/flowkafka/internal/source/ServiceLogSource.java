@@ -49,9 +49,9 @@ public final class ServiceLogSource implements SourceProvider {
         return SERVICE_LOG_SOURCE.equals(source.sourceClassName()) || FLOW_NAME.equals(source.sourceClassName());
     }
 
-    /** Whether a computation reads source topics (it has a source that is not a service log). */
+    /** Whether a computation reads source topics (it has a source that is neither a service log nor punctuated). */
     public static boolean readsTopics(ComputationSpec computation) {
-        return computation.sourceStreams().stream().anyMatch(s -> !is(s));
+        return computation.sourceStreams().stream().anyMatch(s -> !is(s) && !PunctuatedSources.is(s));
     }
 
     /** The {@code table} parameter as given. */

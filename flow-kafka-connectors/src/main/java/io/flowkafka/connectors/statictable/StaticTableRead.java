@@ -1,0 +1,433 @@
+package io.flowkafka.connectors.statictable;
+
+import io.flowkafka.spi.PunctuatedSource;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.avro.Schema;
+import org.apache.avro.SchemaCompatibility;
+import org.apache.avro.generic.GenericRecord;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Reads one static-table source in one task of its Source computation (reference 001, "Static tables").
+ *
+ * <p>Model. The source reads a sequence of tables: in {@code sequence} mode every table of {@code tables_path} in
+ * locator order (timestamp, then name), or the {@code tables} list in its order; in {@code newest} mode the newest
+ * table, again whenever a newer one appears ("A new table appearing in the directory automatically triggers a new
+ * run"). A table is cut into ranges of {@code range_row_count} rows; range {@code i} belongs to partition
+ * {@code i % partitionCount}, so the tasks share every table and read it in parallel. A task's share is read in
+ * order, at most {@code max_rows_per_iteration} rows per step, within the rows/s and bytes/s limits.
+ *
+ * <p>Invariants. Everything that decides what is emitted is in the changelogged {@link PunctuatedSource.Progress}
+ * (key {@code state}): the last finished table, the table being read with its {@link TableReadPlan} (fixed when the
+ * table starts: "Process restarts preserve the schedule") and how many rows of the share were read. It is written at
+ * the end of every step, in the transaction of the step's messages, so a restart or a rebalance resumes after the
+ * last committed row: every row is emitted once ("exactly-once — deduplication by read ranges", reference 002). The
+ * rate limit alone is on the heap: it decides when, never what.
+ *
+ * <p>Timestamps. A row's SystemTimestamp and EventTimestamp are the table's locator timestamp or, with
+ * {@code use_planned_timestamps}, the planned start of its range, proportional to the rows of the share assigned
+ * before it; the option is read when a table starts, so a change takes effect from the next table. The watermark
+ * advances to the earliest timestamp still to be emitted (the current range's, or the table's) less
+ * {@code watermark_delay}.
+ *
+ * <p>A table that disappears while read: the rows read so far stay emitted, the rest of the share is skipped, the
+ * status reports an error naming the table and the rows skipped, and the source goes on with the next table.
+ *
+ * <p>Threading: owned by the task's stream thread.
+ */
+final class StaticTableRead implements PunctuatedSource.Reader {
+    private static final String STATE = "state";
+
+    private final PunctuatedSource.Context context;
+    private final StaticTableSourceParameters fixed;
+    private final Schema streamSchema;
+    private final Map<Path, TablesDirectory> directories = new HashMap<>();
+    private final Map<String, StaticTableReader> readers = new HashMap<>();
+    private double rowTokens;
+    private double byteTokens;
+    private long refilledAtMs = Long.MIN_VALUE;
+
+    /** A table of the sequence: where it is, its name, its id in the progress, its located timestamp. */
+    record Candidate(String id, TablesDirectory directory, String name, Instant timestamp) {
+    }
+
+    /** The progress of the source in this task (see the class doc). */
+    record State(@Nullable String lastId, @Nullable Instant lastTimestamp, @Nullable TableReadPlan plan,
+            @Nullable String currentId, long readRows, long rangeRows, long rowCount, boolean finished) {
+        byte[] toBytes() {
+            ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+            try (DataOutputStream out = new DataOutputStream(bytes)) {
+                out.writeByte(1);
+                out.writeBoolean(lastId != null);
+                if (lastId != null) {
+                    out.writeUTF(lastId);
+                    out.writeLong(lastTimestamp.getEpochSecond());
+                    out.writeInt(lastTimestamp.getNano());
+                }
+                out.writeBoolean(plan != null);
+                if (plan != null) {
+                    out.writeUTF(currentId);
+                    byte[] p = plan.toBytes();
+                    out.writeInt(p.length);
+                    out.write(p);
+                    out.writeLong(readRows);
+                    out.writeLong(rangeRows);
+                    out.writeLong(rowCount);
+                }
+                out.writeBoolean(finished);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            return bytes.toByteArray();
+        }
+
+        static State fromBytes(byte @Nullable [] bytes) {
+            if (bytes == null) {
+                return new State(null, null, null, null, 0, 0, 0, false);
+            }
+            try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes))) {
+                if (in.readByte() != 1) {
+                    throw new IllegalStateException("unknown static-table source progress version " + bytes[0]);
+                }
+                String lastId = null;
+                Instant lastTs = null;
+                if (in.readBoolean()) {
+                    lastId = in.readUTF();
+                    lastTs = Instant.ofEpochSecond(in.readLong(), in.readInt());
+                }
+                TableReadPlan plan = null;
+                String currentId = null;
+                long read = 0;
+                long range = 0;
+                long count = 0;
+                if (in.readBoolean()) {
+                    currentId = in.readUTF();
+                    byte[] p = new byte[in.readInt()];
+                    in.readFully(p);
+                    plan = TableReadPlan.fromBytes(p);
+                    read = in.readLong();
+                    range = in.readLong();
+                    count = in.readLong();
+                }
+                return new State(lastId, lastTs, plan, currentId, read, range, count, in.readBoolean());
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+
+        State finishTable(Instant timestamp) {
+            return new State(currentId, timestamp, null, null, 0, 0, 0, finished);
+        }
+    }
+
+    StaticTableRead(PunctuatedSource.Context context, StaticTableSourceParameters fixed) {
+        this.context = context;
+        this.fixed = fixed;
+        this.streamSchema = context.streamSchema();
+    }
+
+    /** The parameters now: the static ones with the dynamic spec's changes. */
+    private StaticTableSourceParameters current() {
+        StaticTableSourceParameters p = StaticTableSourceParameters.parse(context.dynamicParameters().get(), "", new ArrayList<>());
+        return p == null ? fixed : p;
+    }
+
+    @Override
+    public void step(long nowMs, PunctuatedSource.Progress progress, PunctuatedSource.Emitter emitter) {
+        StaticTableSourceParameters now = current();
+        State s = State.fromBytes(progress.get(STATE));
+        if (s.plan() == null) {
+            if (s.finished()) {
+                return;
+            }
+            State started = start(s, now, nowMs);
+            if (started == null) {
+                return;
+            }
+            s = started;
+            progress.put(STATE, s.toBytes());
+            if (s.plan() == null) {
+                return; // skipped a table that vanished, or finished
+            }
+        }
+        s = read(s, now, nowMs, emitter);
+        progress.put(STATE, s.toBytes());
+    }
+
+    /** Starts the next table; null when there is none yet (progress unchanged). */
+    private @Nullable State start(State s, StaticTableSourceParameters now, long nowMs) {
+        Optional<Candidate> next;
+        try {
+            next = next(s);
+        } catch (IOException e) {
+            context.status().report("tables", "static-table source cannot list its tables: " + e
+                    + "; it retries at the next step. Fix: check that " + describeWhere() + " is readable");
+            return null;
+        }
+        context.status().clear("tables");
+        if (next.isEmpty()) {
+            if (fixed.finite()) {
+                return new State(s.lastId(), s.lastTimestamp(), null, null, 0, 0, 0, true);
+            }
+            return null;
+        }
+        Candidate c = next.get();
+        StaticTableReader reader;
+        try {
+            reader = reader(c);
+        } catch (java.nio.file.NoSuchFileException e) {
+            reportDisappeared(c.name(), 0, -1);
+            return new State(c.id(), c.timestamp(), null, null, 0, 0, 0, s.finished());
+        } catch (IOException e) {
+            context.status().report("table/" + c.name(), "static-table source cannot open table '" + c.name()
+                    + "': " + e + "; it retries at the next step");
+            return null;
+        }
+        String schemaProblem = schemaProblem(c, reader);
+        if (schemaProblem != null) {
+            context.status().report("table/" + c.name() + "/schema", schemaProblem);
+            return null;
+        }
+        context.status().clear("table/" + c.name() + "/schema");
+        long rows = reader.rowCount();
+        long range = fixed.rangeRowCount();
+        long share = shareRows(rows, range, context.partition(), context.partitionCount());
+        long weight = rows == 0 ? 0 : (long) ((double) reader.dataWeight() * share / rows);
+        TableReadPlan plan = TableReadPlan.start(new LocatedTable(c.name(), c.timestamp()),
+                now.usePlannedTimestamps(), share, weight, Instant.ofEpochMilli(nowMs), now.limits());
+        return new State(s.lastId(), s.lastTimestamp(), plan, c.id(), 0, range, rows, s.finished());
+    }
+
+    /** Reads on in the current table; finishes it at the end of the share. */
+    private State read(State s, StaticTableSourceParameters now, long nowMs, PunctuatedSource.Emitter emitter) {
+        TableReadPlan plan = s.plan();
+        Candidate c = candidate(s.currentId(), plan);
+        long share = shareRows(s.rowCount(), s.rangeRows(), context.partition(), context.partitionCount());
+        long read = s.readRows();
+        StaticTableReader reader;
+        try {
+            reader = reader(c);
+        } catch (IOException e) {
+            if (stillListed(c)) {
+                throw new UncheckedIOException("cannot open static table '" + c.name() + "'", e);
+            }
+            reportDisappeared(c.name(), read, share);
+            return s.finishTable(c.timestamp());
+        }
+        double rowBytes = s.rowCount() == 0 ? 0 : (double) reader.dataWeight() / s.rowCount();
+        long budget = budget(now, nowMs, rowBytes);
+        long delayMs = fixed.watermarkDelay().toMillis();
+        try {
+            while (budget > 0 && read < share) {
+                long inRange = read % s.rangeRows();
+                long rangeStartInShare = read - inRange;
+                long row = globalRow(read, s.rangeRows(), context.partition(), context.partitionCount());
+                long n = Math.min(budget, Math.min(s.rangeRows() - inRange, share - read));
+                long ts = plan.timestampAt(Math.min(rangeStartInShare, planRows(plan, share))).toEpochMilli();
+                long watermark = ts - delayMs;
+                try (TableRowIterator it = reader.rows(row, row + n)) {
+                    while (it.hasNext()) {
+                        GenericRecord r = it.next();
+                        emitter.emit(r, ts, watermark);
+                        read++;
+                        budget--;
+                        rowTokens--;
+                        byteTokens -= rowBytes;
+                    }
+                }
+            }
+        } catch (UncheckedIOException e) {
+            if (stillListed(c)) {
+                throw e; // an I/O failure of a table still there: the task fails and retries from its progress
+            }
+            reportDisappeared(c.name(), read, share);
+            readers.remove(c.id());
+            return s.finishTable(c.timestamp());
+        }
+        if (read >= share) {
+            readers.remove(c.id());
+            return s.finishTable(c.timestamp());
+        }
+        return new State(s.lastId(), s.lastTimestamp(), plan, s.currentId(), read, s.rangeRows(), s.rowCount(),
+                s.finished());
+    }
+
+    private static long planRows(TableReadPlan plan, long share) {
+        return plan.schedule() == null ? share : plan.schedule().rowCount();
+    }
+
+    private boolean stillListed(Candidate c) {
+        try {
+            return c.directory().tableNames().contains(c.name());
+        } catch (IOException e) {
+            return true;
+        }
+    }
+
+    private void reportDisappeared(String table, long read, long share) {
+        context.status().report("table/" + table, "static table '" + table + "' of source '"
+                + context.source().streamId() + "' disappeared while being read: partition " + context.partition()
+                + " had read " + read + (share < 0 ? "" : " of its " + share) + " rows; the rest are skipped and the "
+                + "source goes on with the next table. Fix: keep a table until the source has read it (replace a "
+                + "table by publishing a newer one, never by removing the one being read)");
+    }
+
+    /** Rows/s and bytes/s limits as token buckets of one second; the per-step limit. */
+    private long budget(StaticTableSourceParameters now, long nowMs, double rowBytes) {
+        long rowsLimit = now.limits().rowsPerSecond();
+        long bytesLimit = now.limits().bytesPerSecond();
+        if (refilledAtMs == Long.MIN_VALUE) {
+            rowTokens = rowsLimit;
+            byteTokens = bytesLimit;
+        } else if (nowMs > refilledAtMs) {
+            double secs = (nowMs - refilledAtMs) / 1000.0;
+            rowTokens = Math.min(Math.max(rowsLimit, 1), rowTokens + rowsLimit * secs);
+            byteTokens = Math.min(Math.max(bytesLimit, rowBytes), byteTokens + bytesLimit * secs);
+        }
+        refilledAtMs = Math.max(refilledAtMs, nowMs);
+        long budget = now.maxRowsPerIteration();
+        if (rowsLimit > 0) {
+            budget = Math.min(budget, (long) Math.floor(Math.max(0, rowTokens)));
+        }
+        if (bytesLimit > 0 && rowBytes > 0) {
+            budget = Math.min(budget, (long) Math.floor(Math.max(0, byteTokens) / rowBytes));
+        }
+        return budget;
+    }
+
+    /** The next table after the last finished one; empty when none is listed yet. */
+    private Optional<Candidate> next(State s) throws IOException {
+        if (!fixed.tables().isEmpty()) {
+            int from = 0;
+            if (s.lastId() != null) {
+                from = fixed.tables().stream().map(Path::toString).toList().indexOf(s.lastId()) + 1;
+            }
+            for (int i = from; i < fixed.tables().size(); i++) {
+                Path p = fixed.tables().get(i);
+                TablesDirectory dir = directory(p.toAbsolutePath().getParent());
+                String name = p.getFileName().toString();
+                if (!dir.tableNames().contains(name)) {
+                    return Optional.empty(); // not published yet: wait for it, in order
+                }
+                Optional<Instant> ts = fixed.locator().locate(dir, name);
+                if (ts.isPresent()) {
+                    return Optional.of(new Candidate(p.toString(), dir, name, ts.get()));
+                }
+                context.status().report("table/" + name, "static table '" + name + "' has no timestamp for "
+                        + fixed.locator() + "; it is skipped. Fix: name it as ISO 8601 or set its table_timestamp");
+            }
+            return Optional.empty();
+        }
+        State last = s;
+        TablesDirectory dir = directory(fixed.tablesPath());
+        List<LocatedTable> located = fixed.locator().inOrder(dir);
+        if (fixed.newest()) {
+            if (located.isEmpty()) {
+                return Optional.empty();
+            }
+            LocatedTable latest = located.get(located.size() - 1);
+            return after(last, latest) ? Optional.of(new Candidate(latest.name(), dir, latest.name(), latest.timestamp()))
+                    : Optional.empty();
+        }
+        return located.stream().filter(t -> after(last, t)).findFirst()
+                .map(t -> new Candidate(t.name(), dir, t.name(), t.timestamp()));
+    }
+
+    private static boolean after(State s, LocatedTable t) {
+        if (s.lastId() == null) {
+            return true;
+        }
+        int c = t.timestamp().compareTo(s.lastTimestamp());
+        return c > 0 || c == 0 && t.name().compareTo(s.lastId()) > 0;
+    }
+
+    private Candidate candidate(String id, TableReadPlan plan) {
+        if (!fixed.tables().isEmpty()) {
+            Path p = Path.of(id);
+            return new Candidate(id, directory(p.toAbsolutePath().getParent()), p.getFileName().toString(),
+                    plan.locatorTimestamp());
+        }
+        return new Candidate(id, directory(fixed.tablesPath()), plan.table(), plan.locatorTimestamp());
+    }
+
+    private TablesDirectory directory(Path path) {
+        return directories.computeIfAbsent(path, p -> {
+            try {
+                return LocalTablesDirectory.open(p);
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot open tables directory " + p, e);
+            }
+        });
+    }
+
+    private StaticTableReader reader(Candidate c) throws IOException {
+        StaticTableReader r = readers.get(c.id());
+        if (r == null) {
+            r = StaticTableReader.open(c.directory(), c.name(), streamSchema);
+            readers.put(c.id(), r);
+        }
+        return r;
+    }
+
+    /** Whether the table's rows read as the stream's schema: null if so, else the error to report. */
+    private @Nullable String schemaProblem(Candidate c, StaticTableReader reader) {
+        if (reader.rowCount() == 0) {
+            return null;
+        }
+        Schema writer;
+        try (TableRowIterator it = StaticTableReader.open(c.directory(), c.name()).rows(0, 1)) {
+            writer = it.next().getSchema();
+        } catch (IOException | UncheckedIOException e) {
+            return null; // unreadable now: reading reports it
+        }
+        SchemaCompatibility.SchemaPairCompatibility compat =
+                SchemaCompatibility.checkReaderWriterCompatibility(streamSchema, writer);
+        if (compat.getType() == SchemaCompatibility.SchemaCompatibilityType.COMPATIBLE) {
+            return null;
+        }
+        return "static table '" + c.name() + "' cannot be read as the schema of stream '"
+                + context.source().streamId() + "' (" + compat.getDescription() + "); the source waits. Fix: give "
+                + "the stream a schema the table's rows resolve to (Avro schema resolution), or remove the table";
+    }
+
+    private String describeWhere() {
+        return fixed.tablesPath() != null ? "tables_path " + fixed.tablesPath() : "tables " + fixed.tables();
+    }
+
+    @Override
+    public boolean done(PunctuatedSource.Progress progress) {
+        return fixed.finite() && State.fromBytes(progress.get(STATE)).finished();
+    }
+
+    /** The rows of a partition's share: its ranges {@code i % partitions == partition}. */
+    static long shareRows(long rowCount, long rangeRows, int partition, int partitions) {
+        long ranges = (rowCount + rangeRows - 1) / rangeRows;
+        if (ranges <= partition) {
+            return 0;
+        }
+        long mine = (ranges - 1 - partition) / partitions + 1;
+        long rows = mine * rangeRows;
+        if ((ranges - 1) % partitions == partition) {
+            rows -= ranges * rangeRows - rowCount; // the last, short range is ours
+        }
+        return rows;
+    }
+
+    /** The table row of a partition's {@code k}-th row of its share. */
+    static long globalRow(long k, long rangeRows, int partition, int partitions) {
+        long m = k / rangeRows;
+        return (partition + m * partitions) * rangeRows + k % rangeRows;
+    }
+}

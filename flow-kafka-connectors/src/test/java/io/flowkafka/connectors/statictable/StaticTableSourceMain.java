@@ -1,0 +1,24 @@
+package io.flowkafka.connectors.statictable;
+
+import io.flowkafka.runtime.FlowRuntime;
+import java.util.Properties;
+
+/**
+ * Runs one instance of {@link StaticTableSourcePipeline} in a child JVM until it is stopped or killed.
+ * Args: bootstrap pipeline tablesPath output stateDir.
+ */
+public final class StaticTableSourceMain {
+    private StaticTableSourceMain() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Properties props = new Properties();
+        props.put("bootstrap.servers", args[0]);
+        props.put("state.dir", args[4]);
+        props.put("commit.interval.ms", "100");
+        props.put("consumer.session.timeout.ms", "6000");
+        props.put("consumer.heartbeat.interval.ms", "1000");
+        FlowRuntime runtime = FlowRuntime.create(StaticTableSourcePipeline.spec(args[1], args[2], args[3]), props);
+        io.flowkafka.testing.PipelineMain.runUntilStopped(runtime);
+    }
+}

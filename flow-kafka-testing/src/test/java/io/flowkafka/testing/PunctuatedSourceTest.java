@@ -1,0 +1,63 @@
+package io.flowkafka.testing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.flowkafka.api.Message;
+import io.flowkafka.spec.ComputationKind;
+import io.flowkafka.spec.PipelineSpec;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.LongStream;
+import org.apache.avro.Schema;
+import org.apache.avro.SchemaBuilder;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A {@link io.flowkafka.spi.PunctuatedSource} run by a Source computation on {@link FlowTestDriver}: the driver's
+ * clock drives the punctuation, the progress survives a revived task, message ids are not repeated, a finite source
+ * completes, and a dynamic parameter changes through the dynamic spec.
+ */
+class PunctuatedSourceTest {
+    static final Schema N = SchemaBuilder.record("N").namespace("ps").fields().requiredLong("n").endRecord();
+
+    private static PipelineSpec spec() {
+        return PipelineSpec.builder("ps").stream("numbers", N)
+                .computation("count", c -> c.kind(ComputationKind.SOURCE)
+                        .source("numbers", "CountingSource", Map.of("count", 50, "per_step", 3))
+                        .outputStreamIds("numbers"))
+                .build();
+    }
+
+    @Test
+    void shouldEmitEachMessageOnceAcrossARevivedTaskAndComplete() {
+        try (FlowTestDriver d = FlowTestDriver.create(spec())) {
+            List<Message> out = new ArrayList<>();
+            d.advanceWallClockTime(Duration.ofMillis(500), Duration.ofMillis(100));
+            out.addAll(d.readStream("numbers"));
+            assertThat(out).hasSizeBetween(3, 18);
+            d.reviveTask();
+            d.reconfigure(Map.of("computations", Map.of("count", Map.of("source_streams",
+                    Map.of("numbers", Map.of("per_step", 10))))));
+            d.advanceWallClockTime(Duration.ofSeconds(1), Duration.ofMillis(100));
+            out.addAll(d.readStream("numbers"));
+            assertThat(out).extracting(m -> (Long) m.getPayload().get("n"))
+                    .containsExactlyElementsOf(LongStream.range(0, 50).boxed().toList());
+            assertThat(out).extracting(Message::getMessageId).doesNotHaveDuplicates();
+            assertThat(d.completedComputations()).contains("count");
+        }
+    }
+
+    @Test
+    void shouldRejectADynamicChangeOfAStaticParameter() {
+        try (FlowTestDriver d = FlowTestDriver.create(spec())) {
+            assertThatThrownBy(() -> d.reconfigure(Map.of("computations", Map.of("count", Map.of("source_streams",
+                    Map.of("numbers", Map.of("count", 5)))))))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("dynamic_spec.computations.count.source_streams.numbers.count is not a "
+                            + "dynamic parameter of CountingSource; the dynamic ones are [per_step]");
+        }
+    }
+}
