@@ -24,8 +24,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Delivers a {@code TArrivalOrderTableSink}'s outbox: each batch's uncovered messages are staged durably (so the
- * outbox may commit and purge them), and the open slot is published as a table when it is due, after a delivery and
- * on a timer ({@code flow.sink.<id>.tick.ms}) for closes by time. Replay dedup: a message whose id is at or below the
+ * outbox may commit and purge them), and a timer ({@code flow.sink.<id>.tick.ms}) publishes the open slot as a table
+ * when it is due, by limit or by time. Replay dedup: a message whose id is at or below the
  * partition's coverage (its frontier, or what is staged) is skipped, so a partly covered batch writes only its tail.
  *
  * <p>Threading: {@link #open}, {@link #deliver}, {@link #release} on the outbox service's thread, the timer on its
@@ -134,7 +134,7 @@ final class ArrivalOrderDeliverer implements OutboxDeliverer {
         if (!rows.isEmpty()) {
             covered.put(p, rows.get(rows.size() - 1).messageId());
         }
-        publish();
+        // the timer publishes: a delivery only stages, so the outbox thread never waits for a table to be written
     }
 
     private void tick() {

@@ -74,6 +74,8 @@ final class ArrivalOrderTableSink {
     private final Path lockFile;
     private final ReentrantLock jvmLock;
     private final Map<String, TableAttributes> tables = new HashMap<>();
+    /** Metadata of staged files by path; guarded by the lock. */
+    private final Map<Path, StagedFile> stagedCache = new ConcurrentHashMap<>();
 
     ArrivalOrderTableSink(LocalTablesDirectory directory, ArrivalOrderSinkParameters parameters, Schema rowSchema,
             SinkProgress.Owner owner) throws IOException {
@@ -376,13 +378,21 @@ final class ArrivalOrderTableSink {
             paths = s.filter(p -> !p.getFileName().toString().startsWith(".")).sorted().toList();
         }
         List<StagedFile> out = new ArrayList<>();
+        stagedCache.keySet().retainAll(paths);
         for (Path p : paths) {
+            StagedFile cached = stagedCache.get(p);
+            if (cached != null) {
+                out.add(cached); // a staged file never changes once renamed into place
+                continue;
+            }
             try (DataFileReader<GenericRecord> r = new DataFileReader<>(p.toFile(), new GenericDatumReader<>())) {
                 long stamp = Long.parseLong(p.getFileName().toString().substring(0, 13));
-                out.add(new StagedFile(p, stamp, (int) r.getMetaLong("flow.partition"),
+                StagedFile f = new StagedFile(p, stamp, (int) r.getMetaLong("flow.partition"),
                         MessageId.fromHex(r.getMetaString("flow.first_id")),
                         MessageId.fromHex(r.getMetaString("flow.last_id")), r.getMetaLong("flow.rows"),
-                        r.getMetaLong("flow.weight")));
+                        r.getMetaLong("flow.weight"));
+                stagedCache.put(p, f);
+                out.add(f);
             } catch (NoSuchFileException e) {
                 // deleted meanwhile
             }
@@ -395,14 +405,12 @@ final class ArrivalOrderTableSink {
      * staged row that remains is still to be written.
      */
     private List<StagedFile> normalize(SinkProgress progress) throws IOException {
-        List<StagedFile> out = new ArrayList<>();
         for (StagedFile f : stagedFiles()) {
             MessageId covered = progress.covered(f.partition());
             if (covered == null || f.firstId().compareTo(covered) > 0) {
-                out.add(f);
-            } else if (f.lastId().compareTo(covered) <= 0) {
-                Files.deleteIfExists(f.path());
-            } else {
+                continue;
+            }
+            if (f.lastId().compareTo(covered) > 0) {
                 List<Staged> tail = new ArrayList<>();
                 for (GenericRecord r : readStaged(f.path())) {
                     MessageId id = MessageId.fromHex(r.get("message_id").toString());
@@ -411,15 +419,21 @@ final class ArrivalOrderTableSink {
                                 (Long) r.get("weight"), (GenericRecord) r.get("row")));
                     }
                 }
-                Path target = staging.resolve(stagedName(f.stamp(), f.partition(), tail.get(0).offset()));
-                if (!Files.exists(target)) {
+                // same arrival stamp, so the tail keeps its place; an existing file of that name is this tail,
+                // written before a crash cut the rewrite short
+                if (!Files.exists(staging.resolve(stagedName(f.stamp(), f.partition(), tail.get(0).offset())))) {
                     writeStaged(f.stamp(), f.partition(), tail);
                 }
-                Files.deleteIfExists(f.path());
-                out.add(stagedFiles().stream().filter(s -> s.path().equals(target)).findFirst().orElseThrow());
+            }
+            Files.deleteIfExists(f.path());
+        }
+        List<StagedFile> out = new ArrayList<>();
+        for (StagedFile f : stagedFiles()) {
+            MessageId covered = progress.covered(f.partition());
+            if (covered == null || f.firstId().compareTo(covered) > 0) {
+                out.add(f);
             }
         }
-        out.sort(java.util.Comparator.comparing(f -> f.path().getFileName().toString()));
         return out;
     }
 
