@@ -208,7 +208,7 @@ final class ArrivalOrderTableSink {
                     break;
                 }
                 progress = writeTable(progress, close == SlotClose.EMPTY ? List.of() : files,
-                        close == SlotClose.BY_LIMIT, now);
+                        close == SlotClose.BY_LIMIT, now, inputSystemWatermark);
                 written.add(tableName(slot.start()));
                 directory.replaceDirectoryAttributes(withProgress(directory.directoryAttributes(), progress));
                 files = normalize(progress);
@@ -293,13 +293,14 @@ final class ArrivalOrderTableSink {
      * Writes the open slot's table from {@code files} (all their rows, or up to the limit) and publishes it with the
      * progress after it; returns that progress.
      */
-    private SinkProgress writeTable(SinkProgress progress, List<StagedFile> files, boolean byLimit, Instant now)
-            throws IOException {
+    private SinkProgress writeTable(SinkProgress progress, List<StagedFile> files, boolean byLimit, Instant now,
+            @Nullable Instant inputSystemWatermark) throws IOException {
         Instant t = progress.nextTableTimestamp();
         String name = tableName(t);
         // two passes over the staged rows, so that a table never sits on the heap: the first finds the frontiers
         // after the table (they go into its attributes), the second writes the same rows
         Map<Integer, SinkProgress.Frontier> frontiers = take(progress, files, byLimit, row -> { });
+        collectFrontiers(frontiers, files, inputSystemWatermark);
         SinkProgress next = progress.withNext(t.plus(parameters.tablePeriod()), frontiers);
         StaticTableWriter.Builder builder = StaticTableWriter.builder(directory, name, rowSchema).tableTimestamp(t)
                 .attribute(EXPIRATION_TIME, new TextNode(parameters.expirationOf(t, now).toString()))
@@ -316,6 +317,23 @@ final class ArrivalOrderTableSink {
             }
         }
         return next;
+    }
+
+    /**
+     * Drops the frontiers the input system watermark passed: "A partition's frontier is deleted as soon as its
+     * system_timestamp drops below the system watermark of the input stream: by that moment the partition has
+     * certainly delivered everything it produced". A partition with rows still staged after the table keeps it.
+     */
+    static void collectFrontiers(Map<Integer, SinkProgress.Frontier> frontiers, List<StagedFile> files,
+            @Nullable Instant inputSystemWatermark) {
+        if (inputSystemWatermark == null || inputSystemWatermark.equals(Instant.EPOCH)) {
+            return;
+        }
+        long watermark = inputSystemWatermark.getEpochSecond() * 1_000_000_000L + inputSystemWatermark.getNano();
+        frontiers.entrySet().removeIf(e -> e.getValue().systemTimestamp() >= 0
+                && e.getValue().systemTimestamp() < watermark
+                && files.stream().noneMatch(f -> f.partition() == e.getKey()
+                        && f.lastId().compareTo(e.getValue().messageId()) > 0));
     }
 
     /** Where {@link #take} puts a row. */

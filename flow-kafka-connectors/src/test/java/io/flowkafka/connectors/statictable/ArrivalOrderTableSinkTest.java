@@ -219,4 +219,22 @@ class ArrivalOrderTableSinkTest {
         assertThat(sink.load(created.plus(Duration.ofDays(1))).nextTableTimestamp()).as("the sequence goes on")
                 .isEqualTo(T0.plus(HOUR));
     }
+
+    @Test
+    void shouldDropAFrontierOnceTheInputSystemWatermarkPassesIt() throws Exception {
+        // "A partition's frontier is deleted as soon as its system_timestamp drops below the system watermark of the
+        // input stream"
+        ArrivalOrderTableSink sink = sink(null);
+        sink.load(T0);
+        sink.stage(0, rows(0, 2)); // system timestamps 1000, 1001 ns
+        sink.stage(1, rows(10, 12)); // 1010, 1011 ns
+        Instant watermark = Instant.EPOCH.plusNanos(1_005);
+        sink.publish(T0.plus(HOUR), watermark);
+        SinkProgress progress = sink.load(T0.plus(HOUR));
+        assertThat(progress.frontiers()).as("partition 0 is below the watermark, partition 1 is not")
+                .containsOnlyKeys(1);
+        sink.stage(1, rows(12, 13));
+        sink.publish(T0.plus(Duration.ofHours(2)), Instant.EPOCH.plusNanos(1_013));
+        assertThat(sink.load(T0.plus(Duration.ofHours(2))).frontiers()).isEmpty();
+    }
 }
