@@ -5,8 +5,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.channels.FileChannel;
-import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -115,7 +115,7 @@ public final class LocalTablesDirectory implements TablesDirectory {
         for (Path f : files) {
             try (SeekableFileInput in = new SeekableFileInput(f.toFile())) {
                 AvroParts.Counts c = AvroParts.count(in);
-                parts.add(new TablePart(f.getFileName().toString(), c.rows(), Files.size(f), c.encodedBytes()));
+                parts.add(TablePart.of(f.getFileName().toString(), c.rows(), Files.size(f), c.encodedBytes()));
             }
         }
         return TableAttributes.of(null, parts);
@@ -298,7 +298,11 @@ public final class LocalTablesDirectory implements TablesDirectory {
             }
             try {
                 Files.move(dir, target, StandardCopyOption.ATOMIC_MOVE);
-            } catch (DirectoryNotEmptyException e) {
+            } catch (FileSystemException e) {
+                // Another publisher won the race: Linux reports ENOTEMPTY, which Java may not map to a subtype.
+                if (!Files.exists(target)) {
+                    throw e;
+                }
                 FileAlreadyExistsException taken = new FileAlreadyExistsException(target.toString(), null,
                         "table exists");
                 taken.initCause(e);

@@ -11,38 +11,38 @@ import java.util.Optional;
 /**
  * The read schedule of one static table under {@code use_planned_timestamps} (reference 001,
  * "Planned read timestamps"). It keeps the rule "The timestamp is proportional to the fraction of
- * rows already assigned for reading": row {@code r} of {@code [firstRow, endRow)} is planned at
- * {@code start + duration * (r - firstRow) / (endRow - firstRow)}, and that instant is both the
- * SystemTimestamp and the EventTimestamp of a range starting at {@code r}.
+ * rows already assigned for reading": the range handed out after {@code assigned} of the plan's
+ * {@code rowCount} rows is planned at {@code start + duration * assigned / rowCount}, and that
+ * instant is both its SystemTimestamp and its EventTimestamp.
  *
  * <p>The schedule is fixed by {@link #plan} when the table starts, "using the current read limits",
- * and changes only by {@link #replan} (a reread); later limit changes do not move it. It encodes to
- * {@value #ENCODED_SIZE} bytes ({@link #toBytes()}) so the source can keep it in a changelogged store:
- * "Process restarts preserve the schedule". Planned instants may lie in the future.
+ * and changes only by {@link #replan} (a reread, a switch of replica): later limit changes do not
+ * move it. It counts assigned rows, not row indexes, so a replan over the remaining ranges, however
+ * scattered, spreads them evenly from the replan's start. It encodes to {@value #ENCODED_SIZE} bytes
+ * ({@link #toBytes()}) for a changelogged store: "Process restarts preserve the schedule". The count
+ * of rows assigned so far is the source's progress, kept beside it. Planned instants may lie in the
+ * future.
  *
- * @param firstRow the first row the schedule covers (0, or where a replan started)
- * @param endRow the row count of the table
- * @param start the planned instant of {@code firstRow}
- * @param duration the planned time to read {@code [firstRow, endRow)}
+ * @param rowCount the rows the plan hands out: the table's, or those remaining at a replan
+ * @param start the planned instant of the first range
+ * @param duration the planned time to hand out all {@code rowCount} rows
  */
-public record PlannedSchedule(long firstRow, long endRow, Instant start, Duration duration) {
+public record PlannedSchedule(long rowCount, Instant start, Duration duration) {
     /** The size of {@link #toBytes()}. */
-    public static final int ENCODED_SIZE = 1 + 8 + 8 + 8 + 8 + 4;
+    public static final int ENCODED_SIZE = 1 + 8 + 8 + 4 + 8;
     private static final byte VERSION = 1;
 
     /**
      * Checks the fields.
      *
-     * @param firstRow the first row, {@code >= 0}
-     * @param endRow the row count, {@code >= firstRow}
-     * @param start the planned instant of {@code firstRow}; not null
+     * @param rowCount the rows of the plan, {@code >= 0}
+     * @param start the planned instant of the first range; not null
      * @param duration the read duration; not null, not negative
-     * @throws IllegalArgumentException if the rows or the duration are out of range
+     * @throws IllegalArgumentException if the row count or the duration is negative
      */
     public PlannedSchedule {
-        if (firstRow < 0 || endRow < firstRow) {
-            throw new IllegalArgumentException("schedule rows must have 0 <= firstRow <= endRow but were " + firstRow
-                    + " and " + endRow);
+        if (rowCount < 0) {
+            throw new IllegalArgumentException("schedule rowCount must be >= 0 but was " + rowCount);
         }
         Objects.requireNonNull(start, "start");
         Objects.requireNonNull(duration, "duration");
@@ -52,78 +52,64 @@ public record PlannedSchedule(long firstRow, long endRow, Instant start, Duratio
     }
 
     /**
-     * Plans a table when it starts: from {@code now}, over the time the limits allow for its rows
-     * and data weight.
+     * Plans rows from {@code now}, over the time the limits allow for them: a table as it starts.
      *
-     * @param rowCount the table's rows, {@code >= 0}
-     * @param dataWeight the table's data weight in bytes, {@code >= 0}
+     * @param rowCount the rows to hand out, {@code >= 0}
+     * @param dataWeight their data weight in bytes, {@code >= 0}
      * @param now the current time; not null
      * @param limits the current read limits; not null
-     * @return the schedule of rows {@code [0, rowCount)}
+     * @return the schedule
      */
     public static PlannedSchedule plan(long rowCount, long dataWeight, Instant now, ReadLimits limits) {
-        return new PlannedSchedule(0, rowCount, now, limits.durationOf(rowCount, dataWeight));
+        return new PlannedSchedule(rowCount, now, limits.durationOf(rowCount, dataWeight));
     }
 
     /**
-     * Replans the remaining rows from the current time and read limits, as a reread (or a switch of
-     * replica) does: rows {@code [fromRow, endRow)} are planned anew from {@code now}; their data
-     * weight is taken pro rata from the table's.
+     * Replans the remaining ranges "from the current time and read limits", as a reread or a switch
+     * of replica does. Their data weight is taken pro rata from the table's.
      *
-     * @param fromRow the first row not yet read, {@code 0 <= fromRow <= endRow}
-     * @param tableDataWeight the data weight of the whole table, {@code >= 0}
+     * @param remaining the ranges not yet read, assigned or not; not null
+     * @param tableRowCount the table's rows, {@code >= 0}
+     * @param tableDataWeight the table's data weight, {@code >= 0}
      * @param now the current time; not null
      * @param limits the current read limits; not null
-     * @return the new schedule
-     * @throws IllegalArgumentException if {@code fromRow} is outside the table
+     * @return a schedule over the remaining rows, whose count of assigned rows starts again at 0
      */
-    public PlannedSchedule replan(long fromRow, long tableDataWeight, Instant now, ReadLimits limits) {
-        if (fromRow < 0 || fromRow > endRow) {
-            throw new IllegalArgumentException("replan row must lie in [0, " + endRow + "] but was " + fromRow);
-        }
-        long rows = endRow - fromRow;
-        long weight = endRow == 0 ? 0 : scale(tableDataWeight, rows, endRow);
-        return new PlannedSchedule(fromRow, endRow, now, limits.durationOf(rows, weight));
+    public static PlannedSchedule replan(Collection<RowRange> remaining, long tableRowCount, long tableDataWeight,
+            Instant now, ReadLimits limits) {
+        long rows = remaining.stream().mapToLong(RowRange::size).sum();
+        long weight = tableRowCount == 0 ? 0 : scale(tableDataWeight, Math.min(rows, tableRowCount), tableRowCount);
+        return plan(rows, weight, now, limits);
     }
 
     /**
-     * The planned instant of a row: proportional to the rows before it in the schedule.
+     * The planned instant of the range handed out after {@code assignedRows} rows of this plan.
      *
-     * @param row a row in {@code [firstRow, endRow]}
+     * @param assignedRows the rows of this plan already assigned, in {@code [0, rowCount]}
      * @return the planned instant
-     * @throws IllegalArgumentException if the row is outside the schedule
+     * @throws IllegalArgumentException if {@code assignedRows} is outside the plan
      */
-    public Instant timestampOf(long row) {
-        if (row < firstRow || row > endRow) {
-            throw new IllegalArgumentException("row " + row + " lies outside the schedule [" + firstRow + ", " + endRow
-                    + "]");
+    public Instant timestampAt(long assignedRows) {
+        if (assignedRows < 0 || assignedRows > rowCount) {
+            throw new IllegalArgumentException("assigned rows must lie in [0, " + rowCount + "] but were "
+                    + assignedRows);
         }
-        long span = endRow - firstRow;
-        return span == 0 ? start : start.plusNanos(scale(duration.toNanos(), row - firstRow, span));
+        return rowCount == 0 ? start : start.plusNanos(scale(duration.toNanos(), assignedRows, rowCount));
     }
 
     /**
-     * The minimum timestamp the source may publish for this table: "Minimum timestamps track
-     * unfinished ranges, including those not yet distributed" — the earliest planned instant among
-     * the unfinished ranges and the first row not yet handed out.
+     * The minimum timestamp of the table: "Minimum timestamps track unfinished ranges, including
+     * those not yet distributed" — the earliest of the planned instants of the ranges handed out and
+     * not finished, and of the next range to hand out while rows remain.
      *
-     * @param unfinished the ranges handed out and not finished; not null
-     * @param firstUndistributedRow the first row not yet handed out, {@code endRow} when all are
-     * @return the minimum, or empty once every row is finished
+     * @param unfinished the planned instants of the ranges handed out and not finished; not null
+     * @param assignedRows the rows of this plan already assigned, in {@code [0, rowCount]}
+     * @return the minimum, or empty once every range is handed out and finished
      */
-    public Optional<Instant> minimumTimestamp(Collection<RowRange> unfinished, long firstUndistributedRow) {
-        Instant min = null;
-        for (RowRange r : unfinished) {
-            if (r.size() > 0) {
-                Instant t = timestampOf(Math.max(r.from(), firstRow));
-                min = min == null || t.isBefore(min) ? t : min;
-            }
-        }
-        if (firstUndistributedRow < endRow) {
-            Instant t = timestampOf(Math.max(firstUndistributedRow, firstRow));
-            min = min == null || t.isBefore(min) ? t : min;
-        }
-        return Optional.ofNullable(min);
+    public Optional<Instant> minimumTimestamp(Collection<Instant> unfinished, long assignedRows) {
+        Optional<Instant> next = assignedRows < rowCount ? Optional.of(timestampAt(assignedRows)) : Optional.empty();
+        return unfinished.stream().min(Instant::compareTo).map(u -> next.filter(n -> n.isBefore(u)).orElse(u))
+                .or(() -> next);
     }
 
     /**
@@ -132,8 +118,8 @@ public record PlannedSchedule(long firstRow, long endRow, Instant start, Duratio
      * @return the encoding, read back by {@link #fromBytes}
      */
     public byte[] toBytes() {
-        return ByteBuffer.allocate(ENCODED_SIZE).put(VERSION).putLong(firstRow).putLong(endRow)
-                .putLong(start.getEpochSecond()).putLong(duration.toNanos()).putInt(start.getNano()).array();
+        return ByteBuffer.allocate(ENCODED_SIZE).put(VERSION).putLong(rowCount).putLong(start.getEpochSecond())
+                .putInt(start.getNano()).putLong(duration.toNanos()).array();
     }
 
     /**
@@ -149,11 +135,9 @@ public record PlannedSchedule(long firstRow, long endRow, Instant start, Duratio
                     + " bytes and version " + VERSION + " but got " + bytes.length + " bytes");
         }
         ByteBuffer b = ByteBuffer.wrap(bytes, 1, ENCODED_SIZE - 1);
-        long first = b.getLong();
-        long end = b.getLong();
-        long seconds = b.getLong();
-        long durationNanos = b.getLong();
-        return new PlannedSchedule(first, end, Instant.ofEpochSecond(seconds, b.getInt()), Duration.ofNanos(durationNanos));
+        long rows = b.getLong();
+        Instant start = Instant.ofEpochSecond(b.getLong(), b.getInt());
+        return new PlannedSchedule(rows, start, Duration.ofNanos(b.getLong()));
     }
 
     private static long scale(long value, long numerator, long denominator) {

@@ -16,8 +16,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * Reads one published static table by row index: rows are numbered from 0 across the part files in
  * the order the table's attributes list them, and {@link #rows(long, long)} reads {@code [from, to)}
- * without decoding what lies before {@code from}: whole parts are skipped by their row counts and
- * whole Avro blocks by their block headers.
+ * without decoding what lies before {@code from}: whole parts are skipped by their row counts, the
+ * reader seeks to the part's last {@link SyncMark} before {@code from}, and skips whole Avro blocks
+ * from there by their block headers.
  *
  * <p>Thread-safe: each {@link #rows} call opens its own files. Holds no open file itself.
  */
@@ -162,13 +163,14 @@ public final class StaticTableReader {
                     }
                     reader = new DataFileReader<>(directory.openPart(table, p.name()), readerSchema == null
                             ? new GenericDatumReader<>() : new GenericDatumReader<>(null, readerSchema));
-                    skip(reader, next - partStart);
+                    skip(reader, p, next - partStart);
                     partStart += p.rowCount();
                 }
                 return true;
             } catch (IOException e) {
+                UncheckedIOException failure = new UncheckedIOException("cannot read table " + table + " at row " + next, e);
                 close();
-                throw new UncheckedIOException("cannot read table " + table + " at row " + next, e);
+                throw failure;
             }
         }
 
@@ -183,6 +185,7 @@ public final class StaticTableReader {
 
         @Override
         public void close() {
+            next = to;
             try {
                 closeReader();
             } catch (IOException e) {
@@ -199,7 +202,12 @@ public final class StaticTableReader {
         }
     }
 
-    private static void skip(DataFileReader<GenericRecord> reader, long rows) throws IOException {
+    private static void skip(DataFileReader<GenericRecord> reader, TablePart part, long rows) throws IOException {
+        SyncMark mark = part.markAtOrBefore(rows);
+        if (mark != null && mark.row() > 0) {
+            reader.seek(mark.position());
+            rows -= mark.row();
+        }
         GenericRecord reuse = null;
         while (rows > 0 && reader.hasNext()) {
             long block = reader.getBlockCount();

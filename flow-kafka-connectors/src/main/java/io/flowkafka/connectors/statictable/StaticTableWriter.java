@@ -42,17 +42,21 @@ import org.jspecify.annotations.Nullable;
 public final class StaticTableWriter implements AutoCloseable {
     /** The default number of rows per part file. */
     public static final long DEFAULT_ROWS_PER_PART = 1_000_000;
+    /** The default number of rows between two sync marks of a part's index. */
+    public static final long DEFAULT_ROWS_PER_SYNC_MARK = 65_536;
 
     private final String table;
     private final Schema schema;
     private final @Nullable Instant tableTimestamp;
     private final long rowsPerPart;
+    private final long rowsPerSyncMark;
     private final CodecFactory codec;
     private final Map<String, JsonNode> custom;
     private final PendingTable pending;
     private final GenericDatumWriter<GenericRecord> datumWriter;
-    private final ByteArrayOutputStream encoded = new ByteArrayOutputStream();
+    private final EncodedRow encoded = new EncodedRow();
     private final List<TablePart> parts = new ArrayList<>();
+    private final List<SyncMark> partMarks = new ArrayList<>();
     private @Nullable BinaryEncoder encoder;
     private @Nullable DataFileWriter<GenericRecord> part;
     private @Nullable CountingOutputStream partBytes;
@@ -65,6 +69,7 @@ public final class StaticTableWriter implements AutoCloseable {
         this.schema = b.schema;
         this.tableTimestamp = b.tableTimestamp;
         this.rowsPerPart = b.rowsPerPart;
+        this.rowsPerSyncMark = b.rowsPerSyncMark;
         this.codec = b.codec;
         this.custom = new LinkedHashMap<>(b.custom);
         this.pending = pending;
@@ -122,12 +127,14 @@ public final class StaticTableWriter implements AutoCloseable {
         checkOpen();
         if (part == null) {
             startPart();
+        } else if (partRows % rowsPerSyncMark == 0) {
+            partMarks.add(new SyncMark(partRows, part.sync()));
         }
         encoded.reset();
         encoder = EncoderFactory.get().directBinaryEncoder(encoded, encoder);
         datumWriter.write(row, encoder);
         encoder.flush();
-        part.appendEncoded(ByteBuffer.wrap(encoded.toByteArray()));
+        part.appendEncoded(encoded.asBuffer());
         partRows++;
         partWeight += encoded.size();
         if (partRows >= rowsPerPart) {
@@ -171,13 +178,13 @@ public final class StaticTableWriter implements AutoCloseable {
     }
 
     private void startPart() throws IOException {
-        String name = String.format("part-%05d.avro", parts.size());
-        partBytes = new CountingOutputStream(pending.createPart(name));
+        partBytes = new CountingOutputStream(pending.createPart(partName(parts.size())));
         DataFileWriter<GenericRecord> w = new DataFileWriter<>(new GenericDatumWriter<GenericRecord>(schema));
         w.setCodec(codec);
         part = w.create(schema, partBytes);
         partRows = 0;
         partWeight = 0;
+        partMarks.clear();
     }
 
     private void finishPart() throws IOException {
@@ -186,12 +193,23 @@ public final class StaticTableWriter implements AutoCloseable {
         }
         part.close();
         part = null;
-        parts.add(new TablePart(String.format("part-%05d.avro", parts.size()), partRows, partBytes.count, partWeight));
+        parts.add(new TablePart(partName(parts.size()), partRows, partBytes.count, partWeight, partMarks));
+    }
+
+    private static String partName(int index) {
+        return String.format("part-%05d.avro", index);
     }
 
     private void checkOpen() {
         if (finished) {
             throw new IllegalStateException("writer of table " + table + " was already published or closed");
+        }
+    }
+
+    /** One row's Avro encoding, reused from row to row without a copy. */
+    private static final class EncodedRow extends ByteArrayOutputStream {
+        ByteBuffer asBuffer() {
+            return ByteBuffer.wrap(buf, 0, count);
         }
     }
 
@@ -223,6 +241,7 @@ public final class StaticTableWriter implements AutoCloseable {
         private final Schema schema;
         private @Nullable Instant tableTimestamp;
         private long rowsPerPart = DEFAULT_ROWS_PER_PART;
+        private long rowsPerSyncMark = DEFAULT_ROWS_PER_SYNC_MARK;
         private CodecFactory codec = CodecFactory.deflateCodec(1);
         private final Map<String, JsonNode> custom = new LinkedHashMap<>();
 
@@ -259,6 +278,23 @@ public final class StaticTableWriter implements AutoCloseable {
                 throw new IllegalArgumentException("rowsPerPart must be >= 1 but was " + rows);
             }
             this.rowsPerPart = rows;
+            return this;
+        }
+
+        /**
+         * Sets how many rows lie between two sync marks of a part's index, which a reader of a row
+         * range seeks by; {@value #DEFAULT_ROWS_PER_SYNC_MARK} by default. Each mark also ends an
+         * Avro block, so a small value makes small blocks.
+         *
+         * @param rows the rows per sync mark, {@code >= 1}
+         * @return this builder
+         * @throws IllegalArgumentException if {@code rows < 1}
+         */
+        public Builder rowsPerSyncMark(long rows) {
+            if (rows < 1) {
+                throw new IllegalArgumentException("rowsPerSyncMark must be >= 1 but was " + rows);
+            }
+            this.rowsPerSyncMark = rows;
             return this;
         }
 

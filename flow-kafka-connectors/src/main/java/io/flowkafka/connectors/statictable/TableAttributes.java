@@ -16,7 +16,7 @@ import org.jspecify.annotations.Nullable;
  * attributes (a sink's progress, a version tag).
  *
  * <p>Immutable and thread-safe. A child of a tables directory written by another tool has no
- * attributes: its {@link #tableTimestamp()} is empty, which the arrival-order sink rejects
+ * attributes: its {@link #timestamp()} is empty, which the arrival-order sink rejects
  * (reference 001: "The sink doesn't accept a directory with children that have no table_timestamp
  * attribute").
  *

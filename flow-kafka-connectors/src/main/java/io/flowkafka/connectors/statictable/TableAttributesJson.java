@@ -27,8 +27,12 @@ final class TableAttributesJson {
         }
         ArrayNode parts = root.putArray("parts");
         for (TablePart p : attributes.parts()) {
-            parts.addObject().put("name", p.name()).put("row_count", p.rowCount()).put("byte_size", p.byteSize())
-                    .put("data_weight", p.dataWeight());
+            ObjectNode part = parts.addObject().put("name", p.name()).put("row_count", p.rowCount())
+                    .put("byte_size", p.byteSize()).put("data_weight", p.dataWeight());
+            ArrayNode marks = part.putArray("sync_marks");
+            for (SyncMark m : p.syncMarks()) {
+                marks.addArray().add(m.row()).add(m.position());
+            }
         }
         attributes.custom().forEach(root::set);
         return MAPPER.writerWithDefaultPrettyPrinter().writeValueAsBytes(root);
@@ -55,8 +59,12 @@ final class TableAttributesJson {
                 }
                 case "parts" -> {
                     for (JsonNode p : e.getValue()) {
+                        List<SyncMark> marks = new ArrayList<>();
+                        for (JsonNode m : p.path("sync_marks")) {
+                            marks.add(new SyncMark(m.path(0).asLong(), m.path(1).asLong()));
+                        }
                         parts.add(new TablePart(p.path("name").asText(), p.path("row_count").asLong(),
-                                p.path("byte_size").asLong(), p.path("data_weight").asLong()));
+                                p.path("byte_size").asLong(), p.path("data_weight").asLong(), marks));
                     }
                 }
                 default -> custom.put(e.getKey(), e.getValue());

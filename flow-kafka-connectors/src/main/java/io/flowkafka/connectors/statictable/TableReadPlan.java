@@ -7,6 +7,7 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Instant;
+import java.util.Collection;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
@@ -66,29 +67,32 @@ public record TableReadPlan(String table, Instant locatorTimestamp, @Nullable Pl
     }
 
     /**
-     * The SystemTimestamp and EventTimestamp of a range starting at {@code row}.
+     * The SystemTimestamp and EventTimestamp of the range handed out after {@code assignedRows} rows
+     * of this plan.
      *
-     * @param row the range's first row
+     * @param assignedRows the rows of this plan already assigned
      * @return its planned instant, or the locator's timestamp
      */
-    public Instant timestampOf(long row) {
-        return schedule == null ? locatorTimestamp : schedule.timestampOf(row);
+    public Instant timestampAt(long assignedRows) {
+        return schedule == null ? locatorTimestamp : schedule.timestampAt(assignedRows);
     }
 
     /**
-     * Replans the rest of the table after a reread, keeping the choice made at start: "rereading a
+     * Replans the remaining ranges after a reread, keeping the choice made at start: "rereading a
      * table replans the remaining ranges from the current time and read limits". A plan with
      * locator timestamps stays as it is.
      *
-     * @param fromRow the first row not yet read
+     * @param remaining the ranges not yet read; not null
+     * @param tableRowCount the table's rows
      * @param tableDataWeight the table's data weight
      * @param now the current time; not null
      * @param limits the current read limits; not null
-     * @return the new plan
+     * @return the new plan, whose count of assigned rows starts again at 0
      */
-    public TableReadPlan replan(long fromRow, long tableDataWeight, Instant now, ReadLimits limits) {
-        return schedule == null ? this
-                : new TableReadPlan(table, locatorTimestamp, schedule.replan(fromRow, tableDataWeight, now, limits));
+    public TableReadPlan replan(Collection<RowRange> remaining, long tableRowCount, long tableDataWeight, Instant now,
+            ReadLimits limits) {
+        return schedule == null ? this : new TableReadPlan(table, locatorTimestamp,
+                PlannedSchedule.replan(remaining, tableRowCount, tableDataWeight, now, limits));
     }
 
     /**

@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -66,6 +67,34 @@ class StaticTableReaderTest {
     }
 
     @Test
+    void shouldSeekBySyncMarksWithoutReadingTheBlocksBefore() throws IOException {
+        LocalTablesDirectory tables = LocalTablesDirectory.open(dir);
+        try (StaticTableWriter w = StaticTableWriter.builder(tables, "t", SCHEMA).rowsPerPart(1000).rowsPerSyncMark(100)
+                .codec(CodecFactory.nullCodec()).open()) {
+            for (GenericRecord r : rows(1000)) {
+                w.append(r);
+            }
+            w.publish();
+        }
+        TablePart part = tables.attributes("t").parts().get(0);
+        assertThat(part.syncMarks()).extracting(SyncMark::row).containsExactly(100L, 200L, 300L, 400L, 500L, 600L,
+                700L, 800L, 900L);
+        // Break the sync marker that ends the first 500 rows' last block: reading across it fails,
+        // so a read from row 550 that succeeds did not read across it.
+        SyncMark mark = part.markAtOrBefore(550);
+        assertThat(mark.row()).isEqualTo(500);
+        Path file = dir.resolve("t").resolve(part.name());
+        byte[] bytes = Files.readAllBytes(file);
+        for (int i = 1; i <= 16; i++) {
+            bytes[(int) mark.position() - i] ^= 0x5a;
+        }
+        Files.write(file, bytes);
+        StaticTableReader reader = StaticTableReader.open(tables, "t");
+        assertThat(ids(reader.rows(550, 553))).containsExactly(550L, 551L, 552L);
+        assertThatThrownBy(() -> ids(reader.rows(0, 1000))).hasRootCauseMessage("Invalid sync!");
+    }
+
+    @Test
     void shouldReportRowCountByteSizeAndDataWeight() throws IOException {
         StaticTableReader reader = table(10, 3, CodecFactory.nullCodec());
         assertThat(reader.rowCount()).isEqualTo(10);
@@ -80,6 +109,15 @@ class StaticTableReaderTest {
         Schema idOnly = SchemaBuilder.record("Row").fields().requiredLong("id").endRecord();
         List<GenericRecord> rows = StaticTableReader.open(LocalTablesDirectory.open(dir), "t", idOnly).readAll();
         assertThat(rows).extracting(r -> r.getSchema().getFields().size()).containsOnly(1);
+    }
+
+    @Test
+    void shouldEndARangeClosedEarly() throws IOException {
+        StaticTableReader reader = table(10, 3, CodecFactory.nullCodec());
+        TableRowIterator it = reader.rows(0, 10);
+        assertThat(it.next().get("id")).isEqualTo(0L);
+        it.close();
+        assertThat(it.hasNext()).isFalse();
     }
 
     @Test

@@ -21,6 +21,7 @@ import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
 import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericRecord;
+import org.junit.jupiter.api.RepeatedTest;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -109,7 +110,7 @@ abstract class TablesDirectoryContractTest {
         }
     }
 
-    @Test
+    @RepeatedTest(20)
     void shouldLetExactlyOneOfTwoConcurrentPublishersOfANameWin() throws Exception {
         TablesDirectory tables = directory();
         CountDownLatch ready = new CountDownLatch(2);
