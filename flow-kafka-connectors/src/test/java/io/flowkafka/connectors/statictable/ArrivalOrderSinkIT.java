@@ -31,9 +31,10 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * {@code TArrivalOrderTableSink} on a real broker with instances killed mid-stream. Reference 001: "The table and the
  * progress are committed in a single master transaction ... All partitions share one table sequence, and the
- * frontier is used for deduplication during replay". After a SIGKILL of one of two instances and a restart, every
- * input message is in exactly one table, and the table timestamps form one sequence with a fixed table_period step,
- * without a gap or a duplicate.
+ * frontier is used for deduplication during replay". Two instances; each is killed with SIGKILL in turn while the
+ * other (or its replacement) writes, and more input arrives between the kills; in the end every input message is in
+ * exactly one table, and the table timestamps form one sequence with a fixed table_period step, without a gap or a
+ * duplicate, which the directory's progress continues.
  */
 @WithKafka
 class ArrivalOrderSinkIT {
@@ -52,35 +53,52 @@ class ArrivalOrderSinkIT {
         Path state = Files.createTempDirectory(tempRoot, "aot");
         Path output = state.resolve("tables");
         cluster.createTopic(input, 4);
-        produce(cluster, input, records);
-        long killAt = 2_000 + new Random(SEED).nextInt(8_000);
+        int firstHalf = 12_000;
+        produce(cluster, input, 0, firstHalf);
+        Random random = new Random(SEED);
+        long killA = 2_000 + random.nextInt(8_000);
         try (ChildJvm a = instance(cluster, pipeline, input, output, state, "a");
                 ChildJvm b = instance(cluster, pipeline, input, output, state, "b")) {
-            Await.until(Duration.ofMinutes(3), killAt + " rows in published tables",
-                    () -> rowsIn(output) >= killAt);
+            Await.until(Duration.ofMinutes(3), killA + " rows in published tables", () -> rowsIn(output) >= killA);
             a.kill(); // SIGKILL, mid-stream: staged files, a half-written table, an unreplaced attribute may be left
             assertThat(a.isAlive()).isFalse();
             try (ChildJvm a2 = instance(cluster, pipeline, input, output, state, "a2")) {
-                Await.until(Duration.ofMinutes(4), records + " rows in published tables", () -> rowsIn(output) >= records);
-                Map<String, Integer> seen = new HashMap<>();
-                TreeMap<Instant, Integer> tables = new TreeMap<>();
-                LocalTablesDirectory dir = LocalTablesDirectory.open(output);
-                for (String t : dir.tableNames()) {
-                    TableAttributes attributes = dir.attributes(t);
-                    assertThat(tables.put(attributes.tableTimestamp(), 0)).as("one table per timestamp").isNull();
-                    for (GenericRecord r : StaticTableReader.open(dir, t).readAll()) {
-                        seen.merge(r.get("id").toString(), 1, Integer::sum);
-                    }
-                }
-                assertThat(seen).as("every input message in a table").hasSize(records);
-                assertThat(seen.values()).as("each in exactly one table, once").containsOnly(1);
-                List<Instant> ts = new ArrayList<>(tables.keySet());
-                for (int i = 1; i < ts.size(); i++) {
-                    assertThat(Duration.between(ts.get(i - 1), ts.get(i))).as("no gap after " + ts.get(i - 1))
-                            .isEqualTo(Duration.ofSeconds(1));
+                produce(cluster, input, firstHalf, records - firstHalf);
+                long killB = firstHalf + random.nextInt(records - firstHalf - 1_000);
+                Await.until(Duration.ofMinutes(3), killB + " rows in published tables", () -> rowsIn(output) >= killB);
+                b.kill(); // the second instance too, while the restarted one writes
+                try (ChildJvm b2 = instance(cluster, pipeline, input, output, state, "b2")) {
+                    Await.until(Duration.ofMinutes(4), records + " rows in published tables",
+                            () -> rowsIn(output) >= records);
+                    check(output, records);
                 }
             }
         }
+    }
+
+    private static void check(Path output, int records) throws Exception {
+        Map<String, Integer> seen = new HashMap<>();
+        TreeMap<Instant, Integer> tables = new TreeMap<>();
+        LocalTablesDirectory dir = LocalTablesDirectory.open(output);
+        for (String t : dir.tableNames()) {
+            TableAttributes attributes = dir.attributes(t);
+            assertThat(tables.put(attributes.tableTimestamp(), 0)).as("one table per timestamp").isNull();
+            for (GenericRecord r : StaticTableReader.open(dir, t).readAll()) {
+                seen.merge(r.get("id").toString(), 1, Integer::sum);
+            }
+        }
+        assertThat(seen).as("every input message in a table").hasSize(records);
+        assertThat(seen.values()).as("each in exactly one table, once").containsOnly(1);
+        List<Instant> ts = new ArrayList<>(tables.keySet());
+        for (int i = 1; i < ts.size(); i++) {
+            assertThat(Duration.between(ts.get(i - 1), ts.get(i))).as("no gap after " + ts.get(i - 1))
+                    .isEqualTo(Duration.ofSeconds(1));
+        }
+        // the progress continues the sequence right after the newest table
+        var progress = dir.directoryAttributes().get("progress");
+        assertThat(Instant.parse(progress.get("next_table_timestamp").asText()))
+                .isEqualTo(ts.get(ts.size() - 1).plusSeconds(1));
+        assertThat(progress.get("owner").get("sink").asText()).isEqualTo("tables");
     }
 
     private static long rowsIn(Path output) {
@@ -109,7 +127,7 @@ class ArrivalOrderSinkIT {
                 .startAndAwaitOutputLine(l -> l.equals("RUNNING"), Duration.ofMinutes(2));
     }
 
-    private static void produce(KafkaCluster cluster, String topic, int count) throws Exception {
+    private static void produce(KafkaCluster cluster, String topic, int from, int count) throws Exception {
         Properties pp = cluster.clientProperties();
         pp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         pp.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
@@ -117,7 +135,7 @@ class ArrivalOrderSinkIT {
         pp.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "1");
         try (KafkaProducer<String, String> producer = new KafkaProducer<>(pp)) {
             List<java.util.concurrent.Future<?>> sent = new ArrayList<>();
-            for (int i = 0; i < count; i++) {
+            for (int i = from; i < from + count; i++) {
                 String user = "u" + (i % 97);
                 sent.add(producer.send(new ProducerRecord<>(topic, user,
                         "{\"id\":\"e" + i + "\",\"user\":\"" + user + "\"}")));
