@@ -103,9 +103,11 @@ public final class ArrivalOrderSinkProvider implements SinkProvider {
                 try {
                     parameters = new ArrivalOrderSinkParameters(period, ttl, maxRows, maxWeight);
                 } catch (IllegalArgumentException e) {
-                    problems.add(new Problem(e.getMessage().startsWith("table_ttl / table_period")
-                            ? "parameters.table_ttl" : "parameters", name + ": " + e.getMessage(),
-                            "lower table_ttl or raise table_period"));
+                    String message = e.getMessage();
+                    int fix = message.indexOf("; fix: ");
+                    problems.add(new Problem(message.startsWith("table_ttl / table_period")
+                            ? "parameters.table_ttl" : "parameters", name + ": "
+                            + (fix < 0 ? message : message.substring(0, fix)), "lower table_ttl or raise table_period"));
                 }
             }
             if (problems.size() > before || parameters == null) {

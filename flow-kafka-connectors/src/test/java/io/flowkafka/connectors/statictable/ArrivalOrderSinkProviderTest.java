@@ -84,7 +84,8 @@ class ArrivalOrderSinkProviderTest {
         p.put("table_ttl", "40001s");
         assertThat(problems(p)).singleElement().satisfies(problem -> {
             assertThat(problem.field()).isEqualTo("parameters.table_ttl");
-            assertThat(problem.message()).contains("'tables'", "40000");
+            assertThat(problem.message()).contains("'tables'", "40000").doesNotContain("fix:");
+            assertThat(problem.fix()).contains("lower table_ttl or raise table_period");
         });
     }
 
