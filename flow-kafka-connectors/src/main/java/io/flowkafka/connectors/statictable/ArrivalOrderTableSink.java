@@ -74,6 +74,8 @@ final class ArrivalOrderTableSink {
     private final Path lockFile;
     private final ReentrantLock jvmLock;
     private final Map<String, TableAttributes> tables = new HashMap<>();
+    /** Whether {@link #publish} removed what crashed publishers left behind; guarded by the lock. */
+    private boolean sweptAbandoned;
     /** Metadata of staged files by path; guarded by the lock. */
     private final Map<Path, StagedFile> stagedCache = new ConcurrentHashMap<>();
 
@@ -193,6 +195,12 @@ final class ArrivalOrderTableSink {
             DirectoryRefusedException {
         return locked(() -> {
             SinkProgress progress = load(now);
+            if (!sweptAbandoned) {
+                // tables are written only under this lock, so no writer is running: what is pending was abandoned by
+                // a publisher that crashed mid-table
+                directory.removeAbandoned();
+                sweptAbandoned = true;
+            }
             List<StagedFile> files = normalize(progress);
             List<String> written = new ArrayList<>();
             while (written.size() < MAX_TABLES_PER_PUBLISH) {

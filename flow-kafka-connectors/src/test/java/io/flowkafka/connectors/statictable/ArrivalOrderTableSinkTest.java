@@ -306,8 +306,10 @@ class ArrivalOrderTableSinkTest {
         sink.publish(T0.plusSeconds(1), null); // table 10:00 holds 0..2; the file is rewritten as its tail 3..4
         Files.copy(copy, original); // the original is back, beside its tail
         Files.delete(copy);
+        Files.createDirectories(dir.resolve(".pending-crashed")); // and a table it was writing
         ArrivalOrderTableSink restarted = sink(3L);
         assertThat(restarted.publish(T0.plus(Duration.ofHours(2)), null)).containsExactly("2026-12-03T11:00:00Z");
+        assertThat(dir.resolve(".pending-crashed")).as("abandoned pending tables are swept").doesNotExist();
         assertThat(read("2026-12-03T11:00:00Z")).containsExactly(3L, 4L);
         assertThat(restarted.stagedFiles()).isEmpty();
     }
