@@ -99,6 +99,10 @@ class ArrivalOrderSinkIT {
         assertThat(Instant.parse(progress.get("next_table_timestamp").asText()))
                 .isEqualTo(ts.get(ts.size() - 1).plusSeconds(1));
         assertThat(progress.get("owner").get("sink").asText()).isEqualTo("tables");
+        // one frontier (system_timestamp, message_id) per outbox partition, with the message's real system time
+        assertThat(progress.get("frontiers").size()).isEqualTo(4);
+        progress.get("frontiers").forEach(f -> assertThat(f.get("system_timestamp").asLong())
+                .isGreaterThan(Instant.now().minus(Duration.ofHours(1)).toEpochMilli() * 1_000_000L));
     }
 
     private static long rowsIn(Path output) {
