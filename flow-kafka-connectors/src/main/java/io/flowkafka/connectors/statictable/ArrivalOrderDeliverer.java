@@ -181,10 +181,14 @@ final class ArrivalOrderDeliverer implements OutboxDeliverer {
 
     @Override
     public void close() {
-        timer.shutdownNow();
+        // no interrupt: a publish in progress finishes (an interrupted one would leave a pending table to sweep)
+        timer.shutdown();
         try {
-            timer.awaitTermination(10, TimeUnit.SECONDS);
+            if (!timer.awaitTermination(30, TimeUnit.SECONDS)) {
+                timer.shutdownNow();
+            }
         } catch (InterruptedException e) {
+            timer.shutdownNow();
             Thread.currentThread().interrupt();
         }
     }
