@@ -5,6 +5,7 @@ import io.flowkafka.api.OutputCollector;
 import io.flowkafka.api.RowFunction;
 import io.flowkafka.api.RuntimeContext;
 import io.flowkafka.api.StateAccessor;
+import io.flowkafka.connectors.statictable.StaticTableSource;
 import io.flowkafka.spec.ColumnType;
 import io.flowkafka.spec.ComputationKind;
 import io.flowkafka.spec.ComputationSpec;
@@ -146,7 +147,7 @@ public final class StaticTableJoin {
                 .stream("raw_products", PRODUCT).stream("products", PRODUCT).stream("loaded", PRODUCT)
                 .stream("raw_orders", ORDER).stream("orders", ORDER).stream("enriched", ENRICHED)
                 .computation("read_products", c -> c.kind(ComputationKind.SOURCE).desiredPartitionCount(partitions)
-                        .source("raw_products", io.flowkafka.connectors.statictable.StaticTableSource.FLOW_NAME,
+                        .source("raw_products", StaticTableSource.FLOW_NAME,
                                 Map.of("tables_path", tablesPath, "read_mode", "newest"))
                         .outputStreamIds("products"))
                 .computation("read_orders", c -> c.kind(ComputationKind.SOURCE)
