@@ -78,6 +78,7 @@ final class ExternalStateRules {
 
     private void checkComputation(ComputationSpec c) {
         checkNames(c);
+        checkServiceLogTables(c);
         if (!c.hasExternalState()) {
             checkExternalNames(c);
             return;
@@ -514,6 +515,22 @@ final class ExternalStateRules {
             String close = SpecValidator.closest(key, known);
             warning(c.id(), field + ".parameters." + key, "unknown " + what + " parameter '" + key + "' is ignored",
                     (close == null ? "" : "did you mean '" + close + "'? ") + "use one of " + known);
+        }
+    }
+
+    /** A service-log source's {@code table} that names a manager ({@code /name}) must name one of the pipeline. */
+    private void checkServiceLogTables(ComputationSpec c) {
+        for (SourceSpec source : c.sourceStreams()) {
+            String className = ExternalTables.shortClassName(source.sourceClassName());
+            if (!className.equals("TServiceLogSource") || !(source.parameters().get("table") instanceof String table)
+                    || !table.startsWith("/") || managerNames().contains(table)) {
+                continue;
+            }
+            error(c.id(), "source_streams." + source.streamId() + ".parameters.table", "service-log source '"
+                    + source.streamId() + "' reads table '" + table + "', but no computation of the pipeline declares "
+                    + "an external state manager of that name", "set parameters.table to a manager's name "
+                    + (managerNames().isEmpty() ? "(declare one in external_state_managers)" : managerNames())
+                    + ", or to the topic of a table written outside the pipeline");
         }
     }
 

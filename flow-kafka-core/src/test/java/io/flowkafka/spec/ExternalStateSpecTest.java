@@ -126,6 +126,31 @@ class ExternalStateSpecTest {
         assertThat(spec(loader, enricher).validate()).isEmpty();
     }
 
+    // ---- the service-log source ----
+
+    private static ComputationSpec.Builder serviceLog(String table) {
+        return ComputationSpec.builder("log_reader").kind(ComputationKind.SOURCE)
+                .source("log", "NYT::NFlow::TServiceLogSource", Map.of("table", table)).outputStreamIds("log");
+    }
+
+    private static PipelineSpec withServiceLog(String table) {
+        return PipelineSpec.builder("shop").stream("reference", REFERENCE).stream("log", ROW)
+                .computation(source("read_reference", "reference", "reference-in").build())
+                .computation(loader().build()).computation(serviceLog(table).build()).build();
+    }
+
+    @Test
+    @DisplayName("002: the service log cycles through a table the pipeline populates through a manager")
+    void shouldAcceptServiceLogOfAManagedTable() {
+        assertThat(errors(withServiceLog(TABLE))).isEmpty();
+    }
+
+    @Test
+    void shouldRejectServiceLogOfATableNoManagerDeclares() {
+        assertSingleError(withServiceLog("/missing"), "log_reader", "source_streams.log.parameters.table",
+                "no computation of the pipeline declares an external state manager", TABLE);
+    }
+
     // ---- names ----
 
     @Test
