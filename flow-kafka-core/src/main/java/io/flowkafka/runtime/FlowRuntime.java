@@ -537,8 +537,14 @@ public final class FlowRuntime implements AutoCloseable {
                 "replace".equals(config.getString(FlowConfig.STREAM_THREAD_FAILURE_CONFIG))));
         ks.setStateListener((newState, oldState) -> onStreamsState(newState));
         Map<String, Object> client = ClientProperties.admin(streamsProps);
+        Map<String, org.apache.avro.Schema> streamSchemas = new java.util.HashMap<>();
+        spec.streams().forEach((id, stream) -> {
+            if (stream.schema() != null) {
+                streamSchemas.put(id, stream.schema());
+            }
+        });
         var sinks = new SinkServices(spec.name(), applicationId(), compiled, userProps, client, statusBoard,
-                meterRegistry);
+                meterRegistry, streamSchemas);
         sinkServices = sinks;
         streams = ks;
         java.util.Set<String> tables = new java.util.LinkedHashSet<>(compiled.tableTopics().keySet());

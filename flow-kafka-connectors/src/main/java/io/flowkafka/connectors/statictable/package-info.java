@@ -17,7 +17,9 @@
  *       {@code use_planned_timestamps} rules;</li>
  *   <li>{@link io.flowkafka.connectors.statictable.ArrivalOrderSinkParameters} and
  *       {@link io.flowkafka.connectors.statictable.TableSlot}, the arrival-order sink's slot
- *       arithmetic.</li>
+ *       arithmetic;</li>
+ *   <li>{@link io.flowkafka.connectors.statictable.ArrivalOrderSinkProvider}, the sink
+ *       {@code TArrivalOrderTableSink} on the transactional outbox.</li>
  * </ul>
  */
 @NullMarked

@@ -299,7 +299,8 @@ public final class OutboxService implements AutoCloseable {
                     headers.add(h);
                 }
             }
-            out.add(new OutboxRecord(r.offset(), meta.messageId(), r.key(), r.value(), headers, r.timestamp()));
+            out.add(new OutboxRecord(r.offset(), meta.messageId(), r.key(), r.value(), headers, r.timestamp(),
+                    meta.systemTimestamp()));
         }
         return new OutboxBatch(sink, partition, out, cut.nextOffset());
     }

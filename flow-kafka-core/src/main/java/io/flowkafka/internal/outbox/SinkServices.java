@@ -36,6 +36,7 @@ public final class SinkServices {
     private final Map<String, Object> client;
     private final StatusBoard status;
     private final MeterRegistry meters;
+    private final Map<String, org.apache.avro.Schema> streamSchemas;
     private final List<OutboxService> outboxServices = new ArrayList<>();
     private final List<AtMostOnceDelivery> atMostOnceDeliveries = new ArrayList<>();
     private final List<SyncSinkWriter> syncWriters = new ArrayList<>();
@@ -43,9 +44,11 @@ public final class SinkServices {
     /**
      * @param userProps the user's properties, whose {@code flow.sink.<sink id>.*} keys configure each sink
      * @param client the pipeline cluster's client properties (bootstrap servers, security)
+     * @param streamSchemas the schemas of the pipeline's streams by id, given to each sink for its input streams
      */
     public SinkServices(String pipeline, String applicationId, CompiledPipeline compiled, Properties userProps,
-            Map<String, Object> client, StatusBoard status, MeterRegistry meters) {
+            Map<String, Object> client, StatusBoard status, MeterRegistry meters,
+            Map<String, org.apache.avro.Schema> streamSchemas) {
         this.pipeline = pipeline;
         this.applicationId = applicationId;
         this.compiled = compiled;
@@ -53,6 +56,7 @@ public final class SinkServices {
         this.client = client;
         this.status = status;
         this.meters = meters;
+        this.streamSchemas = streamSchemas;
     }
 
     /** Installs the writers of synchronous external sinks; before processing starts. */
@@ -127,7 +131,14 @@ public final class SinkServices {
                 sinkProps.put(k.toString().substring(prefix.length()), v);
             }
         });
+        Map<String, org.apache.avro.Schema> inputs = new HashMap<>();
+        for (String stream : async.sink().inputStreamIds()) {
+            var schema = streamSchemas.get(stream);
+            if (schema != null) {
+                inputs.put(stream, schema);
+            }
+        }
         return new SinkContext(pipeline, applicationId, async.computation(), async.sink(), client, sinkProps, meters,
-                compiled.deadLetterTopic());
+                compiled.deadLetterTopic(), inputs);
     }
 }

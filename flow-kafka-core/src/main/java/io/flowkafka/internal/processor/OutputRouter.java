@@ -227,7 +227,7 @@ final class OutputRouter {
                     checkNotRejected(targets.get(i), r);
                     var writer = sinkRoute.writer();
                                         sinkWrites.add(() -> writer.write(partition, new OutboxRecord(-1, id, r.key(),
-                            r.value(), r.headers(), r.timestamp())));
+                            r.value(), r.headers(), r.timestamp(), sts)));
                     continue;
                 } else if (sinkRoute.queue() != null) {
                     // at most once: into the sink's in-memory queue once the call's epoch committed (dropped when full)

@@ -1,0 +1,160 @@
+package io.flowkafka.connectors.statictable;
+
+import io.flowkafka.spec.Durations;
+import io.flowkafka.spec.SinkSpec;
+import io.flowkafka.spi.OutboxDeliverer;
+import io.flowkafka.spi.SinkContext;
+import io.flowkafka.spi.SinkProvider;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Flow's {@code TArrivalOrderTableSink} (reference 001, "Writing to static tables in arrival order"): writes its one
+ * input stream as a continuous sequence of static tables, one per {@code table_period} slot, into
+ * {@code output_directory}, delivered exactly once through the transactional outbox.
+ *
+ * <p>Parameters:
+ * <ul>
+ *   <li>{@code output_directory} (required): the tables directory, a filesystem path of its own;</li>
+ *   <li>{@code table_period} (required): the step of the table sequence, a duration such as {@code "1h"};</li>
+ *   <li>{@code table_ttl} (required): how long a table lives; {@code table_ttl / table_period} at most 40000;</li>
+ *   <li>{@code max_row_count}, {@code max_data_weight} (optional): the limits that close a slot early;</li>
+ *   <li>{@code data_weight_column} (optional): an int64 column giving each message's weight (null: its size);</li>
+ *   <li>{@code format} ({@code json} default, or {@code avro}): how messages travel through the outbox.</li>
+ * </ul>
+ * Deployment property {@code flow.sink.<sink id>.tick.ms} (default 1000): how often an instance checks whether the
+ * open slot is due to close by time.
+ */
+public final class ArrivalOrderSinkProvider implements SinkProvider {
+    /** The sink class name. */
+    public static final String T_ARRIVAL_ORDER_TABLE_SINK = "TArrivalOrderTableSink";
+
+    /** Creates the provider; found with {@link java.util.ServiceLoader}. */
+    public ArrivalOrderSinkProvider() {
+    }
+
+    @Override
+    public Set<String> sinkClassNames() {
+        return Set.of(T_ARRIVAL_ORDER_TABLE_SINK);
+    }
+
+    @Override
+    public List<Problem> validate(SinkSpec sink) {
+        List<Problem> problems = new ArrayList<>();
+        Config.parse(sink, problems);
+        return problems;
+    }
+
+    @Override
+    public boolean supportsAtMostOnce(SinkSpec sink) {
+        return false;
+    }
+
+    @Override
+    public OutboxDeliverer createDeliverer(SinkContext context) {
+        List<Problem> problems = new ArrayList<>();
+        Config config = Config.parse(context.sink(), problems);
+        if (config == null) {
+            throw new IllegalArgumentException(problems.get(0).message() + "; fix: " + problems.get(0).fix());
+        }
+        return new ArrivalOrderDeliverer(context, config);
+    }
+
+    /** A sink's parsed parameters. */
+    record Config(String sinkId, String inputStream, Path outputDirectory, ArrivalOrderSinkParameters parameters,
+            @Nullable String dataWeightColumn) {
+        /** Parses the sink's parameters, or adds problems and returns null. */
+        static @Nullable Config parse(SinkSpec sink, List<Problem> problems) {
+            String name = T_ARRIVAL_ORDER_TABLE_SINK + " '" + sink.id() + "'";
+            Map<String, Object> p = sink.parameters();
+            int before = problems.size();
+            if (sink.inputStreamIds().size() != 1) {
+                problems.add(new Problem("input_stream_ids", name + " needs exactly one input stream but has "
+                        + sink.inputStreamIds(), "write one stream to each arrival-order sink"));
+            }
+            Object dir = p.get("output_directory");
+            if (!(dir instanceof String d) || d.isBlank()) {
+                problems.add(new Problem("parameters.output_directory", name + " has "
+                        + (dir == null ? "no output_directory" : "an invalid output_directory " + dir),
+                        "set sinks." + sink.id() + ".parameters.output_directory to a directory of its own"));
+            }
+            Duration period = duration(p, "table_period", name, problems);
+            Duration ttl = duration(p, "table_ttl", name, problems);
+            Long maxRows = positive(p, "max_row_count", name, problems);
+            Long maxWeight = positive(p, "max_data_weight", name, problems);
+            Object column = p.get("data_weight_column");
+            if (column != null && (!(column instanceof String c) || c.isBlank())) {
+                problems.add(new Problem("parameters.data_weight_column", name + " has an invalid data_weight_column "
+                        + column, "name an int64 column of the input stream, or remove the parameter"));
+            }
+            for (String unsupported : List.of("payload_column", "value_serde")) {
+                if (p.containsKey(unsupported)) {
+                    problems.add(new Problem("parameters." + unsupported, name + " writes whole rows of its input "
+                            + "stream and has no " + unsupported, "remove " + unsupported));
+                }
+            }
+            ArrivalOrderSinkParameters parameters = null;
+            if (period != null && ttl != null) {
+                try {
+                    parameters = new ArrivalOrderSinkParameters(period, ttl, maxRows, maxWeight);
+                } catch (IllegalArgumentException e) {
+                    String message = e.getMessage();
+                    int fix = message.indexOf("; fix: ");
+                    problems.add(new Problem(message.startsWith("table_ttl / table_period")
+                            ? "parameters.table_ttl" : "parameters", name + ": "
+                            + (fix < 0 ? message : message.substring(0, fix)), "lower table_ttl or raise table_period"));
+                }
+            }
+            if (problems.size() > before || parameters == null) {
+                return null;
+            }
+            return new Config(sink.id(), sink.inputStreamIds().get(0), Path.of((String) dir), parameters,
+                    (String) column);
+        }
+
+        private static @Nullable Duration duration(Map<String, Object> p, String field, String name,
+                List<Problem> problems) {
+            Object v = p.get(field);
+            if (v == null) {
+                problems.add(new Problem("parameters." + field, name + " has no " + field + ", which is mandatory",
+                        "set " + field + " to a duration such as \"1h\""));
+                return null;
+            }
+            try {
+                Duration d = Durations.parse(v, field);
+                if (d.isZero()) {
+                    throw new IllegalArgumentException(field + " must be > 0 but was " + v);
+                }
+                return d;
+            } catch (IllegalArgumentException e) {
+                problems.add(new Problem("parameters." + field, name + ": " + e.getMessage(),
+                        "set " + field + " to a positive duration such as \"1h\""));
+                return null;
+            }
+        }
+
+        private static @Nullable Long positive(Map<String, Object> p, String field, String name,
+                List<Problem> problems) {
+            Object v = p.get(field);
+            if (v == null) {
+                return null;
+            }
+            try {
+                long n = Long.parseLong(String.valueOf(v));
+                if (n <= 0) {
+                    throw new NumberFormatException();
+                }
+                return n;
+            } catch (NumberFormatException e) {
+                problems.add(new Problem("parameters." + field, name + ": " + field + " must be a positive integer but "
+                        + "was " + v, "set " + field + " to a positive number, or remove it for no limit"));
+                return null;
+            }
+        }
+    }
+}

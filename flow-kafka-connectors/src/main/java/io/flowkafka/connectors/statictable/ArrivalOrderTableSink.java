@@ -1,0 +1,508 @@
+package io.flowkafka.connectors.statictable;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.node.TextNode;
+import io.flowkafka.api.MessageId;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.time.Instant;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.stream.Stream;
+import org.apache.avro.Schema;
+import org.apache.avro.SchemaBuilder;
+import org.apache.avro.file.DataFileReader;
+import org.apache.avro.file.DataFileWriter;
+import org.apache.avro.generic.GenericData;
+import org.apache.avro.generic.GenericDatumReader;
+import org.apache.avro.generic.GenericDatumWriter;
+import org.apache.avro.generic.GenericRecord;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The arrival-order table sink's engine on a {@link LocalTablesDirectory}, free of Kafka: it stages delivered
+ * messages and turns them into the directory's one table sequence.
+ *
+ * <p>How several outbox partitions write one shared sequence: per-partition staging, merged at publish. Each outbox
+ * partition's deliverer {@link #stage stages} its messages durably in {@code <output_directory>/.staging/} (one Avro
+ * file per delivered batch, named by arrival time, partition and first outbox offset; never listed as a table). Any
+ * instance may {@link #publish}: under a lock (a JVM lock plus a file lock on {@code .sink-lock}) it reads the
+ * progress, decides the open slot with {@link TableSlot#decide}, writes the slot's table from the staged files in
+ * arrival order, and publishes it with one rename.
+ *
+ * <p>Atomicity: the table carries the new progress in its own {@code progress} attribute, so the rename that makes
+ * the table visible also advances the progress: that rename is the commit point. The directory's {@code progress}
+ * attribute is replaced right after it; if a crash falls between the two, the next load takes the newer of the
+ * directory's and the newest table's progress and repairs the directory. Staged rows that the frontier covers are
+ * then deleted (a partly covered staged file is rewritten as its uncovered tail).
+ *
+ * <p>Thread-safety: {@link #stage} may run concurrently for different partitions and with {@link #publish}; publish,
+ * {@link #load} and {@link #coverage} serialize on the lock.
+ */
+final class ArrivalOrderTableSink {
+    static final String STAGING = ".staging";
+    static final String LOCK = ".sink-lock";
+    static final String EXPIRATION_TIME = "expiration_time";
+    static final String CREATION_TIME = "creation_time";
+    /** At most this many tables per {@link #publish} call: each call does a bounded amount of work. */
+    static final int MAX_TABLES_PER_PUBLISH = 64;
+    private static final ConcurrentHashMap<Path, ReentrantLock> JVM_LOCKS = new ConcurrentHashMap<>();
+
+    private final LocalTablesDirectory directory;
+    private final ArrivalOrderSinkParameters parameters;
+    private final Schema rowSchema;
+    private final Schema stagedSchema;
+    private final SinkProgress.Owner owner;
+    private final String sinkName;
+    private final Path staging;
+    private final Path lockFile;
+    private final ReentrantLock jvmLock;
+    private final Map<String, TableAttributes> tables = new HashMap<>();
+    /** Whether {@link #publish} removed what crashed publishers left behind; guarded by the lock. */
+    private boolean sweptAbandoned;
+    /** Metadata of staged files by path; guarded by the lock. */
+    private final Map<Path, StagedFile> stagedCache = new ConcurrentHashMap<>();
+
+    ArrivalOrderTableSink(LocalTablesDirectory directory, ArrivalOrderSinkParameters parameters, Schema rowSchema,
+            SinkProgress.Owner owner) throws IOException {
+        this.directory = Objects.requireNonNull(directory, "directory");
+        this.parameters = Objects.requireNonNull(parameters, "parameters");
+        this.rowSchema = Objects.requireNonNull(rowSchema, "rowSchema");
+        this.owner = Objects.requireNonNull(owner, "owner");
+        this.sinkName = "TArrivalOrderTableSink '" + owner.sink() + "'";
+        this.stagedSchema = SchemaBuilder.record("StagedRow").namespace("io.flowkafka.statictable.staging").fields()
+                .requiredLong("offset").requiredString("message_id").requiredLong("system_timestamp")
+                .requiredLong("weight").name("row").type(rowSchema).noDefault().endRecord();
+        this.staging = directory.root().resolve(STAGING);
+        Files.createDirectories(staging);
+        this.lockFile = directory.root().resolve(LOCK);
+        this.jvmLock = JVM_LOCKS.computeIfAbsent(directory.root(), p -> new ReentrantLock());
+    }
+
+    /** A message to stage: its outbox offset, id, system timestamp (ns), weight and payload. */
+    record Staged(long offset, MessageId messageId, long systemTimestamp, long weight, GenericRecord row) {
+    }
+
+    /** A directory state the sink refuses: another owner's progress, children without a table timestamp. */
+    static final class DirectoryRefusedException extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        DirectoryRefusedException(String message) {
+            super(message);
+        }
+    }
+
+    /**
+     * Stages messages of one outbox partition durably; returns once they survive a crash.
+     *
+     * @param partition the outbox partition
+     * @param rows the messages, in outbox order, with increasing ids; none already covered
+     */
+    void stage(int partition, List<Staged> rows) throws IOException {
+        if (rows.isEmpty()) {
+            return;
+        }
+        long stamp = System.currentTimeMillis();
+        writeStaged(stamp, partition, rows);
+    }
+
+    private void writeStaged(long stamp, int partition, List<Staged> rows) throws IOException {
+        Path tmp = staging.resolve(".tmp-" + UUID.randomUUID());
+        try {
+            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+                    DataFileWriter<GenericRecord> w = new DataFileWriter<>(new GenericDatumWriter<>(stagedSchema))) {
+                w.setMeta("flow.partition", partition);
+                w.setMeta("flow.first_id", rows.get(0).messageId().toString());
+                w.setMeta("flow.last_id", rows.get(rows.size() - 1).messageId().toString());
+                w.setMeta("flow.rows", rows.size());
+                w.setMeta("flow.weight", rows.stream().mapToLong(Staged::weight).sum());
+                w.create(stagedSchema, java.nio.channels.Channels.newOutputStream(ch));
+                for (Staged s : rows) {
+                    GenericRecord r = new GenericData.Record(stagedSchema);
+                    r.put("offset", s.offset());
+                    r.put("message_id", s.messageId().toString());
+                    r.put("system_timestamp", s.systemTimestamp());
+                    r.put("weight", s.weight());
+                    r.put("row", s.row());
+                    w.append(r);
+                }
+                w.flush();
+                ch.force(true);
+            }
+            for (long st = stamp;; st++) {
+                try {
+                    Files.move(tmp, staging.resolve(stagedName(st, partition, rows.get(0).offset())),
+                            StandardCopyOption.ATOMIC_MOVE);
+                    break;
+                } catch (FileAlreadyExistsException e) {
+                    // the same first offset staged in the same millisecond (a replay): keep both, dedup at publish
+                }
+            }
+            forceDirectory(staging);
+        } finally {
+            Files.deleteIfExists(tmp);
+        }
+    }
+
+    static String stagedName(long stamp, int partition, long firstOffset) {
+        return String.format("%013d-%05d-%019d.avro", stamp, partition, firstOffset);
+    }
+
+    /**
+     * The last message id of a partition that is staged or written to a table: a replayed message up to it is a
+     * duplicate. Also checks the directory ({@link #load}).
+     *
+     * @return the id, or null when nothing of the partition was delivered
+     */
+    @Nullable MessageId coverage(int partition, Instant now) throws IOException, DirectoryRefusedException {
+        return locked(() -> {
+            SinkProgress progress = load(now);
+            MessageId covered = progress.covered(partition);
+            for (StagedFile f : stagedFiles()) {
+                if (f.partition() == partition && (covered == null || f.lastId().compareTo(covered) > 0)) {
+                    covered = f.lastId();
+                }
+            }
+            return covered;
+        });
+    }
+
+    /**
+     * Closes what is due (by limit, by time, empty slots under the empty-slot rule), at most
+     * {@value #MAX_TABLES_PER_PUBLISH} tables, then removes expired tables.
+     *
+     * @param now the wall clock
+     * @param inputSystemWatermark the input stream's system watermark, or null when unknown
+     * @return the names of the tables written
+     */
+    List<String> publish(Instant now, @Nullable Instant inputSystemWatermark) throws IOException,
+            DirectoryRefusedException {
+        return locked(() -> {
+            SinkProgress progress = load(now);
+            if (!sweptAbandoned) {
+                // tables are written only under this lock, so no writer is running: what is pending was abandoned by
+                // a publisher that crashed mid-table
+                directory.removeAbandoned();
+                sweptAbandoned = true;
+            }
+            List<StagedFile> files = normalize(progress);
+            List<String> written = new ArrayList<>();
+            while (written.size() < MAX_TABLES_PER_PUBLISH) {
+                long rows = 0;
+                long weight = 0;
+                for (StagedFile f : files) {
+                    rows += f.rows();
+                    weight += f.weight();
+                }
+                TableSlot slot = new TableSlot(progress.nextTableTimestamp(), rows, weight);
+                SlotClose close = slot.decide(parameters, now, inputSystemWatermark);
+                if (close == SlotClose.NONE) {
+                    break;
+                }
+                progress = writeTable(progress, close == SlotClose.EMPTY ? List.of() : files,
+                        close == SlotClose.BY_LIMIT, now, inputSystemWatermark);
+                written.add(tableName(slot.start()));
+                directory.replaceDirectoryAttributes(withProgress(directory.directoryAttributes(), progress));
+                files = normalize(progress);
+            }
+            expire(now);
+            return written;
+        });
+    }
+
+    /**
+     * The progress, checked: the owner must be this sink's, and every child must have a table timestamp.
+     */
+    SinkProgress load(Instant now) throws IOException, DirectoryRefusedException {
+        ObjectNode dirAttributes = directory.directoryAttributes();
+        JsonNode dp = dirAttributes.get(SinkProgress.ATTRIBUTE);
+        SinkProgress progress = dp == null ? null : SinkProgress.fromJson(dp, directory.root() + "/_attributes.json");
+        if (progress != null && !progress.owner().equals(owner)) {
+            throw new DirectoryRefusedException(sinkName + ": output_directory " + directory.root()
+                    + " holds the progress of another owner (" + progress.owner() + "); each sink needs its own "
+                    + "output_directory. To hand the directory over, stop the other pipeline and remove the '"
+                    + SinkProgress.ATTRIBUTE + "' attribute from " + directory.root().resolve("_attributes.json"));
+        }
+        refreshTables();
+        List<String> untimestamped = tables.entrySet().stream().filter(e -> e.getValue().tableTimestamp() == null)
+                .map(Map.Entry::getKey).sorted().toList();
+        if (!untimestamped.isEmpty()) {
+            throw new DirectoryRefusedException(sinkName + ": output_directory " + directory.root()
+                    + " has children without a table_timestamp attribute: " + untimestamped + "; the sink does not "
+                    + "accept them: remove them (or move them elsewhere)");
+        }
+        Map.Entry<String, TableAttributes> newest = tables.entrySet().stream()
+                .max(java.util.Comparator.comparing(e -> e.getValue().tableTimestamp())).orElse(null);
+        SinkProgress fromTable = null;
+        if (newest != null && newest.getValue().custom().containsKey(SinkProgress.ATTRIBUTE)) {
+            SinkProgress p = SinkProgress.fromJson(newest.getValue().custom().get(SinkProgress.ATTRIBUTE),
+                    "table " + newest.getKey());
+            if (p.owner().equals(owner)) {
+                fromTable = p;
+            }
+        }
+        if (fromTable != null && (progress == null || fromTable.nextTableTimestamp().isAfter(
+                progress.nextTableTimestamp()))) {
+            // the table was published but the directory attribute was not replaced yet (a crash between the two)
+            progress = fromTable;
+            directory.replaceDirectoryAttributes(withProgress(dirAttributes, progress));
+        }
+        if (progress == null) {
+            // a new directory, or one handed over: "the new owner continues the grid after the most recent table"
+            Instant next = newest == null ? TableSlot.first(now, parameters.tablePeriod()).start()
+                    : TableSlot.after(newest.getValue().tableTimestamp(), parameters.tablePeriod()).start();
+            progress = new SinkProgress(owner, next, Map.of());
+            directory.replaceDirectoryAttributes(withProgress(dirAttributes, progress));
+        }
+        return progress;
+    }
+
+    private void refreshTables() throws IOException {
+        List<String> names = directory.tableNames();
+        tables.keySet().retainAll(names);
+        for (String name : names) {
+            if (!tables.containsKey(name)) {
+                try {
+                    tables.put(name, directory.attributes(name));
+                } catch (NoSuchFileException e) {
+                    // removed meanwhile
+                }
+            }
+        }
+    }
+
+    private static ObjectNode withProgress(ObjectNode attributes, SinkProgress progress) {
+        ObjectNode copy = attributes.deepCopy();
+        copy.set(SinkProgress.ATTRIBUTE, progress.toJson());
+        return copy;
+    }
+
+    static String tableName(Instant tableTimestamp) {
+        return DateTimeFormatter.ISO_INSTANT.format(tableTimestamp);
+    }
+
+    /**
+     * Writes the open slot's table from {@code files} (all their rows, or up to the limit) and publishes it with the
+     * progress after it; returns that progress.
+     */
+    private SinkProgress writeTable(SinkProgress progress, List<StagedFile> files, boolean byLimit, Instant now,
+            @Nullable Instant inputSystemWatermark) throws IOException {
+        Instant t = progress.nextTableTimestamp();
+        String name = tableName(t);
+        // two passes over the staged rows, so that a table never sits on the heap: the first finds the frontiers
+        // after the table (they go into its attributes), the second writes the same rows
+        Map<Integer, SinkProgress.Frontier> frontiers = take(progress, files, byLimit, row -> { });
+        collectFrontiers(frontiers, files, inputSystemWatermark);
+        SinkProgress next = progress.withNext(t.plus(parameters.tablePeriod()), frontiers);
+        StaticTableWriter.Builder builder = StaticTableWriter.builder(directory, name, rowSchema).tableTimestamp(t)
+                .attribute(EXPIRATION_TIME, new TextNode(parameters.expirationOf(t, now).toString()))
+                .attribute(CREATION_TIME, new TextNode(now.toString()))
+                .attribute(SinkProgress.ATTRIBUTE, next.toJson());
+        try (StaticTableWriter w = builder.open()) {
+            take(progress, files, byLimit, w::append);
+            try {
+                tables.put(name, w.publish());
+            } catch (FileAlreadyExistsException e) {
+                throw new IOException(sinkName + ": table " + name + " of the open slot already exists in "
+                        + directory.root() + " although the progress says it is not written yet; the directory was "
+                        + "changed outside the sink", e);
+            }
+        }
+        return next;
+    }
+
+    /**
+     * Drops the frontiers the input system watermark passed: "A partition's frontier is deleted as soon as its
+     * system_timestamp drops below the system watermark of the input stream: by that moment the partition has
+     * certainly delivered everything it produced". A partition with rows still staged after the table keeps it.
+     */
+    static void collectFrontiers(Map<Integer, SinkProgress.Frontier> frontiers, List<StagedFile> files,
+            @Nullable Instant inputSystemWatermark) {
+        if (inputSystemWatermark == null || inputSystemWatermark.equals(Instant.EPOCH)) {
+            return;
+        }
+        long watermark = inputSystemWatermark.getEpochSecond() * 1_000_000_000L + inputSystemWatermark.getNano();
+        frontiers.entrySet().removeIf(e -> e.getValue().systemTimestamp() >= 0
+                && e.getValue().systemTimestamp() < watermark
+                && files.stream().noneMatch(f -> f.partition() == e.getKey()
+                        && f.lastId().compareTo(e.getValue().messageId()) > 0));
+    }
+
+    /** Where {@link #take} puts a row. */
+    private interface RowSink {
+        void accept(GenericRecord row) throws IOException;
+    }
+
+    /**
+     * Visits the rows of the open slot's table in arrival order: every uncovered staged row, or, closing by limit,
+     * rows until {@code max_row_count} or {@code max_data_weight} is reached; returns the frontiers after them.
+     */
+    private Map<Integer, SinkProgress.Frontier> take(SinkProgress progress, List<StagedFile> files, boolean byLimit,
+            RowSink sink) throws IOException {
+        Map<Integer, SinkProgress.Frontier> frontiers = new LinkedHashMap<>(progress.frontiers());
+        long rows = 0;
+        long weight = 0;
+        for (StagedFile f : files) {
+            try (DataFileReader<GenericRecord> r = new DataFileReader<>(f.path().toFile(),
+                    new GenericDatumReader<>(stagedSchema))) {
+                GenericRecord staged = null;
+                while (r.hasNext()) {
+                    staged = r.next(staged);
+                    MessageId id = MessageId.fromHex(staged.get("message_id").toString());
+                    SinkProgress.Frontier fr = frontiers.get(f.partition());
+                    if (fr != null && id.compareTo(fr.messageId()) <= 0) {
+                        continue; // staged twice (a replay by a zombie deliverer): written once
+                    }
+                    sink.accept((GenericRecord) staged.get("row"));
+                    rows++;
+                    weight += (Long) staged.get("weight");
+                    frontiers.put(f.partition(), new SinkProgress.Frontier((Long) staged.get("system_timestamp"), id));
+                    if (byLimit && parameters.limitReached(rows, weight)) {
+                        return frontiers;
+                    }
+                }
+            }
+        }
+        return frontiers;
+    }
+
+    private List<GenericRecord> readStaged(Path file) throws IOException {
+        List<GenericRecord> out = new ArrayList<>();
+        try (DataFileReader<GenericRecord> r = new DataFileReader<>(file.toFile(),
+                new GenericDatumReader<>(stagedSchema))) {
+            while (r.hasNext()) {
+                out.add(r.next());
+            }
+        }
+        return out;
+    }
+
+    /** A staged file and its metadata. */
+    record StagedFile(Path path, long stamp, int partition, MessageId firstId, MessageId lastId, long rows,
+            long weight) {
+    }
+
+    List<StagedFile> stagedFiles() throws IOException {
+        List<Path> paths;
+        try (Stream<Path> s = Files.list(staging)) {
+            paths = s.filter(p -> !p.getFileName().toString().startsWith(".")).sorted().toList();
+        }
+        List<StagedFile> out = new ArrayList<>();
+        stagedCache.keySet().retainAll(paths);
+        for (Path p : paths) {
+            StagedFile cached = stagedCache.get(p);
+            if (cached != null) {
+                out.add(cached); // a staged file never changes once renamed into place
+                continue;
+            }
+            try (DataFileReader<GenericRecord> r = new DataFileReader<>(p.toFile(), new GenericDatumReader<>())) {
+                long stamp = Long.parseLong(p.getFileName().toString().substring(0, 13));
+                StagedFile f = new StagedFile(p, stamp, (int) r.getMetaLong("flow.partition"),
+                        MessageId.fromHex(r.getMetaString("flow.first_id")),
+                        MessageId.fromHex(r.getMetaString("flow.last_id")), r.getMetaLong("flow.rows"),
+                        r.getMetaLong("flow.weight"));
+                stagedCache.put(p, f);
+                out.add(f);
+            } catch (NoSuchFileException e) {
+                // deleted meanwhile
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Deletes staged files the progress covers and rewrites partly covered ones as their uncovered tail, so that every
+     * staged row that remains is still to be written.
+     */
+    private List<StagedFile> normalize(SinkProgress progress) throws IOException {
+        for (StagedFile f : stagedFiles()) {
+            MessageId covered = progress.covered(f.partition());
+            if (covered == null || f.firstId().compareTo(covered) > 0) {
+                continue;
+            }
+            if (f.lastId().compareTo(covered) > 0) {
+                List<Staged> tail = new ArrayList<>();
+                for (GenericRecord r : readStaged(f.path())) {
+                    MessageId id = MessageId.fromHex(r.get("message_id").toString());
+                    if (id.compareTo(covered) > 0) {
+                        tail.add(new Staged((Long) r.get("offset"), id, (Long) r.get("system_timestamp"),
+                                (Long) r.get("weight"), (GenericRecord) r.get("row")));
+                    }
+                }
+                // same arrival stamp, so the tail keeps its place; an existing file of that name is this tail,
+                // written before a crash cut the rewrite short
+                if (!Files.exists(staging.resolve(stagedName(f.stamp(), f.partition(), tail.get(0).offset())))) {
+                    writeStaged(f.stamp(), f.partition(), tail);
+                }
+            }
+            Files.deleteIfExists(f.path());
+        }
+        List<StagedFile> out = new ArrayList<>();
+        for (StagedFile f : stagedFiles()) {
+            MessageId covered = progress.covered(f.partition());
+            if (covered == null || f.firstId().compareTo(covered) > 0) {
+                out.add(f);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Removes the tables this sink wrote whose {@code expiration_time}, {@code max(table_timestamp, creation time) +
+     * table_ttl}, has passed.
+     *
+     * @return the names removed
+     */
+    List<String> expire(Instant now) throws IOException {
+        List<String> removed = new ArrayList<>();
+        for (Map.Entry<String, TableAttributes> e : List.copyOf(tables.entrySet())) {
+            JsonNode exp = e.getValue().custom().get(EXPIRATION_TIME);
+            if (exp != null && !Instant.parse(exp.asText()).isAfter(now)) {
+                if (directory.removeTable(e.getKey())) {
+                    removed.add(e.getKey());
+                }
+                tables.remove(e.getKey());
+            }
+        }
+        return removed;
+    }
+
+    /** Work under the lock. */
+    private interface LockedWork<T> {
+        T run() throws IOException, DirectoryRefusedException;
+    }
+
+    private <T> T locked(LockedWork<T> work) throws IOException, DirectoryRefusedException {
+        jvmLock.lock();
+        try (FileChannel ch = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+                FileLock ignored = ch.lock()) {
+            return work.run();
+        } finally {
+            jvmLock.unlock();
+        }
+    }
+
+    private static void forceDirectory(Path dir) {
+        try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
+            ch.force(true);
+        } catch (IOException e) {
+            // some platforms cannot fsync a directory; the rename is still atomic
+        }
+    }
+}
