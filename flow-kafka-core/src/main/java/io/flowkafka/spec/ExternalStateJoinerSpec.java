@@ -33,7 +33,7 @@ public record ExternalStateJoinerSpec(String name, String className, @Nullable S
     /** flow-kafka's short class name of the joiner. */
     public static final String SIMPLE = "TSimpleExternalStateJoiner";
 
-    /** Flow's visitor-driven static-table joiner: a static table (not runnable in this version). */
+    /** Flow's visitor-driven static-table joiner: a sorted static table scanned beside a key visitor's state scan. */
     public static final String STATIC_TABLE_KEY_VISITOR = "TStaticTableKeyVisitorJoiner";
 
     /**
