@@ -40,14 +40,18 @@ public interface StaticTableProvider {
     Optional<Schema> rowSchema(Map<String, Object> parameters) throws IOException;
 
     /**
-     * Opens the rows of the table the parameters select now (the newest table, for a directory), from its first
-     * row, in the table's order.
+     * Opens the rows of the table the parameters select now (the newest table, for a directory), in the table's
+     * order, from the first row whose {@code hashColumn} is at least {@code fromHash} (unsigned): a task reads only
+     * its hash range. The table is sorted by that column, so an implementation may seek by binary search; one that
+     * cannot seek returns earlier rows too (the caller skips them).
      *
      * @param parameters the joiner's {@code parameters}, valid
+     * @param hashColumn the first column of the computation's {@code group_by_schema} (a uint64 hash)
+     * @param fromHash the smallest hash wanted, unsigned
      * @return the rows; the caller closes them
      * @throws IOException if no table is available or it cannot be read
      */
-    Rows open(Map<String, Object> parameters) throws IOException;
+    Rows open(Map<String, Object> parameters, String hashColumn, long fromHash) throws IOException;
 
     /** The rows of one table, in order; {@link #hasNext()} and {@link #next()} may throw unchecked I/O errors. */
     interface Rows extends Iterator<GenericRecord>, AutoCloseable {

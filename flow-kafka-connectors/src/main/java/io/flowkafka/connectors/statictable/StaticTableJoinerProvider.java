@@ -18,7 +18,8 @@ import org.jspecify.annotations.Nullable;
  * The tables a {@code TStaticTableKeyVisitorJoiner} reads, on the local filesystem: {@code parameters.tables_path}
  * is a tables directory; {@code parameters.table} names the table to read, or, without it, the newest table by the
  * timestamp locator (ISO8601 names, filtered by {@code table_name_filter}) is read, chosen again at each pass, so a
- * newly published table is read from the next pass on.
+ * newly published table is read from the next pass on. A read starts at the first row of its hash, found by binary
+ * search over row indexes (the reader seeks to a row through the parts' sync marks).
  *
  * <p>Found by flow-kafka-core through {@link java.util.ServiceLoader}. Thread-safe: it holds no state.
  */
@@ -70,7 +71,7 @@ public final class StaticTableJoinerProvider implements StaticTableProvider {
     }
 
     @Override
-    public Rows open(Map<String, Object> parameters) throws IOException {
+    public Rows open(Map<String, Object> parameters, String hashColumn, long fromHash) throws IOException {
         Path root = root(parameters);
         if (!Files.isDirectory(root)) {
             throw new NoSuchFileException(root.toString(), null, "the tables directory does not exist");
@@ -82,7 +83,7 @@ public final class StaticTableJoinerProvider implements StaticTableProvider {
                     + "timestamp yet");
         }
         StaticTableReader reader = StaticTableReader.open(directory, table);
-        TableRowIterator rows = reader.rows(0, reader.rowCount());
+        TableRowIterator rows = reader.rows(firstRow(reader, hashColumn, fromHash), reader.rowCount());
         return new Rows() {
             @Override
             public String table() {
@@ -104,6 +105,32 @@ public final class StaticTableJoinerProvider implements StaticTableProvider {
                 rows.close();
             }
         };
+    }
+
+    /**
+     * The first row whose hash is at least {@code fromHash} (unsigned), by binary search over row indexes: the
+     * table is sorted by the hash (an unsorted table is reported as the scan reads it).
+     */
+    private static long firstRow(StaticTableReader reader, String hashColumn, long fromHash) {
+        long lo = 0;
+        long hi = reader.rowCount();
+        if (fromHash == 0) {
+            return 0;
+        }
+        while (lo < hi) {
+            long mid = (lo + hi) >>> 1;
+            long hash;
+            try (TableRowIterator it = reader.rows(mid, mid + 1)) {
+                Object h = it.next().get(hashColumn);
+                hash = h instanceof Number n ? n.longValue() : 0L;
+            }
+            if (Long.compareUnsigned(hash, fromHash) < 0) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
     }
 
     private static Path root(Map<String, Object> parameters) {

@@ -23,8 +23,9 @@ import org.jspecify.annotations.Nullable;
  * footing with state keys: a visit arrives even for a key that isn't yet in the computation's own state."
  *
  * <p>The table is read with one open cursor: a read continuing after the previous one goes on from where it
- * stopped; a read starting at or before a row already passed (a new pass, a restart, another bucket) reopens the
- * table, selecting it again (so a new newest table is read from the next pass on), and skips rows below the range.
+ * stopped; a read starting at or before a row already passed (a new pass, a restart, another bucket), or beyond the
+ * next row's hash, reopens the table at the read's first hash (the provider seeks there), selecting it again (so a
+ * new newest table is read from the next pass on): each task reads only its hash range.
  * "The table must be strictly sorted by the computation's group_by_schema": the order is checked as rows are read
  * (hash unsigned, then the other key columns); a violation fails the read, which the key visitor reports in its
  * status and retries. Rows of one hash are returned in the encoded key order of the state scan.
@@ -94,7 +95,12 @@ public final class StaticTableScanSource implements ScanSource {
     private Read readOrThrow(byte[] from, byte @Nullable [] to, int maxRows) {
         lastRead = Map.of();
         if (cursor == null || (lastPassed != null && Arrays.compareUnsigned(from, lastPassed) <= 0)) {
-            reopen();
+            reopen(from);
+        } else {
+            Entry next = peek();
+            if (next != null && Long.compareUnsigned(hashOf(next.key()), hashOf(from)) < 0) {
+                reopen(from); // seek rather than read the rows of a skipped hash range (another bucket's)
+            }
         }
         List<byte[]> keys = new ArrayList<>();
         Map<Bytes, GenericRecord> rows = new HashMap<>();
@@ -130,7 +136,7 @@ public final class StaticTableScanSource implements ScanSource {
         }
     }
 
-    private void reopen() {
+    private void reopen(byte[] from) {
         close();
         group.clear();
         lookahead = null;
@@ -138,11 +144,19 @@ public final class StaticTableScanSource implements ScanSource {
         rowIndex = 0;
         lastPassed = null;
         try {
-            cursor = provider.open(parameters);
+            cursor = provider.open(parameters, columns.get(0).name(), hashOf(from));
         } catch (IOException e) {
             throw new UncheckedIOException("static table of joiner '" + joiner + "' is unavailable: " + e.getMessage(),
                     e);
         }
+    }
+
+    private static long hashOf(byte[] key) {
+        long h = 0;
+        for (int i = 0; i < 8; i++) {
+            h = (h << 8) | (i < key.length ? key[i] & 0xFF : 0);
+        }
+        return h;
     }
 
     private void pass() {
