@@ -143,6 +143,48 @@ class StaticTableScanSourceTest {
     }
 
     @Test
+    void shouldKeepACursorPerBucketReadRoundRobinAndReselectTheTableAtANewPass() {
+        memory.rows = new ArrayList<>();
+        for (long h = 0; h < 100; h++) {
+            memory.rows.add(row(h, h));
+        }
+        // buckets [0, 50) and [50, 100) read round robin, each where it stopped
+        assertThat(ids(source.read(hash(0), hash(10), 100))).hasSize(10);
+        assertThat(ids(source.read(hash(50), hash(60), 100))).hasSize(10);
+        assertThat(ids(source.read(hash(10), hash(50), 100))).hasSize(40);
+        assertThat(ids(source.read(hash(60), null, 100))).hasSize(40);
+        assertThat(memory.opens).as("one cursor per bucket").isEqualTo(2);
+        memory.rows = List.of(row(7, 700));
+        assertThat(ids(source.read(hash(0), hash(50), 100))).as("a new pass reads the table selected now")
+                .containsExactly(700L);
+        assertThat(memory.opens).isEqualTo(3);
+    }
+
+    @Test
+    void shouldRewindWhenTheVisitorCutsAReadShort() {
+        memory.rows = List.of(row(1, 1), row(2, 2), row(3, 3));
+        ScanSource.Read r = source.read(hash(0), null, 100);
+        assertThat(ids(r)).containsExactly(1L, 2L, 3L);
+        // the visitor visited key 1 only (deadline): it resumes after it
+        byte[] after = java.util.Arrays.copyOf(r.keys().get(0), r.keys().get(0).length + 1);
+        assertThat(ids(source.read(after, null, 100))).containsExactly(2L, 3L);
+        assertThat(memory.opens).as("from the rows kept, without reopening").isEqualTo(1);
+    }
+
+    @Test
+    void shouldResumeAfterARestartFromTheVisitorsCursor() {
+        // coverage (the visitor's cursor) is changelogged; a new source (a restart) seeks to it
+        memory.rows = List.of(row(1, 1), row(2, 2), row(3, 3));
+        byte[] position = java.util.Arrays.copyOf(KeyCodec.of(KEY, "c").encode(keyOf(2, 2)), 20);
+        StaticTableScanSource restarted = new StaticTableScanSource("/t", KEY, KeyCodec.of(KEY, "c"), memory,
+                Map.of());
+        ScanSource.Read r = restarted.read(hash(2), null, 100);
+        assertThat(r.keys()).hasSize(2);
+        assertThat(restarted.read(position, null, 100).keys()).as("keys after the cursor").hasSize(1);
+        assertThat(memory.handed).as("rows below the cursor's hash are not read").isLessThanOrEqualTo(4);
+    }
+
+    @Test
     void shouldFailAReadOfATableNotStrictlySortedAndAgainAtTheRetry() {
         // "The table must be strictly sorted by the computation's group_by_schema"
         memory.rows = List.of(row(1, 1), row(3, 3), row(2, 2));
