@@ -16,7 +16,8 @@ import org.jspecify.annotations.Nullable;
  * versions and a pointer naming the current one, switched with one write.
  *
  * @param name the name the process function reads it by, starting with {@code /}
- * @param className {@code external_state_joiner_class_name}: {@code TSimpleExternalStateJoiner}
+ * @param className {@code external_state_joiner_class_name}: {@code TSimpleExternalStateJoiner}, or
+ *     {@code TStaticTableKeyVisitorJoiner} (a static table scanned by a key visitor; {@code parameters.tables_path})
  * @param schema {@code parameters.schema}: the row value schema; null to take the manager's
  * @param topic {@code parameters.topic}: the table's topic; null for the default of {@code name}
  * @param cacheTtl {@code parameters.cache.ttl}: how long a looked-up row may be reused; null: every
