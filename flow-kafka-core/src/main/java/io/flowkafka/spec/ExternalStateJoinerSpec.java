@@ -16,7 +16,8 @@ import org.jspecify.annotations.Nullable;
  * versions and a pointer naming the current one, switched with one write.
  *
  * @param name the name the process function reads it by, starting with {@code /}
- * @param className {@code external_state_joiner_class_name}: {@code TSimpleExternalStateJoiner}
+ * @param className {@code external_state_joiner_class_name}: {@code TSimpleExternalStateJoiner}, or
+ *     {@code TStaticTableKeyVisitorJoiner} (a static table scanned by a key visitor; {@code parameters.tables_path})
  * @param schema {@code parameters.schema}: the row value schema; null to take the manager's
  * @param topic {@code parameters.topic}: the table's topic; null for the default of {@code name}
  * @param cacheTtl {@code parameters.cache.ttl}: how long a looked-up row may be reused; null: every
@@ -33,7 +34,7 @@ public record ExternalStateJoinerSpec(String name, String className, @Nullable S
     /** flow-kafka's short class name of the joiner. */
     public static final String SIMPLE = "TSimpleExternalStateJoiner";
 
-    /** Flow's visitor-driven static-table joiner: a static table (not runnable in this version). */
+    /** Flow's visitor-driven static-table joiner: a sorted static table scanned beside a key visitor's state scan. */
     public static final String STATIC_TABLE_KEY_VISITOR = "TStaticTableKeyVisitorJoiner";
 
     /**

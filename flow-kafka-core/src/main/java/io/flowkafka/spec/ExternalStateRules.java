@@ -162,11 +162,7 @@ final class ExternalStateRules {
     private void checkJoiner(ComputationSpec c, ExternalStateJoinerSpec j) {
         String field = JOINERS + "." + j.name();
         if (j.className().equals(ExternalStateJoinerSpec.STATIC_TABLE_KEY_VISITOR)) {
-            error(c.id(), field + ".external_state_joiner_class_name", "joiner '" + j.name() + "' is Flow's "
-                    + "TStaticTableKeyVisitorJoiner, which reads a YT static table: static tables are not runnable in "
-                    + "this version (issue 25)", "load the table into a topic and read it with a "
-                    + ExternalStateJoinerSpec.SIMPLE + " (parameters.topic and parameters.schema), or write it "
-                    + "through a manager of a loader computation");
+            checkStaticTableJoiner(c, j, field);
             return;
         }
         if (!j.className().equals(ExternalStateJoinerSpec.SIMPLE)) {
@@ -319,6 +315,99 @@ final class ExternalStateRules {
                     (close == null ? "" : "did you mean '" + close + "'? ")
                             + "use computation_id, state_name, auto_preload, join_on or parameters");
         }
+    }
+
+    /**
+     * Reference 000, "Static table joiner": a {@code TStaticTableKeyVisitorJoiner} is read by a key visitor that lists
+     * it in {@code external_names}; "The table must be strictly sorted by the computation's group_by_schema: the
+     * prefix of its key columns must match that schema in names and types" (its first fields; checked here when the
+     * table exists, the order is checked as it is read).
+     */
+    private void checkStaticTableJoiner(ComputationSpec c, ExternalStateJoinerSpec j, String field) {
+        boolean scanned = c.keyVisitorStreams().values().stream().anyMatch(v -> {
+            try {
+                return v.externalNames().contains(j.name());
+            } catch (IllegalArgumentException e) {
+                return false;
+            }
+        });
+        if (!scanned) {
+            error(c.id(), field, "static-table joiner '" + j.name() + "' is listed in the external_names of no key "
+                    + "visitor: a TStaticTableKeyVisitorJoiner is read only by a key visitor's scan",
+                    "add '" + j.name() + "' to external_names of one key_visitor_streams entry of '" + c.id() + "'");
+        }
+        if (j.topic() != null || j.versioned() || j.cacheTtl() != null) {
+            error(c.id(), field + ".parameters", "static-table joiner '" + j.name() + "' reads a static table, not a "
+                    + "topic: topic, versioned and cache do not apply", "remove them; give tables_path (the newest "
+                    + "table of a directory) and optionally table");
+        }
+        if (c.groupBySchema().isEmpty()) {
+            return; // reported by the key visitor rules
+        }
+        io.flowkafka.spi.StaticTableProvider provider = io.flowkafka.spi.StaticTableProvider.findOrNull();
+        if (provider == null) {
+            error(c.id(), field + ".external_state_joiner_class_name", "static-table joiner '" + j.name() + "' needs "
+                    + "a StaticTableProvider, and none is on the class path", "add the flow-kafka-connectors "
+                    + "dependency, which reads static tables");
+            return;
+        }
+        List<String> problems = provider.problems(j.parameters());
+        for (String p : problems) {
+            error(c.id(), field + ".parameters", "static-table joiner '" + j.name() + "': " + p,
+                    "set parameters.tables_path to a tables directory, and optionally parameters.table");
+        }
+        if (!problems.isEmpty()) {
+            return;
+        }
+        Schema schema = j.schema();
+        if (schema == null) {
+            try {
+                schema = provider.rowSchema(j.parameters()).orElse(null);
+            } catch (java.io.IOException | RuntimeException e) {
+                warning(c.id(), field + ".parameters", "static-table joiner '" + j.name() + "': its table cannot be "
+                        + "read to check its key columns (" + e.getMessage() + ")", "the key visitor retries "
+                        + "reading it and reports the error in its status until it is readable");
+                return;
+            }
+        }
+        if (schema == null) {
+            return; // no table yet: checked as it is read
+        }
+        List<GroupByColumn> key = c.groupBySchema();
+        List<Schema.Field> fields = schema.getType() == Schema.Type.RECORD ? schema.getFields() : List.of();
+        for (int i = 0; i < key.size(); i++) {
+            GroupByColumn col = key.get(i);
+            Schema.Field f = i < fields.size() ? fields.get(i) : null;
+            String expected = col.name() + " " + col.type().specName();
+            if (f == null || !f.name().equals(col.name()) || !sameType(f.schema(), col.type())) {
+                error(c.id(), field, "key schema mismatch: the static table of joiner '" + j.name() + "' must be "
+                        + "strictly sorted by the group_by_schema of '" + c.id() + "', so its first columns must be "
+                        + describe(key) + ", but column " + i + " is " + (f == null ? "missing"
+                                : "'" + f.name() + "' " + f.schema().getType().getName()),
+                        "write the table with its key columns first: " + describe(key) + " (column " + i + ": "
+                                + expected + ")");
+                return;
+            }
+        }
+    }
+
+    /** Whether an Avro field type (possibly nullable) holds a column type. */
+    private static boolean sameType(Schema schema, ColumnType type) {
+        Schema s = schema;
+        if (s.getType() == Schema.Type.UNION) {
+            List<Schema> nonNull = s.getTypes().stream().filter(t -> t.getType() != Schema.Type.NULL).toList();
+            if (nonNull.size() != 1) {
+                return false;
+            }
+            s = nonNull.get(0);
+        }
+        return switch (type) {
+            case UINT64, INT64 -> s.getType() == Schema.Type.LONG;
+            case DOUBLE -> s.getType() == Schema.Type.DOUBLE;
+            case BOOLEAN -> s.getType() == Schema.Type.BOOLEAN;
+            case STRING -> s.getType() == Schema.Type.STRING;
+            default -> false;
+        };
     }
 
     /**

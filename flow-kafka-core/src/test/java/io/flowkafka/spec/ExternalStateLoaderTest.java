@@ -193,6 +193,24 @@ class ExternalStateLoaderTest {
     }
 
     @Test
+    @DisplayName("000: Flow's NYT::NFlow::TStaticTableKeyVisitorJoiner loads from a spec file as the static-table "
+            + "joiner, its tables_path in parameters (without flow-kafka-connectors the submit asks for it)")
+    void shouldLoadTheStaticTableJoinerByItsFlowName() {
+        PipelineSpec spec = PipelineSpecLoader.fromJson(enricher("\"external_state_joiners\": {\"/ledger\": {"
+                + "\"external_state_joiner_class_name\": \"NYT::NFlow::TStaticTableKeyVisitorJoiner\", "
+                + "\"parameters\": {\"tables_path\": \"/data/ledger\"}}},"
+                + "\"key_visitor_streams\": {\"reconcile\": {\"external_names\": [\"/ledger\"]}}"));
+        ExternalStateJoinerSpec joiner = spec.computations().get("enricher").externalStateJoiners().get("/ledger");
+        assertThat(joiner.className()).isEqualTo(ExternalStateJoinerSpec.STATIC_TABLE_KEY_VISITOR);
+        assertThat(joiner.parameters()).containsEntry("tables_path", "/data/ledger");
+        assertThat(spec.validate()).filteredOn(p -> p.severity() == SpecProblem.Severity.ERROR).singleElement()
+                .satisfies(p -> {
+                    assertThat(p.field()).isEqualTo("external_state_joiners./ledger.external_state_joiner_class_name");
+                    assertThat(p.message()).contains("static-table joiner '/ledger' needs a StaticTableProvider");
+                });
+    }
+
+    @Test
     void shouldRejectOneNameInTwoMaps() {
         assertThat(loadErrors(enricher("\"external_state_joiners\": {\"/t\": {\"external_state_joiner_class_name\": "
                 + "\"TSimpleExternalStateJoiner\", \"parameters\": {\"topic\": \"t\", \"schema\": " + ROW + "}}},"

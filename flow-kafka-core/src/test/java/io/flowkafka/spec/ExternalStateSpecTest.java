@@ -214,13 +214,43 @@ class ExternalStateSpecTest {
                 "unknown external_state_joiner_class_name 'TCachingJoiner'", "TSimpleExternalStateJoiner");
     }
 
+    private static ExternalStateJoinerSpec staticJoiner() {
+        return new ExternalStateJoinerSpec("/static", "NYT::NFlow::TStaticTableKeyVisitorJoiner", null, null, null,
+                false, Map.of("tables_path", "/tmp/no-such-tables"));
+    }
+
     @Test
-    @DisplayName("000: the static table joiner TStaticTableKeyVisitorJoiner is not runnable in this version (issue 25)")
-    void shouldRejectStaticTableJoiner() {
-        assertSingleError(spec(loader(), keyed("enricher", "events").externalStateJoiner(new ExternalStateJoinerSpec(
-                "/static", "NYT::NFlow::TStaticTableKeyVisitorJoiner", null, null, null, false, Map.of()))),
+    @DisplayName("000: \"a joiner is scanned only if explicitly listed in external_names\": a static-table joiner "
+            + "no key visitor lists is rejected")
+    void shouldRejectStaticTableJoinerNoVisitorScans() {
+        List<SpecProblem> errors = errors(spec(loader(), keyed("enricher", "events")
+                .externalStateJoiner(staticJoiner())));
+        assertThat(errors).anySatisfy(p -> {
+            assertThat(p.field()).isEqualTo("external_state_joiners./static");
+            assertThat(p.message()).contains("listed in the external_names of no key visitor");
+            assertThat(p.fix()).contains("add '/static' to external_names");
+        });
+    }
+
+    @Test
+    @DisplayName("000: TStaticTableKeyVisitorJoiner is runnable; without flow-kafka-connectors (no StaticTableProvider "
+            + "on the class path) the submit says which dependency reads static tables")
+    void shouldAskForTheStaticTableProvider() {
+        assertSingleError(spec(loader(), keyed("enricher", "events").externalStateJoiner(staticJoiner())
+                .keyVisitorStream(KeyVisitorStreamSpec.builder("reconcile").externalNames("/static").build())),
                 "enricher", "external_state_joiners./static.external_state_joiner_class_name",
-                "static tables are not runnable in this version", "TSimpleExternalStateJoiner");
+                "needs a StaticTableProvider", "flow-kafka-connectors");
+    }
+
+    @Test
+    @DisplayName("000: a joiner is scanned \"in no more than one visit stream of the computation (checked at spec "
+            + "submit time)\", a static-table joiner too")
+    void shouldRejectStaticTableJoinerInTwoVisitStreams() {
+        List<SpecProblem> errors = errors(spec(loader(), keyed("enricher", "events").externalStateJoiner(staticJoiner())
+                .keyVisitorStream(KeyVisitorStreamSpec.builder("a").externalNames("/static").build())
+                .keyVisitorStream(KeyVisitorStreamSpec.builder("b").externalNames("/static").build())));
+        assertThat(errors).anySatisfy(p -> assertThat(p.message())
+                .contains("joiner '/static' is scanned by key visitors 'a' and 'b'"));
     }
 
     // ---- managers ----

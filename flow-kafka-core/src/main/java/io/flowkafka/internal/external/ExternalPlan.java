@@ -44,8 +44,26 @@ public record ExternalPlan(Map<String, Published> published, Map<String, Read> r
      * @param versioned whether the topic holds a versioned reference
      * @param schema the row schema
      * @param cacheTtl how long a looked-up row may be reused; null: every lookup reads the store
+     * @param staticTable a {@code TStaticTableKeyVisitorJoiner}: no topic; its row is the one the key visitor's scan
+     *     read for the visit key
      */
     public record Read(String name, boolean stateJoiner, String writer, String topic, boolean versioned,
-            Schema schema, @Nullable Duration cacheTtl) {
+            Schema schema, @Nullable Duration cacheTtl, boolean staticTable) {
+
+        /**
+         * A read of a topic.
+         *
+         * @param name the accessor name
+         * @param stateJoiner a state joiner (else an external state joiner)
+         * @param writer who writes the table, for messages
+         * @param topic the table topic
+         * @param versioned whether the topic holds a versioned reference
+         * @param schema the row schema
+         * @param cacheTtl how long a looked-up row may be reused; null: every lookup reads the store
+         */
+        public Read(String name, boolean stateJoiner, String writer, String topic, boolean versioned, Schema schema,
+                @Nullable Duration cacheTtl) {
+            this(name, stateJoiner, writer, topic, versioned, schema, cacheTtl, false);
+        }
     }
 }

@@ -4,6 +4,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
+import org.apache.avro.generic.GenericRecord;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -24,6 +25,7 @@ public final class ExternalReads {
     private final Map<String, RowCache> caches = new HashMap<>();
     private final Map<String, TableView> pinned = new HashMap<>();
     private final LongSupplier clockNanos;
+    private final Map<String, Function<byte[], @Nullable GenericRecord>> staticRows = new HashMap<>();
 
     /**
      * The reads of a task.
@@ -37,6 +39,9 @@ public final class ExternalReads {
         this.reads = reads;
         this.clockNanos = clockNanos;
         reads.forEach((name, r) -> {
+            if (r.staticTable()) {
+                return; // its rows come from the key visitor's scan (staticRows)
+            }
             tables.put(name, tableOf.apply(r));
             if (r.cacheTtl() != null && !r.cacheTtl().isZero()) {
                 caches.put(name, new RowCache(r.cacheTtl().toNanos(), CACHE_ROWS));
@@ -47,6 +52,28 @@ public final class ExternalReads {
     /** {@return the read {@code name}, or null if the computation has no joiner of that name} */
     public ExternalPlan.@Nullable Read read(String name) {
         return reads.get(name);
+    }
+
+    /**
+     * Where the rows of a static-table joiner come from: the scan of its key visitor.
+     *
+     * @param name the joiner's name
+     * @param rows the row of an encoded key, or null
+     */
+    public void staticRows(String name, Function<byte[], @Nullable GenericRecord> rows) {
+        staticRows.put(name, rows);
+    }
+
+    /**
+     * The row of {@code encodedKey} in the static table of joiner {@code name}, as its visitor's scan read it.
+     *
+     * @param name a static-table joiner of the computation
+     * @param encodedKey the key, encoded by the computation's key codec
+     * @return the row, or null if the table has none (or no visit of the key is running)
+     */
+    public @Nullable GenericRecord staticRow(String name, byte[] encodedKey) {
+        Function<byte[], @Nullable GenericRecord> rows = staticRows.get(name);
+        return rows == null ? null : rows.apply(encodedKey);
     }
 
     /** A call begins: its tables are pinned at their first lookup. */

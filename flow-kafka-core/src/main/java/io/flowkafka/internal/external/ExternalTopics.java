@@ -72,6 +72,12 @@ public final class ExternalTopics {
         }
         for (ComputationSpec c : spec.computations().values()) {
             for (ExternalStateJoinerSpec j : c.externalStateJoiners().values()) {
+                if (j.className().equals(ExternalStateJoinerSpec.STATIC_TABLE_KEY_VISITOR)) {
+                    reads.computeIfAbsent(c.id(), k -> new LinkedHashMap<>()).put(j.name(), new ExternalPlan.Read(
+                            j.name(), false, "the static table's batch writer", "", false, staticSchema(j), null,
+                            true));
+                    continue;
+                }
                 String topic = joinerTopic(topicPrefix, pipeline, j);
                 ExternalStateManagerSpec m = managerOfTopic.get(topic);
                 Schema schema = j.schema() != null ? j.schema() : m == null ? null : m.schema();
@@ -115,6 +121,25 @@ public final class ExternalTopics {
             t.plans.put(c.id(), p.isEmpty() && r.isEmpty() ? ExternalPlan.none() : new ExternalPlan(p, r));
         }
         return t;
+    }
+
+    /** The row schema of a static table: the joiner's, else the table's now, else a record of no fields. */
+    private static Schema staticSchema(ExternalStateJoinerSpec j) {
+        if (j.schema() != null) {
+            return j.schema();
+        }
+        io.flowkafka.spi.StaticTableProvider provider = io.flowkafka.spi.StaticTableProvider.findOrNull();
+        if (provider != null) {
+            try {
+                var schema = provider.rowSchema(j.parameters());
+                if (schema.isPresent()) {
+                    return schema.get();
+                }
+            } catch (java.io.IOException | RuntimeException e) {
+                // the table is checked again when the visitor reads it
+            }
+        }
+        return Schema.createRecord("StaticTableRow", null, "io.flowkafka.external", false, java.util.List.of());
     }
 
     private void read(String topic, boolean versioned) {

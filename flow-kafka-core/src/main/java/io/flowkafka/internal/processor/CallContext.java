@@ -647,6 +647,9 @@ final class CallContext implements RuntimeContext, OutputCollector {
         @Override
         public Optional<GenericRecord> get() {
             checkActive();
+            if (read.staticTable()) {
+                return Optional.ofNullable(Objects.requireNonNull(external).staticRow(name, encodedKey));
+            }
             byte[] v = Objects.requireNonNull(external).lookup(name, encodedKey);
             if (v == null) {
                 return Optional.empty();
@@ -673,7 +676,9 @@ final class CallContext implements RuntimeContext, OutputCollector {
         private UnsupportedOperationException readOnly() {
             return new UnsupportedOperationException("external state '" + name + "' is read through "
                     + (read.stateJoiner() ? "a state joiner" : "a joiner") + " of computation '" + spec.id() + "'; "
-                    + (read.stateJoiner() ? "state joiners are read-only: write it from " + read.writer()
+                    + (read.staticTable() ? "a TStaticTableKeyVisitorJoiner is read-only: its rows come from the "
+                            + "static table" : read.stateJoiner() ? "state joiners are read-only: write it from "
+                            + read.writer()
                             : "joiners are read-only: write it from the computation that manages it "
                                     + "(external_state_managers)" + (read.writer().startsWith("computation")
                                             ? ", " + read.writer() : "")));

@@ -105,6 +105,8 @@ final class ComputationTask {
     private KeyStates states;
     private @Nullable ProcessFunction function;
     private KeyCodec keyCodec;
+    private io.flowkafka.internal.external.@Nullable ExternalReads externalReads;
+    private final List<io.flowkafka.internal.visitor.StaticTableScanSource> staticScans = new ArrayList<>();
     private final Map<String, InputBinding> inputs = new HashMap<>();
     /** Encodes and routes the outputs of this attempt's calls. */
     private OutputRouter router;
@@ -216,9 +218,10 @@ final class ComputationTask {
                 () -> context.currentSystemTimeMs() * 1_000_000L, context.taskId().partition(), partitionCount,
                 this::inputWatermark, this::minInputWatermark);
         if (!plan.external().reads().isEmpty()) {
-            call.external(new io.flowkafka.internal.external.ExternalReads(plan.external().reads(),
+            externalReads = new io.flowkafka.internal.external.ExternalReads(plan.external().reads(),
                     r -> io.flowkafka.internal.external.TableReader.of(context, r.topic(), r.versioned()),
-                    () -> context.currentSystemTimeMs() * 1_000_000L));
+                    () -> context.currentSystemTimeMs() * 1_000_000L);
+            call.external(externalReads);
         }
         this.publisher = new TablePublisher(plan.external(), states);
         this.recordLimit = RecordSizeLimit.of(context.appConfigs());
@@ -569,7 +572,8 @@ final class ComputationTask {
                 : context.getStateStore(KeyVisitor.storeName(spec.id()));
         visitors = new VisitorDriver(spec, plan.pipeline(), context.taskId().partition(), partitionCount, states,
                 coverage, plan.visitors().dynamic(), plan.visitors().status(), plan.visitors().meters(),
-                plan.visitors().maxRowsPerPunctuation(), plan.visitors().maxPunctuationMs(), this::joinerTable);
+                plan.visitors().maxRowsPerPunctuation(), plan.visitors().maxPunctuationMs(), this::joinerTable,
+                this::staticTable);
         if (!visitors.any()) {
             return;
         }
@@ -577,6 +581,23 @@ final class ComputationTask {
             visitors.step(now, this::upstreamCompleted, this::visit);
             maybeEmitWatermarks();
         });
+    }
+
+    /**
+     * The scan of the static table of {@code TStaticTableKeyVisitorJoiner} {@code name}, whose rows the visits read;
+     * null without a {@link io.flowkafka.spi.StaticTableProvider} on the class path.
+     */
+    private io.flowkafka.internal.visitor.@Nullable ScanSource staticTable(String name) {
+        io.flowkafka.spi.StaticTableProvider provider = io.flowkafka.spi.StaticTableProvider.findOrNull();
+        var joiner = spec.externalStateJoiners().get(name);
+        if (provider == null || joiner == null || externalReads == null) {
+            return null;
+        }
+        var scan = new io.flowkafka.internal.visitor.StaticTableScanSource(name, spec.groupBySchema(), keyCodec,
+                provider, joiner.parameters());
+        externalReads.staticRows(name, scan::row);
+        staticScans.add(scan);
+        return scan;
     }
 
     /** The store of the table joiner {@code name} reads (a global store shared by the pipeline's readers). */
@@ -1105,6 +1126,8 @@ final class ComputationTask {
         meters.clear();
         if (visitors != null) {
             visitors.close();
+            staticScans.forEach(io.flowkafka.internal.visitor.StaticTableScanSource::close);
+            staticScans.clear();
         }
         if (function != null) {
             function.close();

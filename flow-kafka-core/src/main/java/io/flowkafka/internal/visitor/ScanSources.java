@@ -1,6 +1,7 @@
 package io.flowkafka.internal.visitor;
 
 import io.flowkafka.spec.ComputationSpec;
+import io.flowkafka.spec.ExternalStateJoinerSpec;
 import io.flowkafka.spec.KeyVisitorStreamSpec;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -37,12 +38,35 @@ final class ScanSources {
     static List<ScanSource> of(ComputationSpec spec, KeyVisitorStreamSpec v,
             @Nullable KeyValueStore<Bytes, byte[]> states,
             Function<String, @Nullable ReadOnlyKeyValueStore<Bytes, byte[]>> tables) {
+        return of(spec, v, states, tables, name -> null);
+    }
+
+    /**
+     * The scan sources of visitor {@code v} of {@code spec}, a static-table joiner among them.
+     *
+     * @param states the computation's state store; null when it has none
+     * @param tables the table store a joiner of the computation reads, by joiner name; null if unavailable
+     * @param staticTables the scan of a {@code TStaticTableKeyVisitorJoiner}, by joiner name; null if unavailable
+     */
+    static List<ScanSource> of(ComputationSpec spec, KeyVisitorStreamSpec v,
+            @Nullable KeyValueStore<Bytes, byte[]> states,
+            Function<String, @Nullable ReadOnlyKeyValueStore<Bytes, byte[]>> tables,
+            Function<String, @Nullable ScanSource> staticTables) {
         List<String> external = v.externalNames();
         Set<String> stateNames = new LinkedHashSet<>(v.names());
         List<ScanSource> joiners = new ArrayList<>();
         for (String name : external) {
             if (spec.externalStateManagers().containsKey(name)) {
                 stateNames.add(name);
+            } else if (spec.externalStateJoiners().containsKey(name) && spec.externalStateJoiners().get(name)
+                    .className().equals(ExternalStateJoinerSpec.STATIC_TABLE_KEY_VISITOR)) {
+                ScanSource table = staticTables.apply(name);
+                if (table == null) {
+                    throw new IllegalStateException("key visitor '" + v.id() + "' of computation '" + spec.id()
+                            + "' scans static-table joiner '" + name + "', but no StaticTableProvider is on the class "
+                            + "path (add flow-kafka-connectors)");
+                }
+                joiners.add(table);
             } else if (spec.externalStateJoiners().containsKey(name)) {
                 ReadOnlyKeyValueStore<Bytes, byte[]> table = tables.apply(name);
                 if (table == null) {

@@ -81,6 +81,32 @@ public final class VisitorDriver {
             KeyValueStore<Bytes, byte[]> coverage, DynamicSpec dynamic, StatusBoard status, MeterRegistry meters,
             int maxRows, long maxPunctuationMs,
             Function<String, @Nullable ReadOnlyKeyValueStore<Bytes, byte[]>> tables) {
+        this(spec, pipeline, partition, partitionCount, states, coverage, dynamic, status, meters, maxRows,
+                maxPunctuationMs, tables, name -> null);
+    }
+
+    /**
+     * A driver whose visitors may scan static tables too.
+     *
+     * @param spec the computation
+     * @param pipeline the pipeline's name (a meter tag)
+     * @param partition the task's partition
+     * @param partitionCount the computation's partition count
+     * @param states the task's state access (the scans read its store)
+     * @param coverage the task's visitor-coverage store
+     * @param dynamic the runtime's dynamic spec (current visitor settings)
+     * @param status where diagnostics are reported
+     * @param meters where metrics are registered
+     * @param maxRows about this many rows per punctuation at most
+     * @param maxPunctuationMs at most this long per punctuation; 0: no time bound (rows only)
+     * @param tables the store of the table a joiner of the computation reads, by joiner name (null if none)
+     * @param staticTables the scan of a {@code TStaticTableKeyVisitorJoiner}'s table, by joiner name (null if none)
+     */
+    public VisitorDriver(ComputationSpec spec, String pipeline, int partition, int partitionCount, KeyStates states,
+            KeyValueStore<Bytes, byte[]> coverage, DynamicSpec dynamic, StatusBoard status, MeterRegistry meters,
+            int maxRows, long maxPunctuationMs,
+            Function<String, @Nullable ReadOnlyKeyValueStore<Bytes, byte[]>> tables,
+            Function<String, @Nullable ScanSource> staticTables) {
         this.pipeline = pipeline;
         this.computation = spec.id();
         this.partition = partition;
@@ -91,7 +117,7 @@ public final class VisitorDriver {
         this.maxRows = maxRows;
         this.maxPunctuationMs = maxPunctuationMs;
         for (KeyVisitorStreamSpec v : spec.keyVisitorStreams().values()) {
-            List<ScanSource> sources = ScanSources.of(spec, v, states.store(), tables);
+            List<ScanSource> sources = ScanSources.of(spec, v, states.store(), tables, staticTables);
             KeyVisitor visitor = new KeyVisitor(computation, v.id(), partition, partitionCount, v.bucketCount(), sources,
                     coverage, status);
             visitors.add(visitor);

@@ -1,0 +1,112 @@
+package io.flowkafka.connectors.statictable;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flowkafka.api.Message;
+import io.flowkafka.api.OutputCollector;
+import io.flowkafka.api.RowFunction;
+import io.flowkafka.api.RuntimeContext;
+import io.flowkafka.api.Visit;
+import io.flowkafka.spec.ColumnType;
+import io.flowkafka.spec.ExternalStateJoinerSpec;
+import io.flowkafka.spec.KeyVisitorStreamSpec;
+import io.flowkafka.spec.PipelineSpec;
+import io.flowkafka.testing.FlowTestDriver;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.apache.avro.Schema;
+import org.apache.avro.SchemaBuilder;
+import org.apache.avro.generic.GenericData;
+import org.apache.avro.generic.GenericRecord;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code TStaticTableKeyVisitorJoiner} through {@link StaticTableJoinerProvider} on {@link FlowTestDriver}: an
+ * auditor-style computation with only a visit stream over a static table (reference 000, "Static table joiner").
+ */
+class StaticTableJoinerTest {
+    private static final Schema ROW = SchemaBuilder.record("Row").fields().requiredLong("hash").requiredLong("id")
+            .requiredString("value").endRecord();
+    /** What the visits saw: "pass/id=value" or "id:read-only message". */
+    static final List<String> SEEN = new CopyOnWriteArrayList<>();
+
+    @TempDir
+    Path tables;
+    private FlowTestDriver driver;
+
+    /** Records each visit's row and tries to write it. */
+    public static final class Probe implements RowFunction {
+        /** A probe. */
+        public Probe() {
+        }
+
+        @Override
+        public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
+        }
+
+        @Override
+        public void onVisit(Visit visit, OutputCollector output, RuntimeContext context) {
+            var table = context.getExternalState("/table");
+            GenericRecord row = table.get().orElseThrow();
+            SEEN.add(visit.getPass() + "/" + row.get("id") + "=" + row.get("value"));
+            try {
+                table.clear();
+            } catch (UnsupportedOperationException e) {
+                SEEN.add(row.get("id") + ":" + e.getMessage());
+            }
+        }
+    }
+
+    @AfterEach
+    void close() {
+        SEEN.clear();
+        if (driver != null) {
+            driver.close();
+        }
+    }
+
+    private PipelineSpec spec(int partitions) {
+        return PipelineSpec.builder("joiner").computation("scan", c -> c
+                .groupBy("hash", ColumnType.UINT64, "farm_hash(id)").groupBy("id", ColumnType.INT64, null)
+                .externalStateJoiner(new ExternalStateJoinerSpec("/table", "TStaticTableKeyVisitorJoiner", null, null,
+                        null, false, Map.of("tables_path", tables.toString(), "table", "t")))
+                .keyVisitorStream(KeyVisitorStreamSpec.builder("scan_iter").externalNames("/table")
+                        .period(Duration.ofSeconds(10)).finite(false).build())
+                .processingFunction(Probe::new).desiredPartitionCount(partitions)).build();
+    }
+
+    private void write(int rows) throws IOException {
+        List<GenericRecord> out = new ArrayList<>();
+        for (long id = 0; id < rows; id++) {
+            GenericRecord r = new GenericData.Record(ROW);
+            r.put("hash", driver.key("scan", Map.of("id", id)).get("hash"));
+            r.put("id", id);
+            r.put("value", "v" + id);
+            out.add(r);
+        }
+        out.sort((a, b) -> Long.compareUnsigned((Long) a.get("hash"), (Long) b.get("hash")));
+        StaticTableWriter.write(LocalTablesDirectory.open(tables), "t", ROW, null, out);
+    }
+
+    @Test
+    void shouldVisitEveryTableKeyOncePerPassAcrossPartitionsWithItsRowReadOnly() throws IOException {
+        // "passes the table row to ProcessVisit as a read-only state for the visit key"; each task reads its range
+        driver = FlowTestDriver.create(spec(3));
+        write(200);
+        driver.advanceWallClockTime(Duration.ofSeconds(11), Duration.ofMillis(100));
+        List<String> rows = SEEN.stream().filter(s -> s.startsWith("0/")).toList();
+        assertThat(rows).as("pass 0 visits each table key once").hasSize(200).doesNotHaveDuplicates()
+                .contains("0/0=v0", "0/199=v199");
+        assertThat(SEEN.stream().filter(s -> s.contains(":")).toList()).isNotEmpty()
+                .allSatisfy(s -> assertThat(s).contains("external state '/table' is read through a joiner",
+                        "TStaticTableKeyVisitorJoiner is read-only"));
+        assertThat(driver.status()).noneMatch(e -> e.path().endsWith("/background_fill"));
+    }
+}
