@@ -13,6 +13,10 @@ import org.jspecify.annotations.Nullable;
 /**
  * One computation of a pipeline, with Flow's fields.
  *
+ * <p>Over 700 lines because it is Flow's computation as one record: twenty spec fields, their builder and the
+ * Javadoc of SwiftMap batching's parameters; the parsing and the rules live in {@link PipelineSpecLoader} and the
+ * validator.
+ *
  * @param id the computation id; processor, store and topic names derive from it
  * @param kind the computation kind ({@code computation_class_name})
  * @param processingFunction {@code processing_function}: the class name of a
