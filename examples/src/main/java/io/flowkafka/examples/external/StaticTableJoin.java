@@ -11,11 +11,18 @@ import io.flowkafka.spec.ComputationKind;
 import io.flowkafka.spec.ComputationSpec;
 import io.flowkafka.spec.ExternalStateJoinerSpec;
 import io.flowkafka.spec.ExternalStateManagerSpec;
+import io.flowkafka.spec.KeyVisitorStreamSpec;
 import io.flowkafka.spec.PipelineSpec;
+import io.flowkafka.spi.ComputationCalls;
+import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
+import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericRecord;
 
 /**
@@ -48,6 +55,11 @@ public final class StaticTableJoin {
     /** A row of the {@value #TABLE} table. */
     public static final Schema PRODUCT_ROW = SchemaBuilder.record("ProductRow").namespace(NS).fields()
             .requiredString("sku").requiredString("name").endRecord();
+    /** A row of the {@value #TABLE} table in the versioned reload: with the timestamp of its table, epoch ms. */
+    public static final Schema VERSIONED_ROW = SchemaBuilder.record("VersionedProductRow").namespace(NS).fields()
+            .requiredString("sku").requiredString("name").requiredLong("version").endRecord();
+    /** The loader's key-visitor stream of the versioned reload: deletes rows of replaced versions. */
+    public static final String CLEANUP = "cleanup";
     /** An order. */
     public static final Schema ORDER = SchemaBuilder.record("Order").namespace(NS).fields()
             .requiredString("order_id").requiredString("sku").endRecord();
@@ -126,12 +138,7 @@ public final class StaticTableJoin {
     }
 
     /**
-     * The spec reading the reference from a directory of static tables (reference 001, "Importing a static table
-     * into state"): {@code read_products} reads the newest table of {@code tablesPath} with the static-table source
-     * ({@code read_mode: newest}), and a newer table starts a new run, a full reload through the loader. Rows
-     * missing from a newer version are not deleted from the table ("This scheme doesn't automatically clean up
-     * deleted rows"). Tables are written with {@link io.flowkafka.connectors.statictable.StaticTableWriter} and named
-     * by their ISO 8601 timestamp, e.g. {@code 2026-12-03T00:00:00Z}.
+     * The spec reading the reference from a directory of static tables, with the default {@link Reload}.
      *
      * @param name the pipeline's name
      * @param tablesPath the directory of product tables, rows of {@link #PRODUCT}
@@ -140,25 +147,84 @@ public final class StaticTableJoin {
      * @param enrichedTopic where enriched orders go
      * @param partitions partitions of the reader, the loader and the enricher
      * @return the spec
+     * @see #specFromTables(String, String, String, String, String, int, Reload)
      */
     public static PipelineSpec specFromTables(String name, String tablesPath, String ordersTopic, String loadedTopic,
             String enrichedTopic, int partitions) {
-        return PipelineSpec.builder(name)
+        return specFromTables(name, tablesPath, ordersTopic, loadedTopic, enrichedTopic, partitions, Reload.DEFAULT);
+    }
+
+    /**
+     * How the versioned reload runs.
+     *
+     * @param cleanupPeriod how long one pass of the loader's cleanup visits over the table takes
+     * @param sourceParameters more parameters of the static-table source, e.g. {@code max_rows_per_second}
+     */
+    public record Reload(Duration cleanupPeriod, Map<String, Object> sourceParameters) {
+        /** A pass a minute, the source's defaults. */
+        public static final Reload DEFAULT = new Reload(Duration.ofMinutes(1), Map.of());
+    }
+
+    /**
+     * The spec reading the reference from a directory of static tables (reference 001, "Importing a static table
+     * into state"): {@code read_products} reads the newest table of {@code tablesPath} with the static-table source
+     * ({@code read_mode: newest}), and a newer table starts a new run, a full reload through the
+     * {@link VersionedLoader}, which tags each row with its table's timestamp. "This scheme doesn't automatically
+     * clean up deleted rows": here the {@link VersionLedger} counts the rows loaded per version, publishes a version
+     * once all its rows are loaded, and the loader's key visits ({@code cleanup}, over the table) delete the rows of
+     * older versions. Tables are written with {@link io.flowkafka.connectors.statictable.StaticTableWriter} and
+     * named by their ISO 8601 timestamp, e.g. {@code 2026-12-03T00:00:00Z}; rows carry their table's timestamp, so
+     * {@code use_planned_timestamps} must stay off.
+     *
+     * <pre>
+     *   tables_path -> read_products (newest table) -> products
+     *     -> loader (manager /products, joiner /versions; key visitor cleanup over /products) -> loaded, load_acks
+     *     -> versions (key sku = ""; manager /versions: the newest fully loaded version)
+     * </pre>
+     *
+     * @param name the pipeline's name
+     * @param tablesPath the directory of product tables, rows of {@link #PRODUCT}
+     * @param ordersTopic the orders topic read
+     * @param loadedTopic where the loader's acknowledgements go
+     * @param enrichedTopic where enriched orders go
+     * @param partitions partitions of the reader, the loader and the enricher
+     * @param reload the cleanup's period and the source's extra parameters
+     * @return the spec
+     */
+    public static PipelineSpec specFromTables(String name, String tablesPath, String ordersTopic, String loadedTopic,
+            String enrichedTopic, int partitions, Reload reload) {
+        Map<String, Object> source = new HashMap<>(reload.sourceParameters());
+        source.put("tables_path", tablesPath);
+        source.put("read_mode", "newest");
+        AtomicReference<PipelineSpec> built = new AtomicReference<>();
+        Supplier<GenericRecord> ledgerKey = () -> ledgerKey(built.get());
+        PipelineSpec spec = PipelineSpec.builder(name)
                 .stream("raw_products", PRODUCT).stream("products", PRODUCT).stream("loaded", PRODUCT)
+                .stream(VersionLedger.ACKS, VersionLedger.ACK)
                 .stream("raw_orders", ORDER).stream("orders", ORDER).stream("enriched", ENRICHED)
                 .computation("read_products", c -> c.kind(ComputationKind.SOURCE).desiredPartitionCount(partitions)
-                        .source("raw_products", StaticTableSource.FLOW_NAME,
-                                Map.of("tables_path", tablesPath, "read_mode", "newest"))
+                        .source("raw_products", StaticTableSource.FLOW_NAME, source)
                         .outputStreamIds("products"))
                 .computation("read_orders", c -> c.kind(ComputationKind.SOURCE)
                         .source("raw_orders", "KafkaSource", Map.of("topics", ordersTopic))
                         .outputStreamIds("orders"))
                 .computation("loader", c -> bySku(c.inputStreamIds("products"))
-                        .externalStateManager(ExternalStateManagerSpec.of(TABLE, PRODUCT_ROW))
-                        .processingFunction(Loader::new).outputStreamIds("loaded")
+                        .externalStateManager(ExternalStateManagerSpec.of(TABLE, VERSIONED_ROW))
+                        .externalStateJoiner(ExternalStateJoinerSpec.of(VersionLedger.VERSIONS))
+                        .keyVisitorStream(KeyVisitorStreamSpec.builder(CLEANUP).externalNames(TABLE)
+                                .period(reload.cleanupPeriod()).finite(false).build())
+                        .processingFunction(() -> new VersionedLoader(ledgerKey))
+                        .outputStreamIds("loaded", VersionLedger.ACKS)
                         .sink("loaded_topic", "KafkaSink", List.of("loaded"), Map.of("topic", loadedTopic,
                                 "key_column", "sku"))
                         .desiredPartitionCount(partitions))
+                .computation(VersionLedger.COMPUTATION, c -> bySku(c.inputStreamIds(VersionLedger.ACKS))
+                        .state(VersionLedger.COUNTS_STATE, VersionLedger.COUNTS)
+                        .externalStateManager(ExternalStateManagerSpec.of(VersionLedger.VERSIONS,
+                                VersionLedger.LOADED))
+                        .parameter(VersionLedger.TABLES_PATH, tablesPath)
+                        .processingFunction(VersionLedger::new)
+                        .desiredPartitionCount(1))
                 .computation("enricher", c -> bySku(c.inputStreamIds("orders"))
                         .externalStateJoiner(ExternalStateJoinerSpec.of(TABLE))
                         .processingFunction(Enricher::new).outputStreamIds("enriched")
@@ -166,6 +232,16 @@ public final class StaticTableJoin {
                                 "key_column", "order_id"))
                         .desiredPartitionCount(partitions))
                 .build();
+        built.set(spec);
+        return spec;
+    }
+
+    /** The key of the ledger's row: {@code sku = ""} with its {@code farm_hash}, computed as the runtime does. */
+    static GenericRecord ledgerKey(PipelineSpec spec) {
+        GenericRecord ack = new GenericData.Record(VersionLedger.ACK);
+        ack.put("sku", VersionLedger.LEDGER_SKU);
+        ack.put("version", 0L);
+        return ComputationCalls.of(spec, VersionLedger.COMPUTATION).keyOf(VersionLedger.ACKS, ack);
     }
 
     /** The group-by key both computations share: a joiner finds the manager's rows by the same key bytes. */

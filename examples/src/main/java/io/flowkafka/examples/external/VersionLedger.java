@@ -1,0 +1,119 @@
+package io.flowkafka.examples.external;
+
+import io.flowkafka.api.Message;
+import io.flowkafka.api.OutputCollector;
+import io.flowkafka.api.RowFunction;
+import io.flowkafka.api.RuntimeContext;
+import io.flowkafka.api.StateAccessor;
+import io.flowkafka.connectors.statictable.LocalTablesDirectory;
+import io.flowkafka.connectors.statictable.LocatedTable;
+import io.flowkafka.connectors.statictable.StaticTableReader;
+import io.flowkafka.connectors.statictable.TableTimestampLocator;
+import io.flowkafka.connectors.statictable.TablesDirectory;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.avro.Schema;
+import org.apache.avro.SchemaBuilder;
+import org.apache.avro.generic.GenericRecord;
+
+/**
+ * Knows when a version of the product table is fully loaded: counts the {@link VersionedLoader}'s acknowledgements
+ * (one per table row, committed with the row's write) per version, and once a version's count reaches the row count
+ * of its static table, publishes it as the newest loaded version in its manager table {@value #VERSIONS}, under the
+ * reserved key {@code sku = ""}. The loader's visits read it there.
+ *
+ * <p>Rules: the loaded version only grows; a version older than it is ignored; a version whose table cannot be found
+ * or read, or an empty table, is never complete, so it never deletes anything ("never everything when a table is
+ * missing"). The tables are immutable, so a row count read once is cached.
+ *
+ * <p>Not thread-safe; the runtime makes one instance per task.
+ */
+public final class VersionLedger implements RowFunction {
+    /** The ledger's computation. */
+    public static final String COMPUTATION = "versions";
+    /** The loader's acknowledgements. */
+    public static final String ACKS = "load_acks";
+    /** The ledger's table: the newest fully loaded version. */
+    public static final String VERSIONS = "/versions";
+    /** The computation parameter naming the tables directory. */
+    public static final String TABLES_PATH = "tables_path";
+    /** The reserved sku every acknowledgement and the ledger's row carry. */
+    public static final String LEDGER_SKU = "";
+
+    private static final String NS = "io.flowkafka.examples.external";
+    /** An acknowledgement of one row of version {@code version} (epoch ms). */
+    public static final Schema ACK = SchemaBuilder.record("LoadAck").namespace(NS).fields()
+            .requiredString("sku").requiredLong("version").endRecord();
+    /** The row of {@value #VERSIONS}: the newest fully loaded version. */
+    public static final Schema LOADED = SchemaBuilder.record("LoadedVersion").namespace(NS).fields()
+            .requiredString("sku").requiredLong("version").endRecord();
+    /** The state: rows acknowledged per version still loading. */
+    public static final Schema COUNTS = SchemaBuilder.record("LoadCounts").namespace(NS).fields()
+            .name("acked").type().map().values().longType().noDefault().endRecord();
+    /** The state's name. */
+    public static final String COUNTS_STATE = "counts";
+
+    private final Map<Long, Long> rowCounts = new HashMap<>();
+
+    /** A ledger. */
+    public VersionLedger() {
+    }
+
+    @Override
+    public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
+        long version = (Long) message.getPayload().get("version");
+        StateAccessor<GenericRecord> loaded = context.getExternalState(VERSIONS);
+        if (loaded.get().map(r -> (Long) r.get("version") >= version).orElse(false)) {
+            return; // a late row of a version a newer one already replaced
+        }
+        StateAccessor<GenericRecord> counts = context.getState(COUNTS_STATE);
+        GenericRecord c = counts.get().orElseGet(() -> {
+            GenericRecord r = counts.newRecord();
+            r.put("acked", new HashMap<String, Long>());
+            return r;
+        });
+        Map<String, Long> acked = new HashMap<>();
+        ((Map<?, ?>) c.get("acked")).forEach((k, v) -> acked.put(k.toString(), (Long) v));
+        long n = acked.merge(Long.toString(version), 1L, Long::sum);
+        Optional<Long> rows = rowCount(context, version);
+        if (rows.isPresent() && n >= rows.get()) {
+            GenericRecord r = loaded.newRecord();
+            r.put("sku", LEDGER_SKU);
+            r.put("version", version);
+            loaded.set(r);
+            acked.keySet().removeIf(v -> Long.parseLong(v) <= version);
+        }
+        c.put("acked", acked);
+        counts.set(c);
+    }
+
+    /** The row count of the table of {@code version}; empty when no such table is readable, or it is empty. */
+    private Optional<Long> rowCount(RuntimeContext context, long version) {
+        Long known = rowCounts.get(version);
+        if (known != null) {
+            return Optional.of(known);
+        }
+        try {
+            TablesDirectory dir = LocalTablesDirectory.open(Path.of(context.getParameters().get(TABLES_PATH)
+                    .toString()));
+            List<LocatedTable> tables = TableTimestampLocator.iso8601Names().inOrder(dir);
+            for (int i = tables.size() - 1; i >= 0; i--) {
+                if (tables.get(i).timestamp().toEpochMilli() == version) {
+                    long rows = StaticTableReader.open(dir, tables.get(i).name()).rowCount();
+                    if (rows == 0) {
+                        return Optional.empty();
+                    }
+                    rowCounts.put(version, rows);
+                    return Optional.of(rows);
+                }
+            }
+        } catch (IOException e) {
+            return Optional.empty(); // not confirmed now: the version stays loading
+        }
+        return Optional.empty();
+    }
+}
