@@ -190,9 +190,14 @@ public final class StaticTableJoin {
      * @param partitions partitions of the reader, the loader and the enricher
      * @param reload the cleanup's period and the source's extra parameters
      * @return the spec
+     * @throws IllegalArgumentException if the source parameters turn {@code use_planned_timestamps} on
      */
     public static PipelineSpec specFromTables(String name, String tablesPath, String ordersTopic, String loadedTopic,
             String enrichedTopic, int partitions, Reload reload) {
+        if (Boolean.parseBoolean(String.valueOf(reload.sourceParameters().get("use_planned_timestamps")))) {
+            throw new IllegalArgumentException("the versioned reload tags rows with their table's timestamp, the "
+                    + "source's default message timestamp: remove use_planned_timestamps from the source parameters");
+        }
         Map<String, Object> source = new HashMap<>(reload.sourceParameters());
         source.put("tables_path", tablesPath);
         source.put("read_mode", "newest");
