@@ -179,7 +179,7 @@ public final class StaticTableJoin {
      * <pre>
      *   tables_path -> read_products (newest table) -> products
      *     -> loader (manager /products, joiner /versions; key visitor cleanup over /products) -> loaded, load_acks
-     *     -> versions (key sku = ""; manager /versions: the newest fully loaded version)
+     *     -> versions (key sku = ""; manager /versions: the newest fully loaded version; key visitor recheck)
      * </pre>
      *
      * @param name the pipeline's name
@@ -228,6 +228,9 @@ public final class StaticTableJoin {
                         .externalStateManager(ExternalStateManagerSpec.of(VersionLedger.VERSIONS,
                                 VersionLedger.LOADED))
                         .parameter(VersionLedger.TABLES_PATH, tablesPath)
+                        .keyVisitorStream(KeyVisitorStreamSpec.builder(VersionLedger.RECHECK)
+                                .names(VersionLedger.COUNTS_STATE).period(reload.cleanupPeriod()).finite(false)
+                                .build())
                         .processingFunction(VersionLedger::new)
                         .desiredPartitionCount(1))
                 .computation("enricher", c -> bySku(c.inputStreamIds("orders"))

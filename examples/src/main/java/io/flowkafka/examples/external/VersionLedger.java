@@ -5,6 +5,7 @@ import io.flowkafka.api.OutputCollector;
 import io.flowkafka.api.RowFunction;
 import io.flowkafka.api.RuntimeContext;
 import io.flowkafka.api.StateAccessor;
+import io.flowkafka.api.Visit;
 import io.flowkafka.connectors.statictable.LocalTablesDirectory;
 import io.flowkafka.connectors.statictable.LocatedTable;
 import io.flowkafka.connectors.statictable.StaticTableReader;
@@ -27,8 +28,9 @@ import org.apache.avro.generic.GenericRecord;
  * reserved key {@code sku = ""}. The loader's visits read it there.
  *
  * <p>Rules: the loaded version only grows; a version older than it is ignored; a version whose table cannot be found
- * or read, or an empty table, is never complete, so it never deletes anything ("never everything when a table is
- * missing"). The tables are immutable, so a row count read once is cached.
+ * or read, or an empty table, is not complete, so it deletes nothing ("never everything when a table is missing");
+ * its key visits ({@value #RECHECK}) check the versions still counting again, so a table unreadable for a while when
+ * its last row was counted is published once readable. The tables are immutable, so a row count read once is cached.
  *
  * <p>Not thread-safe; the runtime makes one instance per task.
  */
@@ -56,6 +58,8 @@ public final class VersionLedger implements RowFunction {
             .name("acked").type().map().values().longType().noDefault().endRecord();
     /** The state's name. */
     public static final String COUNTS_STATE = "counts";
+    /** The ledger's key-visitor stream: checks the versions still counting again. */
+    public static final String RECHECK = "recheck";
 
     private final Map<Long, Long> rowCounts = new HashMap<>();
 
@@ -66,27 +70,56 @@ public final class VersionLedger implements RowFunction {
     @Override
     public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
         long version = (Long) message.getPayload().get("version");
-        StateAccessor<GenericRecord> loaded = context.getExternalState(VERSIONS);
-        if (loaded.get().map(r -> (Long) r.get("version") >= version).orElse(false)) {
+        if (loadedVersion(context) >= version) {
             return; // a late row of a version a newer one already replaced
         }
-        StateAccessor<GenericRecord> counts = context.getState(COUNTS_STATE);
-        GenericRecord c = counts.get().orElseGet(() -> {
-            GenericRecord r = counts.newRecord();
-            r.put("acked", new HashMap<String, Long>());
-            return r;
-        });
-        Map<String, Long> acked = new HashMap<>();
-        ((Map<?, ?>) c.get("acked")).forEach((k, v) -> acked.put(k.toString(), (Long) v));
+        Map<String, Long> acked = acked(context);
         long n = acked.merge(Long.toString(version), 1L, Long::sum);
-        Optional<Long> rows = rowCount(context, version);
-        if (rows.isPresent() && n >= rows.get()) {
-            GenericRecord r = loaded.newRecord();
-            r.put("sku", LEDGER_SKU);
-            r.put("version", version);
-            loaded.set(r);
-            acked.keySet().removeIf(v -> Long.parseLong(v) <= version);
+        if (rowCount(context, version).map(rows -> n >= rows).orElse(false)) {
+            publish(context, version, acked);
         }
+        save(context, acked);
+    }
+
+    /** Checks the versions still counting again: a table unreadable when its last row was counted is retried. */
+    @Override
+    public void onVisit(Visit visit, OutputCollector output, RuntimeContext context) {
+        if (context.getState(COUNTS_STATE).get().isEmpty()) {
+            return;
+        }
+        Map<String, Long> acked = acked(context);
+        acked.entrySet().stream()
+                .filter(e -> rowCount(context, Long.parseLong(e.getKey())).map(rows -> e.getValue() >= rows)
+                        .orElse(false))
+                .mapToLong(e -> Long.parseLong(e.getKey())).max()
+                .ifPresent(version -> publish(context, version, acked));
+        save(context, acked);
+    }
+
+    private static long loadedVersion(RuntimeContext context) {
+        return context.getExternalState(VERSIONS).get().map(r -> (Long) r.get("version")).orElse(Long.MIN_VALUE);
+    }
+
+    /** Publishes {@code version} as the newest loaded one and forgets the counts it replaces. */
+    private static void publish(RuntimeContext context, long version, Map<String, Long> acked) {
+        StateAccessor<GenericRecord> loaded = context.getExternalState(VERSIONS);
+        GenericRecord r = loaded.newRecord();
+        r.put("sku", LEDGER_SKU);
+        r.put("version", version);
+        loaded.set(r);
+        acked.keySet().removeIf(v -> Long.parseLong(v) <= version);
+    }
+
+    private static Map<String, Long> acked(RuntimeContext context) {
+        Map<String, Long> acked = new HashMap<>();
+        context.getState(COUNTS_STATE).get().ifPresent(c ->
+                ((Map<?, ?>) c.get("acked")).forEach((k, v) -> acked.put(k.toString(), (Long) v)));
+        return acked;
+    }
+
+    private static void save(RuntimeContext context, Map<String, Long> acked) {
+        StateAccessor<GenericRecord> counts = context.getState(COUNTS_STATE);
+        GenericRecord c = counts.newRecord();
         c.put("acked", acked);
         counts.set(c);
     }

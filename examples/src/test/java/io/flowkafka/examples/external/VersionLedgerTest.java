@@ -6,6 +6,7 @@ import io.flowkafka.connectors.statictable.LocalTablesDirectory;
 import io.flowkafka.connectors.statictable.StaticTableWriter;
 import io.flowkafka.spec.PipelineSpec;
 import io.flowkafka.testing.ComputationHarness;
+import io.flowkafka.testing.HarnessResult;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -86,7 +87,19 @@ class VersionLedgerTest {
         try (ComputationHarness h = ledger()) {
             ack(h, V1, 1);
             ack(h, V2, 5);
+            h.visitAll(VersionLedger.RECHECK, 1, 0).forEach(HarnessResult::assertSucceeded);
             // "never everything when a table is missing": version 2 cannot be counted, so it never replaces version 1
+            assertThat(loaded(h)).isEqualTo(ms(V1));
+        }
+    }
+
+    @Test
+    void shouldPublishAVersionInAVisitOnceItsTableCanBeRead() throws IOException {
+        try (ComputationHarness h = ledger()) {
+            ack(h, V1, 2); // its table cannot be read when its last row is counted
+            assertThat(loaded(h)).isNull();
+            table(V1, 2);
+            h.visitAll(VersionLedger.RECHECK, 1, 0).forEach(HarnessResult::assertSucceeded);
             assertThat(loaded(h)).isEqualTo(ms(V1));
         }
     }
