@@ -9,6 +9,7 @@ import io.flowkafka.testing.HarnessResult;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
+import java.util.Optional;
 import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericRecord;
 import org.junit.jupiter.api.Test;
@@ -37,8 +38,11 @@ class VersionedLoaderTest {
     }
 
     private static Long version(ComputationHarness h, String sku) {
-        return h.externalRow(StaticTableJoin.TABLE, h.keyOf("products", product(sku, ""))).map(r -> (Long) r.get("version"))
-                .orElse(null);
+        return row(h, sku).map(r -> (Long) r.get("version")).orElse(null);
+    }
+
+    private static Optional<GenericRecord> row(ComputationHarness h, String sku) {
+        return h.externalRow(StaticTableJoin.TABLE, h.keyOf("products", product(sku, "")));
     }
 
     private static void ledger(ComputationHarness h, long version) {
@@ -55,8 +59,7 @@ class VersionedLoaderTest {
             // two source tasks may emit rows of two versions in any order
             HarnessResult late = load(h, "a", "old", V1);
             assertThat(version(h, "a")).isEqualTo(V2);
-            assertThat(h.externalRow(StaticTableJoin.TABLE, h.keyOf("products", product("a", ""))).get().get("name").toString())
-                    .isEqualTo("new");
+            assertThat(row(h, "a").get().get("name").toString()).isEqualTo("new");
             assertThat(late.payloads(VersionLedger.ACKS)).singleElement()
                     .satisfies(ack -> assertThat(ack.get("version")).isEqualTo(V1));
         }

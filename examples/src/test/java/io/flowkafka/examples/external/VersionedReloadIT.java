@@ -42,9 +42,10 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The versioned reload of {@link StaticTableJoin#specFromTables} on a real broker, two partitions. Reference 001:
  * "Each new version of a static table is a full reload of the entire reference dataset into state. This scheme
- * doesn't automatically clean up deleted rows." Version 1 holds a, b, c; version 2 holds a and c (and fillers), read
- * at one row a second: while it is half loaded, cleanup passes run and delete nothing of version 1; once it is fully
- * loaded, b is deleted from the manager's table topic and from joiner lookups, and a and c carry version 2.
+ * doesn't automatically clean up deleted rows." Version 1 holds a, b, c; version 2 holds a and c (20 fillers
+ * between), read at one row a second: while it is half loaded, cleanup passes run and delete nothing of version 1;
+ * once it is fully loaded, b is deleted from the manager's table topic and from joiner lookups, and a and c carry
+ * version 2.
  */
 @WithKafka
 class VersionedReloadIT {
@@ -71,42 +72,59 @@ class VersionedReloadIT {
         props.put("commit.interval.ms", "100");
         long started = System.nanoTime();
         try (FlowRuntime runtime = FlowRuntime.create(spec, props);
-                TableTopicReader products = new TableTopicReader(cluster, pipeline + ".external.products",
-                        StaticTableJoin.VERSIONED_ROW, "sku");
-                TableTopicReader versions = new TableTopicReader(cluster, pipeline + ".external.versions",
-                        VersionLedger.LOADED, "sku");
                 Orders io = new Orders(cluster, orders, enriched)) {
             runtime.start();
             assertThat(runtime.awaitState(FlowRuntime.State.RUNNING, Duration.ofMinutes(1))).isTrue();
-            Await.until(Duration.ofMinutes(1), "version 1 fully loaded", () -> version(versions, "") == ms(V1));
-            assertThat(versionsOf(products, "a", "b", "c")).containsOnly(ms(V1));
-            long loadedV1 = System.nanoTime();
-
-            // "A new table appearing in the directory automatically triggers a new run": version 2 lacks b
-            table(tables, V2, "a", "f1", "f2", "f3", "f4", "f5", "f6", "f7", "c");
-            Await.until(Duration.ofMinutes(1), "a reloaded from version 2", () -> version(products, "a") == ms(V2));
-            long passes = passes(runtime);
-            Await.until(Duration.ofSeconds(30), "two cleanup passes while version 2 is half loaded",
-                    () -> passes(runtime) >= passes + 2 * 2); // two partitions, two passes each
-            assertThat(version(products, "c")).as("c is not reloaded yet").isEqualTo(ms(V1));
-            assertThat(version(versions, "")).as("version 2 is not fully loaded").isEqualTo(ms(V1));
-            assertThat(version(products, "b")).as("nothing of version 1 is deleted while version 2 is half loaded")
-                    .isEqualTo(ms(V1));
-            assertThat(io.join("b")).isEqualTo("b@" + V1);
-
-            runtime.reconfigure(Map.of("computations", Map.of("read_products", Map.of("source_streams",
-                    Map.of("raw_products", Map.of("max_rows_per_second", 1000))))));
-            Await.until(Duration.ofMinutes(1), "version 2 fully loaded", () -> version(versions, "") == ms(V2));
-            long loadedV2 = System.nanoTime();
-            Await.until(Duration.ofMinutes(1), "b deleted from the manager's table",
-                    () -> !products.rows().containsKey("b"));
-            long deleted = System.nanoTime();
-            assertThat(versionsOf(products, "a", "c", "f7")).containsOnly(ms(V2));
-            Await.until(Duration.ofMinutes(1), "b deleted from joiner lookups", () -> io.join("b").equals("unknown"));
-            assertThat(io.join("c")).isEqualTo("c@" + V2);
-            System.out.printf("versioned reload: version 1 loaded after %d ms; b deleted %d ms after version 2 was "
-                    + "fully loaded%n", (loadedV1 - started) / 1_000_000, (deleted - loadedV2) / 1_000_000);
+            try (TableTopicReader products = new TableTopicReader(cluster, pipeline + ".external.products",
+                    StaticTableJoin.VERSIONED_ROW, "sku");
+                    TableTopicReader versions = new TableTopicReader(cluster, pipeline + ".external.versions",
+                            VersionLedger.LOADED, "sku")) {
+                reload(runtime, tables, products, versions, io, started);
+            }
         }
+    }
+
+    private static void reload(FlowRuntime runtime, Path tables, TableTopicReader products,
+            TableTopicReader versions, Orders io, long started) throws IOException {
+        Await.until(Duration.ofMinutes(1), "version 1 fully loaded", () -> version(versions, "") == ms(V1));
+        // the ledger commits after the rows it counted: every row of version 1 is committed
+        products.rowsToEnd(Duration.ofSeconds(30));
+        assertThat(versionsOf(products, "a", "b", "c")).containsOnly(ms(V1));
+        long loadedV1 = System.nanoTime();
+
+        // "A new table appearing in the directory automatically triggers a new run": version 2 lacks b
+        List<String> v2 = new ArrayList<>(List.of("a"));
+        for (int i = 1; i <= 20; i++) {
+            v2.add("f" + i); // at one row a second, c comes 21 s after a: well after the checks below
+        }
+        v2.add("c");
+        table(tables, V2, v2.toArray(String[]::new));
+        Await.until(Duration.ofMinutes(1), "a reloaded from version 2", () -> version(products, "a") == ms(V2));
+        long passes = passes(runtime);
+        Await.until(Duration.ofSeconds(30), "two cleanup passes while version 2 is half loaded",
+                () -> passes(runtime) >= passes + 2 * 2); // two partitions, two passes each
+        // what is committed now: the ledger, then the table (a version is published after its rows commit)
+        versions.rowsToEnd(Duration.ofSeconds(30));
+        products.rowsToEnd(Duration.ofSeconds(30));
+        assertThat(version(products, "c")).as("c is not reloaded yet").isEqualTo(ms(V1));
+        assertThat(version(versions, "")).as("version 2 is not fully loaded").isEqualTo(ms(V1));
+        assertThat(version(products, "b")).as("nothing of version 1 is deleted while version 2 is half loaded")
+                .isEqualTo(ms(V1));
+        assertThat(io.join("b")).isEqualTo("b@" + V1);
+
+        runtime.reconfigure(Map.of("computations", Map.of("read_products", Map.of("source_streams",
+                Map.of("raw_products", Map.of("max_rows_per_second", 1000))))));
+        Await.until(Duration.ofMinutes(1), "version 2 fully loaded", () -> version(versions, "") == ms(V2));
+        long loadedV2 = System.nanoTime();
+        Await.until(Duration.ofMinutes(1), "b deleted from the manager's table",
+                () -> !products.rows().containsKey("b"));
+        long deleted = System.nanoTime();
+        products.rowsToEnd(Duration.ofSeconds(30));
+        assertThat(versionsOf(products, "a", "c", "f20")).containsOnly(ms(V2));
+        Await.until(Duration.ofMinutes(1), "b deleted from joiner lookups", () -> io.join("b").equals("unknown"));
+        assertThat(io.join("c")).isEqualTo("c@" + V2);
+        System.out.printf("versioned reload: version 1 loaded after %d ms; b deleted %d ms after version 2 was "
+                + "fully loaded%n", (loadedV1 - started) / 1_000_000, (deleted - loadedV2) / 1_000_000);
     }
 
     private static void table(Path tables, String name, String... skus) throws IOException {
