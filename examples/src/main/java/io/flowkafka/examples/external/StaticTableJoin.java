@@ -43,6 +43,9 @@ import org.apache.avro.generic.GenericRecord;
  * <p>The two computations share their group-by key, so the enricher's key bytes find the loader's rows. The
  * loader's row writes commit with its "loaded" outputs in one transaction; the enricher reads the table through a
  * global store, so it sees a row a short while after the loader committed it (eventually consistent).
+ *
+ * <p>{@link #specFromTables} reads the reference from static tables instead, version after version, and deletes the
+ * rows a fully loaded newer version no longer holds ({@link VersionedLoader}, {@link VersionLedger}).
  */
 public final class StaticTableJoin {
     /** The manager's and the joiner's name. */
