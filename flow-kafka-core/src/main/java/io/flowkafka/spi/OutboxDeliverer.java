@@ -23,10 +23,10 @@ import java.util.OptionalLong;
  * {@code release}.
  *
  * <p>Watermarks: the writing computation also writes its input system watermark to its outbox partition (at most
- * once per watermark interval, while it advances, also while no message flows). Such a record is never a message:
- * it is in no {@link OutboxBatch}, never counted or dead-lettered; the service passes it to
- * {@link #onSystemWatermark} once every message before it in the partition was delivered. A deliverer that needs
- * no watermark ignores it (the default).
+ * once a second, or per watermark interval if longer, while it advances, also while no message flows). Such a
+ * record is never a message: it is in no {@link OutboxBatch}, never counted or dead-lettered; the service passes it
+ * to {@link #onSystemWatermark} once every message before it in the partition was delivered. A deliverer that
+ * needs no watermark ignores it (the default).
  */
 public interface OutboxDeliverer extends AutoCloseable {
     /**

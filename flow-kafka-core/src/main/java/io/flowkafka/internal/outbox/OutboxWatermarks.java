@@ -13,7 +13,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * Carries a task's input system watermark through its async sinks' outboxes: a watermark record (no key, no value,
  * header {@value #HEADER}) written to each of the task's outbox partitions inside its transaction, when the watermark
- * advanced and at most once per interval, from the watermark punctuation too, so an idle input still reports.
+ * advanced and at most once per interval (a second at least), from the watermark punctuation too, so an idle input
+ * still reports.
  * {@link OutboxService} reads such a record as no message: it hands it to
  * {@link OutboxDeliverer#onSystemWatermark} once every message before it was delivered.
  *
@@ -24,6 +25,11 @@ import org.jspecify.annotations.Nullable;
 public final class OutboxWatermarks {
     /** Header of an outbox watermark record. */
     public static final String HEADER = OutboxDeliverer.WATERMARK_HEADER;
+    /**
+     * At most one write per this many ms, whatever the watermark interval: each watermark record costs the delivery
+     * service a group commit, and table periods are far longer.
+     */
+    public static final long MIN_INTERVAL_MS = 1_000;
 
     /** A watermark read from an outbox record: the input system watermark (ns) and the partition count. */
     public record Mark(long systemWatermarkNs, int partitionCount) {
@@ -40,13 +46,13 @@ public final class OutboxWatermarks {
      * @param outboxNodes the sink nodes of the task's outbox topics; may be empty (nothing is written)
      * @param partition the task's partition (= its outbox partition)
      * @param partitionCount the computation's partition count
-     * @param intervalMs at most one write per this interval
+     * @param intervalMs at most one write per this interval (at least {@value #MIN_INTERVAL_MS})
      */
     public OutboxWatermarks(List<String> outboxNodes, int partition, int partitionCount, long intervalMs) {
         this.outboxNodes = List.copyOf(outboxNodes);
         this.partitionHeader = OutboxService.partitionHeader(partition);
         this.partitionCount = partitionCount;
-        this.intervalMs = intervalMs;
+        this.intervalMs = Math.max(intervalMs, MIN_INTERVAL_MS);
     }
 
     /**

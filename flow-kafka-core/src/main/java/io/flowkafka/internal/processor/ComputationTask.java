@@ -207,9 +207,11 @@ final class ComputationTask {
                         : spec.id() + ".sink.control",
                 sourceComputation ? spec.watermarkStrategy().maxIdlePartitions(partitionCount) : 0,
                 plan.watermarks().intervalMs(), plan.watermarks().heartbeatMs());
-        this.outboxWatermarks = new OutboxWatermarks(plan.outputs().values().stream().flatMap(List::stream)
+        Map<String, String> outboxNodes = new LinkedHashMap<>(); // one sink node per outbox topic
+        plan.outputs().values().stream().flatMap(List::stream)
                 .filter(r -> r instanceof ComputationPlan.SinkRoute sr && sr.outbox())
-                .map(ComputationPlan.Route::sinkNode).distinct().toList(), context.taskId().partition(),
+                .forEach(r -> outboxNodes.putIfAbsent(r.topic(), r.sinkNode()));
+        this.outboxWatermarks = new OutboxWatermarks(List.copyOf(outboxNodes.values()), context.taskId().partition(),
                 partitionCount, plan.watermarks().intervalMs());
         if (aligned) {
             Set<TopicPartition> tps = new HashSet<>();

@@ -29,10 +29,18 @@ class OutboxWatermarksTest {
         assertThat(OutboxWatermarks.read(r.headers())).isEqualTo(new OutboxWatermarks.Mark(5_000_000L, 4));
 
         context.resetForwards();
-        assertThat(w.maybeWrite(10_500, 6_000_000L, context)).as("within the interval").isFalse();
+        assertThat(w.maybeWrite(10_999, 6_000_000L, context)).as("within the interval").isFalse();
         assertThat(w.maybeWrite(11_000, 5_000_000L, context)).as("not advanced").isFalse();
         assertThat(w.maybeWrite(11_000, 7_000_000L, context)).as("advanced, interval passed").isTrue();
         assertThat(context.forwarded()).hasSize(2);
+    }
+
+    @Test
+    void shouldWriteAtMostOnceASecond() {
+        OutboxWatermarks w = new OutboxWatermarks(List.of("n"), 0, 1, 200);
+        assertThat(w.maybeWrite(0, 1, context)).isTrue();
+        assertThat(w.maybeWrite(200, 2, context)).as("the watermark interval is shorter").isFalse();
+        assertThat(w.maybeWrite(1_000, 3, context)).isTrue();
     }
 
     @Test
