@@ -13,6 +13,7 @@ import java.util.Objects;
  * {@code max_batch_records}, whichever comes first. The log does not change once written, so a
  * delivery that restarts from the same position sees the same batches, with the same
  * {@link #dedupToken()}: a target that deduplicates by the token sees a retried batch as a repeat.
+ * A batch holds messages only: the outbox's watermark records go to {@link OutboxDeliverer#onSystemWatermark}.
  *
  * @param sink the sink id
  * @param partition the outbox partition (= the partition of the computation that wrote it); -1

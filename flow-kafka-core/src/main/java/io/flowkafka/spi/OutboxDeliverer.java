@@ -21,14 +21,27 @@ import java.util.OptionalLong;
  * when the partition is taken away, {@link #close} when the runtime stops. A deliverer keeps what
  * it needs per partition (a transactional producer, a connection) between {@code open} and
  * {@code release}.
+ *
+ * <p>Watermarks: the writing computation also writes its input system watermark to its outbox partition (at most
+ * once a second, or per watermark interval if longer, while it advances, also while no message flows). Such a
+ * record is never a message: it is in no {@link OutboxBatch}, never counted or dead-lettered; the service passes it
+ * to {@link #onSystemWatermark} once every message before it in the partition was delivered. A deliverer that
+ * needs no watermark ignores it (the default).
  */
 public interface OutboxDeliverer extends AutoCloseable {
+    /**
+     * The header marking a watermark record of an outbox topic (no key, no value): a reader of the raw outbox
+     * topic (a test) skips records with it.
+     */
+    String WATERMARK_HEADER = "flow.outbox.watermark";
+
     /**
      * Starts delivering a partition and says where to resume.
      *
      * @param partition the outbox partition
      * @param committedOffset the offset the service's consumer group committed for the partition
-     *     after its last delivered batch, if any
+     *     after its last delivered batch, if any (watermark records committed after that batch are not
+     *     counted: this is the offset after the batch)
      * @return the outbox offset to resume from; empty to resume from {@code committedOffset} (or
      *     the beginning of the outbox when there is none)
      * @throws OutboxDeliveryException when the partition cannot be delivered (fatal: the sink
@@ -53,6 +66,22 @@ public interface OutboxDeliverer extends AutoCloseable {
      * @param partition the outbox partition
      */
     void release(int partition);
+
+    /**
+     * The input system watermark of the computation writing an opened partition: every message written to the
+     * partition before it was delivered. Called on the service's thread, in log order with {@link #deliver}, after
+     * the batch before it was delivered; not called again for a partition whose watermark did not advance (a
+     * partition reopened after a rebalance learns it at its next advance). The input's watermark is the minimum over
+     * all {@code partitionCount} partitions, each partition's being unknown until it is reported. The default does
+     * nothing.
+     *
+     * @param partition the outbox partition
+     * @param systemWatermarkNs the computation's input system watermark in nanoseconds since the epoch, positive;
+     *     {@link Long#MAX_VALUE} once its inputs completed
+     * @param partitionCount the number of the computation's partitions (its outbox partitions)
+     */
+    default void onSystemWatermark(int partition, long systemWatermarkNs, int partitionCount) {
+    }
 
     /** Releases everything; called once. */
     @Override

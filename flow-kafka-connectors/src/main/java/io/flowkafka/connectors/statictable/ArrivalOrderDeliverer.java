@@ -27,6 +27,8 @@ import org.slf4j.LoggerFactory;
  * outbox may commit and purge them), and a timer ({@code flow.sink.<id>.tick.ms}) publishes the open slot as a table
  * when it is due, by limit or by time. Replay dedup: a message whose id is at or below the
  * partition's coverage (its frontier, or what is staged) is skipped, so a partly covered batch writes only its tail.
+ * The timer passes the input system watermark ({@link InputWatermark}, from the outbox's watermark records) to the
+ * engine, which writes empty tables and drops frontiers by it.
  *
  * <p>Threading: {@link #open}, {@link #deliver}, {@link #release} on the outbox service's thread, the timer on its
  * own; they share only the engine, which locks.
@@ -43,6 +45,7 @@ final class ArrivalOrderDeliverer implements OutboxDeliverer {
     private final Map<Integer, MessageId> last = new ConcurrentHashMap<>();
     /** Per open partition, the last message id staged or written: a message up to it is a duplicate. */
     private final Map<Integer, MessageId> covered = new ConcurrentHashMap<>();
+    private final InputWatermark watermark = new InputWatermark();
     private volatile @Nullable String refused;
 
     ArrivalOrderDeliverer(SinkContext context, ArrivalOrderSinkProvider.Config config) {
@@ -87,6 +90,7 @@ final class ArrivalOrderDeliverer implements OutboxDeliverer {
                 covered.remove(partition);
             }
             last.remove(partition);
+            watermark.forget(partition);
             return OptionalLong.empty();
         } catch (ArrivalOrderTableSink.DirectoryRefusedException e) {
             refused = e.getMessage();
@@ -137,6 +141,11 @@ final class ArrivalOrderDeliverer implements OutboxDeliverer {
         // the timer publishes: a delivery only stages, so the outbox thread never waits for a table to be written
     }
 
+    @Override
+    public void onSystemWatermark(int partition, long systemWatermarkNs, int partitionCount) {
+        watermark.update(partition, systemWatermarkNs, partitionCount);
+    }
+
     private void tick() {
         try {
             publish();
@@ -146,15 +155,15 @@ final class ArrivalOrderDeliverer implements OutboxDeliverer {
     }
 
     /**
-     * Closes what is due. The input system watermark is unknown here (the outbox SPI does not carry it), so the
-     * empty-slot rule never creates an empty table.
+     * Closes what is due, with the input system watermark: unknown (no empty table, no frontier dropped) until every
+     * partition of the input reported one to this instance. Package-private: tests publish without the timer.
      */
-    private void publish() {
+    void publish() {
         if (refused != null) {
             return;
         }
         try {
-            List<String> written = sink.publish(Instant.now(), null);
+            List<String> written = sink.publish(Instant.now(), watermark.current());
             if (!written.isEmpty()) {
                 LOG.debug("TArrivalOrderTableSink '{}' wrote {}", config.sinkId(), written);
             }
@@ -177,6 +186,7 @@ final class ArrivalOrderDeliverer implements OutboxDeliverer {
     public void release(int partition) {
         last.remove(partition);
         covered.remove(partition);
+        watermark.forget(partition);
     }
 
     @Override

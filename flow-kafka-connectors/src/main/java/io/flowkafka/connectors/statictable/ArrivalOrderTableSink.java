@@ -330,7 +330,8 @@ final class ArrivalOrderTableSink {
     /**
      * Drops the frontiers the input system watermark passed: "A partition's frontier is deleted as soon as its
      * system_timestamp drops below the system watermark of the input stream: by that moment the partition has
-     * certainly delivered everything it produced". A partition with rows still staged after the table keeps it.
+     * certainly delivered everything it produced". A partition with staged files keeps it, also those the table
+     * takes: they are deleted only after it is published, and without the frontier they would be written again.
      */
     static void collectFrontiers(Map<Integer, SinkProgress.Frontier> frontiers, List<StagedFile> files,
             @Nullable Instant inputSystemWatermark) {
@@ -340,8 +341,7 @@ final class ArrivalOrderTableSink {
         long watermark = inputSystemWatermark.getEpochSecond() * 1_000_000_000L + inputSystemWatermark.getNano();
         frontiers.entrySet().removeIf(e -> e.getValue().systemTimestamp() >= 0
                 && e.getValue().systemTimestamp() < watermark
-                && files.stream().noneMatch(f -> f.partition() == e.getKey()
-                        && f.lastId().compareTo(e.getValue().messageId()) > 0));
+                && files.stream().noneMatch(f -> f.partition() == e.getKey()));
     }
 
     /** Where {@link #take} puts a row. */

@@ -80,6 +80,8 @@ class ArrivalOrderSinkIT {
         Map<String, Integer> seen = new HashMap<>();
         TreeMap<Instant, Integer> tables = new TreeMap<>();
         LocalTablesDirectory dir = LocalTablesDirectory.open(output);
+        // the progress first: once the input idles, its watermark passes and empty tables follow meanwhile
+        var progress = dir.directoryAttributes().get("progress");
         for (String t : dir.tableNames()) {
             TableAttributes attributes = dir.attributes(t);
             assertThat(tables.put(attributes.tableTimestamp(), 0)).as("one table per timestamp").isNull();
@@ -94,18 +96,17 @@ class ArrivalOrderSinkIT {
             assertThat(Duration.between(ts.get(i - 1), ts.get(i))).as("no gap after " + ts.get(i - 1))
                     .isEqualTo(Duration.ofSeconds(1));
         }
-        // the progress continues the sequence right after the newest table
-        var progress = dir.directoryAttributes().get("progress");
-        assertThat(Instant.parse(progress.get("next_table_timestamp").asText()))
-                .isEqualTo(ts.get(ts.size() - 1).plusSeconds(1));
+        // the progress continues the sequence right after a table (the newest when it was read)
+        assertThat(tables).containsKey(Instant.parse(progress.get("next_table_timestamp").asText()).minusSeconds(1));
         assertThat(progress.get("owner").get("sink").asText()).isEqualTo("tables");
-        // one frontier (system_timestamp, message_id) per outbox partition, with the message's real system time
-        assertThat(progress.get("frontiers").size()).isEqualTo(4);
+        // at most one frontier (system_timestamp, message_id) per outbox partition, with the message's real system
+        // time (those the input system watermark passed are dropped)
+        assertThat(progress.get("frontiers").size()).isBetween(0, 4);
         progress.get("frontiers").forEach(f -> assertThat(f.get("system_timestamp").asLong())
                 .isGreaterThan(Instant.now().minus(Duration.ofHours(1)).toEpochMilli() * 1_000_000L));
     }
 
-    private static long rowsIn(Path output) {
+    static long rowsIn(Path output) {
         try {
             LocalTablesDirectory dir = LocalTablesDirectory.open(output);
             long n = 0;
@@ -122,16 +123,19 @@ class ArrivalOrderSinkIT {
         }
     }
 
-    private static ChildJvm instance(KafkaCluster cluster, String pipeline, String input, Path output, Path state,
-            String name) {
+    static ChildJvm instance(KafkaCluster cluster, String pipeline, String input, Path output, Path state,
+            String name, String... more) {
+        List<String> args = new ArrayList<>(List.of(cluster.bootstrapServers(), pipeline, input, output.toString(),
+                state.resolve(name).toString()));
+        args.addAll(List.of(more));
         return ChildJvm.builder(ArrivalOrderSinkMain.class)
-                .args(cluster.bootstrapServers(), pipeline, input, output.toString(), state.resolve(name).toString())
+                .args(args.toArray(String[]::new))
                 .maxHeap("384m")
                 .logFile(state.resolve(name + ".log"))
                 .startAndAwaitOutputLine(l -> l.equals("RUNNING"), Duration.ofMinutes(2));
     }
 
-    private static void produce(KafkaCluster cluster, String topic, int from, int count) throws Exception {
+    static void produce(KafkaCluster cluster, String topic, int from, int count) throws Exception {
         Properties pp = cluster.clientProperties();
         pp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         pp.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());

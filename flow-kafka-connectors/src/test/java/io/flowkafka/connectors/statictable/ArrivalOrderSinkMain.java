@@ -12,7 +12,7 @@ import org.apache.avro.SchemaBuilder;
 /**
  * Runs one instance of the arrival-order sink pipeline in a child JVM until stopped or killed: source {@code input}
  * (JSON {"id", "user"}, 4 partitions) -> TArrivalOrderTableSink {@code tables} (1 s slots, 2000 rows at most).
- * Args: bootstrap pipeline input outputDirectory stateDir.
+ * Args: bootstrap pipeline input outputDirectory stateDir [tablePeriod maxRowCount].
  */
 public final class ArrivalOrderSinkMain {
     static final Schema EVENT = SchemaBuilder.record("Event").namespace("it").fields()
@@ -22,6 +22,11 @@ public final class ArrivalOrderSinkMain {
     }
 
     static PipelineSpec spec(String pipeline, String input, String outputDirectory) {
+        return spec(pipeline, input, outputDirectory, "1s", 2000);
+    }
+
+    static PipelineSpec spec(String pipeline, String input, String outputDirectory, String tablePeriod,
+            int maxRowCount) {
         return PipelineSpec.builder(pipeline)
                 .stream("raw", EVENT)
                 .stream("events", EVENT)
@@ -29,8 +34,8 @@ public final class ArrivalOrderSinkMain {
                         .source("raw", "KafkaSource", Map.of("topics", input))
                         .outputStreamIds("events")
                         .sink("tables", "TArrivalOrderTableSink", List.of("events"), Map.of(
-                                "output_directory", outputDirectory, "table_period", "1s", "table_ttl", "1h",
-                                "max_row_count", 2000, "format", "avro", "max_batch_records", 200)))
+                                "output_directory", outputDirectory, "table_period", tablePeriod, "table_ttl", "1h",
+                                "max_row_count", maxRowCount, "format", "avro", "max_batch_records", 200)))
                 .build();
     }
 
@@ -41,6 +46,8 @@ public final class ArrivalOrderSinkMain {
         props.put("commit.interval.ms", "100");
         props.put("flow.sink.tables.tick.ms", "100");
         props.put("flow.internal.topics.purge.interval.ms", "2000");
-        io.flowkafka.testing.PipelineMain.runUntilStopped(FlowRuntime.create(spec(args[1], args[2], args[3]), props));
+        PipelineSpec spec = args.length > 5 ? spec(args[1], args[2], args[3], args[5], Integer.parseInt(args[6]))
+                : spec(args[1], args[2], args[3]);
+        io.flowkafka.testing.PipelineMain.runUntilStopped(FlowRuntime.create(spec, props));
     }
 }

@@ -234,12 +234,31 @@ class ArrivalOrderTableSinkTest {
         sink.stage(1, rows(10, 12)); // 1010, 1011 ns
         Instant watermark = Instant.EPOCH.plusNanos(1_005);
         sink.publish(T0.plus(HOUR), watermark);
-        SinkProgress progress = sink.load(T0.plus(HOUR));
-        assertThat(progress.frontiers()).as("partition 0 is below the watermark, partition 1 is not")
-                .containsOnlyKeys(1);
+        assertThat(sink.load(T0.plus(HOUR)).frontiers()).as("the table's rows are still staged: both kept")
+                .containsOnlyKeys(0, 1);
         sink.stage(1, rows(12, 13));
-        sink.publish(T0.plus(Duration.ofHours(2)), Instant.EPOCH.plusNanos(1_013));
-        assertThat(sink.load(T0.plus(Duration.ofHours(2))).frontiers()).isEmpty();
+        sink.publish(T0.plus(Duration.ofHours(2)), watermark);
+        assertThat(sink.load(T0.plus(Duration.ofHours(2))).frontiers())
+                .as("partition 0 is below the watermark, partition 1 is not").containsOnlyKeys(1);
+        sink.stage(0, rows(2, 3));
+        sink.publish(T0.plus(Duration.ofHours(3)), Instant.EPOCH.plusNanos(1_013));
+        assertThat(sink.load(T0.plus(Duration.ofHours(3))).frontiers()).as("partition 1 is below it now")
+                .doesNotContainKey(1);
+    }
+
+    @Test
+    void shouldNotWriteRowsAgainAfterDroppingTheirFrontier() throws Exception {
+        // the frontier "is used for deduplication during replay": dropping it must not let the staged rows of the
+        // table just written count as unwritten
+        ArrivalOrderTableSink sink = sink(null);
+        sink.load(T0);
+        sink.stage(0, rows(0, 2)); // system timestamps 1000, 1001 ns, far below the watermark
+        Instant watermark = T0.plus(Duration.ofHours(2)).plusNanos(1);
+        assertThat(sink.publish(T0.plus(HOUR).plusSeconds(1), watermark))
+                .containsExactly("2026-12-03T10:00:00Z", "2026-12-03T11:00:00Z");
+        assertThat(read("2026-12-03T10:00:00Z")).containsExactly(0L, 1L);
+        assertThat(read("2026-12-03T11:00:00Z")).as("the empty slot, its watermark strictly past it").isEmpty();
+        assertThat(sink.load(T0.plus(HOUR)).frontiers()).as("dropped once its rows left staging").isEmpty();
     }
 
     @Test

@@ -47,7 +47,9 @@ import org.slf4j.LoggerFactory;
  * the group offset only after a batch was delivered. A failed batch is retried unchanged with
  * exponential backoff (the partition is paused meanwhile, the consumer keeps polling, so the group
  * keeps it); a fatal error stops the sink and stays in the status board. Delivered outbox records
- * are purged (deleteRecords below the committed offset) at most every purge interval.
+ * are purged (deleteRecords below the committed offset) at most every purge interval. Watermark records
+ * ({@link OutboxWatermarks}) are no messages: they go to {@link OutboxDeliverer#onSystemWatermark} after the messages
+ * before them, and the offset after them is committed like a delivered batch's.
  *
  * <p>Threading: one thread of its own; {@link #close()} from any thread.
  */
@@ -81,6 +83,8 @@ public final class OutboxService implements AutoCloseable {
     private final Map<Integer, Long> retryAt = new HashMap<>();
     private final Map<Integer, Long> backoff = new HashMap<>();
     private final Map<Integer, Long> deliveredUpTo = new HashMap<>();
+    /** Per open partition, the offset after its last delivered batch (watermark records may follow it). */
+    private final Map<Integer, OptionalLong> messagesNext = new HashMap<>();
     private long lastPurge = System.currentTimeMillis();
 
     /**
@@ -224,10 +228,12 @@ public final class OutboxService implements AutoCloseable {
             return false;
         }
         OffsetAndMetadata committed = c.committed(Set.of(tp)).get(tp);
-        OptionalLong committedOffset = committed == null ? OptionalLong.empty() : OptionalLong.of(committed.offset());
+        // the deliverer is told where the last delivered batch ended, not the watermark records after it
+        OptionalLong batchesNext = OutboxCommit.messagesNext(committed);
         try {
-            OptionalLong resume = deliverer.open(p, committedOffset);
-            long offset = resume.isPresent() ? resume.getAsLong() : committedOffset.orElse(-1);
+            OptionalLong resume = deliverer.open(p, batchesNext);
+            long offset = resume.isPresent() ? OutboxCommit.resumeAt(resume.getAsLong(), batchesNext, committed)
+                    : committed == null ? -1 : committed.offset();
             long end = c.endOffsets(Set.of(tp)).get(tp);
             long begin = c.beginningOffsets(Set.of(tp)).get(tp);
             if (offset > end) {
@@ -249,6 +255,8 @@ public final class OutboxService implements AutoCloseable {
                 c.seekToBeginning(Set.of(tp));
             }
             batcher.clear(p);
+            messagesNext.put(p, resume.isPresent() && resume.getAsLong() > batchesNext.orElse(-1) ? resume
+                    : batchesNext);
             opened.add(p);
             succeeded(p);
             return true;
@@ -270,28 +278,54 @@ public final class OutboxService implements AutoCloseable {
         OutboxBatcher.Cut<ConsumerRecord<byte[], byte[]>> cut;
         while (running && fatal == null && System.nanoTime() < budgetEnd && (cut = batcher.peek(p, position)) != null) {
             OutboxBatch batch = toBatch(p, cut);
-            try {
-                deliverer.deliver(batch);
-            } catch (OutboxDeliveryException e) {
-                failed(c, tp, "delivering the batch at outbox offset " + batch.firstOffset(), e);
-                return;
-            } catch (RuntimeException e) {
-                failed(c, tp, "delivering the batch at outbox offset " + batch.firstOffset(),
-                        new OutboxDeliveryException(e.toString(), e));
-                return;
+            if (batch != null) {
+                try {
+                    deliverer.deliver(batch);
+                } catch (OutboxDeliveryException e) {
+                    failed(c, tp, "delivering the batch at outbox offset " + batch.firstOffset(), e);
+                    return;
+                } catch (RuntimeException e) {
+                    failed(c, tp, "delivering the batch at outbox offset " + batch.firstOffset(),
+                            new OutboxDeliveryException(e.toString(), e));
+                    return;
+                }
             }
             batcher.remove(cut);
-            c.commitSync(Map.of(tp, new OffsetAndMetadata(cut.nextOffset())));
+            if (batch != null) {
+                messagesNext.put(p, OptionalLong.of(cut.nextOffset()));
+            }
+            c.commitSync(Map.of(tp, OutboxCommit.of(cut.nextOffset(),
+                    messagesNext.getOrDefault(p, OptionalLong.empty()))));
             deliveredUpTo.put(p, cut.nextOffset());
-            delivered.increment(batch.records().size());
-            batches.increment();
+            if (batch != null) {
+                delivered.increment(batch.records().size());
+                batches.increment();
+            }
+            // every message before the cut's watermark records is delivered and committed: a deliverer may act on
+            // the watermark (drop what dedups a replay of them)
+            OutboxWatermarks.Mark mark = lastMark(cut);
+            if (mark != null) {
+                try {
+                    deliverer.onSystemWatermark(p, mark.systemWatermarkNs(), mark.partitionCount());
+                } catch (RuntimeException e) {
+                    LOG.warn("sink '{}': the deliverer failed on the system watermark of outbox partition {}: {}",
+                            sink, p, e.toString());
+                }
+            }
             succeeded(p);
         }
     }
 
-    private OutboxBatch toBatch(int partition, OutboxBatcher.Cut<ConsumerRecord<byte[], byte[]>> cut) {
+    /**
+     * The cut's messages as a batch, or null when it holds only watermark records ({@link OutboxWatermarks}): those
+     * are never delivered, counted or dead-lettered as messages.
+     */
+    private @Nullable OutboxBatch toBatch(int partition, OutboxBatcher.Cut<ConsumerRecord<byte[], byte[]>> cut) {
         List<OutboxRecord> out = new ArrayList<>(cut.records().size());
         for (ConsumerRecord<byte[], byte[]> r : cut.records()) {
+            if (OutboxWatermarks.isWatermark(r.headers())) {
+                continue;
+            }
             FlowHeaders.Metadata meta = FlowHeaders.read(r.headers());
             RecordHeaders headers = new RecordHeaders();
             for (Header h : r.headers()) {
@@ -302,7 +336,18 @@ public final class OutboxService implements AutoCloseable {
             out.add(new OutboxRecord(r.offset(), meta.messageId(), r.key(), r.value(), headers, r.timestamp(),
                     meta.systemTimestamp()));
         }
-        return new OutboxBatch(sink, partition, out, cut.nextOffset());
+        return out.isEmpty() ? null : new OutboxBatch(sink, partition, out, cut.nextOffset());
+    }
+
+    /** The last watermark a cut carries, or null. */
+    private static OutboxWatermarks.@Nullable Mark lastMark(OutboxBatcher.Cut<ConsumerRecord<byte[], byte[]>> cut) {
+        for (int i = cut.records().size() - 1; i >= 0; i--) {
+            OutboxWatermarks.Mark m = OutboxWatermarks.read(cut.records().get(i).headers());
+            if (m != null) {
+                return m;
+            }
+        }
+        return null;
     }
 
     private void failed(KafkaConsumer<byte[], byte[]> c, TopicPartition tp, String doing, OutboxDeliveryException e) {
@@ -335,6 +380,7 @@ public final class OutboxService implements AutoCloseable {
 
     private void releasePartition(int p) {
         batcher.clear(p);
+        messagesNext.remove(p);
         retryAt.remove(p);
         backoff.remove(p);
         if (opened.remove(p)) {

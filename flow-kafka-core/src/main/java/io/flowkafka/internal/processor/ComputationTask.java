@@ -17,6 +17,7 @@ import io.flowkafka.internal.message.MessageIds;
 import io.flowkafka.internal.outbox.AtMostOnceEpochs;
 import io.flowkafka.internal.outbox.EpochBarrierStore;
 import io.flowkafka.internal.outbox.EpochCommits;
+import io.flowkafka.internal.outbox.OutboxWatermarks;
 import io.flowkafka.internal.serde.KeyCodec;
 import io.flowkafka.internal.source.FiniteSourceProgress;
 import io.flowkafka.internal.source.SourceDecoder;
@@ -141,6 +142,8 @@ final class ComputationTask {
     private final ControlRecords controlCodec = new ControlRecords();
     /** Records and sends this task's output watermarks and completion. */
     private WatermarkEmitter emitter;
+    /** Writes this task's input system watermark to its async sinks' outboxes. */
+    private OutboxWatermarks outboxWatermarks;
     /** How far this task read its finite source partitions (from the changelogged store). */
     private FiniteSourceProgress finite;
     /** Produces the committed rows of managers and state-joined states to their table topics. */
@@ -204,6 +207,12 @@ final class ComputationTask {
                         : spec.id() + ".sink.control",
                 sourceComputation ? spec.watermarkStrategy().maxIdlePartitions(partitionCount) : 0,
                 plan.watermarks().intervalMs(), plan.watermarks().heartbeatMs());
+        Map<String, String> outboxNodes = new LinkedHashMap<>(); // one sink node per outbox topic
+        plan.outputs().values().stream().flatMap(List::stream)
+                .filter(r -> r instanceof ComputationPlan.SinkRoute sr && sr.outbox())
+                .forEach(r -> outboxNodes.putIfAbsent(r.topic(), r.sinkNode()));
+        this.outboxWatermarks = new OutboxWatermarks(List.copyOf(outboxNodes.values()), context.taskId().partition(),
+                partitionCount, plan.watermarks().intervalMs());
         if (aligned) {
             Set<TopicPartition> tps = new HashSet<>();
             plan.inputs().values().stream().filter(i -> i.source() != null)
@@ -1029,6 +1038,7 @@ final class ComputationTask {
             event = Long.MAX_VALUE;
             system = Long.MAX_VALUE;
         }
+        outboxWatermarks.maybeWrite(now, system, context); // the input system watermark, to the async sinks
         emitter.emit(now, new WatermarkEmitter.Values(event, system, idle, completed),
                 deps -> dependencyWatermarks(deps, now));
     }

@@ -1,0 +1,91 @@
+package io.flowkafka.connectors.statictable;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flowkafka.spec.SinkSpec;
+import io.flowkafka.spi.SinkContext;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The deliverer feeds the engine the input system watermark its outbox partitions carry. Reference 001: "An empty
+ * slot T is created strictly in order, only if T &lt;= wall clock and the known non-zero system watermark of the
+ * input stream is strictly greater than T + table_period. A watermark equal to the boundary is therefore not enough,
+ * and empty tables aren't created in the future."
+ */
+class ArrivalOrderDelivererTest {
+    private static final Duration PERIOD = Duration.ofHours(1);
+
+    @TempDir
+    Path dir;
+
+    private ArrivalOrderDeliverer deliverer() {
+        SinkSpec sink = new SinkSpec("tables", "TArrivalOrderTableSink", List.of("rows"), Map.of(
+                "output_directory", dir.toString(), "table_period", "1h", "table_ttl", "7d"));
+        SinkContext context = new SinkContext("pp", "pp", "read", sink, Map.of(), Map.of("tick.ms", "3600000"),
+                new SimpleMeterRegistry(), "pp.dlq", Map.of("rows", ArrivalOrderSinkProviderTest.ROW));
+        return (ArrivalOrderDeliverer) new ArrivalOrderSinkProvider().createDeliverer(context);
+    }
+
+    private List<String> tables() throws Exception {
+        return LocalTablesDirectory.open(dir).tableNames();
+    }
+
+    private static long nanos(Instant t) {
+        return t.getEpochSecond() * 1_000_000_000L + t.getNano();
+    }
+
+    @Test
+    void shouldWriteAnEmptyTableOnceEveryPartitionsWatermarkIsStrictlyPastTheSlot() throws Exception {
+        try (ArrivalOrderDeliverer d = deliverer()) {
+            d.open(0, OptionalLong.empty());
+            d.open(1, OptionalLong.empty());
+            Instant t = new ArrivalOrderTableSink(LocalTablesDirectory.open(dir), new ArrivalOrderSinkParameters(
+                    PERIOD, Duration.ofDays(7), null, null), ArrivalOrderSinkProviderTest.ROW,
+                    new SinkProgress.Owner("pp", "read", "tables")).load(Instant.now()).nextTableTimestamp();
+            assertThat(t).as("the open slot: T <= wall clock").isBeforeOrEqualTo(Instant.now());
+            long past = nanos(t.plus(PERIOD)) + 1;
+
+            d.publish();
+            assertThat(tables()).as("no watermark yet").isEmpty();
+
+            d.onSystemWatermark(0, past, 2);
+            d.publish();
+            assertThat(tables()).as("partition 1's watermark unknown: the input's is unknown").isEmpty();
+
+            d.onSystemWatermark(1, nanos(t.plus(PERIOD)), 2);
+            d.publish();
+            assertThat(tables()).as("the minimum equals T + table_period: not enough").isEmpty();
+
+            d.onSystemWatermark(1, past, 2);
+            d.publish();
+            // the next slot T + period lies ahead of the wall clock and of the watermark: none for it
+            assertThat(tables()).as("strictly past T + table_period").containsExactly(
+                    ArrivalOrderTableSink.tableName(t));
+            assertThat(LocalTablesDirectory.open(dir).attributes(ArrivalOrderTableSink.tableName(t)).rowCount())
+                    .isZero();
+        }
+    }
+
+    @Test
+    void shouldForgetAReleasedPartitionsWatermark() throws Exception {
+        try (ArrivalOrderDeliverer d = deliverer()) {
+            d.open(0, OptionalLong.empty());
+            d.release(0);
+            d.open(0, OptionalLong.empty());
+            d.onSystemWatermark(0, Long.MAX_VALUE, 2);
+            d.open(1, OptionalLong.empty());
+            d.onSystemWatermark(1, Long.MAX_VALUE, 2);
+            d.release(1);
+            d.publish();
+            assertThat(tables()).as("partition 1 released: unknown").isEmpty();
+        }
+    }
+}
