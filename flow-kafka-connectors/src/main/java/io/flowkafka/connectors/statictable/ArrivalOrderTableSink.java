@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import io.flowkafka.api.MessageId;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.file.FileAlreadyExistsException;
@@ -26,7 +28,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.stream.Stream;
 import org.apache.avro.Schema;
-import org.apache.avro.SchemaBuilder;
 import org.apache.avro.file.DataFileReader;
 import org.apache.avro.file.DataFileWriter;
 import org.apache.avro.generic.GenericData;
@@ -67,7 +68,6 @@ final class ArrivalOrderTableSink {
     private final LocalTablesDirectory directory;
     private final ArrivalOrderSinkParameters parameters;
     private final Schema rowSchema;
-    private final Schema stagedSchema;
     private final SinkProgress.Owner owner;
     private final String sinkName;
     private final Path staging;
@@ -86,17 +86,17 @@ final class ArrivalOrderTableSink {
         this.rowSchema = Objects.requireNonNull(rowSchema, "rowSchema");
         this.owner = Objects.requireNonNull(owner, "owner");
         this.sinkName = "TArrivalOrderTableSink '" + owner.sink() + "'";
-        this.stagedSchema = SchemaBuilder.record("StagedRow").namespace("io.flowkafka.statictable.staging").fields()
-                .requiredLong("offset").requiredString("message_id").requiredLong("system_timestamp")
-                .requiredLong("weight").name("row").type(rowSchema).noDefault().endRecord();
         this.staging = directory.root().resolve(STAGING);
         Files.createDirectories(staging);
         this.lockFile = directory.root().resolve(LOCK);
         this.jvmLock = JVM_LOCKS.computeIfAbsent(directory.root(), p -> new ReentrantLock());
     }
 
-    /** A message to stage: its outbox offset, id, system timestamp (ns), weight and payload. */
-    record Staged(long offset, MessageId messageId, long systemTimestamp, long weight, GenericRecord row) {
+    /**
+     * A message to stage: its outbox offset, id, system timestamp (ns), weight and payload, the Avro binary of a row
+     * of the table's schema (written to the table as is).
+     */
+    record Staged(long offset, MessageId messageId, long systemTimestamp, long weight, byte[] row) {
     }
 
     /** A directory state the sink refuses: another owner's progress, children without a table timestamp. */
@@ -126,24 +126,25 @@ final class ArrivalOrderTableSink {
         Path tmp = staging.resolve(".tmp-" + UUID.randomUUID());
         try {
             try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
-                    DataFileWriter<GenericRecord> w = new DataFileWriter<>(new GenericDatumWriter<>(stagedSchema))) {
+                    DataFileWriter<GenericRecord> w = new DataFileWriter<>(
+                            new GenericDatumWriter<>(StagedRowReader.SCHEMA))) {
                 w.setMeta("flow.partition", partition);
                 w.setMeta("flow.first_id", rows.get(0).messageId().toString());
                 w.setMeta("flow.last_id", rows.get(rows.size() - 1).messageId().toString());
                 w.setMeta("flow.rows", rows.size());
                 w.setMeta("flow.weight", rows.stream().mapToLong(Staged::weight).sum());
-                w.create(stagedSchema, java.nio.channels.Channels.newOutputStream(ch));
+                w.create(StagedRowReader.SCHEMA, Channels.newOutputStream(ch));
+                GenericRecord r = new GenericData.Record(StagedRowReader.SCHEMA);
                 for (Staged s : rows) {
-                    GenericRecord r = new GenericData.Record(stagedSchema);
-                    r.put("offset", s.offset());
-                    r.put("message_id", s.messageId().toString());
-                    r.put("system_timestamp", s.systemTimestamp());
-                    r.put("weight", s.weight());
-                    r.put("row", s.row());
+                    r.put(StagedRowReader.OFFSET, s.offset());
+                    r.put(StagedRowReader.MESSAGE_ID, ByteBuffer.wrap(s.messageId().toBytes()));
+                    r.put(StagedRowReader.SYSTEM_TIMESTAMP, s.systemTimestamp());
+                    r.put(StagedRowReader.WEIGHT, s.weight());
+                    r.put(StagedRowReader.ROW, ByteBuffer.wrap(s.row()));
                     w.append(r);
                 }
                 w.flush();
-                ch.force(true);
+                ch.force(false); // the data and the size; the rename below is made durable by the directory's fsync
             }
             for (long st = stamp;; st++) {
                 try {
@@ -305,17 +306,16 @@ final class ArrivalOrderTableSink {
             @Nullable Instant inputSystemWatermark) throws IOException {
         Instant t = progress.nextTableTimestamp();
         String name = tableName(t);
-        // two passes over the staged rows, so that a table never sits on the heap: the first finds the frontiers
-        // after the table (they go into its attributes), the second writes the same rows
-        Map<Integer, SinkProgress.Frontier> frontiers = take(progress, files, byLimit, row -> { });
-        collectFrontiers(frontiers, files, inputSystemWatermark);
-        SinkProgress next = progress.withNext(t.plus(parameters.tablePeriod()), frontiers);
         StaticTableWriter.Builder builder = StaticTableWriter.builder(directory, name, rowSchema).tableTimestamp(t)
                 .attribute(EXPIRATION_TIME, new TextNode(parameters.expirationOf(t, now).toString()))
-                .attribute(CREATION_TIME, new TextNode(now.toString()))
-                .attribute(SinkProgress.ATTRIBUTE, next.toJson());
+                .attribute(CREATION_TIME, new TextNode(now.toString()));
         try (StaticTableWriter w = builder.open()) {
-            take(progress, files, byLimit, w::append);
+            // one pass: the rows go to the table as staged (never decoded), the frontiers after them into its
+            // attributes, so that the rename publishing the table also commits the progress
+            Map<Integer, SinkProgress.Frontier> frontiers = take(progress, files, byLimit, w::appendEncoded);
+            collectFrontiers(frontiers, files, inputSystemWatermark);
+            SinkProgress next = progress.withNext(t.plus(parameters.tablePeriod()), frontiers);
+            w.attribute(SinkProgress.ATTRIBUTE, next.toJson());
             try {
                 tables.put(name, w.publish());
             } catch (FileAlreadyExistsException e) {
@@ -323,8 +323,8 @@ final class ArrivalOrderTableSink {
                         + directory.root() + " although the progress says it is not written yet; the directory was "
                         + "changed outside the sink", e);
             }
+            return next;
         }
-        return next;
     }
 
     /**
@@ -344,9 +344,9 @@ final class ArrivalOrderTableSink {
                         && f.lastId().compareTo(e.getValue().messageId()) > 0));
     }
 
-    /** Where {@link #take} puts a row. */
+    /** Where {@link #take} puts a row, its Avro binary. */
     private interface RowSink {
-        void accept(GenericRecord row) throws IOException;
+        void accept(ByteBuffer row) throws IOException;
     }
 
     /**
@@ -359,38 +359,35 @@ final class ArrivalOrderTableSink {
         long rows = 0;
         long weight = 0;
         for (StagedFile f : files) {
-            try (DataFileReader<GenericRecord> r = new DataFileReader<>(f.path().toFile(),
-                    new GenericDatumReader<>(stagedSchema))) {
-                GenericRecord staged = null;
-                while (r.hasNext()) {
-                    staged = r.next(staged);
-                    MessageId id = MessageId.fromHex(staged.get("message_id").toString());
-                    SinkProgress.Frontier fr = frontiers.get(f.partition());
-                    if (fr != null && id.compareTo(fr.messageId()) <= 0) {
-                        continue; // staged twice (a replay by a zombie deliverer): written once
+            try (StagedRowReader r = new StagedRowReader(f.path())) {
+                // ids increase within a file: once a row is past the frontier, so are all after it
+                boolean covered = true;
+                boolean taken = false;
+                while (r.next()) {
+                    if (covered) {
+                        SinkProgress.Frontier fr = frontiers.get(f.partition());
+                        if (fr != null && r.messageId().compareTo(fr.messageId()) <= 0) {
+                            continue; // staged twice (a replay by a zombie deliverer): written once
+                        }
+                        covered = false;
                     }
-                    sink.accept((GenericRecord) staged.get("row"));
+                    sink.accept(r.row());
+                    taken = true;
                     rows++;
-                    weight += (Long) staged.get("weight");
-                    frontiers.put(f.partition(), new SinkProgress.Frontier((Long) staged.get("system_timestamp"), id));
+                    weight += r.weight();
                     if (byLimit && parameters.limitReached(rows, weight)) {
-                        return frontiers;
+                        break;
                     }
+                }
+                if (taken) {
+                    frontiers.put(f.partition(), new SinkProgress.Frontier(r.systemTimestamp(), r.messageId()));
+                }
+                if (byLimit && parameters.limitReached(rows, weight)) {
+                    return frontiers;
                 }
             }
         }
         return frontiers;
-    }
-
-    private List<GenericRecord> readStaged(Path file) throws IOException {
-        List<GenericRecord> out = new ArrayList<>();
-        try (DataFileReader<GenericRecord> r = new DataFileReader<>(file.toFile(),
-                new GenericDatumReader<>(stagedSchema))) {
-            while (r.hasNext()) {
-                out.add(r.next());
-            }
-        }
-        return out;
     }
 
     /** A staged file and its metadata. */
@@ -438,11 +435,12 @@ final class ArrivalOrderTableSink {
             }
             if (f.lastId().compareTo(covered) > 0) {
                 List<Staged> tail = new ArrayList<>();
-                for (GenericRecord r : readStaged(f.path())) {
-                    MessageId id = MessageId.fromHex(r.get("message_id").toString());
-                    if (id.compareTo(covered) > 0) {
-                        tail.add(new Staged((Long) r.get("offset"), id, (Long) r.get("system_timestamp"),
-                                (Long) r.get("weight"), (GenericRecord) r.get("row")));
+                try (StagedRowReader r = new StagedRowReader(f.path())) {
+                    while (r.next()) {
+                        MessageId id = r.messageId();
+                        if (id.compareTo(covered) > 0) {
+                            tail.add(new Staged(r.offset(), id, r.systemTimestamp(), r.weight(), r.rowBytes()));
+                        }
                     }
                 }
                 // same arrival stamp, so the tail keeps its place; an existing file of that name is this tail,

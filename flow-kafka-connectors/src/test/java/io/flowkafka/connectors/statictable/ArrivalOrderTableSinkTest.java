@@ -44,10 +44,11 @@ class ArrivalOrderTableSinkTest {
 
     static List<ArrivalOrderTableSink.Staged> rows(long from, long to) {
         List<ArrivalOrderTableSink.Staged> out = new ArrayList<>();
+        RowEncoder encoder = new RowEncoder(ROW);
         for (long n = from; n < to; n++) {
             GenericRecord r = new GenericData.Record(ROW);
             r.put("n", n);
-            out.add(new ArrivalOrderTableSink.Staged(n, id(n), 1_000 + n, 8, r));
+            out.add(new ArrivalOrderTableSink.Staged(n, id(n), 1_000 + n, 8, encoder.encode(r)));
         }
         return out;
     }
