@@ -190,6 +190,12 @@ final class ArrivalOrderDeliverer implements OutboxDeliverer {
     public void release(int partition) {
         last.remove(partition);
         covered.remove(partition);
+        try {
+            sink.release(partition);
+        } catch (IOException e) {
+            LOG.warn("TArrivalOrderTableSink '{}': removing unused staging files of partition {} failed (its next "
+                    + "owner removes them): {}", config.sinkId(), partition, e.toString());
+        }
     }
 
     @Override

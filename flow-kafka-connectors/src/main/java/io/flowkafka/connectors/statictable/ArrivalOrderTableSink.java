@@ -18,7 +18,9 @@ import java.nio.file.StandardOpenOption;
 import java.time.Instant;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -30,6 +32,7 @@ import java.util.stream.Stream;
 import org.apache.avro.Schema;
 import org.apache.avro.file.DataFileReader;
 import org.apache.avro.file.DataFileWriter;
+import org.apache.avro.file.SeekableFileInput;
 import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericDatumReader;
 import org.apache.avro.generic.GenericDatumWriter;
@@ -78,6 +81,7 @@ final class ArrivalOrderTableSink {
     private boolean sweptAbandoned;
     /** Metadata of staged files by path; guarded by the lock. */
     private final Map<Path, StagedFile> stagedCache = new ConcurrentHashMap<>();
+    private final StagingPool pool;
 
     ArrivalOrderTableSink(LocalTablesDirectory directory, ArrivalOrderSinkParameters parameters, Schema rowSchema,
             SinkProgress.Owner owner) throws IOException {
@@ -88,6 +92,7 @@ final class ArrivalOrderTableSink {
         this.sinkName = "TArrivalOrderTableSink '" + owner.sink() + "'";
         this.staging = directory.root().resolve(STAGING);
         Files.createDirectories(staging);
+        this.pool = new StagingPool(staging);
         this.lockFile = directory.root().resolve(LOCK);
         this.jvmLock = JVM_LOCKS.computeIfAbsent(directory.root(), p -> new ReentrantLock());
     }
@@ -118,33 +123,30 @@ final class ArrivalOrderTableSink {
         if (rows.isEmpty()) {
             return;
         }
-        long stamp = System.currentTimeMillis();
-        writeStaged(stamp, partition, rows);
+        // one fsync: the pool file's directory entry is durable already
+        Path file = pool.take(partition);
+        boolean written = false;
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
+            writeStaged(ch, System.currentTimeMillis(), partition, rows);
+            written = true;
+        } finally {
+            if (!written) {
+                Files.deleteIfExists(file); // this delivery fails: nothing of it is staged
+            }
+        }
     }
 
+    /** Deletes the partition's unused pool files (the partition is released). */
+    void release(int partition) throws IOException {
+        pool.release(partition);
+    }
+
+    /** Writes a staged file durably under its own name (a tail rewrite: the publisher's, under the lock). */
     private void writeStaged(long stamp, int partition, List<Staged> rows) throws IOException {
         Path tmp = staging.resolve(".tmp-" + UUID.randomUUID());
         try {
-            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
-                    DataFileWriter<GenericRecord> w = new DataFileWriter<>(
-                            new GenericDatumWriter<>(StagedRowReader.SCHEMA))) {
-                w.setMeta("flow.partition", partition);
-                w.setMeta("flow.first_id", rows.get(0).messageId().toString());
-                w.setMeta("flow.last_id", rows.get(rows.size() - 1).messageId().toString());
-                w.setMeta("flow.rows", rows.size());
-                w.setMeta("flow.weight", rows.stream().mapToLong(Staged::weight).sum());
-                w.create(StagedRowReader.SCHEMA, Channels.newOutputStream(ch));
-                GenericRecord r = new GenericData.Record(StagedRowReader.SCHEMA);
-                for (Staged s : rows) {
-                    r.put(StagedRowReader.OFFSET, s.offset());
-                    r.put(StagedRowReader.MESSAGE_ID, ByteBuffer.wrap(s.messageId().toBytes()));
-                    r.put(StagedRowReader.SYSTEM_TIMESTAMP, s.systemTimestamp());
-                    r.put(StagedRowReader.WEIGHT, s.weight());
-                    r.put(StagedRowReader.ROW, ByteBuffer.wrap(s.row()));
-                    w.append(r);
-                }
-                w.flush();
-                ch.force(false); // the data and the size; the rename below is made durable by the directory's fsync
+            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+                writeStaged(ch, stamp, partition, rows);
             }
             for (long st = stamp;; st++) {
                 try {
@@ -155,9 +157,36 @@ final class ArrivalOrderTableSink {
                     // the same first offset staged in the same millisecond (a replay): keep both, dedup at publish
                 }
             }
-            forceDirectory(staging);
+            StagingPool.forceDirectory(staging);
         } finally {
             Files.deleteIfExists(tmp);
+        }
+    }
+
+    /**
+     * Writes a staged file: the header (its arrival stamp, partition, first and last id, row count and weight), the
+     * rows, then an fsync of its data; a file cut short holds fewer rows than its header says.
+     */
+    private static void writeStaged(FileChannel ch, long stamp, int partition, List<Staged> rows) throws IOException {
+        try (DataFileWriter<GenericRecord> w = new DataFileWriter<>(new GenericDatumWriter<>(StagedRowReader.SCHEMA))) {
+            w.setMeta("flow.stamp", stamp);
+            w.setMeta("flow.partition", partition);
+            w.setMeta("flow.first_id", rows.get(0).messageId().toString());
+            w.setMeta("flow.last_id", rows.get(rows.size() - 1).messageId().toString());
+            w.setMeta("flow.rows", rows.size());
+            w.setMeta("flow.weight", rows.stream().mapToLong(Staged::weight).sum());
+            w.create(StagedRowReader.SCHEMA, Channels.newOutputStream(ch));
+            GenericRecord r = new GenericData.Record(StagedRowReader.SCHEMA);
+            for (Staged s : rows) {
+                r.put(StagedRowReader.OFFSET, s.offset());
+                r.put(StagedRowReader.MESSAGE_ID, ByteBuffer.wrap(s.messageId().toBytes()));
+                r.put(StagedRowReader.SYSTEM_TIMESTAMP, s.systemTimestamp());
+                r.put(StagedRowReader.WEIGHT, s.weight());
+                r.put(StagedRowReader.ROW, ByteBuffer.wrap(s.row()));
+                w.append(r);
+            }
+            w.flush();
+            ch.force(false); // data and size; the directory entry is made durable by the caller
         }
     }
 
@@ -167,13 +196,15 @@ final class ArrivalOrderTableSink {
 
     /**
      * The last message id of a partition that is staged or written to a table: a replayed message up to it is a
-     * duplicate. Also checks the directory ({@link #load}).
+     * duplicate. Also checks the directory ({@link #load}) and removes the partition's incomplete pool files: call it
+     * when the partition is opened.
      *
      * @return the id, or null when nothing of the partition was delivered
      */
     @Nullable MessageId coverage(int partition, Instant now) throws IOException, DirectoryRefusedException {
         return locked(() -> {
             SinkProgress progress = load(now);
+            removeIncomplete(partition);
             MessageId covered = progress.covered(partition);
             for (StagedFile f : stagedFiles()) {
                 if (f.partition() == partition && (covered == null || f.lastId().compareTo(covered) > 0)) {
@@ -249,7 +280,7 @@ final class ArrivalOrderTableSink {
                     + "accept them: remove them (or move them elsewhere)");
         }
         Map.Entry<String, TableAttributes> newest = tables.entrySet().stream()
-                .max(java.util.Comparator.comparing(e -> e.getValue().tableTimestamp())).orElse(null);
+                .max(Comparator.comparing(e -> e.getValue().tableTimestamp())).orElse(null);
         SinkProgress fromTable = null;
         if (newest != null && newest.getValue().custom().containsKey(SinkProgress.ATTRIBUTE)) {
             SinkProgress p = SinkProgress.fromJson(newest.getValue().custom().get(SinkProgress.ATTRIBUTE),
@@ -395,32 +426,105 @@ final class ArrivalOrderTableSink {
             long weight) {
     }
 
+    /**
+     * The complete staged files, in arrival order (by stamp), except that each partition's files come in the order of
+     * their ids: a stamp of a clock that went back (on this instance or the partition's next owner) never makes a
+     * later batch cover an earlier one.
+     */
     List<StagedFile> stagedFiles() throws IOException {
         List<Path> paths;
         try (Stream<Path> s = Files.list(staging)) {
-            paths = s.filter(p -> !p.getFileName().toString().startsWith(".")).sorted().toList();
+            paths = s.filter(p -> !p.getFileName().toString().startsWith(".")).toList();
         }
         List<StagedFile> out = new ArrayList<>();
         stagedCache.keySet().retainAll(paths);
         for (Path p : paths) {
-            StagedFile cached = stagedCache.get(p);
-            if (cached != null) {
-                out.add(cached); // a staged file never changes once renamed into place
-                continue;
+            StagedFile f = stagedCache.get(p); // a complete staged file never changes
+            if (f == null) {
+                f = readStagedFile(p);
+                if (f == null) {
+                    continue;
+                }
+                stagedCache.put(p, f);
             }
-            try (DataFileReader<GenericRecord> r = new DataFileReader<>(p.toFile(), new GenericDatumReader<>())) {
-                long stamp = Long.parseLong(p.getFileName().toString().substring(0, 13));
-                StagedFile f = new StagedFile(p, stamp, (int) r.getMetaLong("flow.partition"),
+            out.add(f);
+        }
+        out.sort(Comparator.comparingLong(StagedFile::stamp).thenComparing(StagedFile::path));
+        return idOrderPerPartition(out);
+    }
+
+    private static List<StagedFile> idOrderPerPartition(List<StagedFile> files) {
+        Map<Integer, List<StagedFile>> byPartition = new HashMap<>();
+        for (StagedFile f : files) {
+            byPartition.computeIfAbsent(f.partition(), k -> new ArrayList<>()).add(f);
+        }
+        Map<Integer, Iterator<StagedFile>> inIdOrder = new HashMap<>();
+        byPartition.forEach((p, list) -> inIdOrder.put(p, list.stream()
+                .sorted(Comparator.comparing(StagedFile::firstId)).iterator()));
+        List<StagedFile> out = new ArrayList<>(files.size());
+        for (StagedFile f : files) {
+            out.add(inIdOrder.get(f.partition()).next());
+        }
+        return out;
+    }
+
+    /**
+     * A staged file's metadata, or null while it is incomplete: a pool file not written yet, being written, or cut
+     * short by a crash (its delivery did not return, so the outbox delivers its rows again).
+     */
+    private @Nullable StagedFile readStagedFile(Path p) throws IOException {
+        boolean pooled = StagingPool.partitionOf(p) >= 0;
+        StagedFile f;
+        long present = 0;
+        try {
+            if (pooled && Files.size(p) == 0) {
+                return null;
+            }
+            try (DataFileReader<GenericRecord> r = new DataFileReader<>(new SeekableFileInput(p.toFile()),
+                    new GenericDatumReader<>())) {
+                if (!r.getSchema().equals(StagedRowReader.SCHEMA)) {
+                    throw new StagedRowReader.FormatException(p, r.getSchema());
+                }
+                f = new StagedFile(p, r.getMetaLong("flow.stamp"), (int) r.getMetaLong("flow.partition"),
                         MessageId.fromHex(r.getMetaString("flow.first_id")),
                         MessageId.fromHex(r.getMetaString("flow.last_id")), r.getMetaLong("flow.rows"),
                         r.getMetaLong("flow.weight"));
-                stagedCache.put(p, f);
-                out.add(f);
-            } catch (NoSuchFileException e) {
-                // deleted meanwhile
+                while (r.hasNext()) {
+                    present += r.getBlockCount();
+                    r.nextBlock();
+                }
+            }
+        } catch (NoSuchFileException e) {
+            return null; // deleted meanwhile
+        } catch (StagedRowReader.FormatException e) {
+            throw e;
+        } catch (IOException | RuntimeException e) {
+            if (pooled) {
+                return null; // a header cut short
+            }
+            throw e;
+        }
+        if (present != f.rows()) {
+            if (pooled) {
+                return null;
+            }
+            throw new IOException("staged file " + p + " holds " + present + " rows but its header says " + f.rows());
+        }
+        return f;
+    }
+
+    /** Deletes the incomplete pool files of a partition, but this sink's unused ones: only at the partition's open. */
+    private void removeIncomplete(int partition) throws IOException {
+        List<Path> paths;
+        try (Stream<Path> s = Files.list(staging)) {
+            paths = s.filter(p -> StagingPool.partitionOf(p) == partition && !pool.owns(p)).toList();
+        }
+        for (Path p : paths) {
+            if (!stagedCache.containsKey(p) && readStagedFile(p) == null) {
+                // left by a crash or by an owner that lost the partition: whatever it writes now is never committed
+                Files.deleteIfExists(p);
             }
         }
-        return out;
     }
 
     /**
@@ -496,11 +600,4 @@ final class ArrivalOrderTableSink {
         }
     }
 
-    private static void forceDirectory(Path dir) {
-        try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
-            ch.force(true);
-        } catch (IOException e) {
-            // some platforms cannot fsync a directory; the rename is still atomic
-        }
-    }
 }

@@ -33,8 +33,17 @@ final class StagedRowReader implements AutoCloseable {
         this.reader = new DataFileReader<>(file.toFile(), new GenericDatumReader<>(SCHEMA));
         if (!reader.getSchema().equals(SCHEMA)) {
             reader.close();
-            throw new IOException("staged file " + file + " is not in the staging format of this flow-kafka version "
-                    + "(written by an earlier build?): " + reader.getSchema());
+            throw new FormatException(file, reader.getSchema());
+        }
+    }
+
+    /** A staged file of another layout: refused, never taken for a file cut short. */
+    static final class FormatException extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        FormatException(Path file, Schema schema) {
+            super("staged file " + file + " is not in the staging format of this flow-kafka version (written by an "
+                    + "earlier build?): " + schema);
         }
     }
 
