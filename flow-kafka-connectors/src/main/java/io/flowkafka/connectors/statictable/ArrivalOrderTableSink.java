@@ -6,37 +6,25 @@ import com.fasterxml.jackson.databind.node.TextNode;
 import io.flowkafka.api.MessageId;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.time.Instant;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.stream.Stream;
 import org.apache.avro.Schema;
-import org.apache.avro.file.DataFileReader;
-import org.apache.avro.file.DataFileWriter;
-import org.apache.avro.file.SeekableFileInput;
-import org.apache.avro.generic.GenericData;
-import org.apache.avro.generic.GenericDatumReader;
-import org.apache.avro.generic.GenericDatumWriter;
-import org.apache.avro.generic.GenericRecord;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -45,7 +33,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>How several outbox partitions write one shared sequence: per-partition staging, merged at publish. Each outbox
  * partition's deliverer {@link #stage stages} its messages durably in {@code <output_directory>/.staging/} (one Avro
- * file per delivered batch, named by arrival time, partition and first outbox offset; never listed as a table). Any
+ * file per delivered batch, stamped with its arrival time; never listed as a table; see {@link StagingArea}). Any
  * instance may {@link #publish}: under a lock (a JVM lock plus a file lock on {@code .sink-lock}) it reads the
  * progress, decides the open slot with {@link TableSlot#decide}, writes the slot's table from the staged files in
  * arrival order, and publishes it with one rename.
@@ -79,9 +67,7 @@ final class ArrivalOrderTableSink {
     private final Map<String, TableAttributes> tables = new HashMap<>();
     /** Whether {@link #publish} removed what crashed publishers left behind; guarded by the lock. */
     private boolean sweptAbandoned;
-    /** Metadata of staged files by path; guarded by the lock. */
-    private final Map<Path, StagedFile> stagedCache = new ConcurrentHashMap<>();
-    private final StagingPool pool;
+    private final StagingArea stagingArea;
 
     ArrivalOrderTableSink(LocalTablesDirectory directory, ArrivalOrderSinkParameters parameters, Schema rowSchema,
             SinkProgress.Owner owner) throws IOException {
@@ -91,8 +77,7 @@ final class ArrivalOrderTableSink {
         this.owner = Objects.requireNonNull(owner, "owner");
         this.sinkName = "TArrivalOrderTableSink '" + owner.sink() + "'";
         this.staging = directory.root().resolve(STAGING);
-        Files.createDirectories(staging);
-        this.pool = new StagingPool(staging);
+        this.stagingArea = new StagingArea(staging);
         this.lockFile = directory.root().resolve(LOCK);
         this.jvmLock = JVM_LOCKS.computeIfAbsent(directory.root(), p -> new ReentrantLock());
     }
@@ -120,78 +105,12 @@ final class ArrivalOrderTableSink {
      * @param rows the messages, in outbox order, with increasing ids; none already covered
      */
     void stage(int partition, List<Staged> rows) throws IOException {
-        if (rows.isEmpty()) {
-            return;
-        }
-        // one fsync: the pool file's directory entry is durable already
-        Path file = pool.take(partition);
-        boolean written = false;
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
-            writeStaged(ch, System.currentTimeMillis(), partition, rows);
-            written = true;
-        } finally {
-            if (!written) {
-                Files.deleteIfExists(file); // this delivery fails: nothing of it is staged
-            }
-        }
+        stagingArea.stage(partition, rows);
     }
 
     /** Deletes the partition's unused pool files (the partition is released). */
     void release(int partition) throws IOException {
-        pool.release(partition);
-    }
-
-    /** Writes a staged file durably under its own name (a tail rewrite: the publisher's, under the lock). */
-    private void writeStaged(long stamp, int partition, List<Staged> rows) throws IOException {
-        Path tmp = staging.resolve(".tmp-" + UUID.randomUUID());
-        try {
-            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-                writeStaged(ch, stamp, partition, rows);
-            }
-            for (long st = stamp;; st++) {
-                try {
-                    Files.move(tmp, staging.resolve(stagedName(st, partition, rows.get(0).offset())),
-                            StandardCopyOption.ATOMIC_MOVE);
-                    break;
-                } catch (FileAlreadyExistsException e) {
-                    // the same first offset staged in the same millisecond (a replay): keep both, dedup at publish
-                }
-            }
-            StagingPool.forceDirectory(staging);
-        } finally {
-            Files.deleteIfExists(tmp);
-        }
-    }
-
-    /**
-     * Writes a staged file: the header (its arrival stamp, partition, first and last id, row count and weight), the
-     * rows, then an fsync of its data; a file cut short holds fewer rows than its header says.
-     */
-    private static void writeStaged(FileChannel ch, long stamp, int partition, List<Staged> rows) throws IOException {
-        try (DataFileWriter<GenericRecord> w = new DataFileWriter<>(new GenericDatumWriter<>(StagedRowReader.SCHEMA))) {
-            w.setMeta("flow.stamp", stamp);
-            w.setMeta("flow.partition", partition);
-            w.setMeta("flow.first_id", rows.get(0).messageId().toString());
-            w.setMeta("flow.last_id", rows.get(rows.size() - 1).messageId().toString());
-            w.setMeta("flow.rows", rows.size());
-            w.setMeta("flow.weight", rows.stream().mapToLong(Staged::weight).sum());
-            w.create(StagedRowReader.SCHEMA, Channels.newOutputStream(ch));
-            GenericRecord r = new GenericData.Record(StagedRowReader.SCHEMA);
-            for (Staged s : rows) {
-                r.put(StagedRowReader.OFFSET, s.offset());
-                r.put(StagedRowReader.MESSAGE_ID, ByteBuffer.wrap(s.messageId().toBytes()));
-                r.put(StagedRowReader.SYSTEM_TIMESTAMP, s.systemTimestamp());
-                r.put(StagedRowReader.WEIGHT, s.weight());
-                r.put(StagedRowReader.ROW, ByteBuffer.wrap(s.row()));
-                w.append(r);
-            }
-            w.flush();
-            ch.force(false); // data and size; the directory entry is made durable by the caller
-        }
-    }
-
-    static String stagedName(long stamp, int partition, long firstOffset) {
-        return String.format("%013d-%05d-%019d.avro", stamp, partition, firstOffset);
+        stagingArea.release(partition);
     }
 
     /**
@@ -204,7 +123,7 @@ final class ArrivalOrderTableSink {
     @Nullable MessageId coverage(int partition, Instant now) throws IOException, DirectoryRefusedException {
         return locked(() -> {
             SinkProgress progress = load(now);
-            removeIncomplete(partition);
+            stagingArea.removeIncomplete(partition);
             MessageId covered = progress.covered(partition);
             for (StagedFile f : stagedFiles()) {
                 if (f.partition() == partition && (covered == null || f.lastId().compareTo(covered) > 0)) {
@@ -426,105 +345,9 @@ final class ArrivalOrderTableSink {
             long weight) {
     }
 
-    /**
-     * The complete staged files, in arrival order (by stamp), except that each partition's files come in the order of
-     * their ids: a stamp of a clock that went back (on this instance or the partition's next owner) never makes a
-     * later batch cover an earlier one.
-     */
+    /** The complete staged files, in the order their rows go to tables. */
     List<StagedFile> stagedFiles() throws IOException {
-        List<Path> paths;
-        try (Stream<Path> s = Files.list(staging)) {
-            paths = s.filter(p -> !p.getFileName().toString().startsWith(".")).toList();
-        }
-        List<StagedFile> out = new ArrayList<>();
-        stagedCache.keySet().retainAll(paths);
-        for (Path p : paths) {
-            StagedFile f = stagedCache.get(p); // a complete staged file never changes
-            if (f == null) {
-                f = readStagedFile(p);
-                if (f == null) {
-                    continue;
-                }
-                stagedCache.put(p, f);
-            }
-            out.add(f);
-        }
-        out.sort(Comparator.comparingLong(StagedFile::stamp).thenComparing(StagedFile::path));
-        return idOrderPerPartition(out);
-    }
-
-    private static List<StagedFile> idOrderPerPartition(List<StagedFile> files) {
-        Map<Integer, List<StagedFile>> byPartition = new HashMap<>();
-        for (StagedFile f : files) {
-            byPartition.computeIfAbsent(f.partition(), k -> new ArrayList<>()).add(f);
-        }
-        Map<Integer, Iterator<StagedFile>> inIdOrder = new HashMap<>();
-        byPartition.forEach((p, list) -> inIdOrder.put(p, list.stream()
-                .sorted(Comparator.comparing(StagedFile::firstId)).iterator()));
-        List<StagedFile> out = new ArrayList<>(files.size());
-        for (StagedFile f : files) {
-            out.add(inIdOrder.get(f.partition()).next());
-        }
-        return out;
-    }
-
-    /**
-     * A staged file's metadata, or null while it is incomplete: a pool file not written yet, being written, or cut
-     * short by a crash (its delivery did not return, so the outbox delivers its rows again).
-     */
-    private @Nullable StagedFile readStagedFile(Path p) throws IOException {
-        boolean pooled = StagingPool.partitionOf(p) >= 0;
-        StagedFile f;
-        long present = 0;
-        try {
-            if (pooled && Files.size(p) == 0) {
-                return null;
-            }
-            try (DataFileReader<GenericRecord> r = new DataFileReader<>(new SeekableFileInput(p.toFile()),
-                    new GenericDatumReader<>())) {
-                if (!r.getSchema().equals(StagedRowReader.SCHEMA)) {
-                    throw new StagedRowReader.FormatException(p, r.getSchema());
-                }
-                f = new StagedFile(p, r.getMetaLong("flow.stamp"), (int) r.getMetaLong("flow.partition"),
-                        MessageId.fromHex(r.getMetaString("flow.first_id")),
-                        MessageId.fromHex(r.getMetaString("flow.last_id")), r.getMetaLong("flow.rows"),
-                        r.getMetaLong("flow.weight"));
-                while (r.hasNext()) {
-                    present += r.getBlockCount();
-                    r.nextBlock();
-                }
-            }
-        } catch (NoSuchFileException e) {
-            return null; // deleted meanwhile
-        } catch (StagedRowReader.FormatException e) {
-            throw e;
-        } catch (IOException | RuntimeException e) {
-            if (pooled) {
-                return null; // a header cut short
-            }
-            throw e;
-        }
-        if (present != f.rows()) {
-            if (pooled) {
-                return null;
-            }
-            throw new IOException("staged file " + p + " holds " + present + " rows but its header says " + f.rows());
-        }
-        return f;
-    }
-
-    /** Deletes the incomplete pool files of a partition, but this sink's unused ones: only at the partition's open. */
-    private void removeIncomplete(int partition) throws IOException {
-        List<Path> paths;
-        try (Stream<Path> s = Files.list(staging)) {
-            paths = s.filter(p -> StagingPool.partitionOf(p) == partition && !pool.owns(p)).toList();
-        }
-        for (Path p : paths) {
-            if (!stagedCache.containsKey(p) && readStagedFile(p) == null) {
-                // left by a crash or by an owner that lost the partition: whatever it writes now is never committed
-                Files.deleteIfExists(p);
-            }
-        }
+        return stagingArea.files();
     }
 
     /**
@@ -549,8 +372,9 @@ final class ArrivalOrderTableSink {
                 }
                 // same arrival stamp, so the tail keeps its place; an existing file of that name is this tail,
                 // written before a crash cut the rewrite short
-                if (!Files.exists(staging.resolve(stagedName(f.stamp(), f.partition(), tail.get(0).offset())))) {
-                    writeStaged(f.stamp(), f.partition(), tail);
+                if (!Files.exists(staging.resolve(StagingArea.stagedName(f.stamp(), f.partition(),
+                        tail.get(0).offset())))) {
+                    stagingArea.writeTail(f.stamp(), f.partition(), tail);
                 }
             }
             Files.deleteIfExists(f.path());

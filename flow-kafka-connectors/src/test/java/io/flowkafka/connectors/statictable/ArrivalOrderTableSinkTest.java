@@ -11,7 +11,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.UUID;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
 import org.apache.avro.file.DataFileWriter;
@@ -306,7 +308,7 @@ class ArrivalOrderTableSinkTest {
         Schema other = SchemaBuilder.record("StagedRow").namespace("io.flowkafka.statictable.staging").fields()
                 .requiredLong("offset").requiredString("message_id").requiredLong("system_timestamp")
                 .requiredLong("weight").name("row").type(ROW).noDefault().endRecord();
-        Path file = dir.resolve(ArrivalOrderTableSink.STAGING).resolve(ArrivalOrderTableSink.stagedName(1, 0, 0));
+        Path file = dir.resolve(ArrivalOrderTableSink.STAGING).resolve(StagingArea.stagedName(1, 0, 0));
         try (DataFileWriter<GenericRecord> w = new DataFileWriter<>(new GenericDatumWriter<GenericRecord>(other))) {
             w.setMeta("flow.partition", 0);
             w.setMeta("flow.first_id", id(0).toString());
@@ -342,9 +344,9 @@ class ArrivalOrderTableSinkTest {
         Path staging = dir.resolve(ArrivalOrderTableSink.STAGING);
         List<Path> cut = new ArrayList<>();
         for (int length = 0; length < bytes.length; length += 1 + length / 8) {
-            Path f = staging.resolve("pool-0-" + java.util.UUID.nameUUIDFromBytes(new byte[] {(byte) cut.size()})
+            Path f = staging.resolve("pool-0-" + UUID.nameUUIDFromBytes(new byte[] {(byte) cut.size()})
                     + ".avro");
-            Files.write(f, java.util.Arrays.copyOf(bytes, length));
+            Files.write(f, Arrays.copyOf(bytes, length));
             cut.add(f);
         }
         assertThat(sink.stagedFiles()).extracting(ArrivalOrderTableSink.StagedFile::path).containsExactly(complete);
@@ -362,7 +364,7 @@ class ArrivalOrderTableSinkTest {
         ArrivalOrderTableSink sink = sink(null);
         sink.load(T0);
         sink.stage(0, rows(0, 3));
-        Path earlier = dir.resolve(ArrivalOrderTableSink.STAGING).resolve(ArrivalOrderTableSink.stagedName(0, 0, 3));
+        Path earlier = dir.resolve(ArrivalOrderTableSink.STAGING).resolve(StagingArea.stagedName(0, 0, 3));
         try (DataFileWriter<GenericRecord> w = new DataFileWriter<>(
                 new GenericDatumWriter<GenericRecord>(StagedRowReader.SCHEMA))) {
             w.setMeta("flow.stamp", 0);
