@@ -8,6 +8,8 @@ import io.flowkafka.spi.OutboxRecord;
 import io.flowkafka.spi.SinkContext;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.FileOutputStream;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -42,6 +44,8 @@ public final class ArrivalOrderSinkCost {
     static final Schema ROW = SchemaBuilder.record("Row").namespace("io.flowkafka.benchmarks.statictables").fields()
             .requiredLong("id").requiredString("key").requiredString("pad").endRecord();
 
+    private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+
     private ArrivalOrderSinkCost() {
     }
 
@@ -73,10 +77,14 @@ public final class ArrivalOrderSinkCost {
             Path work = Files.createTempDirectory("sink-cost");
             double plain = plain(work.resolve("plain.avro"), rows);
             long t = System.nanoTime();
+            long cpu = THREADS.getCurrentThreadCpuTime();
             long written = sink(work.resolve("tables"), values, batch, publishEvery);
             double sink = (System.nanoTime() - t) / 1e9;
-            System.out.printf(Locale.ROOT, "round %d: plain %,.0f rows/s, sink %,.0f rows/s (%.2fx)%s%n", round,
-                    rows / plain, rows / sink, plain / sink, written == rows ? "" : "; ROWS MISSING: " + written);
+            double sinkCpu = (THREADS.getCurrentThreadCpuTime() - cpu) / 1e9;
+            System.out.printf(Locale.ROOT, "round %d: plain %,.0f rows/s, sink %,.0f rows/s (%.2fx); sink CPU %.2f s = "
+                    + "%.1f us/row of %.2f s wall (the rest waits, mostly on fsync)%s%n", round, rows / plain, rows / sink,
+                    plain / sink, sinkCpu, sinkCpu * 1e6 / rows, sink, written == rows ? ""
+                            : "; ROWS MISSING: " + written);
         }
     }
 
