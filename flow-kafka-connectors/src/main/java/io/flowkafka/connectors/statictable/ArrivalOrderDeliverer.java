@@ -40,6 +40,11 @@ final class ArrivalOrderDeliverer implements OutboxDeliverer {
     private final ArrivalOrderSinkProvider.Config config;
     private final DataWeightColumn weight;
     private final ArrivalOrderTableSink sink;
+    /** Whether outbox values are the rows' Avro binary ({@code format: avro}): staged as they are. */
+    private final boolean avro;
+    /** Whether a row must be decoded: to re-encode a JSON value or to read its {@code data_weight_column}. */
+    private final boolean decode;
+    private final RowEncoder encoder;
     private final ScheduledExecutorService timer;
     /** Per open partition, the id of the last message delivered or skipped in this session. */
     private final Map<Integer, MessageId> last = new ConcurrentHashMap<>();
@@ -70,6 +75,9 @@ final class ArrivalOrderDeliverer implements OutboxDeliverer {
             throw new java.io.UncheckedIOException("TArrivalOrderTableSink '" + config.sinkId() + "': cannot open "
                     + "output_directory " + config.outputDirectory(), e);
         }
+        this.avro = "avro".equals(String.valueOf(context.sink().parameters().getOrDefault("format", "json")));
+        this.decode = !avro || config.dataWeightColumn() != null;
+        this.encoder = new RowEncoder(schema);
         long tickMs = Long.parseLong(String.valueOf(context.sinkProperties().getOrDefault("tick.ms", "1000")));
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "flow-" + context.pipeline() + "-tables-" + config.sinkId());
@@ -124,9 +132,14 @@ final class ArrivalOrderDeliverer implements OutboxDeliverer {
                 throw OutboxDeliveryException.fatal("TArrivalOrderTableSink '" + config.sinkId() + "': outbox record "
                         + r.offset() + " of partition " + p + " has no value");
             }
-            GenericRecord row = context.decodeValue(config.inputStream(), value);
-            rows.add(new ArrivalOrderTableSink.Staged(r.offset(), r.messageId(), r.systemTimestamp(),
-                    weight.weightOf(row, value.length), row));
+            long w = value.length;
+            byte[] row = value;
+            if (decode) {
+                GenericRecord decoded = context.decodeValue(config.inputStream(), value);
+                w = weight.weightOf(decoded, value.length);
+                row = avro ? value : encoder.encode(decoded);
+            }
+            rows.add(new ArrivalOrderTableSink.Staged(r.offset(), r.messageId(), r.systemTimestamp(), w, row));
         }
         try {
             sink.stage(p, rows);
@@ -187,6 +200,12 @@ final class ArrivalOrderDeliverer implements OutboxDeliverer {
         last.remove(partition);
         covered.remove(partition);
         watermark.forget(partition);
+        try {
+            sink.release(partition);
+        } catch (IOException e) {
+            LOG.warn("TArrivalOrderTableSink '{}': removing unused staging files of partition {} failed (its next "
+                    + "owner removes them): {}", config.sinkId(), partition, e.toString());
+        }
     }
 
     @Override

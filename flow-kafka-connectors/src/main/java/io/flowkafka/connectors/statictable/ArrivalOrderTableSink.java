@@ -5,34 +5,26 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import io.flowkafka.api.MessageId;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.time.Instant;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.stream.Stream;
 import org.apache.avro.Schema;
-import org.apache.avro.SchemaBuilder;
-import org.apache.avro.file.DataFileReader;
-import org.apache.avro.file.DataFileWriter;
-import org.apache.avro.generic.GenericData;
-import org.apache.avro.generic.GenericDatumReader;
-import org.apache.avro.generic.GenericDatumWriter;
-import org.apache.avro.generic.GenericRecord;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -41,7 +33,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>How several outbox partitions write one shared sequence: per-partition staging, merged at publish. Each outbox
  * partition's deliverer {@link #stage stages} its messages durably in {@code <output_directory>/.staging/} (one Avro
- * file per delivered batch, named by arrival time, partition and first outbox offset; never listed as a table). Any
+ * file per delivered batch, stamped with its arrival time; never listed as a table; see {@link StagingArea}). Any
  * instance may {@link #publish}: under a lock (a JVM lock plus a file lock on {@code .sink-lock}) it reads the
  * progress, decides the open slot with {@link TableSlot#decide}, writes the slot's table from the staged files in
  * arrival order, and publishes it with one rename.
@@ -67,7 +59,6 @@ final class ArrivalOrderTableSink {
     private final LocalTablesDirectory directory;
     private final ArrivalOrderSinkParameters parameters;
     private final Schema rowSchema;
-    private final Schema stagedSchema;
     private final SinkProgress.Owner owner;
     private final String sinkName;
     private final Path staging;
@@ -76,8 +67,7 @@ final class ArrivalOrderTableSink {
     private final Map<String, TableAttributes> tables = new HashMap<>();
     /** Whether {@link #publish} removed what crashed publishers left behind; guarded by the lock. */
     private boolean sweptAbandoned;
-    /** Metadata of staged files by path; guarded by the lock. */
-    private final Map<Path, StagedFile> stagedCache = new ConcurrentHashMap<>();
+    private final StagingArea stagingArea;
 
     ArrivalOrderTableSink(LocalTablesDirectory directory, ArrivalOrderSinkParameters parameters, Schema rowSchema,
             SinkProgress.Owner owner) throws IOException {
@@ -86,17 +76,17 @@ final class ArrivalOrderTableSink {
         this.rowSchema = Objects.requireNonNull(rowSchema, "rowSchema");
         this.owner = Objects.requireNonNull(owner, "owner");
         this.sinkName = "TArrivalOrderTableSink '" + owner.sink() + "'";
-        this.stagedSchema = SchemaBuilder.record("StagedRow").namespace("io.flowkafka.statictable.staging").fields()
-                .requiredLong("offset").requiredString("message_id").requiredLong("system_timestamp")
-                .requiredLong("weight").name("row").type(rowSchema).noDefault().endRecord();
         this.staging = directory.root().resolve(STAGING);
-        Files.createDirectories(staging);
+        this.stagingArea = new StagingArea(staging);
         this.lockFile = directory.root().resolve(LOCK);
         this.jvmLock = JVM_LOCKS.computeIfAbsent(directory.root(), p -> new ReentrantLock());
     }
 
-    /** A message to stage: its outbox offset, id, system timestamp (ns), weight and payload. */
-    record Staged(long offset, MessageId messageId, long systemTimestamp, long weight, GenericRecord row) {
+    /**
+     * A message to stage: its outbox offset, id, system timestamp (ns), weight and payload, the Avro binary of a row
+     * of the table's schema (written to the table as is).
+     */
+    record Staged(long offset, MessageId messageId, long systemTimestamp, long weight, byte[] row) {
     }
 
     /** A directory state the sink refuses: another owner's progress, children without a table timestamp. */
@@ -115,64 +105,25 @@ final class ArrivalOrderTableSink {
      * @param rows the messages, in outbox order, with increasing ids; none already covered
      */
     void stage(int partition, List<Staged> rows) throws IOException {
-        if (rows.isEmpty()) {
-            return;
-        }
-        long stamp = System.currentTimeMillis();
-        writeStaged(stamp, partition, rows);
+        stagingArea.stage(partition, rows);
     }
 
-    private void writeStaged(long stamp, int partition, List<Staged> rows) throws IOException {
-        Path tmp = staging.resolve(".tmp-" + UUID.randomUUID());
-        try {
-            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
-                    DataFileWriter<GenericRecord> w = new DataFileWriter<>(new GenericDatumWriter<>(stagedSchema))) {
-                w.setMeta("flow.partition", partition);
-                w.setMeta("flow.first_id", rows.get(0).messageId().toString());
-                w.setMeta("flow.last_id", rows.get(rows.size() - 1).messageId().toString());
-                w.setMeta("flow.rows", rows.size());
-                w.setMeta("flow.weight", rows.stream().mapToLong(Staged::weight).sum());
-                w.create(stagedSchema, java.nio.channels.Channels.newOutputStream(ch));
-                for (Staged s : rows) {
-                    GenericRecord r = new GenericData.Record(stagedSchema);
-                    r.put("offset", s.offset());
-                    r.put("message_id", s.messageId().toString());
-                    r.put("system_timestamp", s.systemTimestamp());
-                    r.put("weight", s.weight());
-                    r.put("row", s.row());
-                    w.append(r);
-                }
-                w.flush();
-                ch.force(true);
-            }
-            for (long st = stamp;; st++) {
-                try {
-                    Files.move(tmp, staging.resolve(stagedName(st, partition, rows.get(0).offset())),
-                            StandardCopyOption.ATOMIC_MOVE);
-                    break;
-                } catch (FileAlreadyExistsException e) {
-                    // the same first offset staged in the same millisecond (a replay): keep both, dedup at publish
-                }
-            }
-            forceDirectory(staging);
-        } finally {
-            Files.deleteIfExists(tmp);
-        }
-    }
-
-    static String stagedName(long stamp, int partition, long firstOffset) {
-        return String.format("%013d-%05d-%019d.avro", stamp, partition, firstOffset);
+    /** Deletes the partition's unused pool files (the partition is released). */
+    void release(int partition) throws IOException {
+        stagingArea.release(partition);
     }
 
     /**
      * The last message id of a partition that is staged or written to a table: a replayed message up to it is a
-     * duplicate. Also checks the directory ({@link #load}).
+     * duplicate. Also checks the directory ({@link #load}) and removes the partition's incomplete pool files: call it
+     * when the partition is opened.
      *
      * @return the id, or null when nothing of the partition was delivered
      */
     @Nullable MessageId coverage(int partition, Instant now) throws IOException, DirectoryRefusedException {
         return locked(() -> {
             SinkProgress progress = load(now);
+            stagingArea.removeIncomplete(partition);
             MessageId covered = progress.covered(partition);
             for (StagedFile f : stagedFiles()) {
                 if (f.partition() == partition && (covered == null || f.lastId().compareTo(covered) > 0)) {
@@ -248,7 +199,7 @@ final class ArrivalOrderTableSink {
                     + "accept them: remove them (or move them elsewhere)");
         }
         Map.Entry<String, TableAttributes> newest = tables.entrySet().stream()
-                .max(java.util.Comparator.comparing(e -> e.getValue().tableTimestamp())).orElse(null);
+                .max(Comparator.comparing(e -> e.getValue().tableTimestamp())).orElse(null);
         SinkProgress fromTable = null;
         if (newest != null && newest.getValue().custom().containsKey(SinkProgress.ATTRIBUTE)) {
             SinkProgress p = SinkProgress.fromJson(newest.getValue().custom().get(SinkProgress.ATTRIBUTE),
@@ -305,17 +256,16 @@ final class ArrivalOrderTableSink {
             @Nullable Instant inputSystemWatermark) throws IOException {
         Instant t = progress.nextTableTimestamp();
         String name = tableName(t);
-        // two passes over the staged rows, so that a table never sits on the heap: the first finds the frontiers
-        // after the table (they go into its attributes), the second writes the same rows
-        Map<Integer, SinkProgress.Frontier> frontiers = take(progress, files, byLimit, row -> { });
-        collectFrontiers(frontiers, files, inputSystemWatermark);
-        SinkProgress next = progress.withNext(t.plus(parameters.tablePeriod()), frontiers);
         StaticTableWriter.Builder builder = StaticTableWriter.builder(directory, name, rowSchema).tableTimestamp(t)
                 .attribute(EXPIRATION_TIME, new TextNode(parameters.expirationOf(t, now).toString()))
-                .attribute(CREATION_TIME, new TextNode(now.toString()))
-                .attribute(SinkProgress.ATTRIBUTE, next.toJson());
+                .attribute(CREATION_TIME, new TextNode(now.toString()));
         try (StaticTableWriter w = builder.open()) {
-            take(progress, files, byLimit, w::append);
+            // one pass: the rows go to the table as staged (never decoded), the frontiers after them into its
+            // attributes, so that the rename publishing the table also commits the progress
+            Map<Integer, SinkProgress.Frontier> frontiers = take(progress, files, byLimit, w::appendEncoded);
+            collectFrontiers(frontiers, files, inputSystemWatermark);
+            SinkProgress next = progress.withNext(t.plus(parameters.tablePeriod()), frontiers);
+            w.attribute(SinkProgress.ATTRIBUTE, next.toJson());
             try {
                 tables.put(name, w.publish());
             } catch (FileAlreadyExistsException e) {
@@ -323,8 +273,8 @@ final class ArrivalOrderTableSink {
                         + directory.root() + " although the progress says it is not written yet; the directory was "
                         + "changed outside the sink", e);
             }
+            return next;
         }
-        return next;
     }
 
     /**
@@ -344,9 +294,9 @@ final class ArrivalOrderTableSink {
                 && files.stream().noneMatch(f -> f.partition() == e.getKey()));
     }
 
-    /** Where {@link #take} puts a row. */
+    /** Where {@link #take} puts a row, its Avro binary. */
     private interface RowSink {
-        void accept(GenericRecord row) throws IOException;
+        void accept(ByteBuffer row) throws IOException;
     }
 
     /**
@@ -359,38 +309,35 @@ final class ArrivalOrderTableSink {
         long rows = 0;
         long weight = 0;
         for (StagedFile f : files) {
-            try (DataFileReader<GenericRecord> r = new DataFileReader<>(f.path().toFile(),
-                    new GenericDatumReader<>(stagedSchema))) {
-                GenericRecord staged = null;
-                while (r.hasNext()) {
-                    staged = r.next(staged);
-                    MessageId id = MessageId.fromHex(staged.get("message_id").toString());
-                    SinkProgress.Frontier fr = frontiers.get(f.partition());
-                    if (fr != null && id.compareTo(fr.messageId()) <= 0) {
-                        continue; // staged twice (a replay by a zombie deliverer): written once
+            try (StagedRowReader r = new StagedRowReader(f.path())) {
+                // ids increase within a file: once a row is past the frontier, so are all after it
+                boolean covered = true;
+                boolean taken = false;
+                while (r.next()) {
+                    if (covered) {
+                        SinkProgress.Frontier fr = frontiers.get(f.partition());
+                        if (fr != null && r.messageId().compareTo(fr.messageId()) <= 0) {
+                            continue; // staged twice (a replay by a zombie deliverer): written once
+                        }
+                        covered = false;
                     }
-                    sink.accept((GenericRecord) staged.get("row"));
+                    sink.accept(r.row());
+                    taken = true;
                     rows++;
-                    weight += (Long) staged.get("weight");
-                    frontiers.put(f.partition(), new SinkProgress.Frontier((Long) staged.get("system_timestamp"), id));
+                    weight += r.weight();
                     if (byLimit && parameters.limitReached(rows, weight)) {
-                        return frontiers;
+                        break;
                     }
+                }
+                if (taken) {
+                    frontiers.put(f.partition(), new SinkProgress.Frontier(r.systemTimestamp(), r.messageId()));
+                }
+                if (byLimit && parameters.limitReached(rows, weight)) {
+                    return frontiers;
                 }
             }
         }
         return frontiers;
-    }
-
-    private List<GenericRecord> readStaged(Path file) throws IOException {
-        List<GenericRecord> out = new ArrayList<>();
-        try (DataFileReader<GenericRecord> r = new DataFileReader<>(file.toFile(),
-                new GenericDatumReader<>(stagedSchema))) {
-            while (r.hasNext()) {
-                out.add(r.next());
-            }
-        }
-        return out;
     }
 
     /** A staged file and its metadata. */
@@ -398,32 +345,9 @@ final class ArrivalOrderTableSink {
             long weight) {
     }
 
+    /** The complete staged files, in the order their rows go to tables. */
     List<StagedFile> stagedFiles() throws IOException {
-        List<Path> paths;
-        try (Stream<Path> s = Files.list(staging)) {
-            paths = s.filter(p -> !p.getFileName().toString().startsWith(".")).sorted().toList();
-        }
-        List<StagedFile> out = new ArrayList<>();
-        stagedCache.keySet().retainAll(paths);
-        for (Path p : paths) {
-            StagedFile cached = stagedCache.get(p);
-            if (cached != null) {
-                out.add(cached); // a staged file never changes once renamed into place
-                continue;
-            }
-            try (DataFileReader<GenericRecord> r = new DataFileReader<>(p.toFile(), new GenericDatumReader<>())) {
-                long stamp = Long.parseLong(p.getFileName().toString().substring(0, 13));
-                StagedFile f = new StagedFile(p, stamp, (int) r.getMetaLong("flow.partition"),
-                        MessageId.fromHex(r.getMetaString("flow.first_id")),
-                        MessageId.fromHex(r.getMetaString("flow.last_id")), r.getMetaLong("flow.rows"),
-                        r.getMetaLong("flow.weight"));
-                stagedCache.put(p, f);
-                out.add(f);
-            } catch (NoSuchFileException e) {
-                // deleted meanwhile
-            }
-        }
-        return out;
+        return stagingArea.files();
     }
 
     /**
@@ -438,17 +362,19 @@ final class ArrivalOrderTableSink {
             }
             if (f.lastId().compareTo(covered) > 0) {
                 List<Staged> tail = new ArrayList<>();
-                for (GenericRecord r : readStaged(f.path())) {
-                    MessageId id = MessageId.fromHex(r.get("message_id").toString());
-                    if (id.compareTo(covered) > 0) {
-                        tail.add(new Staged((Long) r.get("offset"), id, (Long) r.get("system_timestamp"),
-                                (Long) r.get("weight"), (GenericRecord) r.get("row")));
+                try (StagedRowReader r = new StagedRowReader(f.path())) {
+                    while (r.next()) {
+                        MessageId id = r.messageId();
+                        if (id.compareTo(covered) > 0) {
+                            tail.add(new Staged(r.offset(), id, r.systemTimestamp(), r.weight(), r.rowBytes()));
+                        }
                     }
                 }
                 // same arrival stamp, so the tail keeps its place; an existing file of that name is this tail,
                 // written before a crash cut the rewrite short
-                if (!Files.exists(staging.resolve(stagedName(f.stamp(), f.partition(), tail.get(0).offset())))) {
-                    writeStaged(f.stamp(), f.partition(), tail);
+                if (!Files.exists(staging.resolve(StagingArea.stagedName(f.stamp(), f.partition(),
+                        tail.get(0).offset())))) {
+                    stagingArea.writeTail(f.stamp(), f.partition(), tail);
                 }
             }
             Files.deleteIfExists(f.path());
@@ -498,11 +424,4 @@ final class ArrivalOrderTableSink {
         }
     }
 
-    private static void forceDirectory(Path dir) {
-        try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
-            ch.force(true);
-        } catch (IOException e) {
-            // some platforms cannot fsync a directory; the rename is still atomic
-        }
-    }
 }

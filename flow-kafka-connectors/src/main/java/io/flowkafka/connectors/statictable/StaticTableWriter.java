@@ -125,21 +125,57 @@ public final class StaticTableWriter implements AutoCloseable {
     public void append(GenericRecord row) throws IOException {
         Objects.requireNonNull(row, "row");
         checkOpen();
+        encoded.reset();
+        encoder = EncoderFactory.get().directBinaryEncoder(encoded, encoder);
+        datumWriter.write(row, encoder);
+        encoder.flush();
+        appendEncoded(encoded.asBuffer());
+    }
+
+    /**
+     * Appends one row given as its Avro binary encoding in the writer's schema, as {@link #append} would encode it;
+     * the bytes are not checked.
+     *
+     * @param row the encoded row, from its position to its limit; not null; not kept after the call
+     * @throws IllegalStateException if the table was published or the writer closed
+     * @throws IOException if the part file cannot be written
+     */
+    public void appendEncoded(ByteBuffer row) throws IOException {
+        Objects.requireNonNull(row, "row");
+        checkOpen();
         if (part == null) {
             startPart();
         } else if (partRows % rowsPerSyncMark == 0) {
             partMarks.add(new SyncMark(partRows, part.sync()));
         }
-        encoded.reset();
-        encoder = EncoderFactory.get().directBinaryEncoder(encoded, encoder);
-        datumWriter.write(row, encoder);
-        encoder.flush();
-        part.appendEncoded(encoded.asBuffer());
+        int size = row.remaining();
+        part.appendEncoded(row);
         partRows++;
-        partWeight += encoded.size();
+        partWeight += size;
         if (partRows >= rowsPerPart) {
             finishPart();
         }
+    }
+
+    /**
+     * Sets a custom attribute of the table before it is published, e.g. one that depends on the rows written.
+     *
+     * @param name the attribute name; not null, not {@code table_timestamp} or {@code parts}
+     * @param value the value; not null
+     * @throws IllegalArgumentException if the name is reserved
+     * @throws IllegalStateException if the table was published or the writer closed
+     */
+    public void attribute(String name, JsonNode value) {
+        checkOpen();
+        custom.put(checkAttributeName(name), Objects.requireNonNull(value, "value"));
+    }
+
+    private static String checkAttributeName(String name) {
+        Objects.requireNonNull(name, "name");
+        if (name.equals(TableAttributes.TABLE_TIMESTAMP) || name.equals("parts")) {
+            throw new IllegalArgumentException("attribute name " + name + " is reserved; use tableTimestamp(..)");
+        }
+        return name;
     }
 
     /**
@@ -318,11 +354,7 @@ public final class StaticTableWriter implements AutoCloseable {
          * @throws IllegalArgumentException if the name is reserved
          */
         public Builder attribute(String name, JsonNode value) {
-            Objects.requireNonNull(name, "name");
-            if (name.equals(TableAttributes.TABLE_TIMESTAMP) || name.equals("parts")) {
-                throw new IllegalArgumentException("attribute name " + name + " is reserved; use tableTimestamp(..)");
-            }
-            custom.put(name, Objects.requireNonNull(value, "value"));
+            custom.put(checkAttributeName(name), Objects.requireNonNull(value, "value"));
             return this;
         }
 

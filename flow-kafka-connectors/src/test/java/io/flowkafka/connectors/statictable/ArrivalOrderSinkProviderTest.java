@@ -24,6 +24,8 @@ import java.util.List;
 import java.util.Map;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
+import org.apache.avro.generic.GenericData;
+import org.apache.avro.generic.GenericRecord;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -167,6 +169,58 @@ class ArrivalOrderSinkProviderTest {
         assertThat(rows).containsExactly(0L, 1L, 2L, 3L, 4L, 5L, 6L, 7L);
         assertThat(engine.load(Instant.now()).frontiers().get(0))
                 .isEqualTo(new SinkProgress.Frontier(5_007, ArrivalOrderTableSinkTest.id(7)));
+    }
+
+    private static OutboxBatch avroBatch(int partition, long from, long to, RowEncoder encoder) {
+        List<OutboxRecord> records = new ArrayList<>();
+        for (long n = from; n < to; n++) {
+            GenericRecord row = new GenericData.Record(ROW);
+            row.put("n", n);
+            row.put("w", n % 2 == 0 ? 100 + n : null);
+            row.put("s", "x".repeat((int) n));
+            records.add(new OutboxRecord(n, ArrivalOrderTableSinkTest.id(n), null, encoder.encode(row),
+                    new RecordHeaders(), 0, 5_000 + n));
+        }
+        return new OutboxBatch("tables", partition, records, to);
+    }
+
+    @Test
+    void shouldWriteAvroValuesAsTheyAreAndWeighThemByTheColumnOrTheirSize() throws Exception {
+        // "By default, the message weight for the max_data_weight limit equals the message size; the optional
+        // data_weight_column ... sets a custom weight, and a null in it means the message size."
+        RowEncoder encoder = new RowEncoder(ROW);
+        OutboxBatch batch = avroBatch(0, 0, 6, encoder);
+        long sizes = batch.records().stream().mapToLong(r -> r.value().length).sum();
+        long byColumn = 0;
+        for (OutboxRecord r : batch.records()) {
+            byColumn += r.offset() % 2 == 0 ? 100 + r.offset() : r.value().length;
+        }
+        for (String column : new String[] {null, "w"}) {
+            Path out = dir.resolve(column == null ? "by-size" : "by-column");
+            Map<String, Object> p = valid();
+            p.put("output_directory", out.toString());
+            p.put("format", "avro");
+            if (column != null) {
+                p.put("data_weight_column", column);
+            }
+            try (var deliverer = provider.createDeliverer(context(p))) {
+                deliverer.open(0, java.util.OptionalLong.empty());
+                deliverer.deliver(batch);
+            }
+            ArrivalOrderTableSink engine = new ArrivalOrderTableSink(LocalTablesDirectory.open(out),
+                    new ArrivalOrderSinkParameters(Duration.ofHours(1), Duration.ofDays(7), null, null), ROW,
+                    new SinkProgress.Owner("pp", "read", "tables"));
+            long expected = column == null ? sizes : byColumn;
+            assertThat(engine.stagedFiles()).singleElement().satisfies(f -> assertThat(f.weight())
+                    .isEqualTo(expected));
+            List<String> tables = engine.publish(Instant.now().plus(Duration.ofHours(2)), null);
+            List<GenericRecord> rows = StaticTableReader.open(LocalTablesDirectory.open(out), tables.get(0))
+                    .readAll();
+            assertThat(rows).as(out.toString()).hasSize(6);
+            for (int i = 0; i < 6; i++) {
+                assertThat(encoder.encode(rows.get(i))).isEqualTo(batch.records().get(i).value());
+            }
+        }
     }
 
     @Test

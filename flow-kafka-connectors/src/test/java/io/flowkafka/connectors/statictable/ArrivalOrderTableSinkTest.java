@@ -11,10 +11,14 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.UUID;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
+import org.apache.avro.file.DataFileWriter;
 import org.apache.avro.generic.GenericData;
+import org.apache.avro.generic.GenericDatumWriter;
 import org.apache.avro.generic.GenericRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -44,10 +48,11 @@ class ArrivalOrderTableSinkTest {
 
     static List<ArrivalOrderTableSink.Staged> rows(long from, long to) {
         List<ArrivalOrderTableSink.Staged> out = new ArrayList<>();
+        RowEncoder encoder = new RowEncoder(ROW);
         for (long n = from; n < to; n++) {
             GenericRecord r = new GenericData.Record(ROW);
             r.put("n", n);
-            out.add(new ArrivalOrderTableSink.Staged(n, id(n), 1_000 + n, 8, r));
+            out.add(new ArrivalOrderTableSink.Staged(n, id(n), 1_000 + n, 8, encoder.encode(r)));
         }
         return out;
     }
@@ -311,6 +316,96 @@ class ArrivalOrderTableSinkTest {
         }
         assertThat(all).hasSize(4 * 20 * 25).doesNotHaveDuplicates();
         assertThat(first.stagedFiles()).isEmpty();
+    }
+
+    @Test
+    void shouldRefuseAStagedFileOfAnotherFormatInsteadOfDroppingItsRows() throws Exception {
+        // staged rows are Avro bytes of the table's schema; a staged file of another layout (an earlier build staged
+        // decoded rows) stops the publisher with its name: its rows are neither written wrongly nor deleted
+        ArrivalOrderTableSink sink = sink(null);
+        sink.load(T0);
+        Schema other = SchemaBuilder.record("StagedRow").namespace("io.flowkafka.statictable.staging").fields()
+                .requiredLong("offset").requiredString("message_id").requiredLong("system_timestamp")
+                .requiredLong("weight").name("row").type(ROW).noDefault().endRecord();
+        Path file = dir.resolve(ArrivalOrderTableSink.STAGING).resolve(StagingArea.stagedName(1, 0, 0));
+        try (DataFileWriter<GenericRecord> w = new DataFileWriter<>(new GenericDatumWriter<GenericRecord>(other))) {
+            w.setMeta("flow.partition", 0);
+            w.setMeta("flow.first_id", id(0).toString());
+            w.setMeta("flow.last_id", id(0).toString());
+            w.setMeta("flow.rows", 1);
+            w.setMeta("flow.weight", 8);
+            w.create(other, file.toFile());
+            GenericRecord row = new GenericData.Record(ROW);
+            row.put("n", 0L);
+            GenericRecord staged = new GenericData.Record(other);
+            staged.put("offset", 0L);
+            staged.put("message_id", id(0).toString());
+            staged.put("system_timestamp", 1_000L);
+            staged.put("weight", 8L);
+            staged.put("row", row);
+            w.append(staged);
+        }
+        assertThatThrownBy(() -> sink.publish(T0.plus(HOUR), null)).isInstanceOf(java.io.IOException.class)
+                .hasMessageContaining(file.toString()).hasMessageContaining("not in the staging format");
+        assertThat(LocalTablesDirectory.open(dir).tableNames()).isEmpty();
+        assertThat(file).exists();
+    }
+
+    @Test
+    void shouldNeitherPublishNorKeepAStagedFileCutShort() throws Exception {
+        // a delivery fsyncs only its own file (its directory entry was made durable with the pool): a file cut short
+        // (a delivery in progress, or a crash during one) is not staged, and the partition's next owner removes it
+        ArrivalOrderTableSink sink = sink(null);
+        sink.load(T0);
+        sink.stage(0, rows(0, 300));
+        Path complete = sink.stagedFiles().get(0).path();
+        byte[] bytes = Files.readAllBytes(complete);
+        Path staging = dir.resolve(ArrivalOrderTableSink.STAGING);
+        List<Path> cut = new ArrayList<>();
+        for (int length = 0; length < bytes.length; length += 1 + length / 8) {
+            Path f = staging.resolve("pool-0-" + UUID.nameUUIDFromBytes(new byte[] {(byte) cut.size()})
+                    + ".avro");
+            Files.write(f, Arrays.copyOf(bytes, length));
+            cut.add(f);
+        }
+        assertThat(sink.stagedFiles()).extracting(ArrivalOrderTableSink.StagedFile::path).containsExactly(complete);
+        assertThat(sink.publish(T0.plus(HOUR), null)).containsExactly("2026-12-03T10:00:00Z");
+        assertThat(read("2026-12-03T10:00:00Z")).hasSize(300).doesNotHaveDuplicates();
+        assertThat(cut).as("the publisher leaves files being written alone").allMatch(Files::exists);
+        assertThat(sink(null).coverage(0, T0.plus(HOUR))).isEqualTo(id(299));
+        assertThat(cut).as("removed when the partition is opened").noneMatch(Files::exists);
+    }
+
+    @Test
+    void shouldTakeAPartitionsFilesInIdOrderWhateverTheirStamps() throws Exception {
+        // a clock that went back (here, or on the partition's next owner) stamps a later batch earlier: its frontier
+        // must not cover the earlier batch
+        ArrivalOrderTableSink sink = sink(null);
+        sink.load(T0);
+        sink.stage(0, rows(0, 3));
+        Path earlier = dir.resolve(ArrivalOrderTableSink.STAGING).resolve(StagingArea.stagedName(0, 0, 3));
+        try (DataFileWriter<GenericRecord> w = new DataFileWriter<>(
+                new GenericDatumWriter<GenericRecord>(StagedRowReader.SCHEMA))) {
+            w.setMeta("flow.stamp", 0);
+            w.setMeta("flow.partition", 0);
+            w.setMeta("flow.first_id", id(3).toString());
+            w.setMeta("flow.last_id", id(5).toString());
+            w.setMeta("flow.rows", 3);
+            w.setMeta("flow.weight", 24);
+            w.create(StagedRowReader.SCHEMA, earlier.toFile());
+            for (ArrivalOrderTableSink.Staged r : rows(3, 6)) {
+                GenericRecord staged = new GenericData.Record(StagedRowReader.SCHEMA);
+                staged.put("offset", r.offset());
+                staged.put("message_id", ByteBuffer.wrap(r.messageId().toBytes()));
+                staged.put("system_timestamp", r.systemTimestamp());
+                staged.put("weight", r.weight());
+                staged.put("row", ByteBuffer.wrap(r.row()));
+                w.append(staged);
+            }
+        }
+        assertThat(sink.stagedFiles()).extracting(ArrivalOrderTableSink.StagedFile::stamp).hasSize(2);
+        assertThat(sink.publish(T0.plus(HOUR), null)).containsExactly("2026-12-03T10:00:00Z");
+        assertThat(read("2026-12-03T10:00:00Z")).containsExactly(0L, 1L, 2L, 3L, 4L, 5L);
     }
 
     @Test
