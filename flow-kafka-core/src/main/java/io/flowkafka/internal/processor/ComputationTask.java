@@ -19,6 +19,7 @@ import io.flowkafka.internal.outbox.EpochBarrierStore;
 import io.flowkafka.internal.outbox.EpochCommits;
 import io.flowkafka.internal.serde.KeyCodec;
 import io.flowkafka.internal.source.FiniteSourceProgress;
+import io.flowkafka.internal.source.PunctuatedSourceSteps;
 import io.flowkafka.internal.source.SourceDecoder;
 import io.flowkafka.internal.external.TablePublisher;
 import io.flowkafka.internal.state.KeyStates;
@@ -724,8 +725,8 @@ final class ComputationTask {
      * store, so a restart resumes after the last committed step with the same message ids.
      */
     private void initPunctuatedSources(int partitionCount) {
-        List<Runnable> steps = new ArrayList<>();
-        List<java.util.function.BooleanSupplier> done = new ArrayList<>();
+        PunctuatedSourceSteps steps = new PunctuatedSourceSteps(context::currentSystemTimeMs,
+                plan.visitors().maxPunctuationMs());
         int partition = context.taskId().partition();
         for (io.flowkafka.spec.SourceSpec source : spec.sourceStreams()) {
             io.flowkafka.spi.PunctuatedSource kind = io.flowkafka.internal.source.PunctuatedSources.of(source);
@@ -756,25 +757,30 @@ final class ComputationTask {
                     spec.id(), source, plan.inputSchemas().get(stream), partition, partitionCount,
                     () -> plan.visitors().dynamic().sourceParameters(spec.id(), source), status));
             punctuatedReaders.add(reader);
-            int origin = MessageIds.origin("punctuated:" + spec.id() + ":" + stream, partition);
-            steps.add(() -> reader.step(context.currentSystemTimeMs(), progress, (payload, timestampMs, watermarkMs) -> {
-                byte[] counter = progress.get("\u0000emitted");
-                long index = counter == null ? 0 : java.nio.ByteBuffer.wrap(counter).getLong();
-                progress.put("\u0000emitted", java.nio.ByteBuffer.allocate(8).putLong(index + 1).array());
-                punctuatedRow(stream, clock, MessageIds.source(origin, index), payload, timestampMs, watermarkMs);
-            }));
-            done.add(() -> reader.done(progress));
+            steps.add(MessageIds.origin("punctuated:" + spec.id() + ":" + stream, partition), reader, progress,
+                    (id, payload, timestampMs, watermarkMs) -> punctuatedRow(stream, clock, id, payload, timestampMs,
+                            watermarkMs));
         }
         if (steps.isEmpty()) {
             return;
         }
-        finite.alsoWaitFor(() -> done.stream().allMatch(java.util.function.BooleanSupplier::getAsBoolean));
+        finite.alsoWaitFor(steps::allDone);
         schedule(Duration.ofMillis(plan.visitors().tickMs()), now -> {
             if (!plan.sourceIdleness().paused()) { // FlowRuntime.pause() or a drain: sources are not read
-                steps.forEach(Runnable::run);
+                steps.punctuate(true);
             }
             maybeEmitWatermarks();
         });
+        if (plan.visitors().maxPunctuationMs() > 0) {
+            // a reader with rows ready reads on as often as the stream thread comes back to punctuate, not only once
+            // per tick, with polling and commits in between (not under deterministic steps: one step per tick)
+            schedule(Duration.ofMillis(Math.max(1, plan.visitors().tickMs() / 10)), now -> {
+                if (!plan.sourceIdleness().paused() && steps.anyReady()) {
+                    steps.punctuate(false);
+                    maybeEmitWatermarks();
+                }
+            });
+        }
     }
 
     /** Runs the call of one message of a punctuated source; a failing call goes to the dead-letter topic. */
