@@ -59,6 +59,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.apache.avro.generic.GenericRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -311,7 +312,7 @@ final class ComputationTask {
     private void runCall(GenericRecord key, byte[] encodedKey, MessageId parentId, long defaultEts, String what,
             Runnable user, @Nullable PendingTimer firedTimer) {
         call.begin(key, encodedKey, parentId);
-        applyCall(what + " " + parentId, user, nodes -> router.encode(call.outputs, parentId, defaultEts,
+        applyCall(() -> what + " " + parentId, user, nodes -> router.encode(call.outputs, parentId, defaultEts,
                 context.currentSystemTimeMs() * 1_000_000L, nodes), firedTimer);
     }
 
@@ -320,9 +321,9 @@ final class ComputationTask {
      * outputs for every route; only if all of that and the row checks succeeded are the buffered state and timer
      * writes applied (plus the deletion of {@code firedTimer}), the outputs forwarded, the synchronous sink writes
      * sent and the at-most-once messages held with the epoch. On failure everything is dropped and
-     * {@link FlowProcessingException} thrown.
+     * {@link FlowProcessingException} thrown. {@code what} names the input in errors; built only for one.
      */
-    private void applyCall(String what, Runnable user,
+    private void applyCall(Supplier<String> what, Runnable user,
             Function<List<String>, List<Record<byte[], byte[]>>> encode,
             @Nullable PendingTimer firedTimer) {
         router.beginCall();
@@ -333,22 +334,22 @@ final class ComputationTask {
             try {
                 user.run();
             } catch (Exception e) {
-                throw new FlowProcessingException(spec.id(), "process " + what, e);
+                throw new FlowProcessingException(spec.id(), "process " + what.get(), e);
             }
             try {
                 forwards = encode.apply(nodes);
             } catch (RuntimeException e) {
-                throw new FlowProcessingException(spec.id(), "write the outputs of " + what, e);
+                throw new FlowProcessingException(spec.id(), "write the outputs of " + what.get(), e);
             }
             try {
                 rowChecks.checkStateRows();
             } catch (RuntimeException e) {
-                throw new FlowProcessingException(spec.id(), "write the state of " + what, e);
+                throw new FlowProcessingException(spec.id(), "write the state of " + what.get(), e);
             }
             try {
                 rowChecks.checkTimerRows();
             } catch (RuntimeException e) {
-                throw new FlowProcessingException(spec.id(), "write the timers of " + what, e);
+                throw new FlowProcessingException(spec.id(), "write the timers of " + what.get(), e);
             }
         } catch (FlowProcessingException e) {
             router.callFailed();
@@ -900,7 +901,7 @@ final class ComputationTask {
                 : "batch of " + messages.size() + " messages " + messages.get(0).messageId() + ".."
                         + messages.get(messages.size() - 1).messageId();
         List<Message> batch = Collections.unmodifiableList(messages);
-        applyCall(what, () -> ((BatchFunction) function).onMessages(batch, call, call),
+        applyCall(() -> what, () -> ((BatchFunction) function).onMessages(batch, call, call),
                 nodes -> router.encodeBatch(call, context.currentSystemTimeMs() * 1_000_000L, nodes), null);
     }
 
