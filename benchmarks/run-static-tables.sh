@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The static-table benchmark (issue 25): the static-table source's read rate vs a plain Avro DataFileReader loop over
-# the same part files, and TArrivalOrderTableSink's write rate vs a plain DataFileWriter loop, side by side on one
-# in-JVM broker, each flow-kafka job in a JVM of its own. Builds the benchmarks module and what it needs, then runs
+# The static-table benchmark (issue 25): the static-table source's read rate and TArrivalOrderTableSink's write rate,
+# each vs a hand-written Kafka job doing the same work (plain-kafka: the target ratio) and vs a bare Avro loop over
+# local files (plain: informational), side by side on one in-JVM broker, each flow-kafka and plain-kafka job in a JVM
+# of its own. Builds the benchmarks module and what it needs, then runs
 # io.flowkafka.benchmarks.StaticTablesBenchmark with the given options (see --help), e.g.:
 #   benchmarks/run-static-tables.sh                                              # the comparison, updates benchmarks/RESULTS.md
 #   benchmarks/run-static-tables.sh --rows 20000 --tables 4 --runs 1 --no-results   # a quick check

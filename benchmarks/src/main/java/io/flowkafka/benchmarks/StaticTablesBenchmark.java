@@ -49,15 +49,22 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
- * Static tables (issue 25): the static-table source's read rate against a plain Avro {@code DataFileReader} loop over
- * the same part files, and {@code TArrivalOrderTableSink}'s write rate against a plain {@code DataFileWriter} loop
- * writing the same rows, side by side in one run (targets >= 0.8x each).
+ * Static tables (issue 25): the static-table source's read rate and {@code TArrivalOrderTableSink}'s write rate, each
+ * against a hand-written Kafka job doing the same work ({@code plain-kafka}, the target ratio >= 0.8x) and against a
+ * bare Avro loop over local files ({@code plain}, informational), side by side in one run.
  *
- * <p>This JVM runs the in-JVM broker, writes the tables and the sink's input once, runs the plain loops and measures;
- * each flow-kafka job runs in a JVM of its own ({@link StaticTablesJobs}). Every run is checked: the source's output
- * topic (read {@code read_committed}) and the plain reader hold every row once (count and checksum); the sink's
- * tables and the plain writer's file hold every id exactly once (count, bitset and checksum). Summary rows go to
- * {@code RESULTS.md} via {@link ResultsFile#upsertSummaryRows}.
+ * <p>Sides: {@code flow} is the flow-kafka job; {@code plain-kafka} is {@link StaticTablesPlainJobs}: for the source a
+ * {@code DataFileReader} loop over the same part files producing each row (Avro binary, as KafkaSink writes it) with a
+ * transactional producer committing every {@code commit.interval.ms}, for the sink a {@code read_committed} consumer
+ * writing a {@code DataFileWriter} table file per period (fsync, rename, then the offsets committed); {@code plain}
+ * is the bare loop (read and decode the part files; write one file), which does no Kafka work.
+ *
+ * <p>This JVM runs the in-JVM broker, writes the tables and the sink's input once, runs the bare loops and measures;
+ * each flow-kafka and plain-kafka job runs in a JVM of its own ({@link StaticTablesJobs}), measured the same way:
+ * once it runs, until the last row is read {@code read_committed} from the output topic (source) or is in a published
+ * file (sink). Every run is checked: the source's output topics (read {@code read_committed}) and the bare reader hold
+ * every row once (count and checksum); the sink's tables and files hold every id exactly once (count, bitset and
+ * checksum). Summary rows go to {@code RESULTS.md} via {@link ResultsFile#upsertSummaryRows}.
  */
 public final class StaticTablesBenchmark {
     private long rows = 1_000_000;
@@ -78,6 +85,9 @@ public final class StaticTablesBenchmark {
     private EmbeddedKafkaCluster cluster;
     private long expectedChecksum;
 
+    /** The sides of each half, in the order of the report. */
+    static final List<String> SIDES = List.of("flow", "plain-kafka", "plain");
+
     /** One measured run: rows/s from the start, and once running (from RUNNING / from 20% to 90% of the rows). */
     record Run(String mode, String side, int round, long rows, double seconds, double runningSeconds,
             double steadyRate, double jobCpuS, String check) {
@@ -95,7 +105,7 @@ public final class StaticTablesBenchmark {
 
         String describe() {
             return String.format(Locale.ROOT, "%,d rows in %.2f s = %,.0f rows/s; once running %,.0f rows/s; 20%%-90%% "
-                    + "%,.0f rows/s; CPU %.1f s (flow: the job JVM; plain: the loop's thread); check %s", rows, seconds, rate(), runningRate(), steadyRate,
+                    + "%,.0f rows/s; CPU %.1f s (flow, plain-kafka: the job JVM; plain: the loop's thread); check %s", rows, seconds, rate(), runningRate(), steadyRate,
                     jobCpuS, check);
         }
     }
@@ -173,7 +183,7 @@ public final class StaticTablesBenchmark {
         try {
             Path tablesRoot = modes.contains("source") ? writeTables() : null;
             String input = modes.contains("sink") ? writeSinkInput() : null;
-            // warm the plain loops' code in this JVM (the flow jobs' JVMs are fresh each run and measured once running)
+            // warm the bare loops' code in this JVM (the job JVMs are fresh each run and measured once running)
             if (tablesRoot != null) {
                 plainRead(tablesRoot, 0);
             }
@@ -182,16 +192,12 @@ public final class StaticTablesBenchmark {
             }
             for (int round = 1; round <= runs; round++) {
                 for (String mode : modes) {
-                    List<Boolean> flowFirst = new ArrayList<>(List.of(true, false));
-                    if (round % 2 == 0) {
-                        Collections.reverse(flowFirst); // alternate, so that no side always runs first
-                    }
-                    for (boolean flow : flowFirst) {
-                        Run r = mode.equals("source")
-                                ? (flow ? flowRead(tablesRoot, round) : plainRead(tablesRoot, round))
-                                : (flow ? flowWrite(input, round) : plainWrite(round));
+                    List<String> order = new ArrayList<>(SIDES);
+                    Collections.rotate(order, -(round - 1)); // rotate, so that no side always runs first
+                    for (String side : order) {
+                        Run r = mode.equals("source") ? read(side, tablesRoot, round) : write(side, input, round);
                         all.add(r);
-                        System.out.printf("  round %d %-6s %-5s %s%n", round, mode, r.side(), r.describe());
+                        System.out.printf("  round %d %-6s %-11s %s%n", round, mode, r.side(), r.describe());
                     }
                 }
             }
@@ -205,7 +211,7 @@ public final class StaticTablesBenchmark {
                 + "checks |");
         System.out.println("|---|---|---|---|---|---|---|");
         for (String mode : modes) {
-            for (String side : List.of("flow", "plain")) {
+            for (String side : SIDES) {
                 List<Run> rs = of(all, mode, side);
                 System.out.printf(Locale.ROOT, "| %s | %s | %,.0f | %,.0f | %,.0f | %.1f | %d of %d ok |%n", mode, side,
                         median(rs, Run::rate), median(rs, Run::runningRate), median(rs, Run::steadyRate),
@@ -233,33 +239,42 @@ public final class StaticTablesBenchmark {
         String checked = problems == 0 ? "; every row checked: ok" : "; check problems in " + problems + " run(s)";
         if (modes.contains("source")) {
             double f = median(of(all, "source", "flow"), Run::runningRate);
+            double k = median(of(all, "source", "plain-kafka"), Run::runningRate);
             double b = median(of(all, "source", "plain"), Run::rate);
             double fs = median(of(all, "source", "flow"), Run::rate);
             double f2 = median(of(all, "source", "flow"), Run::steadyRate);
+            double k2 = median(of(all, "source", "plain-kafka"), Run::steadyRate);
             out.add(String.format(Locale.ROOT, "| static-table source read rate: %s rows (~100-byte Avro rows, deflate "
                             + "level 1) in %d tables; flow-kafka Source computation with StaticTableSource (finite, %d "
                             + "partitions, range_row_count %d) -> KafkaSink (Avro), exactly_once_v2, own JVM, rows/s "
                             + "once RUNNING until the last row is read read_committed (%,.0f rows/s counting start-up, "
-                            + "%,.0f rows/s from 20%% to 90%% of the rows) vs a plain DataFileReader loop over the same part files (decode, count, checksum); median "
-                            + "of %d interleaved rounds | %,.0f rows/s | %,.0f rows/s | %.2fx (%s%s) | %s "
-                            + "| %s |", compact(rows), tables, partitions, rangeRows, fs, f2, runs, f, b, f / b,
-                    verdict(f / b), checked,
-                    LocalDate.now(), command));
+                            + "%,.0f rows/s from 20%% to 90%% of the rows) vs plain-kafka, a hand-written job in its own "
+                            + "JVM: a DataFileReader loop over the same part files producing each row (Avro binary) to a "
+                            + "%d-partition topic with a transactional KafkaProducer committing every %d ms, measured "
+                            + "alike (%,.0f rows/s from 20%% to 90%%); median of %d interleaved rounds | %,.0f rows/s "
+                            + "| %,.0f rows/s | %.2fx (%s%s; informational: vs a bare DataFileReader loop, %,.0f rows/s, "
+                            + "%.2fx) | %s | %s |", compact(rows), tables, partitions, rangeRows, fs, f2, partitions,
+                    commitMs, k2, runs, f, k, f / k, verdict(f / k), checked, b, f / b, LocalDate.now(), command));
         }
         if (modes.contains("sink")) {
             double f = median(of(all, "sink", "flow"), Run::runningRate);
+            double k = median(of(all, "sink", "plain-kafka"), Run::runningRate);
             double b = median(of(all, "sink", "plain"), Run::rate);
             double fs = median(of(all, "sink", "flow"), Run::rate);
             double f2 = median(of(all, "sink", "flow"), Run::steadyRate);
+            double k2 = median(of(all, "sink", "plain-kafka"), Run::steadyRate);
             out.add(String.format(Locale.ROOT, "| arrival-order table sink write rate: %s rows (~100-byte Avro) from "
                             + "a %d-partition topic; flow-kafka Source computation (KafkaSource, Avro) -> "
                             + "TArrivalOrderTableSink (table_period %s, tables deflate level 1), exactly_once_v2 "
                             + "(Kafka transactions, commit.interval.ms %d), own JVM, rows/s once RUNNING until every row "
                             + "is in a published table (%,.0f rows/s counting start-up, %,.0f rows/s from 20%% to 90%%) "
-                            + "vs a plain DataFileWriter loop writing the same rows to one file (deflate level 1, fsync); median of %d interleaved "
-                            + "rounds | %,.0f rows/s | %,.0f rows/s | %.2fx (%s%s) | %s | %s |",
-                    compact(rows), partitions, StaticTablesJobs.TABLE_PERIOD, commitMs, fs, f2, runs, f, b, f / b,
-                    verdict(f / b), checked,
+                            + "vs plain-kafka, a hand-written at-least-once job in its own JVM: a read_committed "
+                            + "KafkaConsumer -> DataFileWriter, a file per %s (deflate level 1), fsync + rename, offsets "
+                            + "committed after, measured alike (%,.0f rows/s from 20%% to 90%%); median of %d "
+                            + "interleaved rounds | %,.0f rows/s | %,.0f rows/s | %.2fx (%s%s; informational: vs a bare "
+                            + "DataFileWriter loop writing one file, %,.0f rows/s, %.2fx) | %s | %s |",
+                    compact(rows), partitions, StaticTablesJobs.TABLE_PERIOD, commitMs, fs, f2,
+                    StaticTablesJobs.TABLE_PERIOD, k2, runs, f, k, f / k, verdict(f / k), checked, b, f / b,
                     LocalDate.now(), command));
         }
         return out;
@@ -299,19 +314,8 @@ public final class StaticTablesBenchmark {
         return root;
     }
 
-    /** The part files of every table, tables in name (= timestamp) order. */
-    private static List<File> partFiles(Path root) throws IOException {
-        List<File> files = new ArrayList<>();
-        for (String table : LocalTablesDirectory.open(root).tableNames().stream().sorted().toList()) {
-            try (Stream<Path> s = Files.list(root.resolve(table))) {
-                s.filter(p -> p.getFileName().toString().endsWith(".avro")).sorted().forEach(p -> files.add(p.toFile()));
-            }
-        }
-        return files;
-    }
-
     private Run plainRead(Path root, int round) throws IOException {
-        List<File> files = partFiles(root);
+        List<File> files = StaticTablesPlainJobs.partFiles(root);
         long t = System.nanoTime();
         long cpu0 = threadCpu();
         long count = 0;
@@ -333,21 +337,27 @@ public final class StaticTablesBenchmark {
         return new Run("source", "plain", round, count, s, Double.NaN, Double.NaN, (threadCpu() - cpu0) / 1e9, check);
     }
 
-    private Run flowRead(Path root, int round) throws Exception {
-        String runId = stamp + "-r" + round + "-source";
+    private Run read(String side, Path root, int round) throws Exception {
+        return side.equals("plain") ? plainRead(root, round) : kafkaRead(side, root, round);
+    }
+
+    /** The flow job or the plain-kafka job reading the tables to a topic, measured on the topic. */
+    private Run kafkaRead(String side, Path root, int round) throws Exception {
+        String runId = stamp + "-r" + round + "-source" + (side.equals("flow") ? "" : "-" + side);
         String output = "stb-" + runId + "-out";
         cluster.createTopic(output, partitions);
         Meter meter = new Meter(output);
         Thread m = new Thread(meter, "meter-" + runId);
         m.setDaemon(true);
         m.start();
-        JobRun job = runJob("source", runId, root.toString(), output, meter::complete);
+        JobRun job = runJob(side.equals("flow") ? "source" : "plain-source", runId, root.toString(), output,
+                meter::complete);
         meter.stop = true;
         m.join(10_000);
         String check = job.problem != null ? job.problem
                 : meter.count == rows && meter.sum == expectedChecksum ? "ok"
                 : "read " + meter.count + " rows, checksum " + (meter.sum == expectedChecksum ? "ok" : "wrong");
-        return run("source", round, job, meter.doneAt, meter.at20, meter.at90, check);
+        return run("source", side, round, job, meter.doneAt, meter.at20, meter.at90, check);
     }
 
     /** Reads the source's output topic {@code read_committed}: count, checksum, when 20%, 90% and 100% arrived. */
@@ -482,6 +492,84 @@ public final class StaticTablesBenchmark {
         return new Run("sink", "plain", round, rows, s, Double.NaN, Double.NaN, cpu, check);
     }
 
+    private Run write(String side, String input, int round) throws Exception {
+        return switch (side) {
+            case "flow" -> flowWrite(input, round);
+            case "plain-kafka" -> plainKafkaWrite(input, round);
+            default -> plainWrite(round);
+        };
+    }
+
+    /** The plain-kafka sink job: table files named with their row counts, measured until every row is published. */
+    private Run plainKafkaWrite(String input, int round) throws Exception {
+        String runId = stamp + "-r" + round + "-sink-plain-kafka";
+        Path out = workDir.resolve(runId + "-files");
+        Files.createDirectories(out);
+        long[] at = {-1, -1, -1}; // 20%, 90%, 100% of the rows in published files
+        JobRun job = runJob("plain-sink", runId, input, out.toString(), () -> {
+            long n = StaticTablesPlainJobs.publishedRows(out);
+            long now = System.currentTimeMillis();
+            if (at[0] < 0 && n * 5 >= rows) {
+                at[0] = now;
+            }
+            if (at[1] < 0 && n * 10 >= rows * 9) {
+                at[1] = now;
+            }
+            if (at[2] < 0 && n >= rows) {
+                at[2] = now;
+            }
+            return n >= rows;
+        });
+        String check = job.problem != null ? job.problem : checkFiles(out);
+        return run("sink", "plain-kafka", round, job, at[2], at[0], at[1], check);
+    }
+
+    /** Every id in exactly one published file of the plain-kafka sink, the checksum of all rows. */
+    private String checkFiles(Path dir) throws IOException {
+        RowCheck c = new RowCheck();
+        List<Path> files;
+        try (Stream<Path> s = Files.list(dir)) {
+            files = s.filter(p -> p.getFileName().toString().startsWith(StaticTablesPlainJobs.TABLE_PREFIX)).toList();
+        }
+        GenericRecord rec = null;
+        for (Path f : files) {
+            try (DataFileReader<GenericRecord> reader = new DataFileReader<>(f.toFile(),
+                    new GenericDatumReader<>(StaticTablesJobs.ROW))) {
+                while (reader.hasNext()) {
+                    rec = reader.next(rec);
+                    c.add(rec);
+                }
+            }
+        }
+        System.out.printf("    plain-kafka sink files: %d%n", files.size());
+        return c.ok() ? "ok" : files.size() + " files hold " + c.describe();
+    }
+
+    /** Counts rows by id: duplicates, distinct ids, the checksum. */
+    private final class RowCheck {
+        private final BitSet seen = new BitSet();
+        private long count;
+        private long dup;
+        private long sum;
+
+        void add(GenericRecord rec) {
+            count++;
+            int id = (int) (long) (Long) rec.get("id");
+            dup += seen.get(id) ? 1 : 0;
+            seen.set(id);
+            sum += StaticTablesJobs.hash(rec);
+        }
+
+        boolean ok() {
+            return count == rows && dup == 0 && seen.cardinality() == rows && sum == expectedChecksum;
+        }
+
+        String describe() {
+            return count + " rows, " + dup + " duplicates, " + seen.cardinality() + " distinct ids, checksum "
+                    + (sum == expectedChecksum ? "ok" : "wrong");
+        }
+    }
+
     private Run flowWrite(String input, int round) throws Exception {
         String runId = stamp + "-r" + round + "-sink";
         Path out = workDir.resolve(runId + "-tables");
@@ -510,7 +598,7 @@ public final class StaticTablesBenchmark {
             return n >= rows;
         });
         String check = job.problem != null ? job.problem : checkTables(dir);
-        return run("sink", round, job, at[2], at[0], at[1], check);
+        return run("sink", "flow", round, job, at[2], at[0], at[1], check);
     }
 
     /** Every id in exactly one table, the checksum of all rows. */
@@ -629,13 +717,14 @@ public final class StaticTablesBenchmark {
         return new JobRun(launch, t0.get(), running.get(), end, jobCpu / 100.0, problem);
     }
 
-    private Run run(String mode, int round, JobRun job, long doneAt, long at20, long at90, String check) {
+    private Run run(String mode, String side, int round, JobRun job, long doneAt, long at20, long at90,
+            String check) {
         long t0 = job.t0() > 0 ? job.t0() : job.launch();
         long end = doneAt > 0 ? doneAt : job.end();
         double seconds = (end - t0) / 1e3;
         double runningSeconds = job.running() > 0 ? (end - job.running()) / 1e3 : Double.NaN;
         double steady = at20 > 0 && at90 > at20 ? rows * 0.7 / ((at90 - at20) / 1e3) : Double.NaN;
-        return new Run(mode, "flow", round, rows, seconds, runningSeconds, steady, job.jobCpuS(), check);
+        return new Run(mode, side, round, rows, seconds, runningSeconds, steady, job.jobCpuS(), check);
     }
 
     // ---- helpers

@@ -10,8 +10,10 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
 import org.apache.avro.generic.GenericData;
@@ -104,9 +106,13 @@ public final class StaticTablesJobs {
      */
     public static void main(String[] args) throws Exception {
         if (args.length != 9) {
-            System.err.println("usage: StaticTablesJobs source|sink bootstrap pipeline tablesPath|inputTopic "
-                    + "outputTopic|outputDirectory stateDir partitions commitIntervalMs rangeRows");
+            System.err.println("usage: StaticTablesJobs source|sink|plain-source|plain-sink bootstrap pipeline "
+                    + "tablesPath|inputTopic outputTopic|outputDirectory stateDir partitions commitIntervalMs rangeRows");
             System.exit(2);
+        }
+        if (args[0].startsWith("plain-")) {
+            plain(args);
+            return;
         }
         Properties props = new Properties();
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, args[1]);
@@ -135,6 +141,41 @@ public final class StaticTablesJobs {
             print("FINISHED " + (ok ? "ok" : state));
             System.exit(ok ? 0 : 1);
         }
+    }
+
+    /** A hand-written job ({@link StaticTablesPlainJobs}): the same protocol on standard input and output. */
+    private static void plain(String[] args) throws InterruptedException {
+        print("T0");
+        AtomicBoolean stop = new AtomicBoolean();
+        Thread stdin = new Thread(() -> {
+            try {
+                awaitStop();
+            } catch (IOException e) {
+                // the driver went away
+            }
+            stop.set(true);
+        }, "stbench-stdin");
+        stdin.setDaemon(true);
+        stdin.start();
+        try {
+            if (args[0].equals("plain-source")) {
+                StaticTablesPlainJobs.source(args[1], args[2], args[3], args[4], Long.parseLong(args[7]),
+                        () -> print("RUNNING"));
+            } else if (args[0].equals("plain-sink")) {
+                StaticTablesPlainJobs.sink(args[1], args[2], args[3], args[4], Integer.parseInt(args[6]),
+                        Duration.parse("PT" + TABLE_PERIOD.toUpperCase(Locale.ROOT)).toMillis(),
+                        () -> print("RUNNING"), stop::get);
+            } else {
+                throw new IllegalArgumentException("job " + args[0]);
+            }
+        } catch (IOException | RuntimeException e) {
+            print("FAILED");
+            e.printStackTrace();
+            System.exit(1);
+        }
+        stdin.join();
+        print("FINISHED ok");
+        System.exit(0);
     }
 
     private static Thread watch(FlowRuntime runtime) {

@@ -3,6 +3,7 @@ package io.flowkafka.spi;
 import io.flowkafka.spec.SourceSpec;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.function.Supplier;
 import org.apache.avro.Schema;
 import org.apache.avro.generic.GenericRecord;
@@ -12,6 +13,10 @@ import org.jspecify.annotations.Nullable;
  * A source that reads no Kafka topic: the runtime calls its {@link Reader} on a wall-clock punctuation of each task
  * of the Source computation, in bounded steps, and runs each message it emits through the computation in the step's
  * transaction. A {@link SourceProvider} returns one from {@link SourceProvider#punctuated()}.
+ *
+ * <p>Steps: each punctuation steps every reader once, then steps again the readers that are {@link Reader#ready()
+ * ready} while the punctuation's time bound ({@code flow.key.visitor.max.punctuation.ms}) is left. Without a time
+ * bound (FlowTestDriver's deterministic steps) each reader is stepped once per punctuation.
  *
  * <p>Rules the runtime keeps, which make reading exactly-once:
  * <ol>
@@ -42,8 +47,8 @@ public interface PunctuatedSource {
      *
      * @return the names of the dynamic parameters
      */
-    default java.util.Set<String> dynamicParameterNames() {
-        return java.util.Set.of();
+    default Set<String> dynamicParameterNames() {
+        return Set.of();
     }
 
     /**
@@ -147,6 +152,17 @@ public interface PunctuatedSource {
          * @param emitter receives the messages, in order
          */
         void step(long nowMs, Progress progress, Emitter emitter);
+
+        /**
+         * Whether the last step stopped at its own bound with more to emit at once, no rate limit or missing input
+         * holding it back: the runtime may then step again in the same punctuation, within its time bound. The
+         * default, false, gives one step per punctuation.
+         *
+         * @return true if another step now would emit more
+         */
+        default boolean ready() {
+            return false;
+        }
 
         /**
          * Whether the source is finite and read everything (the task's sources then complete).

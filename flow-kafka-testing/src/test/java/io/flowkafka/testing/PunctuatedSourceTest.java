@@ -4,21 +4,24 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.flowkafka.api.Message;
+import io.flowkafka.runtime.FlowRuntime;
 import io.flowkafka.spec.ComputationKind;
 import io.flowkafka.spec.PipelineSpec;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.stream.LongStream;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
+import org.apache.kafka.streams.StreamsConfig;
 import org.junit.jupiter.api.Test;
 
 /**
  * A {@link io.flowkafka.spi.PunctuatedSource} run by a Source computation on {@link FlowTestDriver}: the driver's
  * clock drives the punctuation, the progress survives a revived task, message ids are not repeated, a finite source
- * completes, and a dynamic parameter changes through the dynamic spec.
+ * completes, and a dynamic parameter changes through the dynamic spec; the stream thread's poll waits briefly.
  */
 class PunctuatedSourceTest {
     static final Schema N = SchemaBuilder.record("N").namespace("ps").fields().requiredLong("n").endRecord();
@@ -47,6 +50,20 @@ class PunctuatedSourceTest {
                     .containsExactlyElementsOf(LongStream.range(0, 50).boxed().toList());
             assertThat(out).extracting(Message::getMessageId).doesNotHaveDuplicates();
             assertThat(d.completedComputations()).contains("count");
+        }
+    }
+
+    @Test
+    void shouldPollBrieflyUnlessTheUserSetsPollMs() {
+        Properties props = new Properties();
+        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:9");
+        try (FlowRuntime runtime = FlowRuntime.create(spec(), props)) {
+            assertThat(runtime.streamsProperties().get(StreamsConfig.POLL_MS_CONFIG)).as("no input to wait for")
+                    .isEqualTo("10");
+        }
+        props.put(StreamsConfig.POLL_MS_CONFIG, "250");
+        try (FlowRuntime runtime = FlowRuntime.create(spec(), props)) {
+            assertThat(runtime.streamsProperties().get(StreamsConfig.POLL_MS_CONFIG)).isEqualTo("250");
         }
     }
 

@@ -27,7 +27,9 @@ import org.jspecify.annotations.Nullable;
  * table, again whenever a newer one appears ("A new table appearing in the directory automatically triggers a new
  * run"). A table is cut into ranges of {@code range_row_count} rows; range {@code i} belongs to partition
  * {@code i % partitionCount}, so the tasks share every table and read it in parallel. A task's share is read in
- * order, at most {@code max_rows_per_iteration} rows per step, within the rows/s and bytes/s limits.
+ * order, at most {@code max_rows_per_iteration} rows per step, within the rows/s and bytes/s limits; while a step
+ * reads rows and the limits allow more it is {@link #ready()}, and the runtime steps again as long as its time bound
+ * per punctuation lasts. The part file being read stays open between steps ({@link OpenRange}).
  *
  * <p>Invariants. Everything that decides what is emitted is in the changelogged {@link PunctuatedSource.Progress}
  * (key {@code state}): the last finished table, the table being read with its {@link TableReadPlan} (fixed when the
@@ -58,6 +60,10 @@ final class StaticTableRead implements PunctuatedSource.Reader {
     private double rowTokens;
     private double byteTokens;
     private long refilledAtMs = Long.MIN_VALUE;
+    private final OpenRange open = new OpenRange();
+    private boolean progressed;
+    private @Nullable StaticTableSourceParameters limitsNow;
+    private double lastRowBytes;
 
     /** A table of the sequence: where it is, its name, its id in the progress, its located timestamp. */
     record Candidate(String id, TablesDirectory directory, String name, Instant timestamp) {
@@ -147,6 +153,8 @@ final class StaticTableRead implements PunctuatedSource.Reader {
     @Override
     public void step(long nowMs, PunctuatedSource.Progress progress, PunctuatedSource.Emitter emitter) {
         StaticTableSourceParameters now = current();
+        limitsNow = now;
+        progressed = false;
         State s = State.fromBytes(progress.get(STATE));
         if (s.plan() == null) {
             if (s.finished()) {
@@ -157,13 +165,36 @@ final class StaticTableRead implements PunctuatedSource.Reader {
                 return;
             }
             s = started;
+            progressed = true;
             progress.put(STATE, s.toBytes());
             if (s.plan() == null) {
                 return; // skipped a table that vanished, or finished
             }
         }
+        State before = s;
         s = read(s, now, nowMs, emitter);
+        progressed |= s.readRows() != before.readRows() || s.plan() != before.plan();
         progress.put(STATE, s.toBytes());
+    }
+
+    /**
+     * Whether the last step read rows or moved to another table and the rate limits allow another row now: a
+     * table's share is read in iterations of {@code max_rows_per_iteration} rows while the runtime's time bound
+     * lasts.
+     */
+    @Override
+    public boolean ready() {
+        if (!progressed || limitsNow == null) {
+            return false;
+        }
+        boolean rows = limitsNow.limits().rowsPerSecond() <= 0 || rowTokens >= 1;
+        boolean bytes = limitsNow.limits().bytesPerSecond() <= 0 || lastRowBytes <= 0 || byteTokens >= lastRowBytes;
+        return rows && bytes;
+    }
+
+    @Override
+    public void close() {
+        open.close();
     }
 
     /** Starts the next table; null when there is none yet (progress unchanged). */
@@ -227,6 +258,7 @@ final class StaticTableRead implements PunctuatedSource.Reader {
             return s.finishTable(c.timestamp());
         }
         double rowBytes = s.rowCount() == 0 ? 0 : (double) reader.dataWeight() / s.rowCount();
+        lastRowBytes = rowBytes;
         long budget = budget(now, nowMs, rowBytes);
         long delayMs = fixed.watermarkDelay().toMillis();
         try {
@@ -234,21 +266,22 @@ final class StaticTableRead implements PunctuatedSource.Reader {
                 long inRange = read % s.rangeRows();
                 long rangeStartInShare = read - inRange;
                 long row = globalRow(read, s.rangeRows(), context.partition(), context.partitionCount());
-                long n = Math.min(budget, Math.min(s.rangeRows() - inRange, share - read));
+                long rangeLeft = Math.min(s.rangeRows() - inRange, share - read);
+                long n = Math.min(budget, rangeLeft);
                 long ts = plan.timestampAt(Math.min(rangeStartInShare, planRows(plan, share))).toEpochMilli();
                 long watermark = ts - delayMs;
-                try (TableRowIterator it = reader.rows(row, row + n)) {
-                    while (it.hasNext()) {
-                        GenericRecord r = it.next();
-                        emitter.emit(r, ts, watermark);
-                        read++;
-                        budget--;
-                        rowTokens--;
-                        byteTokens -= rowBytes;
-                    }
+                TableRowIterator it = open.at(c.id(), reader, row, row + rangeLeft);
+                for (long i = 0; i < n; i++) {
+                    GenericRecord r = open.next(it);
+                    emitter.emit(r, ts, watermark);
+                    read++;
+                    budget--;
+                    rowTokens--;
+                    byteTokens -= rowBytes;
                 }
             }
         } catch (UncheckedIOException e) {
+            open.close();
             if (stillListed(c)) {
                 throw e; // an I/O failure of a table still there: the task fails and retries from its progress
             }
@@ -257,6 +290,7 @@ final class StaticTableRead implements PunctuatedSource.Reader {
             return s.finishTable(c.timestamp());
         }
         if (read >= share) {
+            open.close();
             readers.remove(c.id());
             return s.finishTable(c.timestamp());
         }

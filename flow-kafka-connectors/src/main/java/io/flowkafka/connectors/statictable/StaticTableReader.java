@@ -9,6 +9,7 @@ import java.util.NoSuchElementException;
 import java.util.Objects;
 import org.apache.avro.Schema;
 import org.apache.avro.file.DataFileReader;
+import org.apache.avro.file.SeekableInput;
 import org.apache.avro.generic.GenericDatumReader;
 import org.apache.avro.generic.GenericRecord;
 import org.jspecify.annotations.Nullable;
@@ -18,7 +19,7 @@ import org.jspecify.annotations.Nullable;
  * the order the table's attributes list them, and {@link #rows(long, long)} reads {@code [from, to)}
  * without decoding what lies before {@code from}: whole parts are skipped by their row counts, the
  * reader seeks to the part's last {@link SyncMark} before {@code from}, and skips whole Avro blocks
- * from there by their block headers.
+ * from there by their block headers, without reading or inflating their data ({@link AvroBlocks}).
  *
  * <p>Thread-safe: each {@link #rows} call opens its own files. Holds no open file itself.
  */
@@ -161,9 +162,10 @@ public final class StaticTableReader {
                         partStart += p.rowCount();
                         continue;
                     }
-                    reader = new DataFileReader<>(directory.openPart(table, p.name()), readerSchema == null
+                    SeekableInput in = directory.openPart(table, p.name());
+                    reader = new DataFileReader<>(in, readerSchema == null
                             ? new GenericDatumReader<>() : new GenericDatumReader<>(null, readerSchema));
-                    skip(reader, p, next - partStart);
+                    skip(reader, in, p, next - partStart);
                     partStart += p.rowCount();
                 }
                 return true;
@@ -202,23 +204,24 @@ public final class StaticTableReader {
         }
     }
 
-    private static void skip(DataFileReader<GenericRecord> reader, TablePart part, long rows) throws IOException {
+    /** Seeks to the last sync mark before row {@code rows}, walks whole blocks by their headers, decodes the rest. */
+    private static void skip(DataFileReader<GenericRecord> reader, SeekableInput in, TablePart part, long rows)
+            throws IOException {
+        if (rows <= 0) {
+            return;
+        }
         SyncMark mark = part.markAtOrBefore(rows);
+        long position = reader.previousSync();
         if (mark != null && mark.row() > 0) {
-            reader.seek(mark.position());
+            position = mark.position();
             rows -= mark.row();
         }
+        AvroBlocks.Walk walk = AvroBlocks.skip(in, position, rows);
+        reader.seek(walk.position());
+        rows -= walk.skipped();
         GenericRecord reuse = null;
-        while (rows > 0 && reader.hasNext()) {
-            long block = reader.getBlockCount();
-            if (rows >= block) {
-                reader.nextBlock();
-                rows -= block;
-            } else {
-                for (; rows > 0; rows--) {
-                    reuse = reader.next(reuse);
-                }
-            }
+        for (; rows > 0 && reader.hasNext(); rows--) {
+            reuse = reader.next(reuse);
         }
     }
 }

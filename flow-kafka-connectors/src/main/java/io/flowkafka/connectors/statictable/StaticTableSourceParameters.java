@@ -25,7 +25,7 @@ import org.jspecify.annotations.Nullable;
  * @param watermarkDelay how far the watermark stays behind the earliest timestamp still to be emitted
  * @param finite whether the source completes once it read what is listed
  * @param rangeRowCount rows per range: ranges {@code i} with {@code i % partitions == partition} are a task's share
- * @param maxRowsPerIteration rows per punctuation at most
+ * @param maxRowsPerIteration rows per step at most (the runtime may take several steps per punctuation)
  * @param limits the read limits
  * @param usePlannedTimestamps whether a table starting now gets a planned schedule
  */

@@ -11,9 +11,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.zip.ZipException;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
 import org.apache.avro.file.CodecFactory;
+import org.apache.avro.file.DataFileReader;
+import org.apache.avro.generic.GenericDatumReader;
 import org.apache.avro.generic.GenericRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -64,6 +67,42 @@ class StaticTableReaderTest {
         assertThat(reader.attributes().parts()).hasSize(1);
         assertThat(ids(reader.rows(150_000, 150_003))).containsExactly(150_000L, 150_001L, 150_002L);
         assertThat(ids(reader.rows(199_999, 200_000))).containsExactly(199_999L);
+    }
+
+    @Test
+    void shouldPassOverWholeBlocksByTheirHeadersWithoutInflatingThem() throws IOException {
+        StaticTableReader reader = table(200_000, 1_000_000, CodecFactory.deflateCodec(1));
+        TablePart part = reader.attributes().parts().get(0);
+        SyncMark mark = part.markAtOrBefore(150_000);
+        Path file = dir.resolve("t").resolve(part.name());
+        // the second block after the mark, and the row after it
+        long corrupt;
+        long after;
+        try (DataFileReader<GenericRecord> r = new DataFileReader<>(file.toFile(), new GenericDatumReader<>())) {
+            r.seek(mark.position());
+            long row = mark.row();
+            for (int block = 0; block < 2; block++) {
+                r.hasNext();
+                row += r.getBlockCount();
+                r.nextBlock();
+            }
+            corrupt = r.previousSync();
+            r.hasNext();
+            after = row + r.getBlockCount();
+        }
+        assertThat(after).as("a block within the part, before the row read").isLessThan(150_000);
+        // break the compressed data of that block, past its header: inflating it fails
+        byte[] bytes = Files.readAllBytes(file);
+        for (int i = 40; i < 80; i++) {
+            bytes[(int) corrupt + i] ^= 0x5a;
+        }
+        Files.write(file, bytes);
+        StaticTableReader broken = StaticTableReader.open(LocalTablesDirectory.open(dir), "t");
+
+        assertThat(ids(broken.rows(150_000, 150_003))).containsExactly(150_000L, 150_001L, 150_002L);
+        assertThat(ids(broken.rows(after, after + 1))).containsExactly(after);
+        assertThatThrownBy(() -> ids(broken.rows(mark.row(), 150_000))).as("reading through it fails")
+                .hasRootCauseInstanceOf(ZipException.class);
     }
 
     @Test

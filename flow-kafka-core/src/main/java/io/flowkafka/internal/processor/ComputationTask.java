@@ -20,6 +20,7 @@ import io.flowkafka.internal.outbox.EpochCommits;
 import io.flowkafka.internal.outbox.OutboxWatermarks;
 import io.flowkafka.internal.serde.KeyCodec;
 import io.flowkafka.internal.source.FiniteSourceProgress;
+import io.flowkafka.internal.source.PunctuatedSourceSteps;
 import io.flowkafka.internal.source.SourceDecoder;
 import io.flowkafka.internal.external.TablePublisher;
 import io.flowkafka.internal.state.KeyStates;
@@ -59,6 +60,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.apache.avro.generic.GenericRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -319,7 +321,7 @@ final class ComputationTask {
     private void runCall(GenericRecord key, byte[] encodedKey, MessageId parentId, long defaultEts, String what,
             Runnable user, @Nullable PendingTimer firedTimer) {
         call.begin(key, encodedKey, parentId);
-        applyCall(what + " " + parentId, user, nodes -> router.encode(call.outputs, parentId, defaultEts,
+        applyCall(() -> what + " " + parentId, user, nodes -> router.encode(call.outputs, parentId, defaultEts,
                 context.currentSystemTimeMs() * 1_000_000L, nodes), firedTimer);
     }
 
@@ -328,9 +330,9 @@ final class ComputationTask {
      * outputs for every route; only if all of that and the row checks succeeded are the buffered state and timer
      * writes applied (plus the deletion of {@code firedTimer}), the outputs forwarded, the synchronous sink writes
      * sent and the at-most-once messages held with the epoch. On failure everything is dropped and
-     * {@link FlowProcessingException} thrown.
+     * {@link FlowProcessingException} thrown. {@code what} names the input in errors; built only for one.
      */
-    private void applyCall(String what, Runnable user,
+    private void applyCall(Supplier<String> what, Runnable user,
             Function<List<String>, List<Record<byte[], byte[]>>> encode,
             @Nullable PendingTimer firedTimer) {
         router.beginCall();
@@ -341,22 +343,22 @@ final class ComputationTask {
             try {
                 user.run();
             } catch (Exception e) {
-                throw new FlowProcessingException(spec.id(), "process " + what, e);
+                throw new FlowProcessingException(spec.id(), "process " + what.get(), e);
             }
             try {
                 forwards = encode.apply(nodes);
             } catch (RuntimeException e) {
-                throw new FlowProcessingException(spec.id(), "write the outputs of " + what, e);
+                throw new FlowProcessingException(spec.id(), "write the outputs of " + what.get(), e);
             }
             try {
                 rowChecks.checkStateRows();
             } catch (RuntimeException e) {
-                throw new FlowProcessingException(spec.id(), "write the state of " + what, e);
+                throw new FlowProcessingException(spec.id(), "write the state of " + what.get(), e);
             }
             try {
                 rowChecks.checkTimerRows();
             } catch (RuntimeException e) {
-                throw new FlowProcessingException(spec.id(), "write the timers of " + what, e);
+                throw new FlowProcessingException(spec.id(), "write the timers of " + what.get(), e);
             }
         } catch (FlowProcessingException e) {
             router.callFailed();
@@ -733,8 +735,8 @@ final class ComputationTask {
      * store, so a restart resumes after the last committed step with the same message ids.
      */
     private void initPunctuatedSources(int partitionCount) {
-        List<Runnable> steps = new ArrayList<>();
-        List<java.util.function.BooleanSupplier> done = new ArrayList<>();
+        PunctuatedSourceSteps steps = new PunctuatedSourceSteps(context::currentSystemTimeMs,
+                plan.visitors().maxPunctuationMs());
         int partition = context.taskId().partition();
         for (io.flowkafka.spec.SourceSpec source : spec.sourceStreams()) {
             io.flowkafka.spi.PunctuatedSource kind = io.flowkafka.internal.source.PunctuatedSources.of(source);
@@ -765,25 +767,30 @@ final class ComputationTask {
                     spec.id(), source, plan.inputSchemas().get(stream), partition, partitionCount,
                     () -> plan.visitors().dynamic().sourceParameters(spec.id(), source), status));
             punctuatedReaders.add(reader);
-            int origin = MessageIds.origin("punctuated:" + spec.id() + ":" + stream, partition);
-            steps.add(() -> reader.step(context.currentSystemTimeMs(), progress, (payload, timestampMs, watermarkMs) -> {
-                byte[] counter = progress.get("\u0000emitted");
-                long index = counter == null ? 0 : java.nio.ByteBuffer.wrap(counter).getLong();
-                progress.put("\u0000emitted", java.nio.ByteBuffer.allocate(8).putLong(index + 1).array());
-                punctuatedRow(stream, clock, MessageIds.source(origin, index), payload, timestampMs, watermarkMs);
-            }));
-            done.add(() -> reader.done(progress));
+            steps.add(MessageIds.origin("punctuated:" + spec.id() + ":" + stream, partition), reader, progress,
+                    (id, payload, timestampMs, watermarkMs) -> punctuatedRow(stream, clock, id, payload, timestampMs,
+                            watermarkMs));
         }
         if (steps.isEmpty()) {
             return;
         }
-        finite.alsoWaitFor(() -> done.stream().allMatch(java.util.function.BooleanSupplier::getAsBoolean));
+        finite.alsoWaitFor(steps::allDone);
         schedule(Duration.ofMillis(plan.visitors().tickMs()), now -> {
             if (!plan.sourceIdleness().paused()) { // FlowRuntime.pause() or a drain: sources are not read
-                steps.forEach(Runnable::run);
+                steps.punctuate(true);
             }
             maybeEmitWatermarks();
         });
+        if (plan.visitors().maxPunctuationMs() > 0) {
+            // a reader with rows ready reads on as often as the stream thread comes back to punctuate, not only once
+            // per tick, with polling and commits in between (not under deterministic steps: one step per tick)
+            schedule(Duration.ofMillis(Math.max(1, plan.visitors().tickMs() / 10)), now -> {
+                if (!plan.sourceIdleness().paused() && steps.anyReady()) {
+                    steps.punctuate(false);
+                    maybeEmitWatermarks();
+                }
+            });
+        }
     }
 
     /** Runs the call of one message of a punctuated source; a failing call goes to the dead-letter topic. */
@@ -903,7 +910,7 @@ final class ComputationTask {
                 : "batch of " + messages.size() + " messages " + messages.get(0).messageId() + ".."
                         + messages.get(messages.size() - 1).messageId();
         List<Message> batch = Collections.unmodifiableList(messages);
-        applyCall(what, () -> ((BatchFunction) function).onMessages(batch, call, call),
+        applyCall(() -> what, () -> ((BatchFunction) function).onMessages(batch, call, call),
                 nodes -> router.encodeBatch(call, context.currentSystemTimeMs() * 1_000_000L, nodes), null);
     }
 

@@ -3,6 +3,7 @@ package io.flowkafka.internal.runtime;
 import io.flowkafka.internal.dlq.DeadLetterHandler;
 import io.flowkafka.internal.dlq.RejectedOutputHandler;
 import io.flowkafka.internal.dlq.RejectedOutputs;
+import io.flowkafka.internal.source.PunctuatedSources;
 import io.flowkafka.runtime.FlowConfig;
 import io.flowkafka.spec.PipelineSpec;
 import java.util.List;
@@ -43,6 +44,14 @@ public final class StreamsProperties {
      */
     public static final String PRODUCER_COMPRESSION_TYPE = "lz4";
 
+    /**
+     * {@code poll.ms} unless the user sets it, when a computation reads a punctuated source (such as static tables):
+     * how long the stream thread's poll waits for input that such a source never brings. At Kafka's 100 ms the thread
+     * idled up to 100 ms per loop between the source's punctuations; a poll of input that comes returns at once either
+     * way, and an idle thread wakes up to 100 times a second.
+     */
+    public static final String PUNCTUATED_SOURCE_POLL_MS = "10";
+
     private StreamsProperties() {
     }
 
@@ -71,6 +80,9 @@ public final class StreamsProperties {
             // 4 tasks waited ~0.4 s for nothing. Restore fetches with data return at once either way.
             p.put(StreamsConfig.restoreConsumerPrefix(fetchWait), RESTORE_FETCH_MAX_WAIT_MS);
         }
+        if (readsPunctuatedSource(spec)) {
+            p.putIfAbsent(StreamsConfig.POLL_MS_CONFIG, PUNCTUATED_SOURCE_POLL_MS);
+        }
         // Kafka Streams keeps state in changelog topics: its producers' defaults are set for that traffic
         putProducerDefault(p, ProducerConfig.BATCH_SIZE_CONFIG, PRODUCER_BATCH_SIZE);
         putProducerDefault(p, ProducerConfig.COMPRESSION_TYPE_CONFIG, PRODUCER_COMPRESSION_TYPE);
@@ -85,6 +97,11 @@ public final class StreamsProperties {
             p.putIfAbsent(StreamsConfig.topicPrefix("min.insync.replicas"), String.valueOf(isr));
         }
         return p;
+    }
+
+    private static boolean readsPunctuatedSource(PipelineSpec spec) {
+        return spec.computations().values().stream()
+                .anyMatch(c -> c.sourceStreams().stream().anyMatch(PunctuatedSources::is));
     }
 
     /**

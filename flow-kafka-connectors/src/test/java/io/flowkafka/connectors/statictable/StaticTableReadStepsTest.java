@@ -1,0 +1,132 @@
+package io.flowkafka.connectors.statictable;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flowkafka.spec.SourceSpec;
+import io.flowkafka.spi.PunctuatedSource;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.LongSupplier;
+import java.util.stream.LongStream;
+import org.apache.avro.generic.GenericData;
+import org.apache.avro.generic.GenericRecord;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The static-table reader under the runtime's time-bounded punctuations, as on a real stream thread (FlowTestDriver
+ * steps once per punctuation): the runtime steps it again while it is {@link PunctuatedSource.Reader#ready() ready};
+ * it reads on while rows are ready, and the rate limits still decide how many rows a second.
+ */
+class StaticTableReadStepsTest {
+    @TempDir
+    Path dir;
+    private long nowMs = 1_000_000;
+    private final List<Long> ids = new ArrayList<>();
+
+    /** One task's reader, stepped as the runtime does within a (here generous) time bound. */
+    private record Steps(PunctuatedSource.Reader reader, PunctuatedSource.Progress progress,
+            PunctuatedSource.Emitter emitter, LongSupplier clock) {
+        void punctuate() {
+            int steps = 0;
+            do {
+                reader.step(clock.getAsLong(), progress, emitter);
+            } while (reader.ready() && ++steps < 10_000);
+        }
+
+        boolean ready() {
+            return reader.ready();
+        }
+
+        boolean done() {
+            return reader.done(progress);
+        }
+    }
+
+    private Steps steps(Map<String, Object> extra) {
+        Map<String, Object> p = new HashMap<>(Map.of("tables_path", dir.toString(), "max_rows_per_iteration", 10,
+                "range_row_count", 4, "finite", true));
+        p.putAll(extra);
+        SourceSpec source = new SourceSpec("rows", StaticTableSource.FLOW_NAME, p);
+        PunctuatedSource.Status status = new PunctuatedSource.Status() {
+            @Override
+            public void report(String path, String message) {
+            }
+
+            @Override
+            public void clear(String path) {
+            }
+        };
+        PunctuatedSource.Reader reader = new StaticTableSource().open(new PunctuatedSource.Context("reader", source,
+                StaticTableSourceTest.ROW, 0, 1, () -> p, status));
+        Map<String, byte[]> store = new HashMap<>();
+        PunctuatedSource.Progress progress = new PunctuatedSource.Progress() {
+            @Override
+            public byte @Nullable [] get(String key) {
+                return store.get(key);
+            }
+
+            @Override
+            public void put(String key, byte[] value) {
+                store.put(key, value);
+            }
+        };
+        return new Steps(reader, progress, (payload, ts, wm) -> ids.add((Long) payload.get("id")), () -> nowMs);
+    }
+
+    private void table(String name, long rows) throws IOException {
+        List<GenericRecord> list = new ArrayList<>();
+        for (long i = 0; i < rows; i++) {
+            GenericRecord r = new GenericData.Record(StaticTableSourceTest.ROW);
+            r.put("id", i);
+            r.put("table", name);
+            list.add(r);
+        }
+        StaticTableWriter.write(LocalTablesDirectory.open(dir), name, StaticTableSourceTest.ROW, null, list);
+    }
+
+    @Test
+    void shouldReadEveryReadyRowOfEveryTableInOnePunctuationWithoutALimit() throws IOException {
+        table("2026-01-01", 95);
+        table("2026-01-02", 7);
+        Steps steps = steps(Map.of());
+
+        steps.punctuate();
+
+        assertThat(ids).containsExactlyElementsOf(LongStream.concat(LongStream.range(0, 95), LongStream.range(0, 7))
+                .boxed().toList());
+        assertThat(steps.done()).isTrue();
+        assertThat(steps.ready()).isFalse();
+    }
+
+    @Test
+    void shouldKeepTheRowsPerSecondLimitAcrossTheStepsOfAPunctuation() throws IOException {
+        table("2026-01-01", 200);
+        Steps steps = steps(Map.of("max_rows_per_second", 25));
+
+        steps.punctuate();
+        assertThat(ids).as("a bucket of one second").hasSize(25);
+        assertThat(steps.ready()).as("held back by the limit").isFalse();
+        nowMs += 1_000;
+        steps.punctuate();
+
+        assertThat(ids).as("25 rows/s").containsExactlyElementsOf(LongStream.range(0, 50).boxed().toList());
+    }
+
+    @Test
+    void shouldKeepTheBytesPerSecondLimitAcrossTheStepsOfAPunctuation() throws IOException {
+        table("2026-01-01", 200);
+        long weight = LocalTablesDirectory.open(dir).attributes("2026-01-01").dataWeight();
+        Steps steps = steps(Map.of("max_bytes_per_second", (weight * 30 + 199) / 200));
+
+        steps.punctuate();
+
+        assertThat(ids).as("a second's bytes: 30 rows").hasSize(30);
+        assertThat(steps.ready()).isFalse();
+    }
+}
