@@ -123,7 +123,8 @@ final class LoopbackHttpServer implements AutoCloseable {
             if (out.length > 0) {
                 exchange.getResponseBody().write(out);
             }
-            if (a.status() >= 200 && a.status() < 300 && a.delayMs() == 0) {
+            // an answer slower than the tests' request timeouts (>= 300 ms) reached no client
+            if (a.status() >= 200 && a.status() < 300 && a.delayMs() < 100) {
                 delivered.put(r, true);
             }
         }
