@@ -2,6 +2,7 @@ package io.flowkafka.connectors.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.flowkafka.api.MessageId;
 import io.flowkafka.connectors.http.LoopbackHttpServer.Answer;
@@ -206,7 +207,7 @@ class HttpDelivererTest {
         try {
             d.open(0, OptionalLong.empty());
             OutboxBatch batch = batch(0, 0, List.of("k"));
-            OutboxDeliveryException e = org.junit.jupiter.api.Assertions.assertThrows(OutboxDeliveryException.class,
+            OutboxDeliveryException e = assertThrows(OutboxDeliveryException.class,
                     () -> d.deliver(batch));
             status = e.getMessage();
         } finally {

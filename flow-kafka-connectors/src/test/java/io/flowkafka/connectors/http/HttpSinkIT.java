@@ -27,6 +27,7 @@ import java.util.Properties;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.Future;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -208,7 +209,7 @@ class HttpSinkIT {
         pp.put(ProducerConfig.ACKS_CONFIG, "all");
         pp.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "1");
         try (KafkaProducer<String, String> producer = new KafkaProducer<>(pp)) {
-            List<java.util.concurrent.Future<?>> sent = new ArrayList<>();
+            List<Future<?>> sent = new ArrayList<>();
             for (int i = 0; i < count; i++) {
                 String user = "u" + (i % 37);
                 sent.add(producer.send(new ProducerRecord<>(topic, user, "{\"id\":\"e" + i + "\",\"user\":\"" + user

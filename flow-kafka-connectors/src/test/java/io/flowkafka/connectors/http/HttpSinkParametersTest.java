@@ -7,6 +7,7 @@ import io.flowkafka.spec.SpecProblem;
 import io.flowkafka.spi.SinkProvider.Problem;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -35,7 +36,7 @@ class HttpSinkParametersTest {
                 "key_column", "user", "max_batch_records", 100, "message_id_header", "X-Flow-Id"));
         List<Problem> problems = provider.validate(sink(p));
         assertThat(problems).isEmpty();
-        HttpSinkParameters parsed = HttpSinkParameters.parse(sink(p), new java.util.ArrayList<>());
+        HttpSinkParameters parsed = HttpSinkParameters.parse(sink(p), new ArrayList<>());
         assertThat(parsed.method()).isEqualTo("PUT");
         assertThat(parsed.deadLetterStatuses()).containsExactly(400, 422);
         assertThat(parsed.concurrency()).isEqualTo(16);
