@@ -145,7 +145,8 @@ final class HttpDeliverer implements OutboxDeliverer {
             Thread.currentThread().interrupt();
             throw OutboxDeliveryException.retryable(sinkName + ": interrupted while delivering");
         } catch (ExecutionException e) {
-            blocked.compareAndSet(null, sinkName + " failed on outbox partition " + p + ": " + e.getCause());
+            blocked.compareAndSet(null, sinkName + " failed on outbox partition " + p + ": "
+                    + sender.redact(String.valueOf(e.getCause())));
             for (Future<?> f : running) {
                 try {
                     f.get();

@@ -133,6 +133,16 @@ final class MessagePost {
         return new Result(Outcome.BLOCKED, problem + " after " + (params.maxRetries() + 1) + " attempts", 0);
     }
 
+    /**
+     * Text about this sink's requests with every secret value replaced.
+     *
+     * @param text any text, or null
+     * @return the redacted text
+     */
+    String redact(@Nullable String text) {
+        return secrets.redact(text);
+    }
+
     private HttpRequest request(OutboxRecord r) {
         byte[] body = r.value() == null ? new byte[0] : r.value();
         HttpRequest.Builder b = HttpRequest.newBuilder(params.url()).timeout(params.requestTimeout())

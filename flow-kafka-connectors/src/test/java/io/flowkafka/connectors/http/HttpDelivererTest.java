@@ -115,6 +115,21 @@ class HttpDelivererTest {
     }
 
     @Test
+    void shouldRetryAConnectionResetByThePeerWithTheSameKeyAndBody() throws Exception {
+        try (ResettingHttpServer resetting = new ResettingHttpServer(2)) {
+            OutboxDeliverer d = deliverer(Map.of("url", resetting.uri().toString(), "retry_backoff", "5ms"));
+            d.open(0, OptionalLong.empty());
+            OutboxBatch batch = batch(0, 0, List.of("k"));
+            d.deliver(batch);
+            assertThat(resetting.answered()).as("two connections reset (RST), then answered").containsExactly(false,
+                    false, true);
+            assertThat(resetting.keys()).containsOnly(ids(batch).get(0)).hasSize(3);
+            assertThat(resetting.bodies()).containsOnly(bodyOf(batch, ids(batch).get(0)));
+            assertThat(count("flow.sink.http.requests", "outcome", "io_error")).isEqualTo(2);
+        }
+    }
+
+    @Test
     void shouldHonourRetryAfterOn429() throws Exception {
         OutboxDeliverer d = deliverer(Map.of("retry_backoff", "10ms", "max_retry_backoff", "2s"));
         server.plan(r -> r.attempt() == 1 ? Answer.retryAfter(429, "1") : Answer.ok());
