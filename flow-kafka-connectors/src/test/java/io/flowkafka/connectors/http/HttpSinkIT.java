@@ -66,7 +66,7 @@ class HttpSinkIT {
     }
 
     @Test
-    @Timeout(180)
+    @Timeout(300)
     void shouldPostEveryMessageAtLeastOnceWithItsOwnKeyWhenAnInstanceIsKilledMidDelivery(KafkaCluster cluster,
             TestNames names) throws Exception {
         int records = 3_000;
