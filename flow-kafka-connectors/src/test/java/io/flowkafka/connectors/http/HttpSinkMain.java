@@ -1,0 +1,25 @@
+package io.flowkafka.connectors.http;
+
+import io.flowkafka.runtime.FlowRuntime;
+import java.util.Properties;
+
+/**
+ * Runs one instance of {@link HttpPipeline} in a child JVM until stopped or killed.
+ * Args: bootstrap pipeline input url tokenFile stateDir.
+ */
+public final class HttpSinkMain {
+    private HttpSinkMain() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Properties props = new Properties();
+        props.put("bootstrap.servers", args[0]);
+        props.put("state.dir", args[5]);
+        props.put("commit.interval.ms", "100");
+        props.put("flow.internal.topics.purge.interval.ms", "2000");
+        FlowRuntime runtime = FlowRuntime.create(HttpPipeline.spec(args[1], args[2], HttpSinkIT.sinkParameters(args[3],
+                args[4])), props);
+        io.flowkafka.testing.PipelineMain.runUntilStopped(runtime);
+    }
+
+}
