@@ -34,6 +34,11 @@ final class OpenRange {
         return rows;
     }
 
+    /** Whether an iterator of {@code tableId} is open (a step would read on from it). */
+    boolean isOpenOn(String tableId) {
+        return rows != null && tableId.equals(table);
+    }
+
     /** The next row of {@code it}, an iterator of {@link #at}; a range shorter than its table said is an I/O error. */
     GenericRecord next(TableRowIterator it) {
         if (!it.hasNext()) {

@@ -257,6 +257,13 @@ final class StaticTableRead implements PunctuatedSource.Reader {
             reportDisappeared(c.name(), read, share);
             return s.finishTable(c.timestamp());
         }
+        if (open.isOpenOn(c.id()) && !stillListed(c)) {
+            // an open file outlives its table's removal: check once per step, as opening the range would
+            open.close();
+            readers.remove(c.id());
+            reportDisappeared(c.name(), read, share);
+            return s.finishTable(c.timestamp());
+        }
         double rowBytes = s.rowCount() == 0 ? 0 : (double) reader.dataWeight() / s.rowCount();
         lastRowBytes = rowBytes;
         long budget = budget(now, nowMs, rowBytes);
