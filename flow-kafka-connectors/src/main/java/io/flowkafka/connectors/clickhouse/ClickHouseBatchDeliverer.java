@@ -59,6 +59,17 @@ final class ClickHouseBatchDeliverer implements OutboxDeliverer {
                         + " have different schemas; a ClickHouse table takes one row schema");
             }
         }
+        if (first != null) {
+            if (parameters.messageIdColumn() != null && first.getField(parameters.messageIdColumn()) != null) {
+                throw new IllegalArgumentException(sinkName() + ": message_id_column '" + parameters.messageIdColumn()
+                        + "' is also a field of stream " + streamId + "; name another column for the message id");
+            }
+            if (parameters.shardingKey() != null && first.getField(parameters.shardingKey()) == null) {
+                throw new IllegalArgumentException(sinkName() + ": sharding_key '" + parameters.shardingKey()
+                        + "' is not a field of stream " + streamId + "; its fields: " + first.getFields().stream()
+                        .map(Schema.Field::name).toList());
+            }
+        }
         this.encoder = new JsonEachRowEncoder(parameters.messageIdColumn());
     }
 
@@ -98,13 +109,25 @@ final class ClickHouseBatchDeliverer implements OutboxDeliverer {
         }
     }
 
-    /** The query settings of one insert: the dedup token where the server has it. */
-    Map<String, String> settings(String shard, String token) {
-        TargetTable target = targets.get(shard);
-        if (target == null || !target.version().hasDedupToken()) {
+    private Map<String, String> settings(String shard, String token) {
+        return dedupSettings(targets.get(shard).version(), token, sharded ? shard : null);
+    }
+
+    /**
+     * The query settings of one insert (reference 002: "insert_deduplication_token equals the batch's maximum
+     * MessageId. With shard_hosts, each shard receives that batch token with a :<shard name> suffix"); none on a
+     * server without the setting, which deduplicates by the block's checksum alone.
+     *
+     * @param version the server's version
+     * @param token the batch's largest message id, as text
+     * @param shard the shard's name on a sharded sink, else null
+     * @return the settings to send with the insert
+     */
+    static Map<String, String> dedupSettings(ServerVersion version, String token, String shard) {
+        if (!version.hasDedupToken()) {
             return Map.of();
         }
-        return Map.of("insert_deduplication_token", sharded ? token + ":" + shard : token);
+        return Map.of("insert_deduplication_token", shard == null ? token : token + ":" + shard);
     }
 
     /** The batch's records by shard, in log order within each; shards in name order. */

@@ -42,9 +42,6 @@ final class JsonEachRowEncoder {
                 g.writeStringField(messageIdColumn, messageId);
             }
             for (Schema.Field f : record.getSchema().getFields()) {
-                if (f.name().equals(messageIdColumn)) {
-                    continue;
-                }
                 g.writeFieldName(f.name());
                 write(g, record.get(f.pos()));
             }
