@@ -47,14 +47,14 @@ class ClickHouseBatchingSinkIT {
         String table = names.name("ch").replaceAll("[^A-Za-z0-9_]", "_");
         try (ClickHouseHttpClient ch = ClickHouseTestServer.client()) {
             ClickHouseTestServer.createReplicated(ch, table, "message_id String, id String, user String, n Int64");
-            int records = 20_000;
-            int firstHalf = 12_000;
+            int records = 12_000;
+            int firstHalf = 8_000;
             String pipeline = names.name("chp");
             String input = names.topic("input");
             Path state = Files.createTempDirectory(tempRoot, "ch");
             cluster.createTopic(input, 4);
             produce(cluster, input, 0, firstHalf);
-            long kill = 2_000 + new Random(SEED).nextInt(6_000);
+            long kill = 1_000 + new Random(SEED).nextInt(5_000);
             try (ChildJvm a = instance(cluster, pipeline, input, state, table, url, "a");
                     ChildJvm b = instance(cluster, pipeline, input, state, table, url, "b")) {
                 Await.until(Duration.ofMinutes(2), kill + " rows in ClickHouse", () -> count(ch, table) >= kill);

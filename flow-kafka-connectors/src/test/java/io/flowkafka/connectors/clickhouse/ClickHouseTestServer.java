@@ -18,6 +18,7 @@ import java.util.concurrent.TimeUnit;
  */
 final class ClickHouseTestServer {
     private static URI url;
+    private static URI url2;
     private static boolean tried;
 
     private ClickHouseTestServer() {
@@ -27,7 +28,7 @@ final class ClickHouseTestServer {
     static synchronized URI url() {
         if (!tried) {
             tried = true;
-            url = find();
+            url = find("FLOW_CLICKHOUSE_URL");
             if (url == null) {
                 Path script = repoRoot().resolve(".ci/services");
                 if (Files.isExecutable(script)) {
@@ -37,7 +38,7 @@ final class ClickHouseTestServer {
                         b.environment().put("FLOW_SERVICES_NO_INSTALL", "1");
                         Process p = b.start();
                         if (p.waitFor(120, TimeUnit.SECONDS)) {
-                            url = find();
+                            url = find("FLOW_CLICKHOUSE_URL");
                         } else {
                             p.destroy();
                         }
@@ -49,9 +50,19 @@ final class ClickHouseTestServer {
                 }
             }
         }
+        if (url != null) {
+            url2 = find("FLOW_CLICKHOUSE_URL2");
+        }
         assumeTrue(url != null, "no ClickHouse server: run .ci/services (as root: it apt-get installs "
                 + "clickhouse-server and zookeeper and starts them on loopback) or set FLOW_CLICKHOUSE_URL");
         return url;
+    }
+
+    /** The second server's HTTP interface (shard 02 of the sharded sink's IT); skips the test when there is none. */
+    static synchronized URI url2() {
+        url();
+        assumeTrue(url2 != null, "no second ClickHouse server (shard 02): run .ci/services, which starts two");
+        return url2;
     }
 
     /** A client of the server. */
@@ -59,8 +70,8 @@ final class ClickHouseTestServer {
         return new ClickHouseHttpClient(url(), null, null, Duration.ofSeconds(30));
     }
 
-    private static URI find() {
-        String env = System.getenv("FLOW_CLICKHOUSE_URL");
+    private static URI find(String key) {
+        String env = System.getenv(key);
         if (env != null && answers(URI.create(env))) {
             return URI.create(env);
         }
@@ -68,8 +79,8 @@ final class ClickHouseTestServer {
         if (Files.isRegularFile(file)) {
             try {
                 for (String line : Files.readAllLines(file)) {
-                    if (line.startsWith("FLOW_CLICKHOUSE_URL=")) {
-                        URI u = URI.create(line.substring("FLOW_CLICKHOUSE_URL=".length()).trim());
+                    if (line.startsWith(key + "=")) {
+                        URI u = URI.create(line.substring(key.length() + 1).trim());
                         if (answers(u)) {
                             return u;
                         }
