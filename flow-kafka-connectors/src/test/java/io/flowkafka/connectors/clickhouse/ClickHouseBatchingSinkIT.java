@@ -29,8 +29,10 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code insert_deduplication_token}: block deduplication only) with instances killed mid-stream. Reference 002:
  * "messages are stored in output_messages and deterministically grouped into batches by the same MessageId
  * boundaries ... A byte-identical replay carries the same deduplication token ... ClickHouse deduplicates the repeat".
- * Two child-JVM instances; one is killed with SIGKILL while rows arrive, a replacement starts, more input comes; in
- * the end {@code SELECT id, count() ... GROUP BY id} has every id exactly once.
+ * Two child-JVM instances; one is killed with SIGKILL right after an insert whose outbox offset it has not committed
+ * (held there by {@link HoldingClickHouseTestSink}), a replacement starts, more input comes; in the end
+ * {@code SELECT id, count() ... GROUP BY id} has every id exactly once, and the server counted the replayed batch as a
+ * duplicate block.
  */
 @WithKafka
 class ClickHouseBatchingSinkIT {
@@ -55,12 +57,14 @@ class ClickHouseBatchingSinkIT {
             cluster.createTopic(input, 4);
             produce(cluster, input, 0, firstHalf);
             long kill = 1_000 + new Random(SEED).nextInt(5_000);
-            try (ChildJvm a = instance(cluster, pipeline, input, state, table, url, "a");
-                    ChildJvm b = instance(cluster, pipeline, input, state, table, url, "b")) {
-                Await.until(Duration.ofMinutes(2), kill + " rows in ClickHouse", () -> count(ch, table) >= kill);
-                a.kill(); // SIGKILL mid-stream: inserted batches whose outbox offsets were not committed get replayed
+            long duplicatesBefore = ClickHouseBatchDelivererTest.duplicatedBlocks(ch);
+            try (ChildJvm a = instance(cluster, pipeline, input, state, table, url, "a", kill);
+                    ChildJvm b = instance(cluster, pipeline, input, state, table, url, "b", -1)) {
+                // a holds right after an insert, before its outbox offset is committed: kill it there (SIGKILL)
+                a.awaitOutputLine(l -> l.startsWith("HELD "), Duration.ofMinutes(2));
+                a.kill();
                 assertThat(a.isAlive()).isFalse();
-                try (ChildJvm a2 = instance(cluster, pipeline, input, state, table, url, "a2")) {
+                try (ChildJvm a2 = instance(cluster, pipeline, input, state, table, url, "a2", -1)) {
                     produce(cluster, input, firstHalf, records - firstHalf);
                     Await.until(Duration.ofMinutes(2), records + " rows in ClickHouse",
                             () -> count(ch, table) >= records);
@@ -69,6 +73,9 @@ class ClickHouseBatchingSinkIT {
                     assertThat(dup).as("ids not exactly once").isEmpty();
                     assertThat(ClickHouseTestServer.lines(ch, "SELECT uniqExact(id), count(), min(n), max(n) FROM "
                             + "default." + table)).containsExactly(records + "\t" + records + "\t0\t" + (records - 1));
+                    assertThat(ClickHouseBatchDelivererTest.duplicatedBlocks(ch))
+                            .as("the batch a inserted but did not commit was replayed and dropped as a duplicate")
+                            .isGreaterThan(duplicatesBefore);
                 }
             }
         }
@@ -83,12 +90,15 @@ class ClickHouseBatchingSinkIT {
     }
 
     static ChildJvm instance(KafkaCluster cluster, String pipeline, String input, Path state, String table, URI url,
-            String name, String... more) {
+            String name, long holdAfterRows, String... more) {
         List<String> args = new ArrayList<>(List.of(cluster.bootstrapServers(), pipeline, input,
                 state.resolve(name).toString(), table, url.toString()));
         args.addAll(List.of(more));
-        return ChildJvm.builder(ClickHouseSinkMain.class)
-                .args(args.toArray(String[]::new))
+        ChildJvm.Builder builder = ChildJvm.builder(ClickHouseSinkMain.class);
+        if (holdAfterRows > 0) {
+            builder.systemProperty("flow.test.ch.hold.after.rows", Long.toString(holdAfterRows));
+        }
+        return builder.args(args.toArray(String[]::new))
                 .maxHeap("256m")
                 .logFile(state.resolve(name + ".log"))
                 .startAndAwaitOutputLine(l -> l.equals("RUNNING"), Duration.ofMinutes(2));

@@ -13,6 +13,8 @@ import org.apache.avro.SchemaBuilder;
 /**
  * Runs one instance of the ClickHouse sink pipeline in a child JVM until stopped or killed: source {@code input}
  * (JSON {"id", "user", "n"}, 4 partitions) -> {@code TClickHouseBatchingSink} {@code ch} (or the sharded one).
+ * The sink is {@link HoldingClickHouseTestSink}'s wrapper of the real one: with {@code flow.test.ch.hold.after.rows}
+ * set, the instance holds after an insert that many rows in, for the IT to kill it there.
  * Args: bootstrap pipeline input stateDir table url [shard_hosts as name=url,name=url].
  */
 public final class ClickHouseSinkMain {
@@ -38,7 +40,7 @@ public final class ClickHouseSinkMain {
         } else {
             params.put("url", url);
         }
-        String cls = sinkClass;
+        String cls = "TestHolding" + sinkClass; // the real sink; held after an insert when the IT asks
         return PipelineSpec.builder(pipeline)
                 .stream("raw", EVENT)
                 .stream("events", EVENT)

@@ -22,7 +22,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code TShardedClickHouseBatchingSink} over two real ClickHouse servers (shards {@code s1}, {@code s2}, each a
- * ReplicatedMergeTree) with an instance killed mid-stream. Reference 002: "With shard_hosts, each shard receives that
+ * ReplicatedMergeTree) with an instance killed right after an insert it had not committed
+ * ({@link HoldingClickHouseTestSink}). Reference 002: "With shard_hosts, each shard receives that
  * batch token with a :<shard name> suffix ... ClickHouse deduplicates the repeat". Every id is in exactly one shard,
  * once; every user (the sharding_key) in one shard only.
  */
@@ -51,17 +52,17 @@ class ShardedClickHouseSinkIT {
             ClickHouseBatchingSinkIT.produce(cluster, input, 0, 5_000);
             String hosts = "s1=" + s1 + ",s2=" + s2;
             long kill = 1_000 + new Random(20261203L).nextInt(3_000);
+            long duplicatesBefore = ClickHouseBatchDelivererTest.duplicatedBlocks(c1)
+                    + ClickHouseBatchDelivererTest.duplicatedBlocks(c2);
             try (ChildJvm a = ClickHouseBatchingSinkIT.instance(cluster, pipeline, input, state, table, s1, "a",
-                    hosts);
+                    kill, hosts);
                     ChildJvm b = ClickHouseBatchingSinkIT.instance(cluster, pipeline, input, state, table, s1, "b",
-                            hosts)) {
-                Await.until(Duration.ofMinutes(2), kill + " rows in the shards",
-                        () -> ClickHouseBatchingSinkIT.count(c1, table) + ClickHouseBatchingSinkIT.count(c2, table)
-                                >= kill);
+                            -1, hosts)) {
+                a.awaitOutputLine(l -> l.startsWith("HELD "), Duration.ofMinutes(2)); // inserted, not committed
                 a.kill();
                 assertThat(a.isAlive()).isFalse();
                 try (ChildJvm a2 = ClickHouseBatchingSinkIT.instance(cluster, pipeline, input, state, table, s1,
-                        "a2", hosts)) {
+                        "a2", -1, hosts)) {
                     ClickHouseBatchingSinkIT.produce(cluster, input, 5_000, records - 5_000);
                     Await.until(Duration.ofMinutes(2), records + " rows in the shards",
                             () -> ClickHouseBatchingSinkIT.count(c1, table)
@@ -80,6 +81,9 @@ class ShardedClickHouseSinkIT {
                 assertThat(ids.add(f[0])).as("id " + f[0] + " in one shard only").isTrue();
             }
             assertThat(ids).hasSize(records);
+            assertThat(ClickHouseBatchDelivererTest.duplicatedBlocks(c1) + ClickHouseBatchDelivererTest
+                    .duplicatedBlocks(c2)).as("the held batch's blocks were replayed and dropped")
+                    .isGreaterThan(duplicatesBefore);
             Set<String> users1 = new HashSet<>(ClickHouseTestServer.lines(c1, "SELECT DISTINCT user FROM default."
                     + table));
             users1.retainAll(ClickHouseTestServer.lines(c2, "SELECT DISTINCT user FROM default." + table));
