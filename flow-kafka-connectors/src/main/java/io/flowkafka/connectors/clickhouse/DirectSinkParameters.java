@@ -32,6 +32,8 @@ public record DirectSinkParameters(ClickHouseSinkParameters common, int maxInser
     private static final Set<String> SHARED = Set.of("url", "table", "database", "format", "message_id_column",
             "write_timeout");
     private static final String ATTEMPTS = "max_insert_attempts";
+    /** Checked by the core spec validator (and refused there for a sink without at-most-once support). */
+    private static final String STRATEGY = "at_most_once_strategy";
 
     /**
      * Checks a sink's parameters.
@@ -52,7 +54,7 @@ public record DirectSinkParameters(ClickHouseSinkParameters common, int maxInser
             String name = e.getKey();
             if (SHARED.contains(name)) {
                 shared.put(name, e.getValue());
-            } else if (!accepted.contains(name)) {
+            } else if (!accepted.contains(name) && !STRATEGY.equals(name)) {
                 problems.add(new Problem("parameters." + name, of + " has no parameter '" + name + "'" + why(name),
                         "remove " + name + "; " + sink.sinkClassName() + " takes " + String.join(", ", accepted)
                                 + " (credentials go in flow.sink." + sink.id() + ".user/.password)"));
@@ -104,6 +106,7 @@ public record DirectSinkParameters(ClickHouseSinkParameters common, int maxInser
         }
         Map<String, Object> shared = new HashMap<>(sink.parameters());
         shared.remove(ATTEMPTS);
+        shared.remove(STRATEGY);
         ClickHouseSinkParameters common = ClickHouseSinkParameters.of(new SinkSpec(sink.id(),
                 ClickHouseSinkProvider.T_BATCHING, sink.inputStreamIds(), shared));
         int attempts = sink.parameters().containsKey(ATTEMPTS) ? attempts(sink.parameters().get(ATTEMPTS))

@@ -26,6 +26,11 @@ class DirectSinkParametersTest {
         assertThat(DirectSinkParameters.of(sink(ClickHouseDirectSinkProvider.T_AT_LEAST_ONCE, Map.of()))
                 .maxInsertAttempts()).isEqualTo(10);
         assertThat(provider.validate(sink(ClickHouseDirectSinkProvider.T_AT_MOST_ONCE, Map.of()))).isEmpty();
+        // the strategy's own fields are the core spec validator's to check
+        SinkSpec queued = sink(ClickHouseDirectSinkProvider.T_AT_MOST_ONCE, Map.of("at_most_once_strategy",
+                Map.of("enabled", true, "total_queue_bytes_limit", 1000)));
+        assertThat(provider.validate(queued)).isEmpty();
+        assertThat(DirectSinkParameters.of(queued).common().table()).isEqualTo("events");
     }
 
     @Test
