@@ -1,0 +1,94 @@
+package io.flowkafka.connectors.clickhouse;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import io.flowkafka.spi.OutboxDeliveryException;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link AtLeastOnceWriter}'s retries against a loopback server answering like ClickHouse. Reference 002,
+ * {@code TAtLeastOnceClickHouseSink}: "A failed write prevents the epoch from committing, so messages are not lost.
+ * Known transient errors are retried without a limit; unclassified errors are attempted at most max_insert_attempts
+ * times in total (10 by default), and permanent errors fail immediately."
+ */
+class AtLeastOnceWriterTest {
+    private static AtLeastOnceWriter writer(FakeClickHouse server, Map<String, Object> params) {
+        return new AtLeastOnceWriter(DirectSinkFixtures.context(ClickHouseDirectSinkProvider.T_AT_LEAST_ONCE,
+                server.url(), params, new SimpleMeterRegistry()));
+    }
+
+    @Test
+    void shouldRetryTransientErrorsUntilTheEpochsRowsAreInsertedOnce() throws Exception {
+        try (FakeClickHouse server = new FakeClickHouse().then(FakeClickHouse.error(500, 252, "TOO_MANY_PARTS"),
+                FakeClickHouse.error(500, 202, "TOO_MANY_SIMULTANEOUS_QUERIES"),
+                FakeClickHouse.error(500, 252, "TOO_MANY_PARTS"));
+                AtLeastOnceWriter w = writer(server, Map.of("max_insert_attempts", 2))) {
+            w.write(0, DirectSinkFixtures.record(0, 0));
+            w.write(0, DirectSinkFixtures.record(1, 1));
+            w.flush(0);
+            assertThat(server.inserts()).as("3 transient failures do not count against max_insert_attempts 2")
+                    .hasSize(4).allSatisfy(body -> assertThat(body.lines()).hasSize(2));
+            w.flush(0);
+            assertThat(server.inserts()).as("nothing new to write").hasSize(4);
+        }
+    }
+
+    @Test
+    void shouldStopThePipelineAfterMaxInsertAttemptsUnclassifiedFailuresInTotal() throws Exception {
+        try (FakeClickHouse server = new FakeClickHouse().then(FakeClickHouse.error(500, 49, "LOGICAL_ERROR"),
+                FakeClickHouse.error(500, 49, "LOGICAL_ERROR"), FakeClickHouse.error(500, 49, "LOGICAL_ERROR"));
+                AtLeastOnceWriter w = writer(server, Map.of("max_insert_attempts", 3))) {
+            w.write(1, DirectSinkFixtures.record(0, 0));
+            OutboxDeliveryException e = catchThrowableOfType(OutboxDeliveryException.class, () -> w.flush(1));
+            assertThat(e.fatal()).isTrue();
+            assertThat(e).hasMessageContaining("after 3 attempt(s) in total (max_insert_attempts 3)");
+            assertThat(server.inserts()).hasSize(3);
+        }
+    }
+
+    @Test
+    void shouldCountUnclassifiedAttemptsUntilASuccessResetsThem() throws Exception {
+        try (FakeClickHouse server = new FakeClickHouse().then(FakeClickHouse.error(500, 49, "LOGICAL_ERROR"),
+                FakeClickHouse.error(500, 49, "LOGICAL_ERROR"));
+                AtLeastOnceWriter w = writer(server, Map.of("max_insert_attempts", 3))) {
+            w.write(2, DirectSinkFixtures.record(0, 0));
+            w.flush(2); // 2 unclassified failures, the third attempt succeeds
+            assertThat(server.inserts()).hasSize(3);
+            assertThat(w.unclassifiedAttempts(2)).isZero();
+            server.then(FakeClickHouse.error(500, 49, "LOGICAL_ERROR"), FakeClickHouse.error(500, 49, "LOGICAL_ERROR"));
+            w.write(2, DirectSinkFixtures.record(1, 1));
+            w.flush(2); // again 2 failures: the count started over after the success
+            assertThat(server.inserts()).hasSize(6);
+        }
+    }
+
+    @Test
+    void shouldFailAtOnceOnAPermanentError() throws Exception {
+        try (FakeClickHouse server = new FakeClickHouse().then(FakeClickHouse.error(400, 16, "NO_SUCH_COLUMN_IN_TABLE"));
+                AtLeastOnceWriter w = writer(server, Map.of())) {
+            w.write(0, DirectSinkFixtures.record(0, 0));
+            OutboxDeliveryException e = catchThrowableOfType(OutboxDeliveryException.class, () -> w.flush(0));
+            assertThat(e.fatal()).isTrue();
+            assertThat(e).hasMessageContaining("permanent").hasMessageContaining("Code: 16");
+            assertThat(server.inserts()).hasSize(1);
+        }
+    }
+
+    @Test
+    void shouldKeepEachTasksRowsToItsOwnFlush() throws Exception {
+        try (FakeClickHouse server = new FakeClickHouse(); AtLeastOnceWriter w = writer(server, Map.of())) {
+            w.write(0, DirectSinkFixtures.record(0, 0));
+            w.write(1, DirectSinkFixtures.record(0, 1));
+            w.write(0, DirectSinkFixtures.record(1, 2));
+            w.flush(1);
+            assertThat(server.inserts()).singleElement().satisfies(b -> assertThat(b).contains("\"e1\"")
+                    .doesNotContain("\"e0\""));
+            w.flush(0);
+            assertThat(server.inserts()).hasSize(2);
+            assertThat(server.inserts().get(1).lines()).hasSize(2);
+        }
+    }
+}
