@@ -543,7 +543,8 @@ public final class FlowRuntime implements AutoCloseable {
                 streamSchemas.put(id, stream.schema());
             }
         });
-        var sinks = new SinkServices(spec.name(), applicationId(), compiled, userProps, client, statusBoard,
+        var sinks = new SinkServices(spec.name(), applicationId(), compiled, userProps, client,
+                ClientProperties.mainConsumer(streamsProps), statusBoard,
                 meterRegistry, streamSchemas);
         sinkServices = sinks;
         streams = ks;

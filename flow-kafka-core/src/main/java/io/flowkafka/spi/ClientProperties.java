@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.Set;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.streams.StreamsConfig;
 
 /**
  * The Kafka client properties an {@code Admin} or a consumer takes from a larger set of properties
@@ -38,6 +39,29 @@ public final class ClientProperties {
      */
     public static Map<String, Object> consumer(Map<?, ?> props) {
         Map<String, Object> c = only(props, ConsumerConfig.configNames());
+        c.remove(ConsumerConfig.GROUP_ID_CONFIG);
+        return c;
+    }
+
+    /**
+     * The consumer properties Kafka Streams gives its main consumer: {@link #consumer(Map)}, overlaid with the
+     * {@code consumer.}-prefixed keys and then the {@code main.consumer.}-prefixed ones, as Kafka Streams ranks them;
+     * without {@code group.id}. For the pipeline's own group consumers (the outbox deliveries), so a
+     * {@code session.timeout.ms} given to Kafka Streams holds for them too.
+     *
+     * @param props the runtime's Kafka Streams properties
+     * @return a new, mutable map of the consumer properties
+     */
+    public static Map<String, Object> mainConsumer(Map<?, ?> props) {
+        Map<String, Object> c = consumer(props);
+        for (String prefix : new String[] {StreamsConfig.CONSUMER_PREFIX, StreamsConfig.MAIN_CONSUMER_PREFIX}) {
+            props.forEach((k, v) -> {
+                String key = k.toString();
+                if (key.startsWith(prefix) && ConsumerConfig.configNames().contains(key.substring(prefix.length()))) {
+                    c.put(key.substring(prefix.length()), v);
+                }
+            });
+        }
         c.remove(ConsumerConfig.GROUP_ID_CONFIG);
         return c;
     }

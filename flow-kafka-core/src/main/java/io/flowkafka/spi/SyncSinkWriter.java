@@ -29,6 +29,18 @@ public interface SyncSinkWriter extends AutoCloseable {
      */
     void flush(int partition) throws OutboxDeliveryException;
 
+    /**
+     * Forgets what was sent for the task {@code partition} since its last {@link #flush}: the task closed without
+     * committing that epoch (its transaction aborted, or the task moved to another instance). The epoch is replayed
+     * wherever the task runs next, sending those records again, so a writer must not keep them, nor a failure of
+     * theirs, for a later flush. Records already on their way may still reach the target (at least once). Called by
+     * the task's stream thread; the default keeps nothing to forget.
+     *
+     * @param partition the task (partition of the computation) that closed
+     */
+    default void discard(int partition) {
+    }
+
     @Override
     void close();
 }

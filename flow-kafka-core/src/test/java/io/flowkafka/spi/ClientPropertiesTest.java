@@ -33,6 +33,21 @@ class ClientPropertiesTest {
     }
 
     @Test
+    void shouldRankPrefixedConsumerSettingsAsKafkaStreamsDoesForItsMainConsumer() {
+        Properties p = props();
+        p.put("session.timeout.ms", "45000");
+        p.put("consumer.session.timeout.ms", "10000");
+        p.put("heartbeat.interval.ms", "3000");
+        p.put("consumer.heartbeat.interval.ms", "2000");
+        p.put("main.consumer.heartbeat.interval.ms", "1000");
+        p.put("consumer.group.id", "not-ours");
+        p.put("restore.consumer.max.poll.records", "7");
+        assertThat(ClientProperties.mainConsumer(p)).isEqualTo(Map.of("bootstrap.servers", "localhost:9092",
+                "security.protocol", "SASL_SSL", "fetch.max.wait.ms", "50", "session.timeout.ms", "10000",
+                "heartbeat.interval.ms", "1000"));
+    }
+
+    @Test
     void shouldReturnAMapTheCallerMayChange() {
         Map<String, Object> admin = ClientProperties.admin(props());
         admin.put("client.id", "mine");

@@ -16,7 +16,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Writes a {@code TAtLeastOnceClickHouseSink} (reference 002: "the epoch batch is written synchronously during
  * processing without intermediate storage and without a deduplication token ... A failed write prevents the epoch
- * from committing, so messages are not lost"). Each task's messages of the running epoch are kept in memory; before
+ * from committing, so messages are not lost"). Each task's messages of the running epoch are kept in memory (dropped
+ * when the task closes without committing them, {@link #discard}); before
  * the task's epoch commits ({@link #flush}) they become one {@code INSERT}, retried by {@link InsertErrorKind}:
  * transient failures without a limit, unclassified ones until {@code max_insert_attempts} attempts in total (counted
  * per task across replays, reset by a success), permanent ones not at all (the pipeline stops). A flush that cannot
@@ -106,6 +107,11 @@ final class AtLeastOnceWriter implements SyncSinkWriter {
                     + ": the epoch is aborted and replayed, writing these rows again: " + e.getMessage(), e);
         }
         LOG.warn("{} ({}), retrying: {}", what, kind, e.getMessage());
+    }
+
+    @Override
+    public void discard(int partition) {
+        pending.remove(partition); // the aborted epoch's rows: its replay writes them again
     }
 
     /**

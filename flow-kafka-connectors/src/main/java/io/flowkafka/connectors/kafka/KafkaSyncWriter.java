@@ -100,6 +100,11 @@ final class KafkaSyncWriter implements SyncSinkWriter {
     }
 
     @Override
+    public void discard(int partition) {
+        failures.remove(partition); // a failed send of the aborted epoch: its replay sends the record again
+    }
+
+    @Override
     public void close() {
         producer.close(Duration.ofSeconds(10));
     }

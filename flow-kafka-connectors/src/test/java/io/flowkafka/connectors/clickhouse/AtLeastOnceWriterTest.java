@@ -66,6 +66,22 @@ class AtLeastOnceWriterTest {
     }
 
     @Test
+    void shouldNotWriteTheRowsOfATaskThatClosedWithoutCommittingThem() throws Exception {
+        try (FakeClickHouse server = new FakeClickHouse();
+                AtLeastOnceWriter w = writer(server, Map.of())) {
+            w.write(0, DirectSinkFixtures.record(0, 0));
+            w.write(1, DirectSinkFixtures.record(1, 1));
+            w.discard(0); // task 0's epoch aborted: its replay writes record 0 again
+            w.write(0, DirectSinkFixtures.record(2, 2));
+            w.flush(0);
+            w.flush(1);
+            assertThat(server.inserts()).hasSize(2);
+            assertThat(server.inserts().get(0).lines()).hasSize(1).allSatisfy(l -> assertThat(l).contains("\"n\":2"));
+            assertThat(server.inserts().get(1).lines()).hasSize(1).allSatisfy(l -> assertThat(l).contains("\"n\":1"));
+        }
+    }
+
+    @Test
     void shouldFailAtOnceOnAPermanentError() throws Exception {
         try (FakeClickHouse server = new FakeClickHouse().then(FakeClickHouse.error(400, 16, "NO_SUCH_COLUMN_IN_TABLE"));
                 AtLeastOnceWriter w = writer(server, Map.of())) {

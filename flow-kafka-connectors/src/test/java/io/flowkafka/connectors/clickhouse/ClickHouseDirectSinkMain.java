@@ -38,6 +38,9 @@ public final class ClickHouseDirectSinkMain {
         props.put("bootstrap.servers", args[0]);
         props.put("state.dir", args[3]);
         props.put("commit.interval.ms", "100");
+        // a killed instance's tasks and outbox partitions move after 10 s instead of 45 s
+        props.put("consumer.session.timeout.ms", "10000");
+        props.put("consumer.heartbeat.interval.ms", "2000");
         PipelineSpec spec = spec(args[1], args[2], args[6], args[4], args[5], Map.of());
         PipelineMain.runUntilStopped(FlowRuntime.create(spec, props));
     }

@@ -16,6 +16,9 @@ public final class HttpSinkMain {
         props.put("bootstrap.servers", args[0]);
         props.put("state.dir", args[5]);
         props.put("commit.interval.ms", "100");
+        // a killed instance's tasks and outbox partitions move after 10 s instead of 45 s
+        props.put("consumer.session.timeout.ms", "10000");
+        props.put("consumer.heartbeat.interval.ms", "2000");
         props.put("flow.internal.topics.purge.interval.ms", "2000");
         FlowRuntime runtime = FlowRuntime.create(HttpPipeline.spec(args[1], args[2], HttpSinkIT.sinkParameters(args[3],
                 args[4])), props);

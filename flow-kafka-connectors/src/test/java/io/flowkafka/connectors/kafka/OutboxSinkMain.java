@@ -18,6 +18,9 @@ public final class OutboxSinkMain {
         props.put("flow.sink.out.bootstrap.servers", args[1]);
         props.put("state.dir", args[5]);
         props.put("commit.interval.ms", "100");
+        // a killed instance's tasks and outbox partitions move after 10 s instead of 45 s
+        props.put("consumer.session.timeout.ms", "10000");
+        props.put("consumer.heartbeat.interval.ms", "2000");
         props.put("flow.internal.topics.purge.interval.ms", "2000");
         // args[6]: exactly_once or at_least_once (TKafkaSink through the outbox), or sync (TAtLeastOnceKafkaSink)
         FlowRuntime runtime = FlowRuntime.create("sync".equals(args[6])

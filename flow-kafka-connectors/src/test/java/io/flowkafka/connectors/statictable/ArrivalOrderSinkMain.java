@@ -44,6 +44,9 @@ public final class ArrivalOrderSinkMain {
         props.put("bootstrap.servers", args[0]);
         props.put("state.dir", args[4]);
         props.put("commit.interval.ms", "100");
+        // a killed instance's tasks and outbox partitions move after 10 s instead of 45 s
+        props.put("consumer.session.timeout.ms", "10000");
+        props.put("consumer.heartbeat.interval.ms", "2000");
         props.put("flow.sink.tables.tick.ms", "100");
         props.put("flow.internal.topics.purge.interval.ms", "2000");
         PipelineSpec spec = args.length > 5 ? spec(args[1], args[2], args[3], args[5], Integer.parseInt(args[6]))

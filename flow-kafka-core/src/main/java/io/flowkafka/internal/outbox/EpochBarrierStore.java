@@ -17,7 +17,8 @@ import org.apache.kafka.streams.state.StoreBuilder;
  * the task's transaction (see there for the Kafka Streams internal behaviour this relies on); it waits there
  * for the acknowledgements of the records the task sent to its {@link SyncSinkSlot sinks}. A failed
  * acknowledgement fails the commit: the transaction aborts and the task replays from its last commit,
- * sending the records again (at least once, never lost).
+ * sending the records again (at least once, never lost). When the task closes, the sinks forget what it sent but did
+ * not flush ({@link SyncSinkSlot#discard}): after an abort, the replay sends it again.
  *
  * <p>{@code StateStore.commit} is no hook: Kafka Streams 4.4 calls it from the checkpoint after the
  * transaction committed. Besides the unit test {@code KafkaStreamsInternalsTest}, the broker test
@@ -95,6 +96,13 @@ public final class EpochBarrierStore extends PreCommitStore {
 
     @Override
     public void close() {
+        // a clean close follows a commit (nothing left to forget); a dirty one drops the aborted epoch's records,
+        // which the replay sends again
+        if (open && partition >= 0) {
+            for (SyncSinkSlot slot : slots) {
+                slot.discard(partition);
+            }
+        }
         open = false;
     }
 

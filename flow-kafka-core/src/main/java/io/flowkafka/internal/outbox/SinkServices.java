@@ -34,6 +34,7 @@ public final class SinkServices {
     private final CompiledPipeline compiled;
     private final Properties userProps;
     private final Map<String, Object> client;
+    private final Map<String, Object> outboxConsumer;
     private final StatusBoard status;
     private final MeterRegistry meters;
     private final Map<String, org.apache.avro.Schema> streamSchemas;
@@ -44,16 +45,20 @@ public final class SinkServices {
     /**
      * @param userProps the user's properties, whose {@code flow.sink.<sink id>.*} keys configure each sink
      * @param client the pipeline cluster's client properties (bootstrap servers, security)
+     * @param outboxConsumer the consumer properties of the outbox deliveries: the consumer settings the user gave
+     *     Kafka Streams ({@code session.timeout.ms}, {@code heartbeat.interval.ms}, ...), so a killed instance's
+     *     outbox partitions move as soon as its stream tasks do
      * @param streamSchemas the schemas of the pipeline's streams by id, given to each sink for its input streams
      */
     public SinkServices(String pipeline, String applicationId, CompiledPipeline compiled, Properties userProps,
-            Map<String, Object> client, StatusBoard status, MeterRegistry meters,
+            Map<String, Object> client, Map<String, Object> outboxConsumer, StatusBoard status, MeterRegistry meters,
             Map<String, org.apache.avro.Schema> streamSchemas) {
         this.pipeline = pipeline;
         this.applicationId = applicationId;
         this.compiled = compiled;
         this.userProps = userProps;
         this.client = client;
+        this.outboxConsumer = outboxConsumer;
         this.status = status;
         this.meters = meters;
         this.streamSchemas = streamSchemas;
@@ -92,7 +97,7 @@ public final class SinkServices {
                 continue;
             }
             var service = new OutboxService(pipeline, async.sink().id(), async.computation(), async.outboxTopic(),
-                    deliverer, client, applicationId + ".outbox." + async.sink().id(), maxBatch, admin, status, meters,
+                    deliverer, outboxConsumer, applicationId + ".outbox." + async.sink().id(), maxBatch, admin, status, meters,
                     purgeIntervalMs);
             outboxServices.add(service);
             service.start();

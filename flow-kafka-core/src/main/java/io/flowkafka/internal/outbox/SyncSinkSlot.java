@@ -41,6 +41,14 @@ public final class SyncSinkSlot {
         }
     }
 
+    /** Forgets task {@code partition}'s records not flushed: the task closed without committing them. */
+    public void discard(int partition) {
+        SyncSinkWriter w = writer;
+        if (w != null) {
+            w.discard(partition);
+        }
+    }
+
     private SyncSinkWriter writer() {
         SyncSinkWriter w = writer;
         if (w == null) {
