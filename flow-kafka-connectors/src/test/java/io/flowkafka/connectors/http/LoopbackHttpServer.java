@@ -117,15 +117,16 @@ final class LoopbackHttpServer implements AutoCloseable {
                     return;
                 }
             }
+            // recorded before the answer goes out: the client may return as soon as it reads it. An answer slower
+            // than the tests' request timeouts (>= 300 ms) reaches no client.
+            if (a.status() >= 200 && a.status() < 300 && a.delayMs() < 100) {
+                delivered.put(r, true);
+            }
             a.headers().forEach((k, v) -> exchange.getResponseHeaders().add(k, v));
             byte[] out = a.body().getBytes(StandardCharsets.UTF_8);
             exchange.sendResponseHeaders(a.status(), out.length == 0 ? -1 : out.length);
             if (out.length > 0) {
                 exchange.getResponseBody().write(out);
-            }
-            // an answer slower than the tests' request timeouts (>= 300 ms) reached no client
-            if (a.status() >= 200 && a.status() < 300 && a.delayMs() < 100) {
-                delivered.put(r, true);
             }
         }
     }

@@ -36,11 +36,11 @@ final class ResettingHttpServer implements AutoCloseable {
                         s.setSoLinger(true, 0); // close with RST
                         answered.add(false);
                     } else {
+                        answered.add(true); // before the answer: the client may return as soon as it reads it
                         OutputStream out = s.getOutputStream();
                         out.write("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
                                 .getBytes(StandardCharsets.US_ASCII));
                         out.flush();
-                        answered.add(true);
                     }
                 } catch (IOException e) {
                     // closed
