@@ -109,6 +109,7 @@ public final class ChildJvm implements AutoCloseable {
         private final List<String> args = new ArrayList<>();
         private final List<String> jvmArgs = new ArrayList<>();
         private final Map<String, String> systemProperties = new LinkedHashMap<>();
+        private final Map<String, String> environment = new LinkedHashMap<>();
         private @Nullable String maxHeap;
         private @Nullable Path logFile;
 
@@ -158,6 +159,28 @@ public final class ChildJvm implements AutoCloseable {
             if (systemProperties.putIfAbsent(key, value) != null) {
                 throw new IllegalStateException("system property " + key + " is already set to "
                         + systemProperties.get(key));
+            }
+            return this;
+        }
+
+        /**
+         * Sets an environment variable in the child, on top of this JVM's environment (e.g. a secret a spec reads
+         * with {@code {env: NAME}}).
+         *
+         * @param name the variable's name
+         * @param value its value
+         * @return this builder
+         * @throws IllegalArgumentException if {@code name} is empty
+         * @throws IllegalStateException if {@code name} is already set
+         */
+        public Builder environment(String name, String value) {
+            Objects.requireNonNull(name, "name");
+            Objects.requireNonNull(value, "value");
+            if (name.isEmpty()) {
+                throw new IllegalArgumentException("environment variable name must not be empty");
+            }
+            if (environment.putIfAbsent(name, value) != null) {
+                throw new IllegalStateException("environment variable " + name + " is already set");
             }
             return this;
         }
@@ -243,10 +266,11 @@ public final class ChildJvm implements AutoCloseable {
                 if (parent != null) {
                     Files.createDirectories(parent);
                 }
-                Process process = new ProcessBuilder(command)
+                ProcessBuilder builder = new ProcessBuilder(command)
                         .redirectErrorStream(true)
-                        .redirectOutput(log.toFile())
-                        .start();
+                        .redirectOutput(log.toFile());
+                builder.environment().putAll(environment);
+                Process process = builder.start();
                 started = true;
                 return new ChildJvm(process, log, mainClass, ownTempDir);
             } catch (IOException e) {

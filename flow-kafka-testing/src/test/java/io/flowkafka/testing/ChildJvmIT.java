@@ -20,11 +20,12 @@ class ChildJvmIT {
         try (ChildJvm child = ChildJvm.builder(PrintAndWaitMain.class)
                 .arg("hello")
                 .systemProperty("greeting.suffix", "!")
+                .environment("GREETING_ENV", " from env")
                 .maxHeap("64m")
                 .start()) {
             String line = child.awaitOutputLine(l -> l.startsWith("ready"), BOUND);
 
-            assertThat(line).isEqualTo("ready hello!");
+            assertThat(line).isEqualTo("ready hello! from env");
             assertThat(child.isAlive()).isTrue();
             assertThat(child.exitCode()).isEmpty();
 
@@ -32,7 +33,7 @@ class ChildJvmIT {
 
             assertThat(child.isAlive()).isFalse();
             assertThat(child.exitCode()).hasValue(137);
-            assertThat(Files.readString(child.logFile())).contains("ready hello!");
+            assertThat(Files.readString(child.logFile())).contains("ready hello! from env");
         }
     }
 

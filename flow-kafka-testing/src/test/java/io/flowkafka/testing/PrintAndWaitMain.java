@@ -5,7 +5,7 @@ import java.io.OutputStream;
 import java.util.concurrent.CountDownLatch;
 
 /**
- * A child-JVM main for {@link ChildJvmIT}: prints {@code ready <arg><greeting.suffix>} and waits
+ * A child-JVM main for {@link ChildJvmIT}: prints {@code ready <arg><greeting.suffix><$GREETING_ENV>} and waits
  * until standard input closes, or until killed with the argument {@code until-killed}; with the
  * argument {@code exit} it prints {@code bye} and exits with code 3; with the argument {@code temp-file} it first
  * creates a file in {@code java.io.tmpdir} and prints {@code file <path>}.
@@ -22,7 +22,8 @@ public final class PrintAndWaitMain {
         if (arg.equals("temp-file")) {
             System.out.println("file " + java.nio.file.Files.createTempFile("child-", ".tmp"));
         }
-        System.out.println("ready " + arg + System.getProperty("greeting.suffix", ""));
+        System.out.println("ready " + arg + System.getProperty("greeting.suffix", "")
+                + System.getenv().getOrDefault("GREETING_ENV", ""));
         System.out.flush();
         if (arg.equals("until-killed")) {
             new CountDownLatch(1).await();

@@ -55,6 +55,9 @@ class HttpSinkIT {
 
     private static final long SEED = Long.getLong("flow.it.seed", 20261203L);
     private static final String SECRET = "Bearer it-secret-7f3a9c-never-shown";
+    /** The environment variable the child instances read the {@code X-Api-Key} secret header from. */
+    static final String API_KEY_VARIABLE = "FLOW_IT_API_KEY";
+    private static final String API_KEY = "it-api-key-41d8-never-shown";
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /** The sink parameters of the tests' pipelines. */
@@ -105,6 +108,12 @@ class HttpSinkIT {
                 bodiesPerKey.computeIfAbsent(r.key(), k -> new HashSet<>()).add(r.bodyText());
                 keysPerId.computeIfAbsent(id(r), k -> new HashSet<>()).add(r.key());
                 assertThat(r.header("Authorization")).isEqualTo(SECRET);
+                assertThat(r.header("X-api-key")).as("the secret header from {env: FLOW_IT_API_KEY}")
+                        .isEqualTo(API_KEY);
+            }
+            for (String name : List.of("a", "b", "a2")) {
+                assertThat(Files.readString(state.resolve(name + ".log"))).as("instance " + name + "'s log")
+                        .contains("RUNNING").doesNotContain("it-secret", API_KEY);
             }
             assertThat(keysPerId).as("every id seen").hasSize(records);
             assertThat(keysPerId).as("every repeat of a message carries the same Idempotency-Key")
@@ -174,6 +183,7 @@ class HttpSinkIT {
     private static ChildJvm instance(KafkaCluster cluster, String pipeline, String input, LoopbackHttpServer server,
             Path token, Path state, String name) {
         return ChildJvm.builder(HttpSinkMain.class)
+                .environment(API_KEY_VARIABLE, API_KEY)
                 .args(cluster.bootstrapServers(), pipeline, input, server.uri().toString(), token.toString(),
                         state.resolve(name).toString())
                 .maxHeap("384m")
