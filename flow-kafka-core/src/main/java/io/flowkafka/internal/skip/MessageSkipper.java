@@ -19,6 +19,7 @@ public final class MessageSkipper {
     private final SkipSetting setting;
     private final Counter skipped;
 
+    /** Registers the counter (or finds it, for the computation's other tasks) in {@code meters}. */
     public MessageSkipper(SkipSetting setting, MeterRegistry meters, String pipeline, String computation) {
         this.setting = setting;
         this.skipped = Counter.builder(SKIPPED_METER)
