@@ -7,11 +7,14 @@ import io.flowkafka.api.Message;
 import io.flowkafka.api.OutputCollector;
 import io.flowkafka.api.RowFunction;
 import io.flowkafka.api.RuntimeContext;
+import io.flowkafka.api.Timer;
 import io.flowkafka.spec.ColumnType;
 import io.flowkafka.spec.ComputationKind;
 import io.flowkafka.spec.PipelineSpec;
+import io.flowkafka.spec.WatermarkStrategy;
 import io.micrometer.core.instrument.Counter;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
@@ -49,6 +52,24 @@ class SkipIfExpressionTest {
         }
     }
 
+    static final Schema FIRED = SchemaBuilder.record("Fired").namespace("skip").fields()
+            .requiredString("key").endRecord();
+    static final long MS = 1_000_000L;
+
+    /** Adds an event-time timer a minute after each message; a fired timer sends its key. */
+    static final class Delay implements RowFunction {
+        @Override
+        public void onMessage(Message message, OutputCollector out, RuntimeContext context) {
+            out.addTimer(message.getEventTimestamp() + 60_000 * MS, message.getEventTimestamp());
+        }
+
+        @Override
+        public void onTimer(Timer timer, OutputCollector out, RuntimeContext context) {
+            out.addMessage(context.createMessageBuilder("fired").set("key", timer.getKey().get("key").toString())
+                    .build());
+        }
+    }
+
     /** topic in -> read (Source) -> events -> count (keyed, a state per key) -> counted. */
     static PipelineSpec spec() {
         return PipelineSpec.builder("skip")
@@ -58,6 +79,20 @@ class SkipIfExpressionTest {
                 .computation("count", c -> c.inputStreamIds("events")
                         .groupBy("hash", ColumnType.UINT64, "farm_hash(key)").groupBy("key", ColumnType.STRING, null)
                         .state("count", COUNT).processingFunction(Count::new).outputStreamIds("counted"))
+                .build();
+    }
+
+    /** topic in -> read (Source, exact watermark) -> events -> delay (event-time timers) -> fired. */
+    static PipelineSpec timerSpec() {
+        return PipelineSpec.builder("skip")
+                .stream("raw", EVENT).stream("events", EVENT).stream("fired", FIRED)
+                .computation("read", c -> c.kind(ComputationKind.SOURCE)
+                        .watermarkStrategy(WatermarkStrategy.DEFAULT.withOutOfOrdernessBound(Duration.ZERO))
+                        .source("raw", "KafkaSource", Map.of("topics", "in")).outputStreamIds("events"))
+                .computation("delay", c -> c.inputStreamIds("events")
+                        .groupBy("hash", ColumnType.UINT64, "farm_hash(key)").groupBy("key", ColumnType.STRING, null)
+                        .timer("wait", Map.of("time_type", "event_time"))
+                        .processingFunction(Delay::new).outputStreamIds("fired"))
                 .build();
     }
 
@@ -166,6 +201,23 @@ class SkipIfExpressionTest {
             assertThat(skipped(driver, "read")).isEqualTo(2);
             assertThat(skipped(driver, "count")).isZero();
             assertThat(driver.readPayloads("events")).extracting(r -> r.get("key").toString()).containsExactly("c");
+        }
+    }
+
+    @Test
+    void shouldAdvanceTheSourceWatermarkWithSkippedMessages() {
+        // a skipped message is read like any other: its event time moves the source's watermark, so a pipeline
+        // whose messages are mostly skipped still fires its timers, not only after idle_partitions.duration
+        try (FlowTestDriver driver = FlowTestDriver.create(timerSpec())) {
+            skipIf(driver, "read", "country = 'XX'");
+            pipe(driver, "a", "US", 1, T0);
+            pipe(driver, "z", "XX", 1, T0.plusSeconds(30));
+            assertThat(driver.readPayloads("fired")).isEmpty();
+            pipe(driver, "z", "XX", 1, T0.plusSeconds(61));
+            assertThat(driver.readPayloads("fired")).as("the skipped message's event time passed a's timer")
+                    .extracting(r -> r.get("key").toString()).containsExactly("a");
+            assertThat(driver.pendingTimers("delay")).as("no timer of a skipped message").isEmpty();
+            assertThat(skipped(driver, "read")).isEqualTo(2);
         }
     }
 }
