@@ -29,7 +29,7 @@ public final class DynamicSpec {
     private final Map<String, ComputationSpec> computations;
     /** The dynamic parameters of punctuated sources, by (computation, stream), as last changed. */
     private final Map<String, Map<String, Object>> sourceParameters = new ConcurrentHashMap<>();
-    /** {@code skip_if_expression} of every computation, by id; tasks keep their computation's and read it per message. */
+    /** {@code skip_if_expression} of every computation, by id; each task keeps its own and reads it per message. */
     private final Map<String, SkipSetting> skipIf = new LinkedHashMap<>();
 
     /** The starting values from the static spec (which must be valid). */
