@@ -1,5 +1,7 @@
 package io.flowkafka.internal.config;
 
+import io.flowkafka.internal.skip.SkipExpression;
+import io.flowkafka.internal.skip.SkipSetting;
 import io.flowkafka.spec.ComputationSpec;
 import io.flowkafka.spec.KeyVisitorStreamSpec;
 import io.flowkafka.spec.KeyVisitorSettings;
@@ -27,11 +29,14 @@ public final class DynamicSpec {
     private final Map<String, ComputationSpec> computations;
     /** The dynamic parameters of punctuated sources, by (computation, stream), as last changed. */
     private final Map<String, Map<String, Object>> sourceParameters = new ConcurrentHashMap<>();
+    /** {@code skip_if_expression} of every computation, by id; each task keeps its own and reads it per message. */
+    private final Map<String, SkipSetting> skipIf = new LinkedHashMap<>();
 
     /** The starting values from the static spec (which must be valid). */
     public DynamicSpec(PipelineSpec spec) {
         this.computations = spec.computations();
         for (ComputationSpec c : spec.computations().values()) {
+            skipIf.put(c.id(), SkipSetting.of(c, spec));
             for (KeyVisitorStreamSpec v : c.keyVisitorStreams().values()) {
                 visitors.put(key(c.id(), v.id()), v.settings());
             }
@@ -75,6 +80,15 @@ public final class DynamicSpec {
         return java.util.Collections.unmodifiableMap(out);
     }
 
+    /** The {@code skip_if_expression} setting of a computation, whose current value changes in place. */
+    public SkipSetting skipIf(String computation) {
+        SkipSetting s = skipIf.get(computation);
+        if (s == null) {
+            throw new IllegalArgumentException("the pipeline has no computation '" + computation + "'");
+        }
+        return s;
+    }
+
     /** The current {@code total_queue_bytes_limit} of an at-most-once sink. */
     public long queueLimit(String computation, String sink) {
         Long l = queueLimits.get(key(computation, sink));
@@ -94,6 +108,7 @@ public final class DynamicSpec {
         Map<String, KeyVisitorSettings> updates = new LinkedHashMap<>();
         Map<String, Long> queueUpdates = new LinkedHashMap<>();
         Map<String, Map<String, Object>> sourceUpdates = new LinkedHashMap<>();
+        Map<String, SkipExpression> skipUpdates = new LinkedHashMap<>(); // a null value removes the expression
         for (Map.Entry<String, ?> top : change.entrySet()) {
             if (!top.getKey().equals("computations")) {
                 problems.add("dynamic_spec." + top.getKey() + " is not a dynamic setting; use computations.<id>."
@@ -119,9 +134,17 @@ public final class DynamicSpec {
                                 queueUpdates);
                         continue;
                     }
+                    if (fe.getKey().equals("skip_if_expression")) {
+                        try {
+                            skipUpdates.put(cid, skipIf.get(cid).compile(fe.getValue()));
+                        } catch (IllegalArgumentException e) {
+                            problems.add(cfield + "." + e.getMessage()); // the message starts with skip_if_expression
+                        }
+                        continue;
+                    }
                     if (!fe.getKey().equals("key_visitor_streams")) {
-                        problems.add(cfield + "." + fe.getKey() + " is not a dynamic setting; use key_visitor_streams"
-                                + " or sinks.<sink>.at_most_once_strategy.total_queue_bytes_limit");
+                        problems.add(cfield + "." + fe.getKey() + " is not a dynamic setting; use key_visitor_streams,"
+                                + " skip_if_expression or sinks.<sink>.at_most_once_strategy.total_queue_bytes_limit");
                         continue;
                     }
                     String vfield = cfield + ".key_visitor_streams";
@@ -149,6 +172,7 @@ public final class DynamicSpec {
         visitors.putAll(updates);
         queueLimits.putAll(queueUpdates);
         sourceParameters.putAll(sourceUpdates);
+        skipUpdates.forEach((cid, e) -> skipIf.get(cid).set(e));
     }
 
     private void applySources(ComputationSpec c, String field, Map<String, ?> sources, List<String> problems,

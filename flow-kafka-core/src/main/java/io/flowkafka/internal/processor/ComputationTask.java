@@ -19,6 +19,7 @@ import io.flowkafka.internal.outbox.EpochBarrierStore;
 import io.flowkafka.internal.outbox.EpochCommits;
 import io.flowkafka.internal.outbox.OutboxWatermarks;
 import io.flowkafka.internal.serde.KeyCodec;
+import io.flowkafka.internal.skip.MessageSkipper;
 import io.flowkafka.internal.source.FiniteSourceProgress;
 import io.flowkafka.internal.source.PunctuatedSourceSteps;
 import io.flowkafka.internal.source.SourceDecoder;
@@ -150,6 +151,8 @@ final class ComputationTask {
     private FiniteSourceProgress finite;
     /** Produces the committed rows of managers and state-joined states to their table topics. */
     private TablePublisher publisher;
+    /** Skips the input messages that the computation's current skip_if_expression matches. */
+    private MessageSkipper skipper;
     /** The input buffer of a SwiftMap with allow_batching_with_relaxed_guarantees; null otherwise. */
     private @Nullable SwiftMapBatching batch;
 
@@ -175,6 +178,8 @@ final class ComputationTask {
                     storeTags()));
         }
         this.keyCodec = KeyCodec.of(spec.groupBySchema(), spec.id());
+        this.skipper = new MessageSkipper(plan.visitors().dynamic().skipIf(spec.id()), plan.visitors().meters(),
+                plan.pipeline(), spec.id());
         this.computationTag = MessageIds.computationTag(spec.id());
         this.sourceComputation = !spec.sourceStreams().isEmpty();
         boolean aligned = sourceComputation && plan.alignment().aligned(spec.id());
@@ -287,8 +292,12 @@ final class ComputationTask {
         } catch (RuntimeException e) {
             throw new FlowProcessingException(spec.id(), "decode the record of topic " + md.topic(), e);
         }
+        // skip_if_expression: consumed (its offset commits) with no call; a source's clock still sees it
+        boolean skipped = skipper.skips(message);
         if (batch != null) {
-            batch.add(record, md, message, context.currentSystemTimeMs());
+            if (!skipped) {
+                batch.add(record, md, message, context.currentSystemTimeMs());
+            }
             return;
         }
         if (in.source() != null) {
@@ -302,8 +311,10 @@ final class ComputationTask {
                 }
             }
         }
-        runCall(message.key(), encodedKey, message.messageId(), message.eventTimestamp(), "message",
-                () -> call.deliverMessage(function, message, call, call), null);
+        if (!skipped) {
+            runCall(message.key(), encodedKey, message.messageId(), message.eventTimestamp(), "message",
+                    () -> call.deliverMessage(function, message, call, call), null);
+        }
         if (in.source() != null) {
             if (firing != null && firing.mayBeDue(sourceTimerWatermarkBound())) {
                 // a keyed source's event-time timers fire as its watermark passes them, like on a control record;
@@ -717,6 +728,9 @@ final class ComputationTask {
             if (clock != null) {
                 clocks.onRecord(clock, eventNanos, nowNanos);
             }
+            if (skipper.skips(message)) {
+                return;
+            }
             runCall(key, keyCodec.encode(key), id, eventNanos, "message",
                     () -> call.deliverMessage(function, message, call, call), null);
         } catch (FlowProcessingException e) {
@@ -801,6 +815,9 @@ final class ComputationTask {
         try {
             GenericRecord key = keyCodec.emptyKey();
             FlowMessage message = new FlowMessage(id, nanos, nanos, stream, key, payload, List.of());
+            if (skipper.skips(message)) {
+                return;
+            }
             runCall(key, keyCodec.encode(key), id, nanos, "message",
                     () -> call.deliverMessage(function, message, call, call), null);
         } catch (FlowProcessingException e) {
