@@ -2,15 +2,20 @@ package io.flowkafka.testing;
 
 import io.flowkafka.api.FlowException;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.LogDirDescription;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 
 /** Topic creation shared by the cluster implementations. */
@@ -32,6 +37,39 @@ final class Topics {
         Await.poll(BOUND, "every partition of topic " + name + " has a leader",
                 () -> allLeadersElected(admin, name), Boolean::booleanValue, false,
                 FlowException::new);
+        // A leader in the metadata is not yet a log on the broker: a produce that arrives first is refused
+        // (NOT_LEADER_OR_FOLLOWER), and an idempotent producer with several requests in flight can then have a
+        // later batch accepted as the partition's first and retry the first one forever (OutOfOrderSequence
+        // until delivery.timeout.ms). Wait until every replica's log exists.
+        Await.poll(BOUND, "every replica of topic " + name + " has its log on its broker",
+                () -> allLogsCreated(admin, name), Boolean::booleanValue, false, FlowException::new);
+    }
+
+    private static boolean allLogsCreated(Admin admin, String name) {
+        try {
+            TopicDescription d = admin.describeTopics(List.of(name)).allTopicNames()
+                    .get(BOUND.toMillis(), TimeUnit.MILLISECONDS).get(name);
+            Set<Integer> brokers = new HashSet<>();
+            d.partitions().forEach(p -> p.replicas().forEach(n -> brokers.add(n.id())));
+            Map<Integer, Map<String, LogDirDescription>> dirs = admin.describeLogDirs(brokers).allDescriptions()
+                    .get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
+            for (TopicPartitionInfo p : d.partitions()) {
+                TopicPartition tp = new TopicPartition(name, p.partition());
+                for (Node replica : p.replicas()) {
+                    boolean present = dirs.getOrDefault(replica.id(), Map.of()).values().stream()
+                            .anyMatch(dir -> dir.replicaInfos().containsKey(tp));
+                    if (!present) {
+                        return false;
+                    }
+                }
+            }
+            return true;
+        } catch (ExecutionException | TimeoutException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new FlowException("interrupted while describing the log dirs of topic " + name, e);
+        }
     }
 
     private static boolean allLeadersElected(Admin admin, String name) {
