@@ -27,6 +27,7 @@ import io.flowkafka.internal.watermarks.FiniteSources;
 import io.flowkafka.internal.watermarks.SourceIdleness;
 import io.flowkafka.spec.KeyVisitorSettings;
 import io.flowkafka.spec.InvalidSpecException;
+import io.flowkafka.spec.PipelineGraph;
 import io.flowkafka.spec.PipelineSpec;
 import io.flowkafka.spec.PipelineSpecLoader;
 import io.flowkafka.spec.SpecProblem;
@@ -429,6 +430,17 @@ public final class FlowRuntime implements AutoCloseable {
      */
     public PipelineSpec spec() {
         return spec;
+    }
+
+    /**
+     * The pipeline as a graph (computations, streams, sources, sinks), like Kafka Streams' {@code Topology#describe()}:
+     * {@code describe().text()} for a log, {@code describe().mermaid()} for a page. The CLI's {@code describe} prints
+     * the same.
+     *
+     * @return the graph of this runtime's spec
+     */
+    public PipelineGraph describe() {
+        return PipelineGraph.of(spec);
     }
 
     /**

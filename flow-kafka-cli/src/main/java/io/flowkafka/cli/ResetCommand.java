@@ -1,0 +1,105 @@
+package io.flowkafka.cli;
+
+import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.Callable;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.admin.ConsumerGroupListing;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code flow-kafka reset}: the analog of {@code kafka-streams-application-reset} for a pipeline, so it reprocesses
+ * its sources from the start: deletes its consumer groups (the application's and its outbox delivery groups) and its
+ * internal topics (Kafka Streams' {@code <application.id>-...-changelog/-repartition}, flow-kafka's
+ * {@code <topic prefix><pipeline>.*} and {@code <application.id>.*}). Keeps the rules: a dry run unless
+ * {@code --execute}; refuses (exit 4) while any instance runs; never deletes the dead-letter topic (unless
+ * {@code --include-dead-letters}) or the dynamic spec, nor a topic the pipeline's sinks or sources name.
+ * Local state directories are the instances' own: start them with a fresh {@code state.dir} or call
+ * {@code KafkaStreams#cleanUp} (the docs say how).
+ */
+@Command(name = "reset", description = "Delete a stopped pipeline's progress and internal topics (dry run unless "
+        + "--execute).")
+final class ResetCommand implements Callable<Integer> {
+    @Spec
+    picocli.CommandLine.Model.CommandSpec command;
+
+    @Mixin
+    ClusterOptions cluster;
+
+    @Option(names = "--execute", description = "delete; without it, only list what would be deleted")
+    boolean execute;
+
+    @Option(names = "--include-dead-letters", description = "delete the dead-letter topic too")
+    boolean includeDeadLetters;
+
+    @Override
+    public Integer call() throws Exception {
+        PrintWriter out = command.commandLine().getOut();
+        PrintWriter err = command.commandLine().getErr();
+        String app = cluster.applicationId();
+        try (Admin admin = cluster.admin()) {
+            List<String> groups = new ArrayList<>();
+            for (ConsumerGroupListing g : admin.listConsumerGroups().all().get()) {
+                if (g.groupId().equals(app) || g.groupId().startsWith(app + ".outbox.")) {
+                    groups.add(g.groupId());
+                }
+            }
+            groups.sort(null);
+            Map<String, ConsumerGroupDescription> described = admin.describeConsumerGroups(groups).all().get();
+            int running = described.values().stream().mapToInt(d -> d.members().size()).sum();
+            if (running > 0) {
+                err.println("flow-kafka reset: refused: pipeline '" + cluster.pipeline + "' has " + running
+                        + " running consumer(s) in " + described.values().stream().filter(d -> !d.members()
+                        .isEmpty()).map(ConsumerGroupDescription::groupId).toList() + "; stop every instance first");
+                return FlowKafkaCli.REFUSED;
+            }
+            Set<String> topics = new TreeSet<>();
+            List<String> kept = new ArrayList<>();
+            String dlq = cluster.topicNamePrefix() + "dlq";
+            String dynamicSpec = app + ".dynamic-spec";
+            for (String t : admin.listTopics().names().get()) {
+                boolean streamsInternal = t.startsWith(app + "-")
+                        && (t.endsWith("-changelog") || t.endsWith("-repartition"));
+                boolean flowInternal = t.startsWith(cluster.topicNamePrefix()) || t.startsWith(app + ".");
+                if (!streamsInternal && !flowInternal) {
+                    continue;
+                }
+                if (t.equals(dynamicSpec) || (t.equals(dlq) && !includeDeadLetters)) {
+                    kept.add(t);
+                } else {
+                    topics.add(t);
+                }
+            }
+            if (groups.isEmpty() && topics.isEmpty()) {
+                err.println("flow-kafka reset: nothing of pipeline '" + cluster.pipeline + "' on "
+                        + cluster.bootstrapServers + " (no consumer group '" + app + "', no internal topics)");
+                return FlowKafkaCli.NOT_FOUND;
+            }
+            out.println((execute ? "deleting" : "would delete (dry run; add --execute)") + " for pipeline "
+                    + cluster.pipeline + ":");
+            groups.forEach(g -> out.println("  consumer group " + g));
+            topics.forEach(t -> out.println("  topic " + t));
+            kept.forEach(t -> out.println("  keeping topic " + t));
+            if (execute) {
+                if (!groups.isEmpty()) {
+                    admin.deleteConsumerGroups(groups).all().get();
+                }
+                if (!topics.isEmpty()) {
+                    admin.deleteTopics(topics).all().get();
+                }
+                out.println("reset done: " + groups.size() + " consumer group(s), " + topics.size() + " topic(s) "
+                        + "deleted; start the instances with an empty state.dir");
+            }
+        }
+        out.flush();
+        return FlowKafkaCli.OK;
+    }
+}

@@ -1,0 +1,183 @@
+package io.flowkafka.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flowkafka.runtime.FlowRuntime;
+import io.flowkafka.spec.ComputationKind;
+import io.flowkafka.spec.PipelineSpec;
+import io.flowkafka.testing.Await;
+import io.flowkafka.testing.KafkaCluster;
+import io.flowkafka.testing.TestNames;
+import io.flowkafka.testing.WithKafka;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import org.apache.avro.Schema;
+import org.apache.avro.SchemaBuilder;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The CLI as a user runs it: the script {@code bin/flow-kafka} on the built jar, with arguments, against a real
+ * broker; each test checks the exit code and what the command printed.
+ */
+@WithKafka
+class FlowKafkaCliIT {
+    private static final Schema EVENT = SchemaBuilder.record("Event").namespace("cli").fields()
+            .requiredString("id").requiredLong("n").endRecord();
+
+    @TempDir
+    Path dir;
+
+    /** One run of the CLI: exit code, standard output, standard error. */
+    record Run(int exit, String out, String err) {
+    }
+
+    static Run cli(String... args) {
+        try {
+            return run(args);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static Run run(String... args) throws IOException, InterruptedException {
+        List<String> command = new ArrayList<>(List.of(System.getProperty("flow.cli.script", "bin/flow-kafka")));
+        command.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(command);
+        pb.environment().put("FLOW_KAFKA_CLI_JAR", System.getProperty("flow.cli.jar"));
+        Path out = Files.createTempFile("cli-out", ".txt");
+        Path err = Files.createTempFile("cli-err", ".txt");
+        Process p = pb.redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("the CLI finished within 60 s: " + command).isTrue();
+        Run run = new Run(p.exitValue(), Files.readString(out), Files.readString(err));
+        Files.delete(out);
+        Files.delete(err);
+        return run;
+    }
+
+    @Test
+    @Timeout(120)
+    void shouldPrintHelpWithTheCommandsAndExitCodes() throws Exception {
+        Run help = cli("--help");
+        assertThat(help.exit()).isZero();
+        assertThat(help.out()).contains("describe", "status", "reset", "Exit codes:", "4   refused");
+        Run bad = cli("status", "--pipeline", "x");
+        assertThat(bad.exit()).as("a missing required option is a usage error").isEqualTo(2);
+        assertThat(bad.err()).contains("Missing required option: '--bootstrap-servers=HOST:PORT[,...]'");
+    }
+
+    @Test
+    @Timeout(120)
+    void shouldDescribeASpecFileAsTextAndMermaidAndRejectAnInvalidOneNamingTheField() throws Exception {
+        Path spec = Files.writeString(dir.resolve("orders.yaml"), """
+                name: orders
+                streams:
+                  raw: {schema: {type: record, name: Order, fields: [{name: id, type: string}]}}
+                  orders: {schema: {type: record, name: Order, fields: [{name: id, type: string}]}}
+                computations:
+                  read:
+                    computation_class_name: Source
+                    source_streams:
+                      raw: {source_class_name: KafkaSource, parameters: {topics: orders-in}}
+                    output_stream_ids: [orders]
+                    sinks:
+                      out: {sink_class_name: KafkaSink, input_stream_ids: [orders], parameters: {topic: orders-out}}
+                """);
+        Run text = cli("describe", "--spec", spec.toString());
+        assertThat(text.exit()).as(text.err()).isZero();
+        assertThat(text.out()).isEqualTo("""
+                pipeline orders: 1 computation(s), 2 stream(s)
+                  computation read (source, exactly_once)
+                    source  raw <- KafkaSource [orders-in]
+                    output  orders
+                    sink    out (KafkaSink) <- orders -> topic orders-out
+                """);
+        Run mermaid = cli("describe", "-s", spec.toString(), "--format", "mermaid");
+        assertThat(mermaid.exit()).isZero();
+        assertThat(mermaid.out()).startsWith("flowchart LR\n").contains("s_read_raw -->|raw| c_read",
+                "c_read -->|orders| k_read_out");
+        Path bad = Files.writeString(dir.resolve("bad.yaml"), Files.readString(spec)
+                .replace("input_stream_ids: [orders]", "input_stream_ids: [ordres]"));
+        Run invalid = cli("describe", "-s", bad.toString());
+        assertThat(invalid.exit()).isEqualTo(1);
+        assertThat(invalid.err()).contains("is not a valid spec", "read", "ordres").doesNotContain("\tat ");
+    }
+
+    @Test
+    @Timeout(240)
+    void shouldShowStatusAndRefuseToResetARunningPipelineThenResetItOnceStopped(KafkaCluster cluster,
+            TestNames names) throws Exception {
+        String pipeline = names.name("clip");
+        String input = names.topic("in");
+        String output = names.topic("out");
+        cluster.createTopic(input, 2);
+        cluster.createTopic(output, 2);
+        produce(cluster, input, 50);
+        PipelineSpec spec = PipelineSpec.builder(pipeline)
+                .stream("raw", EVENT)
+                .stream("events", EVENT)
+                .computation("read", c -> c.kind(ComputationKind.SOURCE)
+                        .source("raw", "KafkaSource", Map.of("topics", input))
+                        .outputStreamIds("events")
+                        .sink("out", "KafkaSink", List.of("events"), Map.of("topic", output)))
+                .build();
+        Properties props = cluster.clientProperties();
+        props.put("state.dir", dir.resolve("state").toString());
+        props.put("commit.interval.ms", "100");
+        String bootstrap = cluster.bootstrapServers();
+        try (FlowRuntime runtime = FlowRuntime.create(spec, props)) {
+            runtime.start();
+            Await.until(Duration.ofMinutes(1), "the input committed", () -> {
+                Run s = cli("status", "-b", bootstrap, "-p", pipeline);
+                return s.exit() == 0 && s.out().contains("total lag: 0 record(s) over 2 partition(s)");
+            });
+            Run status = cli("status", "-b", bootstrap, "-p", pipeline);
+            assertThat(status.out()).contains("pipeline " + pipeline + " (application.id " + pipeline + ")",
+                    "instances: 1 (group Stable)", input + ": p0 ", "dead letters:");
+            Run refused = cli("reset", "-b", bootstrap, "-p", pipeline, "--execute");
+            assertThat(refused.exit()).isEqualTo(4);
+            assertThat(refused.err()).contains("refused", "running consumer(s)", "stop every instance first");
+        }
+        Run dry = cli("reset", "-b", bootstrap, "-p", pipeline);
+        assertThat(dry.exit()).as(dry.err()).isZero();
+        assertThat(dry.out()).contains("would delete (dry run; add --execute)", "consumer group " + pipeline,
+                "topic " + pipeline + ".status");
+        assertThat(cli("status", "-b", bootstrap, "-p", pipeline).exit()).as("a dry run deletes nothing").isZero();
+        Run reset = cli("reset", "-b", bootstrap, "-p", pipeline, "--execute");
+        assertThat(reset.exit()).as(reset.err()).isZero();
+        assertThat(reset.out()).contains("reset done");
+        assertThat(cluster.admin().listTopics().names().get()).doesNotContain(pipeline + ".status")
+                .contains(input, output);
+        Run gone = cli("status", "-b", bootstrap, "-p", pipeline);
+        assertThat(gone.exit()).as(gone.err()).isEqualTo(3);
+        assertThat(gone.err()).contains("no pipeline '" + pipeline + "'");
+    }
+
+    private static void produce(KafkaCluster cluster, String topic, int count) throws Exception {
+        Properties pp = cluster.clientProperties();
+        pp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        pp.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(pp)) {
+            for (int i = 0; i < count; i++) {
+                producer.send(new ProducerRecord<>(topic, "k" + i, "{\"id\":\"e" + i + "\",\"n\":" + i + "}"));
+            }
+            producer.flush();
+        }
+    }
+}
