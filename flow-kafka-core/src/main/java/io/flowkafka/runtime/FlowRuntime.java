@@ -565,9 +565,6 @@ public final class FlowRuntime implements AutoCloseable {
         try {
             new TopicPreparation(spec, compiled, config, streamsProps).prepare(admin);
             ProducerBatchSize.fitDefault(admin, streamsProps, userProps, compiled, spec.name());
-            DynamicSpecTopic.prepare(admin, spec.name(), dynamicSpecTopic(),
-                    config.getInt(FlowConfig.REPLICATION_FACTOR_CONFIG), config.getInt(FlowConfig.MIN_INSYNC_REPLICAS_CONFIG),
-                    "create".equals(config.getString(FlowConfig.TOPICS_MODE_CONFIG)));
             // before the tasks start: a restarted instance comes up with the current dynamic spec
             sharedSpec = DynamicSpecTopic.start(spec.name(), dynamicSpecTopic(), applicationId(), streamsProps,
                     dynamicSpec, statusBoard);

@@ -32,6 +32,7 @@ import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -113,6 +114,9 @@ class DynamicSpecIT {
         var description = cluster.admin().describeTopics(List.of(a.dynamicSpecTopic())).allTopicNames()
                 .get(30, TimeUnit.SECONDS).get(a.dynamicSpecTopic());
         assertThat(description.partitions()).hasSize(1);
+        ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, a.dynamicSpecTopic());
+        assertThat(cluster.admin().describeConfigs(List.of(resource)).all().get(30, TimeUnit.SECONDS).get(resource)
+                .get("cleanup.policy").value()).isEqualTo("compact");
 
         a.reconfigureKeyVisitor("auditor", "v", Map.of("period", "5m", "max_scan_rows_per_iteration", 77));
 

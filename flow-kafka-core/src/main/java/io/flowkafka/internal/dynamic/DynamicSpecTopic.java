@@ -9,13 +9,6 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
-import java.util.Set;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -27,7 +20,6 @@ import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.InvalidProducerEpochException;
 import org.apache.kafka.common.errors.ProducerFencedException;
-import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.TransactionAbortableException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -126,48 +118,10 @@ public final class DynamicSpecTopic implements AutoCloseable {
     }
 
     /**
-     * Creates the topic if it is missing ({@code create}), or checks that it exists.
-     *
-     * @param replicationFactor the replication factor, or 0 for the broker's default
-     * @param minInsyncReplicas {@code min.insync.replicas}, or 0 for the broker's default
-     * @throws FlowException if it is missing and may not be created, or cannot be created
-     */
-    public static void prepare(Admin admin, String pipeline, String topic, int replicationFactor,
-            int minInsyncReplicas, boolean create) {
-        try {
-            Set<String> existing = admin.listTopics().names().get(60, TimeUnit.SECONDS);
-            if (existing.contains(topic)) {
-                return;
-            }
-            if (!create) {
-                throw new FlowException("pipeline '" + pipeline + "' cannot start: topic " + topic + " does not exist: "
-                        + "create it with 1 partition and cleanup.policy=compact, or set flow.topics.mode=create");
-            }
-            NewTopic t = new NewTopic(topic, Optional.of(1),
-                    replicationFactor > 0 ? Optional.of((short) replicationFactor) : Optional.empty());
-            t.configs(minInsyncReplicas > 0
-                    ? Map.of("cleanup.policy", "compact", "min.insync.replicas", String.valueOf(minInsyncReplicas))
-                    : Map.of("cleanup.policy", "compact"));
-            admin.createTopics(List.of(t)).all().get(60, TimeUnit.SECONDS);
-        } catch (ExecutionException e) {
-            if (!(e.getCause() instanceof TopicExistsException)) {
-                throw new FlowException("pipeline '" + pipeline + "' could not create its dynamic-spec topic " + topic
-                        + ": " + e.getCause().getMessage() + " (check the CreateTopics ACL, or pre-create it with 1 "
-                        + "partition and cleanup.policy=compact and set flow.topics.mode=check)", e.getCause());
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new FlowException("pipeline '" + pipeline + "' was interrupted preparing topic " + topic, e);
-        } catch (TimeoutException e) {
-            throw new FlowException("pipeline '" + pipeline + "' timed out preparing topic " + topic, e);
-        }
-    }
-
-    /**
      * Reads the topic to its end, applies the latest document on this instance (reporting it in the status if it
      * cannot be applied) and starts the listener. Call before the tasks start.
      *
-     * @param topic the topic, created ({@link #prepare})
+     * @param topic the topic, created (with the pipeline's other topics, by {@code TopicManager})
      * @param applicationId the pipeline's {@code application.id}, for the transactional id
      * @param streamsProps the runtime's Kafka Streams properties, for the clients' connection settings
      * @return the running topic; close it to stop the listener
