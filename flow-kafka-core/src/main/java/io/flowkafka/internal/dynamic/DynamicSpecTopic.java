@@ -52,8 +52,9 @@ import org.slf4j.LoggerFactory;
  * topic to its end and applies the latest document before its tasks start: a restarted instance comes up with the
  * current dynamic spec, not the static one.
  *
- * <p>ACLs: Read, Write and Describe on the topic, Write and Describe on the transactional id (a prefixed ACL on the
- * application id, which Kafka Streams' exactly-once needs anyway, covers it).
+ * <p>ACLs: Read, Write and Describe on the topic (the prefixed ACL on {@code <prefix><pipeline>.} covers it), Write
+ * and Describe on the transactional id {@code <application.id>.dynamic-spec} (Kafka Streams' own ids are
+ * {@code <application.id>-*}, which does not cover it).
  *
  * <p>Threading: {@link #publish} may be called from any thread (one change at a time per instance); the listener
  * runs on its own daemon thread.
