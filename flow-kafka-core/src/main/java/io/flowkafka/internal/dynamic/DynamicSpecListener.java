@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.KafkaException;
@@ -42,6 +43,7 @@ final class DynamicSpecListener implements Runnable {
     private final Thread thread;
     private volatile boolean running = true;
     private volatile boolean started;
+    private final AtomicBoolean closed = new AtomicBoolean();
     /** The newest version seen, applied or rejected. Guarded by {@code this}. */
     private long seenVersion;
 
@@ -132,9 +134,9 @@ final class DynamicSpecListener implements Runnable {
         seenVersion = doc.version();
         try {
             dynamic.replace(doc.spec());
-        } catch (IllegalArgumentException e) {
+        } catch (RuntimeException e) { // IllegalArgumentException listing the problems; anything else is a bug
             reject("dynamic spec version " + doc.version() + " (" + where + ") cannot be applied by this instance: "
-                    + e.getMessage() + "; fix: publish a corrected document with FlowRuntime.reconfigure (a null "
+                    + (e instanceof IllegalArgumentException ? e.getMessage() : e.toString()) + "; fix: publish a corrected document with FlowRuntime.reconfigure (a null "
                     + "value removes a setting), or upgrade this instance to the build that wrote it");
             return false;
         }
@@ -150,6 +152,9 @@ final class DynamicSpecListener implements Runnable {
 
     /** Stops the thread (at most ~5 s) and closes the consumer. Idempotent. */
     void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
         running = false;
         if (!started) {
             started = true; // closed now; never polled
