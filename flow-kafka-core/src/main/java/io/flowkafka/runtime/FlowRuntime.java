@@ -23,6 +23,8 @@ import io.flowkafka.internal.runtime.TopicPreparation;
 import io.flowkafka.internal.serde.PluggableSerdes;
 import io.flowkafka.internal.status.StatusBoard;
 import io.flowkafka.internal.config.DynamicSpec;
+import io.flowkafka.internal.dynamic.DynamicSpecDocument;
+import io.flowkafka.internal.dynamic.DynamicSpecTopic;
 import io.flowkafka.internal.watermarks.FiniteSources;
 import io.flowkafka.internal.watermarks.SourceIdleness;
 import io.flowkafka.spec.KeyVisitorSettings;
@@ -168,6 +170,8 @@ public final class FlowRuntime implements AutoCloseable {
     private volatile @Nullable RuntimeMaintenance maintenance;
     private Admin admin;
     private volatile @Nullable SinkServices sinkServices;
+    /** The dynamic spec shared by every instance, from {@link #start()} on; before (and on test drivers) none. */
+    private volatile @Nullable DynamicSpecTopic sharedSpec;
 
     private FlowRuntime(PipelineSpec spec, Properties props, @Nullable MeterRegistry meters) {
         List<SpecProblem> problems = spec.validate();
@@ -284,16 +288,53 @@ public final class FlowRuntime implements AutoCloseable {
      * the static-table source: {@code {"computations": {"<id>": {"source_streams": {"<stream>":
      * {"max_rows_per_second": 5000}}}}}}.
      *
-     * <p>The change applies to the tasks of this instance; with several instances, apply it on
-     * each (a dynamic-spec topic shared by all instances is planned).
+     * <p>A change is a partial document: it is merged into the dynamic spec in effect (maps key by key; a
+     * {@code null} value removes a setting, which then has its static value again), and the merged document is
+     * checked whole against the static spec; if anything is wrong nothing changes.
+     *
+     * <p>Once {@link #start() started}, the change goes to every instance of the pipeline: the merged document is
+     * published to the compacted topic {@link #dynamicSpecTopic()} (under a transaction that fences a concurrent
+     * change from another instance, which is then merged in, not lost), applied here before this returns, and
+     * applied by every other running instance within about a second (each polls the topic at most 500 ms apart). An
+     * instance that starts later applies the latest document before its tasks start. Before {@link #start()}, and on
+     * test drivers, which have no broker, the change applies to this instance only.
      *
      * @param dynamicSpecChange the change, as nested maps in the dynamic spec's layout
-     * @throws IllegalArgumentException listing every problem; nothing is applied then
+     * @throws IllegalArgumentException listing every problem, each with its field; nothing is applied or published
+     *     then
+     * @throws FlowException if the topic cannot be read or written (the change may or may not be published then:
+     *     compare the settings and try again)
      */
     public void reconfigure(Map<String, ?> dynamicSpecChange) {
         Objects.requireNonNull(dynamicSpecChange, "dynamicSpecChange");
-        dynamicSpec.apply(dynamicSpecChange);
-        LOG.info("pipeline '{}': dynamic spec changed: {}", spec.name(), dynamicSpecChange);
+        DynamicSpecTopic shared = sharedSpec;
+        if (shared == null) {
+            dynamicSpec.apply(dynamicSpecChange);
+            LOG.info("pipeline '{}': dynamic spec changed on this instance: {}", spec.name(), dynamicSpecChange);
+            return;
+        }
+        DynamicSpecDocument published = shared.publish(dynamicSpecChange);
+        LOG.info("pipeline '{}': dynamic spec version {} published with the change {}", spec.name(),
+                published.version(), dynamicSpecChange);
+    }
+
+    /**
+     * The compacted topic through which every instance shares the dynamic spec.
+     *
+     * @return {@code <flow.topic.prefix><pipeline>.dynamic-spec}
+     */
+    public String dynamicSpecTopic() {
+        return DynamicSpecTopic.name(config.getString(FlowConfig.TOPIC_PREFIX_CONFIG), spec.name());
+    }
+
+    /**
+     * The dynamic spec in effect on this instance: the merge of every change so far (empty while every setting has
+     * its static value).
+     *
+     * @return an unmodifiable copy, as nested maps in the dynamic spec's layout
+     */
+    public Map<String, Object> dynamicSpec() {
+        return dynamicSpec.document();
     }
 
     /**
@@ -536,6 +577,9 @@ public final class FlowRuntime implements AutoCloseable {
         try {
             new TopicPreparation(spec, compiled, config, streamsProps).prepare(admin);
             ProducerBatchSize.fitDefault(admin, streamsProps, userProps, compiled, spec.name());
+            // before the tasks start: a restarted instance comes up with the current dynamic spec
+            sharedSpec = DynamicSpecTopic.start(spec.name(), dynamicSpecTopic(), applicationId(), streamsProps,
+                    dynamicSpec, statusBoard);
         } catch (RuntimeException e) {
             state.set(State.FAILED);
             admin.close(Duration.ofSeconds(5));
@@ -812,6 +856,10 @@ public final class FlowRuntime implements AutoCloseable {
     }
 
     private void shutdownMaintenance() {
+        DynamicSpecTopic shared = sharedSpec;
+        if (shared != null) {
+            shared.close(); // stops the listener; reconfigure still publishes
+        }
         if (maintenance != null) {
             maintenance.shutdown();
             maintenance = null;

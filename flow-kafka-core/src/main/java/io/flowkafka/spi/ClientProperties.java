@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.Set;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.streams.StreamsConfig;
 
 /**
@@ -41,6 +42,19 @@ public final class ClientProperties {
         Map<String, Object> c = only(props, ConsumerConfig.configNames());
         c.remove(ConsumerConfig.GROUP_ID_CONFIG);
         return c;
+    }
+
+    /**
+     * The entries of {@code props} whose key is a producer config ({@link ProducerConfig#configNames()}), without
+     * {@code transactional.id}: the caller chooses its transactional id, or has none.
+     *
+     * @param props the properties to filter, e.g. the runtime's Kafka Streams properties
+     * @return a new, mutable map of the producer properties
+     */
+    public static Map<String, Object> producer(Map<?, ?> props) {
+        Map<String, Object> p = only(props, ProducerConfig.configNames());
+        p.remove(ProducerConfig.TRANSACTIONAL_ID_CONFIG);
+        return p;
     }
 
     /**

@@ -33,6 +33,15 @@ class ClientPropertiesTest {
     }
 
     @Test
+    void shouldKeepOnlyProducerConfigsWithoutTheTransactionalId() {
+        Properties p = props();
+        p.put("transactional.id", "someone-elses");
+        p.put("acks", "1");
+        assertThat(ClientProperties.producer(p)).isEqualTo(Map.of("bootstrap.servers", "localhost:9092",
+                "security.protocol", "SASL_SSL", "acks", "1"));
+    }
+
+    @Test
     void shouldRankPrefixedConsumerSettingsAsKafkaStreamsDoesForItsMainConsumer() {
         Properties p = props();
         p.put("session.timeout.ms", "45000");

@@ -38,13 +38,16 @@ public final class TopicManager {
     /**
      * Creates what is missing ({@code create}) or only checks ({@code create == false}).
      *
+     * @param dynamicSpecTopic the pipeline's dynamic-spec topic: one partition, compacted, like the status topic
      * @throws FlowException listing every missing topic or wrong partition count, with the fix
      */
-    public void prepare(String pipeline, CompiledPipeline compiled, boolean create) {
+    public void prepare(String pipeline, CompiledPipeline compiled, boolean create, String dynamicSpecTopic) {
         Map<String, Integer> owned = new LinkedHashMap<>(compiled.internalTopics());
         owned.putAll(compiled.outboxTopics());
         owned.put(compiled.deadLetterTopic(), 1);
         owned.put(compiled.statusTopic(), 1);
+        owned.put(dynamicSpecTopic, 1);
+        Set<String> compacted = Set.of(compiled.statusTopic(), dynamicSpecTopic);
         Set<String> existing = call(() -> admin.listTopics().names().get(TIMEOUT_SECONDS, TimeUnit.SECONDS));
         List<String> problems = new ArrayList<>();
         List<String> missingSources = compiled.sourceTopics().stream().filter(t -> !existing.contains(t)).toList();
@@ -59,14 +62,15 @@ public final class TopicManager {
                     boolean internal = compiled.internalTopics().containsKey(e.getKey())
                             || compiled.outboxTopics().containsKey(e.getKey());
                     NewTopic t = newTopic(e.getKey(), e.getValue(), internal);
-                    if (e.getKey().equals(compiled.statusTopic())) {
+                    if (compacted.contains(e.getKey())) {
                         t.configs().put("cleanup.policy", "compact");
                     }
                     toCreate.add(t);
                 } else {
                     problems.add("topic " + e.getKey() + " does not exist: create it with " + e.getValue()
                             + " partition(s)" + (compiled.internalTopics().containsKey(e.getKey())
-                                    || compiled.outboxTopics().containsKey(e.getKey()) ? " and retention.ms=-1" : "")
+                                    || compiled.outboxTopics().containsKey(e.getKey()) ? " and retention.ms=-1"
+                                    : compacted.contains(e.getKey()) ? " and cleanup.policy=compact" : "")
                             + ", or set flow.topics.mode=create");
                 }
             }

@@ -6,11 +6,15 @@ import io.flowkafka.spec.ComputationSpec;
 import io.flowkafka.spec.KeyVisitorStreamSpec;
 import io.flowkafka.spec.KeyVisitorSettings;
 import io.flowkafka.spec.PipelineSpec;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The dynamic part of a pipeline's spec (Flow's {@code dynamic_spec}) held by one runtime: what a
@@ -20,7 +24,13 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>Shape of a change, as in Flow: {@code {"computations": {"<id>": {"key_visitor_streams":
  * {"<name>": {"period": "1h"}}}}}}.
  *
- * <p>Threading: changed by any thread, read by stream threads; each value is immutable.
+ * <p>It owns the <em>document</em> in effect: the merge of every change so far (a JSON-like tree of maps), and keeps
+ * one rule: every setting in effect is its static value overridden by the document, and a document is checked whole
+ * against the static spec before any of it takes effect (all or nothing, every problem listed with its field). A
+ * change is merged into the document ({@link #merge}); a whole document from the pipeline's dynamic-spec topic
+ * replaces it ({@link #replace}).
+ *
+ * <p>Threading: changed by any thread (changes are serialized), read by stream threads; each value is immutable.
  */
 public final class DynamicSpec {
     private final Map<String, KeyVisitorSettings> visitors = new ConcurrentHashMap<>();
@@ -31,6 +41,10 @@ public final class DynamicSpec {
     private final Map<String, Map<String, Object>> sourceParameters = new ConcurrentHashMap<>();
     /** {@code skip_if_expression} of every computation, by id; each task keeps its own and reads it per message. */
     private final Map<String, SkipSetting> skipIf = new LinkedHashMap<>();
+    private final Map<String, KeyVisitorSettings> staticVisitors = new LinkedHashMap<>();
+    private final Map<String, Long> staticQueueLimits = new LinkedHashMap<>();
+    /** The document in effect; replaced whole, never changed in place. Guarded by {@code this}. */
+    private Map<String, Object> document = Map.of();
 
     /** The starting values from the static spec (which must be valid). */
     public DynamicSpec(PipelineSpec spec) {
@@ -51,6 +65,8 @@ public final class DynamicSpec {
                 }
             }
         }
+        staticVisitors.putAll(visitors);
+        staticQueueLimits.putAll(queueLimits);
     }
 
     private static String key(String computation, String visitor) {
@@ -99,11 +115,131 @@ public final class DynamicSpec {
     }
 
     /**
-     * Applies a change all at once, or nothing of it.
+     * Applies a change all at once, or nothing of it: merges it into the document in effect ({@link #merge}) and
+     * {@link #replace replaces} the document with the result.
      *
-     * @throws IllegalArgumentException listing every problem of the change
+     * @param change a partial document; a {@code null} value removes a setting, which then has its static value again
+     * @throws IllegalArgumentException listing every problem of the merged document, each with its field
      */
     public synchronized void apply(Map<String, ?> change) {
+        Map<String, Object> merged = merge(document, change);
+        install(plan(merged, "the dynamic spec change was not applied: "), merged);
+    }
+
+    /**
+     * Replaces the whole dynamic document, all or nothing: every setting takes its static value, then the
+     * document's; a setting the document does not name returns to its static value.
+     *
+     * @param newDocument the whole dynamic document, in the layout of {@link #apply}
+     * @throws IllegalArgumentException listing every problem of the document, each with its field; nothing changes
+     */
+    public synchronized void replace(Map<String, ?> newDocument) {
+        Map<String, Object> copy = merge(Map.of(), newDocument);
+        install(plan(copy, "the dynamic spec document was not applied: "), copy);
+    }
+
+    /**
+     * Checks a whole dynamic document against the static spec without applying it.
+     *
+     * @param candidate the whole dynamic document
+     * @throws IllegalArgumentException listing every problem, each with its field
+     */
+    public void validate(Map<String, ?> candidate) {
+        plan(candidate, "the dynamic spec change was not applied: ");
+    }
+
+    /**
+     * The document in effect: the merge of every change applied (or the last document replaced) so far.
+     *
+     * @return an unmodifiable deep copy; empty when every setting has its static value
+     */
+    public synchronized Map<String, Object> document() {
+        return freeze(document);
+    }
+
+    /**
+     * Merges a change into a document, as a JSON merge patch (RFC 7386) does: maps merge key by key, any other value
+     * replaces what was there, a {@code null} removes the key (and a map that removals left empty goes too). Values
+     * are kept as JSON holds them: a {@link Duration} becomes a string such as {@code "1500ms"}.
+     *
+     * @param base the document to start from; not changed
+     * @param change the change
+     * @return a new, mutable document
+     */
+    public static Map<String, Object> merge(Map<String, ?> base, Map<String, ?> change) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        base.forEach((k, v) -> out.put(k, normalize(v)));
+        for (Map.Entry<String, ?> e : change.entrySet()) {
+            String k = String.valueOf(e.getKey());
+            Object v = e.getValue();
+            if (v == null) {
+                out.remove(k);
+            } else if (v instanceof Map<?, ?> m) {
+                Map<String, Object> merged = merge(out.get(k) instanceof Map<?, ?> old ? stringKeys(old) : Map.of(),
+                        stringKeys(m));
+                if (merged.isEmpty() && !m.isEmpty()) { // emptied by removals; an empty map given stays, to be checked
+                    out.remove(k);
+                } else {
+                    out.put(k, merged);
+                }
+            } else {
+                out.put(k, normalize(v));
+            }
+        }
+        return out;
+    }
+
+    private static Map<String, Object> stringKeys(Map<?, ?> m) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        m.forEach((k, v) -> out.put(String.valueOf(k), v));
+        return out;
+    }
+
+    private static @Nullable Object normalize(@Nullable Object v) {
+        if (v instanceof Map<?, ?> m) {
+            return merge(Map.of(), stringKeys(m));
+        }
+        if (v instanceof Collection<?> c) {
+            List<Object> out = new ArrayList<>();
+            c.forEach(x -> out.add(normalize(x)));
+            return out;
+        }
+        if (v instanceof Duration d) {
+            return d.getNano() % 1_000_000 == 0 ? d.toMillis() + "ms" : d.toNanos() + "ns";
+        }
+        if (v == null || v instanceof String || v instanceof Number || v instanceof Boolean) {
+            return v;
+        }
+        return String.valueOf(v);
+    }
+
+    private static Map<String, Object> freeze(Map<String, ?> m) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        m.forEach((k, v) -> out.put(k, v instanceof Map<?, ?> inner ? freeze(stringKeys(inner))
+                : v instanceof List<?> l ? Collections.unmodifiableList(new ArrayList<>(l)) : v));
+        return Collections.unmodifiableMap(out);
+    }
+
+    /** What a valid document sets, computed from the static values. */
+    private record Plan(Map<String, KeyVisitorSettings> visitors, Map<String, Long> queueLimits,
+            Map<String, Map<String, Object>> sourceParameters, Map<String, SkipExpression> skipIf) {
+    }
+
+    private void install(Plan plan, Map<String, Object> newDocument) {
+        staticVisitors.forEach((k, v) -> visitors.put(k, plan.visitors().getOrDefault(k, v)));
+        staticQueueLimits.forEach((k, v) -> queueLimits.put(k, plan.queueLimits().getOrDefault(k, v)));
+        sourceParameters.keySet().retainAll(plan.sourceParameters().keySet());
+        sourceParameters.putAll(plan.sourceParameters());
+        skipIf.forEach((cid, setting) -> setting.set(plan.skipIf().get(cid))); // absent from the document: none
+        document = newDocument;
+    }
+
+    /**
+     * Checks a whole document against the static spec.
+     *
+     * @throws IllegalArgumentException starting with {@code prefix}, listing every problem
+     */
+    private Plan plan(Map<String, ?> change, String prefix) {
         List<String> problems = new ArrayList<>();
         Map<String, KeyVisitorSettings> updates = new LinkedHashMap<>();
         Map<String, Long> queueUpdates = new LinkedHashMap<>();
@@ -156,7 +292,7 @@ public final class DynamicSpec {
                             continue;
                         }
                         String k = key(cid, vid);
-                        KeyVisitorSettings base = updates.getOrDefault(k, visitors.get(k));
+                        KeyVisitorSettings base = updates.getOrDefault(k, staticVisitors.get(k));
                         try {
                             updates.put(k, base.with(map(ve.getValue(), vfield + "." + vid, problems), vfield + "." + vid));
                         } catch (IllegalArgumentException e) {
@@ -167,12 +303,9 @@ public final class DynamicSpec {
             }
         }
         if (!problems.isEmpty()) {
-            throw new IllegalArgumentException("the dynamic spec change was not applied: " + String.join("; ", problems));
+            throw new IllegalArgumentException(prefix + String.join("; ", problems));
         }
-        visitors.putAll(updates);
-        queueLimits.putAll(queueUpdates);
-        sourceParameters.putAll(sourceUpdates);
-        skipUpdates.forEach((cid, e) -> skipIf.get(cid).set(e));
+        return new Plan(updates, queueUpdates, sourceUpdates, skipUpdates);
     }
 
     private void applySources(ComputationSpec c, String field, Map<String, ?> sources, List<String> problems,
@@ -190,7 +323,7 @@ public final class DynamicSpec {
                 continue;
             }
             String k = key(c.id(), source.streamId());
-            Map<String, Object> merged = new LinkedHashMap<>(sourceParameters.getOrDefault(k, Map.of()));
+            Map<String, Object> merged = new LinkedHashMap<>(updates.getOrDefault(k, Map.of()));
             for (Map.Entry<String, ?> pe : map(se.getValue(), sfield, problems).entrySet()) {
                 if (!dynamic.contains(pe.getKey())) {
                     problems.add(sfield + "." + pe.getKey() + " is not a dynamic parameter of "
@@ -220,7 +353,7 @@ public final class DynamicSpec {
         for (Map.Entry<String, ?> se : sinks.entrySet()) {
             String sfield = field + "." + se.getKey();
             String k = key(c.id(), se.getKey());
-            if (!queueLimits.containsKey(k)) {
+            if (!staticQueueLimits.containsKey(k)) {
                 problems.add(sfield + ": computation '" + c.id() + "' has no sink '" + se.getKey()
                         + "' with at_most_once_strategy enabled; only its total_queue_bytes_limit is dynamic");
                 continue;

@@ -4,6 +4,7 @@ import io.flowkafka.api.FlowException;
 import io.flowkafka.internal.compiler.CompiledPipeline;
 import io.flowkafka.internal.compiler.PipelineCompiler;
 import io.flowkafka.internal.compiler.TopicManager;
+import io.flowkafka.internal.dynamic.DynamicSpecTopic;
 import io.flowkafka.internal.source.GroupOffsetSeeder;
 import io.flowkafka.internal.source.KafkaSourceParameters;
 import io.flowkafka.internal.source.PartitionFilter;
@@ -59,7 +60,8 @@ public final class TopicPreparation {
                 config.getLong(FlowConfig.BOOTSTRAP_TIMEOUT_MS_CONFIG));
         new TopicManager(admin, config.getInt(FlowConfig.REPLICATION_FACTOR_CONFIG),
                 config.getInt(FlowConfig.MIN_INSYNC_REPLICAS_CONFIG))
-                .prepare(spec.name(), compiled, "create".equals(config.getString(FlowConfig.TOPICS_MODE_CONFIG)));
+                .prepare(spec.name(), compiled, "create".equals(config.getString(FlowConfig.TOPICS_MODE_CONFIG)),
+                        DynamicSpecTopic.name(config.getString(FlowConfig.TOPIC_PREFIX_CONFIG), spec.name()));
         if (compiled.sourceTopicsByComputation().isEmpty()) {
             return;
         }

@@ -1,0 +1,259 @@
+package io.flowkafka.internal.dynamic;
+
+import io.flowkafka.api.FlowException;
+import io.flowkafka.internal.config.DynamicSpec;
+import io.flowkafka.internal.status.StatusBoard;
+import io.flowkafka.spi.ClientProperties;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.InvalidProducerEpochException;
+import org.apache.kafka.common.errors.ProducerFencedException;
+import org.apache.kafka.common.errors.TransactionAbortableException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A pipeline's dynamic spec shared by every instance through the compacted topic
+ * {@code <flow.topic.prefix><pipeline>.dynamic-spec} (one partition, {@code cleanup.policy=compact}). The topic
+ * holds one key, the pipeline name; each value is the WHOLE dynamic document in effect (the merge of every change so
+ * far) with a version ({@link DynamicSpecDocument}). It keeps the rule that a change is validated whole before it is
+ * published and published only whole: nothing reaches the topic if any of it is wrong.
+ *
+ * <p><b>Publishing a change</b> ({@link #publish}): read the latest document (the topic to its end), merge the change
+ * into it, validate the merged document against the static spec (every problem listed with its field), write it
+ * with version + 1 in a transaction, then apply it on this instance and return.
+ *
+ * <p><b>Concurrent changes</b> (two instances at once): read-merge-publish runs under a transactional producer whose
+ * {@code transactional.id} is fixed per pipeline ({@code <application.id>.dynamic-spec}), created afresh for each
+ * change. Its {@code initTransactions()} fences every earlier producer with that id: a transaction the broker has
+ * not committed is aborted, and one being committed completes before the new producer gets its epoch. So the
+ * document read after {@code initTransactions()} is the latest committed one, and a writer that another instance
+ * fenced in between fails at its send or commit and starts over on the newer document (for up to 30 s). A later
+ * change therefore never loses an earlier one. (Chosen over a version check, which would need a read of the topic
+ * after the write to detect a lost race.)
+ *
+ * <p><b>Applying</b>: each instance's {@link DynamicSpecListener} polls the topic at most {@link #POLL} (500 ms)
+ * apart, so a change reaches every running instance within about a second. At {@link #start} the instance reads the
+ * topic to its end and applies the latest document before its tasks start: a restarted instance comes up with the
+ * current dynamic spec, not the static one.
+ *
+ * <p>ACLs: Read, Write and Describe on the topic (the prefixed ACL on {@code <prefix><pipeline>.} covers it), Write
+ * and Describe on the transactional id {@code <application.id>.dynamic-spec} (Kafka Streams' own ids are
+ * {@code <application.id>-*}, which does not cover it).
+ *
+ * <p>Threading: {@link #publish} may be called from any thread (one change at a time per instance); the listener
+ * runs on its own daemon thread.
+ */
+public final class DynamicSpecTopic implements AutoCloseable {
+    /** The longest pause between two polls of the listener: the bound on how late an instance applies a change. */
+    public static final Duration POLL = Duration.ofMillis(500);
+    /** How long a publish retries after another instance's concurrent change fenced it. */
+    static final Duration PUBLISH_TIMEOUT = Duration.ofSeconds(30);
+    /** How long reading the topic to its end may take. */
+    static final Duration READ_TIMEOUT = Duration.ofSeconds(60);
+
+    private static final Logger LOG = LoggerFactory.getLogger(DynamicSpecTopic.class);
+
+    private final String pipeline;
+    private final TopicPartition partition;
+    private final byte[] key;
+    private final DynamicSpec dynamic;
+    private final Map<String, Object> producerProps;
+    private final Map<String, Object> consumerProps;
+    private final DynamicSpecListener listener;
+
+    private DynamicSpecTopic(String pipeline, String topic, String applicationId, Map<?, ?> streamsProps,
+            DynamicSpec dynamic, StatusBoard status) {
+        this.pipeline = pipeline;
+        this.partition = new TopicPartition(topic, 0);
+        this.key = pipeline.getBytes(StandardCharsets.UTF_8);
+        this.dynamic = dynamic;
+        this.consumerProps = ClientProperties.consumer(streamsProps);
+        consumerProps.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        consumerProps.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        consumerProps.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        consumerProps.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 100);
+        consumerProps.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+        consumerProps.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+        consumerProps.remove(ConsumerConfig.CLIENT_ID_CONFIG);
+        this.producerProps = ClientProperties.producer(streamsProps);
+        producerProps.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId(applicationId));
+        producerProps.put(ProducerConfig.ACKS_CONFIG, "all");
+        producerProps.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        producerProps.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
+        producerProps.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
+        producerProps.remove(ProducerConfig.CLIENT_ID_CONFIG);
+        producerProps.putIfAbsent(ProducerConfig.MAX_BLOCK_MS_CONFIG, (int) PUBLISH_TIMEOUT.toMillis());
+        this.listener = new DynamicSpecListener(pipeline, topic, dynamic, status, new KafkaConsumer<>(consumerProps));
+    }
+
+    /**
+     * The dynamic-spec topic of a pipeline.
+     *
+     * @param topicPrefix {@code flow.topic.prefix}
+     * @param pipeline the pipeline name
+     * @return {@code <topicPrefix><pipeline>.dynamic-spec}
+     */
+    public static String name(String topicPrefix, String pipeline) {
+        return topicPrefix + pipeline + ".dynamic-spec";
+    }
+
+    /** The transactional id of the pipeline's dynamic-spec writers: the same on every instance, so they fence. */
+    static String transactionalId(String applicationId) {
+        return applicationId + ".dynamic-spec";
+    }
+
+    /**
+     * Reads the topic to its end, applies the latest document on this instance (reporting it in the status if it
+     * cannot be applied) and starts the listener. Call before the tasks start.
+     *
+     * @param topic the topic, created (with the pipeline's other topics, by {@code TopicManager})
+     * @param applicationId the pipeline's {@code application.id}, for the transactional id
+     * @param streamsProps the runtime's Kafka Streams properties, for the clients' connection settings
+     * @return the running topic; close it to stop the listener
+     * @throws FlowException if the topic cannot be read to its end within 60 s
+     */
+    public static DynamicSpecTopic start(String pipeline, String topic, String applicationId, Map<?, ?> streamsProps,
+            DynamicSpec dynamic, StatusBoard status) {
+        DynamicSpecTopic t = new DynamicSpecTopic(pipeline, topic, applicationId, streamsProps, dynamic, status);
+        try {
+            ConsumerRecord<byte[], byte[]> latest = t.readLatest(t.listener.consumer());
+            if (latest != null) {
+                t.listener.accept(latest);
+            }
+        } catch (RuntimeException e) {
+            t.listener.close();
+            throw e;
+        }
+        t.listener.start();
+        return t;
+    }
+
+    /**
+     * Publishes a change to every instance: merges it into the latest document, validates the result, writes it and
+     * applies it here; returns once this instance runs with it.
+     *
+     * @param change a partial document; a {@code null} value removes a setting (back to its static value)
+     * @return the document published
+     * @throws IllegalArgumentException listing every problem of the merged document, each with its field; nothing
+     *     was published
+     * @throws FlowException if the topic cannot be read or written (then the change may or may not be published:
+     *     check {@code FlowRuntime.status()} and the settings)
+     */
+    public synchronized DynamicSpecDocument publish(Map<String, ?> change) {
+        long deadline = System.nanoTime() + PUBLISH_TIMEOUT.toNanos();
+        for (int attempt = 1; ; attempt++) {
+            KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerProps);
+            try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerProps)) {
+                producer.initTransactions(); // fences every earlier writer of this pipeline's document
+                DynamicSpecDocument base = document(readLatest(consumer));
+                Map<String, Object> merged = DynamicSpec.merge(base.spec(), change);
+                dynamic.validate(merged);
+                DynamicSpecDocument next = new DynamicSpecDocument(base.version() + 1, merged);
+                producer.beginTransaction();
+                producer.send(new ProducerRecord<>(partition.topic(), partition.partition(), key, next.toJson()));
+                producer.commitTransaction();
+                listener.apply(next, "published by this instance");
+                return next;
+            } catch (KafkaException e) {
+                if (!fenced(e)) {
+                    throw new FlowException("pipeline '" + pipeline + "': the dynamic spec change may not have been "
+                            + "published to " + partition.topic() + ": " + e + "; check the topic's Write ACL and the "
+                            + "transactional id " + producerProps.get(ProducerConfig.TRANSACTIONAL_ID_CONFIG)
+                            + ", then compare the settings and try again", e);
+                }
+                if (System.nanoTime() > deadline) {
+                    throw new FlowException("pipeline '" + pipeline + "': the dynamic spec change was not published: "
+                            + "other instances kept publishing changes for " + PUBLISH_TIMEOUT.toSeconds() + " s ("
+                            + attempt + " attempts); try again", e);
+                }
+                LOG.info("pipeline '{}': another instance published a dynamic spec change at the same time; merging "
+                        + "this change into its document (attempt {})", pipeline, attempt + 1);
+            } finally {
+                producer.close(Duration.ofSeconds(5));
+            }
+        }
+    }
+
+    /** Whether another writer with the same transactional id took over (possibly wrapped by the producer). */
+    private static boolean fenced(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof ProducerFencedException || t instanceof InvalidProducerEpochException
+                    || t instanceof TransactionAbortableException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private DynamicSpecDocument document(@Nullable ConsumerRecord<byte[], byte[]> latest) {
+        if (latest == null) {
+            return DynamicSpecDocument.EMPTY;
+        }
+        try {
+            if (latest.value() == null) {
+                throw new IllegalArgumentException("a tombstone");
+            }
+            return DynamicSpecDocument.fromJson(latest.value());
+        } catch (IllegalArgumentException e) {
+            throw new FlowException("pipeline '" + pipeline + "': the latest record of " + partition.topic()
+                    + " (offset " + latest.offset() + ") is not a dynamic spec document (" + e.getMessage() + "), so no "
+                    + "change can be merged into it; write a valid document there (a JSON {\"version\": <above "
+                    + "every earlier one>, \"dynamic_spec\": {...}} keyed by the pipeline name)", e);
+        }
+    }
+
+    /**
+     * The last record of this pipeline's key, reading the topic (read_committed) to the end it has now; leaves the
+     * consumer assigned, positioned at that end.
+     */
+    private @Nullable ConsumerRecord<byte[], byte[]> readLatest(Consumer<byte[], byte[]> consumer) {
+        long deadline = System.nanoTime() + READ_TIMEOUT.toNanos();
+        consumer.assign(List.of(partition));
+        long begin = consumer.beginningOffsets(List.of(partition), READ_TIMEOUT).get(partition);
+        long end = consumer.endOffsets(List.of(partition), READ_TIMEOUT).get(partition);
+        long from = Math.max(begin, end - 16);
+        while (true) {
+            ConsumerRecord<byte[], byte[]> latest = null;
+            consumer.seek(partition, from);
+            while (consumer.position(partition, READ_TIMEOUT) < end) {
+                if (System.nanoTime() > deadline) {
+                    throw new FlowException("pipeline '" + pipeline + "' could not read its dynamic-spec topic "
+                            + partition.topic() + " to its end (offset " + end + ") within " + READ_TIMEOUT.toSeconds()
+                            + " s; check the topic's Read ACL and the brokers");
+                }
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(100))) {
+                    if (r.offset() < end && r.key() != null && Arrays.equals(r.key(), key)) {
+                        latest = r;
+                    }
+                }
+            }
+            if (latest != null || from == begin) {
+                consumer.seek(partition, end);
+                return latest;
+            }
+            from = Math.max(begin, from - 2 * (end - from)); // only markers or aborted writes in the tail: look further
+        }
+    }
+
+    /** Stops the listener. Publishing still works afterwards (it then applies only on this instance's object). */
+    @Override
+    public void close() {
+        listener.close();
+    }
+}
