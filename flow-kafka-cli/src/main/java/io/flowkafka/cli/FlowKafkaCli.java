@@ -16,7 +16,8 @@ import picocli.CommandLine.ParseResult;
  */
 @Command(name = "flow-kafka", mixinStandardHelpOptions = true, versionProvider = FlowKafkaCli.Version.class,
         description = "Operate a flow-kafka pipeline on a Kafka cluster.",
-        subcommands = {DescribeCommand.class, StatusCommand.class, ResetCommand.class},
+        subcommands = {DescribeCommand.class, StatusCommand.class, GetDynamicSpecCommand.class,
+                SetDynamicSpecCommand.class, ResetCommand.class},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:done", "1:failed (the message says why: cluster unreachable, bad file, ...)",
                 "2:bad arguments", "3:not found (no such pipeline on the cluster)",

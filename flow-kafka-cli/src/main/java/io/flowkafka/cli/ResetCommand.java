@@ -1,5 +1,6 @@
 package io.flowkafka.cli;
 
+import io.flowkafka.internal.dynamic.DynamicSpecTopic;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;
@@ -64,7 +65,7 @@ final class ResetCommand implements Callable<Integer> {
             Set<String> topics = new TreeSet<>();
             List<String> kept = new ArrayList<>();
             String dlq = cluster.topicNamePrefix() + "dlq";
-            String dynamicSpec = app + ".dynamic-spec";
+            String dynamicSpec = DynamicSpecTopic.name(cluster.topicPrefix, cluster.pipeline);
             for (String t : admin.listTopics().names().get()) {
                 boolean streamsInternal = t.startsWith(app + "-")
                         && (t.endsWith("-changelog") || t.endsWith("-repartition"));

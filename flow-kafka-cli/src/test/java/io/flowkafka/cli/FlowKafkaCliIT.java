@@ -3,8 +3,8 @@ package io.flowkafka.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flowkafka.runtime.FlowRuntime;
-import io.flowkafka.spec.ComputationKind;
 import io.flowkafka.spec.PipelineSpec;
+import io.flowkafka.spec.PipelineSpecLoader;
 import io.flowkafka.testing.Await;
 import io.flowkafka.testing.KafkaCluster;
 import io.flowkafka.testing.TestNames;
@@ -16,11 +16,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
-import org.apache.avro.Schema;
-import org.apache.avro.SchemaBuilder;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -35,9 +32,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @WithKafka
 class FlowKafkaCliIT {
-    private static final Schema EVENT = SchemaBuilder.record("Event").namespace("cli").fields()
-            .requiredString("id").requiredLong("n").endRecord();
-
     @TempDir
     Path dir;
 
@@ -129,14 +123,21 @@ class FlowKafkaCliIT {
         cluster.createTopic(input, 2);
         cluster.createTopic(output, 2);
         produce(cluster, input, 50);
-        PipelineSpec spec = PipelineSpec.builder(pipeline)
-                .stream("raw", EVENT)
-                .stream("events", EVENT)
-                .computation("read", c -> c.kind(ComputationKind.SOURCE)
-                        .source("raw", "KafkaSource", Map.of("topics", input))
-                        .outputStreamIds("events")
-                        .sink("out", "KafkaSink", List.of("events"), Map.of("topic", output)))
-                .build();
+        Path specFile = Files.writeString(dir.resolve("pipeline.yaml"), """
+                name: %s
+                streams:
+                  raw: {schema: {type: record, name: Event, fields: [{name: id, type: string}, {name: n, type: long}]}}
+                  events: {schema: {type: record, name: Event, fields: [{name: id, type: string}, {name: n, type: long}]}}
+                computations:
+                  read:
+                    computation_class_name: Source
+                    source_streams:
+                      raw: {source_class_name: KafkaSource, parameters: {topics: %s}}
+                    output_stream_ids: [events]
+                    sinks:
+                      out: {sink_class_name: KafkaSink, input_stream_ids: [events], parameters: {topic: %s}}
+                """.formatted(pipeline, input, output));
+        PipelineSpec spec = PipelineSpecLoader.fromFile(specFile);
         Properties props = cluster.clientProperties();
         props.put("state.dir", dir.resolve("state").toString());
         props.put("commit.interval.ms", "100");
@@ -150,6 +151,30 @@ class FlowKafkaCliIT {
             Run status = cli("status", "-b", bootstrap, "-p", pipeline);
             assertThat(status.out()).contains("pipeline " + pipeline + " (application.id " + pipeline + ")",
                     "instances: 1 (group Stable)", input + ": p0 ", "dead letters:");
+            Run none = cli("get-dynamic-spec", "-b", bootstrap, "-p", pipeline);
+            assertThat(none.exit()).as(none.err()).isZero();
+            assertThat(none.out()).contains("\"version\" : 0", "\"dynamic_spec\" : { }");
+            String change = "{\"computations\": {\"read\": {\"skip_if_expression\": \"n < 10\"}}}";
+            Run dryRun = cli("set-dynamic-spec", "-b", bootstrap, "-p", pipeline, "-s", specFile.toString(),
+                    "--change", change, "--dry-run");
+            assertThat(dryRun.exit()).as(dryRun.err()).isZero();
+            assertThat(dryRun.out()).contains("computations.read.skip_if_expression: (static) -> \"n < 10\"",
+                    "dry run: not published");
+            Run bad = cli("set-dynamic-spec", "-b", bootstrap, "-p", pipeline, "-s", specFile.toString(),
+                    "--change", "{\"computations\": {\"read\": {\"skip_if_expression\": \"n <\"}}}");
+            assertThat(bad.exit()).isEqualTo(1);
+            assertThat(bad.err()).contains("rejected, nothing published",
+                    "dynamic_spec.computations.read.skip_if_expression at");
+            assertThat(cli("get-dynamic-spec", "-b", bootstrap, "-p", pipeline).out())
+                    .as("neither the dry run nor the bad change published").contains("\"version\" : 0");
+            Run set = cli("set-dynamic-spec", "-b", bootstrap, "-p", pipeline, "-s", specFile.toString(),
+                    "--change", change);
+            assertThat(set.exit()).as(set.err()).isZero();
+            assertThat(set.out()).contains("published version 1");
+            Await.until(Duration.ofSeconds(5), "the running instance applied the CLI's change",
+                    () -> runtime.dynamicSpec().toString().contains("n < 10"));
+            assertThat(cli("get-dynamic-spec", "-b", bootstrap, "-p", pipeline).out()).contains("\"version\" : 1",
+                    "\"skip_if_expression\" : \"n < 10\"");
             Run refused = cli("reset", "-b", bootstrap, "-p", pipeline, "--execute");
             assertThat(refused.exit()).isEqualTo(4);
             assertThat(refused.err()).contains("refused", "running consumer(s)", "stop every instance first");
@@ -157,7 +182,7 @@ class FlowKafkaCliIT {
         Run dry = cli("reset", "-b", bootstrap, "-p", pipeline);
         assertThat(dry.exit()).as(dry.err()).isZero();
         assertThat(dry.out()).contains("would delete (dry run; add --execute)", "consumer group " + pipeline,
-                "topic " + pipeline + ".status");
+                "topic " + pipeline + ".status", "keeping topic " + pipeline + ".dynamic-spec");
         assertThat(cli("status", "-b", bootstrap, "-p", pipeline).exit()).as("a dry run deletes nothing").isZero();
         Run reset = cli("reset", "-b", bootstrap, "-p", pipeline, "--execute");
         assertThat(reset.exit()).as(reset.err()).isZero();

@@ -63,7 +63,8 @@ public final class FlowConfig extends AbstractConfig {
     /** Documentation of {@link #TOPIC_PREFIX_CONFIG}, for the generated configuration reference. */
     public static final String TOPIC_PREFIX_DOC = "Prefix of every topic flow-kafka names: "
             + "<prefix><pipeline>.<stream> for internal streams, <prefix><pipeline>.dlq for dead letters, "
-            + "<prefix><pipeline>.status and <prefix><pipeline>.outbox.<sink>. Sink and source topics named in the "
+            + "<prefix><pipeline>.status, <prefix><pipeline>.dynamic-spec and <prefix><pipeline>.outbox.<sink>. Sink "
+            + "and source topics named in the "
             + "spec are used as they are.";
     /** Default of {@link #TOPIC_PREFIX_CONFIG}: {@value}. */
     public static final String TOPIC_PREFIX_DEFAULT = "";

@@ -83,14 +83,7 @@ public final class DynamicSpecTopic implements AutoCloseable {
         this.partition = new TopicPartition(topic, 0);
         this.key = pipeline.getBytes(StandardCharsets.UTF_8);
         this.dynamic = dynamic;
-        this.consumerProps = ClientProperties.consumer(streamsProps);
-        consumerProps.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        consumerProps.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        consumerProps.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        consumerProps.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 100);
-        consumerProps.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
-        consumerProps.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
-        consumerProps.remove(ConsumerConfig.CLIENT_ID_CONFIG);
+        this.consumerProps = consumerProperties(streamsProps);
         this.producerProps = ClientProperties.producer(streamsProps);
         producerProps.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId(applicationId));
         producerProps.put(ProducerConfig.ACKS_CONFIG, "all");
@@ -100,6 +93,36 @@ public final class DynamicSpecTopic implements AutoCloseable {
         producerProps.remove(ProducerConfig.CLIENT_ID_CONFIG);
         producerProps.putIfAbsent(ProducerConfig.MAX_BLOCK_MS_CONFIG, (int) PUBLISH_TIMEOUT.toMillis());
         this.listener = new DynamicSpecListener(pipeline, topic, dynamic, status, new KafkaConsumer<>(consumerProps));
+    }
+
+    private static Map<String, Object> consumerProperties(Map<?, ?> clientProps) {
+        Map<String, Object> props = ClientProperties.consumer(clientProps);
+        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        props.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 100);
+        props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+        props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+        props.remove(ConsumerConfig.CLIENT_ID_CONFIG);
+        return props;
+    }
+
+    /**
+     * Reads the document in effect from a pipeline's dynamic-spec topic, without an instance: for tools such as the
+     * CLI's {@code get-dynamic-spec}.
+     *
+     * @param pipeline the pipeline name (the record key)
+     * @param topic the topic ({@link #name})
+     * @param clientProps connection properties (bootstrap servers, security)
+     * @return the latest document, or {@link DynamicSpecDocument#EMPTY} when nothing was published
+     * @throws FlowException if the topic cannot be read to its end within 60 s, or its latest record is not a document
+     */
+    public static DynamicSpecDocument read(String pipeline, String topic, Map<?, ?> clientProps) {
+        TopicPartition partition = new TopicPartition(topic, 0);
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerProperties(clientProps))) {
+            return document(pipeline, partition, readLatest(consumer, pipeline, partition,
+                    pipeline.getBytes(StandardCharsets.UTF_8)));
+        }
     }
 
     /**
@@ -202,6 +225,11 @@ public final class DynamicSpecTopic implements AutoCloseable {
     }
 
     private DynamicSpecDocument document(@Nullable ConsumerRecord<byte[], byte[]> latest) {
+        return document(pipeline, partition, latest);
+    }
+
+    private static DynamicSpecDocument document(String pipeline, TopicPartition partition,
+            @Nullable ConsumerRecord<byte[], byte[]> latest) {
         if (latest == null) {
             return DynamicSpecDocument.EMPTY;
         }
@@ -223,6 +251,11 @@ public final class DynamicSpecTopic implements AutoCloseable {
      * consumer assigned, positioned at that end.
      */
     private @Nullable ConsumerRecord<byte[], byte[]> readLatest(Consumer<byte[], byte[]> consumer) {
+        return readLatest(consumer, pipeline, partition, key);
+    }
+
+    private static @Nullable ConsumerRecord<byte[], byte[]> readLatest(Consumer<byte[], byte[]> consumer,
+            String pipeline, TopicPartition partition, byte[] key) {
         long deadline = System.nanoTime() + READ_TIMEOUT.toNanos();
         consumer.assign(List.of(partition));
         long begin = consumer.beginningOffsets(List.of(partition), READ_TIMEOUT).get(partition);
