@@ -18,9 +18,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -192,6 +195,97 @@ class FlowKafkaCliIT {
         Run gone = cli("status", "-b", bootstrap, "-p", pipeline);
         assertThat(gone.exit()).as(gone.err()).isEqualTo(3);
         assertThat(gone.err()).contains("no pipeline '" + pipeline + "'");
+    }
+
+    @Test
+    @Timeout(240)
+    void shouldPauseResumeAndDrainEveryInstanceThroughTheDynamicSpec(KafkaCluster cluster, TestNames names)
+            throws Exception {
+        String pipeline = names.name("clictl");
+        String input = names.topic("in");
+        String output = names.topic("out");
+        cluster.createTopic(input, 2);
+        cluster.createTopic(output, 2);
+        Path specFile = Files.writeString(dir.resolve("control.yaml"), """
+                name: %s
+                streams:
+                  raw: {schema: {type: record, name: Event, fields: [{name: id, type: string}, {name: n, type: long}]}}
+                  events: {schema: {type: record, name: Event, fields: [{name: id, type: string}, {name: n, type: long}]}}
+                computations:
+                  read:
+                    computation_class_name: Source
+                    source_streams:
+                      raw: {source_class_name: KafkaSource, parameters: {topics: %s}}
+                    output_stream_ids: [events]
+                    sinks:
+                      out: {sink_class_name: KafkaSink, input_stream_ids: [events], parameters: {topic: %s}}
+                """.formatted(pipeline, input, output));
+        Properties props = cluster.clientProperties();
+        props.put("state.dir", dir.resolve("control-state").toString());
+        props.put("commit.interval.ms", "100");
+        String b = cluster.bootstrapServers();
+        String s = specFile.toString();
+        try (FlowRuntime runtime = FlowRuntime.create(PipelineSpecLoader.fromFile(specFile), props);
+                OutputCounter out = new OutputCounter(cluster, output)) {
+            runtime.start();
+            produce(cluster, input, 10);
+            Await.until(Duration.ofMinutes(1), "10 outputs", () -> out.count() >= 10);
+
+            Run pause = cli("pause", "-b", b, "-p", pipeline, "-s", s);
+            assertThat(pause.exit()).as(pause.err()).isZero();
+            assertThat(pause.out()).contains("paused: (static) -> true", "published version 1");
+            Await.until(Duration.ofSeconds(10), "the instance paused", () -> runtime.state()
+                    == FlowRuntime.State.PAUSED);
+            produce(cluster, input, 10);
+            Run resume = cli("resume", "-b", b, "-p", pipeline, "-s", s);
+            assertThat(resume.exit()).as(resume.err()).isZero();
+            assertThat(resume.out()).contains("paused: true -> false");
+            Await.until(Duration.ofSeconds(10), "the instance resumed", () -> runtime.state()
+                    == FlowRuntime.State.RUNNING);
+            Await.until(Duration.ofMinutes(1), "20 outputs after the resume", () -> out.count() >= 20);
+
+            Run drain = cli("drain", "-b", b, "-p", pipeline, "-s", s);
+            assertThat(drain.exit()).as(drain.err()).isZero();
+            assertThat(drain.out()).contains("computations.read.draining: (static) -> true");
+            Await.until(Duration.ofSeconds(10), "the instance drains 'read'",
+                    () -> runtime.dynamicSpec().toString().contains("draining=true"));
+            Run wrong = cli("drain", "-b", b, "-p", pipeline, "-s", s, "-c", "nope");
+            assertThat(wrong.exit()).isEqualTo(1);
+            assertThat(wrong.err()).contains("dynamic_spec.computations.nope: unknown computation 'nope'");
+            produce(cluster, input, 10);
+            Run cancel = cli("drain", "-b", b, "-p", pipeline, "-s", s, "--cancel");
+            assertThat(cancel.exit()).as(cancel.err()).isZero();
+            assertThat(cancel.out()).contains("computations.read.draining: true -> (static)");
+            Await.until(Duration.ofMinutes(1), "30 outputs once the sources are read again", () -> out.count() >= 30);
+            assertThat(out.count()).as("each input once").isEqualTo(30);
+        }
+    }
+
+    /** Counts the records of a topic (read_committed), polling on each call. */
+    static final class OutputCounter implements AutoCloseable {
+        private final KafkaConsumer<byte[], byte[]> consumer;
+        private long count;
+
+        OutputCounter(KafkaCluster cluster, String topic) {
+            Properties p = cluster.clientProperties();
+            p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+            p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+            p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+            p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+            p.put(ConsumerConfig.GROUP_ID_CONFIG, "counter-" + topic);
+            consumer = new KafkaConsumer<>(p);
+            consumer.subscribe(List.of(topic));
+        }
+
+        long count() {
+            count += consumer.poll(Duration.ofMillis(200)).count();
+            return count;
+        }
+
+        @Override
+        public void close() {
+            consumer.close();
+        }
     }
 
     private static void produce(KafkaCluster cluster, String topic, int count) throws Exception {

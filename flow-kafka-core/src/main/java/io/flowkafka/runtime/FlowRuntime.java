@@ -27,6 +27,7 @@ import io.flowkafka.internal.dynamic.DynamicSpecDocument;
 import io.flowkafka.internal.dynamic.DynamicSpecTopic;
 import io.flowkafka.internal.watermarks.FiniteSources;
 import io.flowkafka.internal.watermarks.SourceIdleness;
+import io.flowkafka.internal.drain.DrainingSources;
 import io.flowkafka.spec.KeyVisitorSettings;
 import io.flowkafka.spec.InvalidSpecException;
 import io.flowkafka.spec.PipelineGraph;
@@ -161,6 +162,8 @@ public final class FlowRuntime implements AutoCloseable {
     private final DynamicSpec dynamicSpec;
     private final StatusBoard statusBoard = new StatusBoard();
     private final MeterRegistry meterRegistry;
+    /** Whether this instance is paused because the dynamic spec says {@code paused: true}. */
+    private volatile boolean pausedBySpec;
     private final OutputLimitMeter outputLimitMeter;
     /** Gauges that read this runtime's objects: removed on {@link #close()}, so a later runtime can register its own. */
     private final List<Meter> runtimeGauges = new CopyOnWriteArrayList<>();
@@ -585,7 +588,9 @@ public final class FlowRuntime implements AutoCloseable {
             admin.close(Duration.ofSeconds(5));
             throw e;
         }
-        var created = FlowStreams.create(compiled, streamsProps, config, producerDecorator);
+        var drainingSources = new DrainingSources(compiled.sourceTopicsByComputation(), compiled.partitionCounts());
+        var created = FlowStreams.create(compiled, streamsProps, config, producerDecorator,
+                () -> drainingSources.partitions(dynamicSpec.drainingComputations()));
         var supplier = created.clients();
         clientSupplier = supplier;
         KafkaStreams ks = created.streams();
@@ -611,6 +616,8 @@ public final class FlowRuntime implements AutoCloseable {
                 meterRegistry));
         sinks.installSyncWriters();
         ks.start();
+        dynamicSpec.onChange(this::followPausedSetting);
+        followPausedSetting(); // the document read at start may pause the pipeline
         long purgeMs = config.getLong(FlowConfig.PURGE_INTERVAL_MS_CONFIG);
         var completion = new CompletionWatch(spec, compiled, applicationId(), ClientProperties.consumer(streamsProps),
                 () -> state.compareAndSet(State.RUNNING, State.COMPLETED));
@@ -673,6 +680,27 @@ public final class FlowRuntime implements AutoCloseable {
             ks.pause();
         }
         state.compareAndSet(State.RUNNING, State.PAUSED);
+    }
+
+    /**
+     * Follows the dynamic spec's {@code paused}: pauses when it turns true, resumes when it turns false (only a pause
+     * it made itself, not one of {@link #pause()}).
+     */
+    private void followPausedSetting() {
+        KafkaStreams ks = streams;
+        if (ks == null || state.get() == State.STOPPING || state.get() == State.STOPPED) {
+            return;
+        }
+        boolean want = dynamicSpec.paused();
+        if (want && !pausedBySpec) {
+            pausedBySpec = true;
+            pause();
+            LOG.info("pipeline '{}': paused by the dynamic spec", spec.name());
+        } else if (!want && pausedBySpec) {
+            pausedBySpec = false;
+            resume();
+            LOG.info("pipeline '{}': resumed by the dynamic spec", spec.name());
+        }
     }
 
     /** Resumes after {@link #pause()}. */

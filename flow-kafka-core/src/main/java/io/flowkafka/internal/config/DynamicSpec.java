@@ -11,10 +11,15 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The dynamic part of a pipeline's spec (Flow's {@code dynamic_spec}) held by one runtime: what a
@@ -33,6 +38,7 @@ import org.jspecify.annotations.Nullable;
  * <p>Threading: changed by any thread (changes are serialized), read by stream threads; each value is immutable.
  */
 public final class DynamicSpec {
+    private static final Logger LOG = LoggerFactory.getLogger(DynamicSpec.class);
     private final Map<String, KeyVisitorSettings> visitors = new ConcurrentHashMap<>();
     /** {@code at_most_once_strategy.total_queue_bytes_limit} of each at-most-once sink, by (computation, sink). */
     private final Map<String, Long> queueLimits = new ConcurrentHashMap<>();
@@ -45,6 +51,11 @@ public final class DynamicSpec {
     private final Map<String, Long> staticQueueLimits = new LinkedHashMap<>();
     /** The document in effect; replaced whole, never changed in place. Guarded by {@code this}. */
     private Map<String, Object> document = Map.of();
+    /** {@code paused}: every instance keeps its processing paused (Flow's paused pipeline state). */
+    private volatile boolean paused;
+    /** The computations whose {@code draining} is true: they stop reading their source topics. */
+    private volatile Set<String> draining = Set.of();
+    private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
 
     /** The starting values from the static spec (which must be valid). */
     public DynamicSpec(PipelineSpec spec) {
@@ -94,6 +105,21 @@ public final class DynamicSpec {
         Map<String, Object> out = new LinkedHashMap<>(source.parameters());
         out.putAll(changed);
         return java.util.Collections.unmodifiableMap(out);
+    }
+
+    /** Whether the document in effect pauses the pipeline ({@code "paused": true}). */
+    public boolean paused() {
+        return paused;
+    }
+
+    /** The computations the document in effect drains ({@code computations.<id>.draining: true}). */
+    public Set<String> drainingComputations() {
+        return draining;
+    }
+
+    /** Runs {@code listener} after each document that takes effect (on the thread that applied it). */
+    public void onChange(Runnable listener) {
+        listeners.add(listener);
     }
 
     /** The {@code skip_if_expression} setting of a computation, whose current value changes in place. */
@@ -222,7 +248,8 @@ public final class DynamicSpec {
 
     /** What a valid document sets, computed from the static values. */
     private record Plan(Map<String, KeyVisitorSettings> visitors, Map<String, Long> queueLimits,
-            Map<String, Map<String, Object>> sourceParameters, Map<String, SkipExpression> skipIf) {
+            Map<String, Map<String, Object>> sourceParameters, Map<String, SkipExpression> skipIf,
+            Set<String> draining, boolean paused) {
     }
 
     private void install(Plan plan, Map<String, Object> newDocument) {
@@ -231,7 +258,16 @@ public final class DynamicSpec {
         sourceParameters.keySet().retainAll(plan.sourceParameters().keySet());
         sourceParameters.putAll(plan.sourceParameters());
         skipIf.forEach((cid, setting) -> setting.set(plan.skipIf().get(cid))); // absent from the document: none
+        draining = Set.copyOf(plan.draining());
+        paused = plan.paused();
         document = newDocument;
+        for (Runnable listener : listeners) {
+            try {
+                listener.run();
+            } catch (RuntimeException e) {
+                LOG.warn("a dynamic spec listener failed: {}", e.toString(), e);
+            }
+        }
     }
 
     /**
@@ -245,10 +281,20 @@ public final class DynamicSpec {
         Map<String, Long> queueUpdates = new LinkedHashMap<>();
         Map<String, Map<String, Object>> sourceUpdates = new LinkedHashMap<>();
         Map<String, SkipExpression> skipUpdates = new LinkedHashMap<>(); // a null value removes the expression
+        Set<String> drainingUpdates = new LinkedHashSet<>();
+        boolean pausedUpdate = false;
         for (Map.Entry<String, ?> top : change.entrySet()) {
+            if (top.getKey().equals("paused")) {
+                if (top.getValue() instanceof Boolean b) {
+                    pausedUpdate = b;
+                } else {
+                    problems.add("dynamic_spec.paused must be true or false but was " + top.getValue());
+                }
+                continue;
+            }
             if (!top.getKey().equals("computations")) {
-                problems.add("dynamic_spec." + top.getKey() + " is not a dynamic setting; use computations.<id>."
-                        + "key_visitor_streams.<name>.<setting>");
+                problems.add("dynamic_spec." + top.getKey() + " is not a dynamic setting; use paused or computations."
+                        + "<id>.<setting> (key_visitor_streams, skip_if_expression, draining, sinks, source_streams)");
                 continue;
             }
             for (Map.Entry<String, ?> ce : map(top.getValue(), "dynamic_spec.computations", problems).entrySet()) {
@@ -270,6 +316,18 @@ public final class DynamicSpec {
                                 queueUpdates);
                         continue;
                     }
+                    if (fe.getKey().equals("draining")) {
+                        if (!(fe.getValue() instanceof Boolean b)) {
+                            problems.add(cfield + ".draining must be true or false but was " + fe.getValue());
+                        } else if (c.sourceStreams().isEmpty()) {
+                            problems.add(cfield + ".draining: computation '" + cid + "' has no source_streams; "
+                                    + "draining stops a computation reading its source topics, so set it on the "
+                                    + "computations that read them");
+                        } else if (b) {
+                            drainingUpdates.add(cid);
+                        }
+                        continue;
+                    }
                     if (fe.getKey().equals("skip_if_expression")) {
                         try {
                             skipUpdates.put(cid, skipIf.get(cid).compile(fe.getValue()));
@@ -280,7 +338,8 @@ public final class DynamicSpec {
                     }
                     if (!fe.getKey().equals("key_visitor_streams")) {
                         problems.add(cfield + "." + fe.getKey() + " is not a dynamic setting; use key_visitor_streams,"
-                                + " skip_if_expression or sinks.<sink>.at_most_once_strategy.total_queue_bytes_limit");
+                                + " skip_if_expression, draining or sinks.<sink>.at_most_once_strategy."
+                                + "total_queue_bytes_limit");
                         continue;
                     }
                     String vfield = cfield + ".key_visitor_streams";
@@ -305,7 +364,7 @@ public final class DynamicSpec {
         if (!problems.isEmpty()) {
             throw new IllegalArgumentException(prefix + String.join("; ", problems));
         }
-        return new Plan(updates, queueUpdates, sourceUpdates, skipUpdates);
+        return new Plan(updates, queueUpdates, sourceUpdates, skipUpdates, drainingUpdates, pausedUpdate);
     }
 
     private void applySources(ComputationSpec c, String field, Map<String, ?> sources, List<String> problems,

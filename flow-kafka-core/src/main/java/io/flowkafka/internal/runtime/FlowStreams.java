@@ -7,8 +7,11 @@ import io.flowkafka.internal.outbox.EpochCommits;
 import io.flowkafka.runtime.FlowConfig;
 import java.util.HashSet;
 import java.util.Properties;
+import java.util.Set;
+import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.streams.KafkaStreams;
 import org.jspecify.annotations.Nullable;
 
@@ -28,12 +31,28 @@ public record FlowStreams(KafkaStreams streams, DrainingClientSupplier clients) 
      *
      * @param producerDecorator a {@code UnaryOperator<Producer<byte[], byte[]>>} applied to each stream thread's
      *     producer (tests), or null
+     * @param drainingSources the source partitions the dynamic spec's {@code draining} keeps paused now
      */
     public static FlowStreams create(CompiledPipeline compiled, Properties streamsProps, FlowConfig config,
-            @Nullable Object producerDecorator) {
+            @Nullable Object producerDecorator, Supplier<Set<TopicPartition>> drainingSources) {
         var alignment = compiled.alignment();
-        var supplier = new DrainingClientSupplier(new HashSet<>(compiled.sourceTopics()),
-                alignment.active() ? alignment::blocked : null, compiled.sourceIdleness());
+        // one "keep paused" set per poll: alignment's, and the source partitions of computations the dynamic spec
+        // drains
+        Supplier<Set<TopicPartition>> paused = !alignment.active() ? drainingSources : () -> {
+            Set<TopicPartition> aligned = alignment.blocked();
+            Set<TopicPartition> drained = drainingSources.get();
+            if (drained.isEmpty()) {
+                return aligned;
+            }
+            if (aligned.isEmpty()) {
+                return drained;
+            }
+            Set<TopicPartition> both = new HashSet<>(aligned);
+            both.addAll(drained);
+            return both;
+        };
+        var supplier = new DrainingClientSupplier(new HashSet<>(compiled.sourceTopics()), paused,
+                compiled.sourceIdleness());
         if (!config.getBoolean(FlowConfig.LEAVE_GROUP_ON_CLOSE_CONFIG)) {
             supplier.stayInGroupOnClose();
         }

@@ -161,4 +161,24 @@ class DynamicSpecTest {
         assertThat(d.keyVisitor("c", "v").period()).as("a rejected document changes nothing")
                 .isEqualTo(Duration.ofHours(1));
     }
+
+    @Test
+    void shouldPauseThePipelineAndRejectDrainingAComputationWithoutSources() {
+        DynamicSpec d = dynamic();
+        int[] changes = {0};
+        d.onChange(() -> changes[0]++);
+        d.apply(Map.of("paused", true));
+        assertThat(d.paused()).isTrue();
+        assertThat(changes[0]).as("listeners run after each document that takes effect").isEqualTo(1);
+        assertThatThrownBy(() -> d.apply(Map.of("paused", "yes"))).hasMessageContaining(
+                "dynamic_spec.paused must be true or false but was yes");
+        assertThatThrownBy(() -> d.apply(Map.of("computations", Map.of("c", Map.of("draining", true)))))
+                .hasMessageContaining("dynamic_spec.computations.c.draining: computation 'c' has no source_streams");
+        assertThat(d.drainingComputations()).isEmpty();
+        assertThat(changes[0]).as("a rejected change runs no listener").isEqualTo(1);
+        Map<String, Object> unpause = new HashMap<>();
+        unpause.put("paused", null);
+        d.apply(unpause);
+        assertThat(d.paused()).as("null: back to the static value, not paused").isFalse();
+    }
 }
