@@ -36,6 +36,9 @@ class DemoOutputIT {
             assertThat(output).doesNotContain("\u001b");
             List<String> lines = output.lines().toList();
             assertThat(lines).contains("Starting an in-JVM Kafka broker (KRaft)...");
+            assertThat(lines).as("progress while it runs").anyMatch(l -> l.matches(
+                    " +[A-Z]+ +\\d+% of the input committed \\([\\d,]+ of [\\d,]+ records\\)"));
+            assertThat(lines).as("the summary at the end").anyMatch(l -> l.startsWith("completed in "));
             assertThat(lines).last().asString().startsWith("OK: every impression got exactly one result");
             assertThat(lines).noneMatch(l -> l.contains("ERROR") || l.contains("WARN") || l.startsWith("\tat "));
         }

@@ -77,7 +77,18 @@ public final class WaitClickDemo {
         try (FlowRuntime runtime = FlowRuntime.create(
                 WaitClickJoin.spec(pipeline, impressionsTopic, clicksTopic, resultsTopic, 4, true), props)) {
             runtime.start();
-            if (!runtime.awaitCompletion(Duration.ofMinutes(3))) {
+            long inputs = n + data.clicks().size();
+            long deadline = System.nanoTime() + Duration.ofMinutes(3).toNanos();
+            boolean completed = false;
+            try (Admin progressAdmin = Admin.create(common)) {
+                while (!completed && System.nanoTime() < deadline) {
+                    completed = runtime.awaitCompletion(Duration.ofSeconds(2));
+                    long read = committedInput(progressAdmin, runtime.applicationId(), impressionsTopic, clicksTopic);
+                    System.out.printf("  %-9s %3d%% of the input committed (%,d of %,d records)%n", runtime.state(),
+                            100 * read / Math.max(1, inputs), read, inputs);
+                }
+            }
+            if (!completed) {
                 System.out.println("FAILED: the pipeline did not complete (state " + runtime.state() + ")");
                 runtime.status().forEach(e -> System.out.println("  " + e.severity() + " " + e.computation() + "/"
                         + e.partition() + " " + e.path() + ": " + e.message()));
@@ -104,6 +115,18 @@ public final class WaitClickDemo {
     }
 
     private static boolean duplicates;
+
+    /** The source records the pipeline has committed so far: its progress, as its consumer group shows it. */
+    private static long committedInput(Admin admin, String group, String... topics) {
+        try {
+            List<String> wanted = List.of(topics);
+            return admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get().entrySet().stream()
+                    .filter(e -> e.getValue() != null && wanted.contains(e.getKey().topic()))
+                    .mapToLong(e -> e.getValue().offset()).sum();
+        } catch (Exception e) {
+            return 0; // progress is informative only
+        }
+    }
 
     private static Map<String, String> readResults(String bootstrap, String topic, int expected) throws Exception {
         Properties cp = new Properties();

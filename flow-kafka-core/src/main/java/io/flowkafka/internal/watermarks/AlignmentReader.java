@@ -14,6 +14,7 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -48,6 +49,10 @@ public final class AlignmentReader implements AutoCloseable {
     private final Map<TopicPartition, Long> replayUntil = new HashMap<>();
     private final Map<TopicPartition, byte[]> replayed = new HashMap<>();
     private long nextWarnMs;
+    /** When the current run of retriable failures began, or -1. */
+    private long failingSinceMs = -1;
+    /** How long retriable failures (timeouts under load) are retried before a warning. */
+    private static final long QUIET_RETRIES_MS = 30_000;
 
     /**
      * @param client the cluster's client properties (bootstrap servers, security)
@@ -100,8 +105,10 @@ public final class AlignmentReader implements AutoCloseable {
             }
         } catch (KafkaException e) {
             // the broker is away, or no access: the members keep their last values; the next call retries
-            warn("reading the watermark changelogs failed, retrying: " + e);
+            warn("reading the watermark changelogs failed, retrying: " + e, e);
+            return;
         }
+        failingSinceMs = -1; // read fine: a later failure starts a new quiet period
     }
 
     private void report(TopicPartition tp, byte[] value) {
@@ -115,7 +122,7 @@ public final class AlignmentReader implements AutoCloseable {
             try {
                 parts = consumer.partitionsFor(topic, Duration.ofMillis(200));
             } catch (KafkaException e) {
-                warn("looking up watermark changelog " + topic + " failed, retrying: " + e);
+                warn("looking up watermark changelog " + topic + " failed, retrying: " + e, e);
                 continue;
             }
             if (parts == null || parts.isEmpty()) {
@@ -139,8 +146,17 @@ public final class AlignmentReader implements AutoCloseable {
     }
 
     /** A warning at most once a minute: the reader retries every poll, and a lasting failure must not flood the log. */
-    private void warn(String message) {
+    private void warn(String message, KafkaException e) {
         long now = System.currentTimeMillis();
+        if (e instanceof RetriableException) {
+            if (failingSinceMs < 0) {
+                failingSinceMs = now;
+            }
+            if (now - failingSinceMs < QUIET_RETRIES_MS) { // a slow answer under load: the next call retries
+                LOG.debug("watermark alignment: {}", message);
+                return;
+            }
+        }
         if (now >= nextWarnMs) {
             nextWarnMs = now + 60_000;
             LOG.warn("watermark alignment: {} (members on other instances keep their last known state)", message);
