@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -147,12 +148,10 @@ class FlowKafkaCliIT {
         String bootstrap = cluster.bootstrapServers();
         try (FlowRuntime runtime = FlowRuntime.create(spec, props)) {
             runtime.start();
-            Await.until(Duration.ofMinutes(1), "the input committed", () -> {
-                Run s = cli("status", "-b", bootstrap, "-p", pipeline);
-                return s.exit() == 0 && s.out().contains("total lag: 0 record(s) over 2 partition(s)");
-            });
+            Await.until(Duration.ofMinutes(1), "the input committed", () -> committed(cluster, pipeline, input) == 50);
             Run status = cli("status", "-b", bootstrap, "-p", pipeline);
-            assertThat(status.out()).contains("pipeline " + pipeline + " (application.id " + pipeline + ")",
+            assertThat(status.exit()).as(status.err()).isZero();
+            assertThat(status.out()).contains("total lag: 0 record(s) over 2 partition(s)","pipeline " + pipeline + " (application.id " + pipeline + ")",
                     "instances: 1 (group Stable)", input + ": p0 ", "dead letters:");
             Run none = cli("get-dynamic-spec", "-b", bootstrap, "-p", pipeline);
             assertThat(none.exit()).as(none.err()).isZero();
@@ -285,6 +284,19 @@ class FlowKafkaCliIT {
         @Override
         public void close() {
             consumer.close();
+        }
+    }
+
+    private static long committed(KafkaCluster cluster, String group, String topic) {
+        try {
+            return cluster.admin().listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get().entrySet()
+                    .stream().filter(e -> e.getKey().topic().equals(topic) && e.getValue() != null)
+                    .mapToLong(e -> e.getValue().offset()).sum();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        } catch (ExecutionException e) {
+            return -1; // the group is not there yet
         }
     }
 
