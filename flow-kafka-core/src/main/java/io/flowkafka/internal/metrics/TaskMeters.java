@@ -11,7 +11,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The gauges of one task attempt, tagged {@code pipeline}, {@code computation} and {@code partition}: its input lag
- * ({@value #INPUT_LAG}), how far its output watermarks are behind the wall clock ({@value #WATERMARK_LAG},
+ * ({@value #INPUT_LAG}), how far its input watermarks are behind the wall clock ({@value #WATERMARK_LAG},
  * {@code kind=event|system}) and its pending timers ({@value #TIMERS_PENDING}). Rule kept: registered when the task
  * is initialised and removed when it closes (a rebalance or a revive), so no stale series is left behind; the task
  * writes plain fields at punctuation time and the gauges read them at scrape time, so the record path does no
@@ -22,7 +22,10 @@ import org.jspecify.annotations.Nullable;
 public final class TaskMeters {
     /** Records of the task's input partitions not read yet. */
     public static final String INPUT_LAG = "flow.input.lag_records";
-    /** Seconds between the wall clock and the task's output watermark. */
+    /**
+     * Seconds between the wall clock and the task's input watermark: the minimum over its input streams and sources,
+     * before timer holds (a hold is the task's own choice, not a delay; the output watermark adds it).
+     */
     public static final String WATERMARK_LAG = "flow.watermark.lag_seconds";
     /** The task's pending timers (about: RocksDB's estimate). */
     public static final String TIMERS_PENDING = "flow.timers.pending";
@@ -52,11 +55,11 @@ public final class TaskMeters {
                     .tags(tags).register(registry));
         }
         meters.add(Gauge.builder(WATERMARK_LAG, this, m -> lagSeconds(m.eventWatermark))
-                .description("Wall clock minus the task's output event watermark, in seconds; 0 once complete, NaN "
-                        + "before the first watermark").tags(tags).tag("kind", "event").register(registry));
+                .description("Wall clock minus the task's input event watermark (minimum over its inputs and sources), "
+                        + "in seconds; 0 once complete, NaN before the first watermark").tags(tags).tag("kind", "event").register(registry));
         meters.add(Gauge.builder(WATERMARK_LAG, this, m -> lagSeconds(m.systemWatermark))
-                .description("Wall clock minus the task's output system watermark, in seconds; 0 once complete, NaN "
-                        + "before the first watermark").tags(tags).tag("kind", "system").register(registry));
+                .description("Wall clock minus the task's input system watermark (minimum over its inputs and sources), "
+                        + "in seconds; 0 once complete, NaN before the first watermark").tags(tags).tag("kind", "system").register(registry));
         if (timers) {
             meters.add(Gauge.builder(TIMERS_PENDING, this, m -> m.pendingTimers)
                     .description("The task's pending timers, as the timer store estimates them at each timer "
@@ -64,7 +67,7 @@ public final class TaskMeters {
         }
     }
 
-    /** Notes the output watermarks the task computed (nanoseconds; {@link Long#MAX_VALUE} once complete). */
+    /** Notes the task's input watermarks (nanoseconds; {@link Long#MAX_VALUE} once complete). */
     public void watermarks(long event, long system) {
         eventWatermark = event;
         systemWatermark = system;

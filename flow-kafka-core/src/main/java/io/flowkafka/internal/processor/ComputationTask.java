@@ -1039,14 +1039,19 @@ final class ComputationTask {
         long system;
         boolean idle = false;
         boolean completed = false;
+        long inputEvent; // the input watermarks, before timer holds and batches: what the watermark-lag gauges show
+        long inputSystem;
         if (sourceComputation) {
             event = clocks.eventWatermark();
             system = clocks.systemWatermark(now);
+            boolean sourcesDone = finite.allDone();
+            inputEvent = sourcesDone ? Long.MAX_VALUE : event;
+            inputSystem = sourcesDone ? Long.MAX_VALUE : system;
             // a source partition paused by watermark_alignment has data waiting: not idle, or readers would skip it
             // (its records would then arrive behind their watermark); it holds nothing back, being ahead of its group
             // nor is one with records waiting in its topic (the consumer has not handed them over yet)
             idle = sourcesIdle();
-            completed = finite.allDone() && visitors.allDone();
+            completed = sourcesDone && visitors.allDone();
             if (alignedPartitions != null) {
                 reportAlignment(true, idle);
             }
@@ -1070,6 +1075,8 @@ final class ComputationTask {
                 system = now * 1_000_000L;
                 completed = visitors.any(); // no inputs: nothing to wait for but the visitors
             }
+            inputEvent = event;
+            inputSystem = system;
             completed &= visitors.allDone();
             if (timerStore != null) {
                 event = Math.min(event, timerStore.watermarkHold()); // the watermark hold
@@ -1085,7 +1092,7 @@ final class ComputationTask {
             system = Long.MAX_VALUE;
         }
         outboxWatermarks.maybeWrite(now, system, context); // the input system watermark, to the async sinks
-        taskMeters.watermarks(event, system);
+        taskMeters.watermarks(inputEvent, inputSystem);
         emitter.emit(now, new WatermarkEmitter.Values(event, system, idle, completed),
                 deps -> dependencyWatermarks(deps, now));
     }
