@@ -78,8 +78,8 @@ public final class OutboxService implements AutoCloseable {
     private final Counter failures;
     private final MeterRegistry meters;
     private final Gauge backlogGauge;
-    /** Outbox offsets not delivered yet on this service's open partitions, as last measured by the loop. */
-    private volatile long backlog;
+    /** Outbox offsets not delivered yet on this service's open partitions, as last measured; NaN: none measured. */
+    private volatile double backlog = Double.NaN;
     private final Thread thread;
     private final CountDownLatch done = new CountDownLatch(1);
     private volatile boolean running = true;
@@ -132,7 +132,8 @@ public final class OutboxService implements AutoCloseable {
         this.meters = meters;
         this.backlogGauge = Gauge.builder(BACKLOG_METER, this, s -> s.backlog)
                 .description("Outbox offsets written but not delivered yet on this instance's outbox partitions "
-                        + "(messages, watermark records and transaction markers alike), measured by the delivery loop")
+                        + "(messages, watermark records and transaction markers alike), measured by the delivery loop; "
+                        + "NaN while none is open and fetched")
                 .tags(tags).tag("computation", computation).register(meters);
         this.thread = new Thread(this::run, "flow-" + pipeline + "-outbox-" + sink);
         this.thread.setDaemon(true);
@@ -272,7 +273,7 @@ public final class OutboxService implements AutoCloseable {
             batcher.clear(p);
             messagesNext.put(p, resume.isPresent() && resume.getAsLong() > batchesNext.orElse(-1) ? resume
                     : batchesNext);
-            undeliveredFrom.put(p, c.position(tp));
+            undeliveredFrom.put(p, offset >= 0 ? offset : begin);
             opened.add(p);
             succeeded(p);
             return true;
@@ -420,19 +421,24 @@ public final class OutboxService implements AutoCloseable {
 
     /**
      * The backlog of the open partitions: the consumer's position plus its lag (to the last stable offset, from the
-     * last fetch: no request) minus the first offset not delivered. Local calls only, once per loop iteration.
+     * last fetch: no request) minus the first offset not delivered; a partition not fetched yet counts when it is.
+     * Local calls only, once per loop iteration.
      */
     private void measureBacklog(KafkaConsumer<byte[], byte[]> c) {
         long sum = 0;
+        boolean measured = false;
         for (TopicPartition tp : c.assignment()) {
             Long from = undeliveredFrom.get(tp.partition());
             if (from == null) {
                 continue;
             }
-            OptionalLong lag = c.currentLag(tp);
-            sum += Math.max(0, c.position(tp) + (lag.isPresent() ? lag.getAsLong() : 0) - from);
+            OptionalLong lag = c.currentLag(tp); // present only with a known position: position() cannot block
+            if (lag.isPresent()) {
+                sum += Math.max(0, c.position(tp) + lag.getAsLong() - from);
+                measured = true;
+            }
         }
-        backlog = sum;
+        backlog = measured ? sum : Double.NaN;
     }
 
     private void maybePurge() {
