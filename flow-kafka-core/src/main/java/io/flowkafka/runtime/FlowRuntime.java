@@ -262,8 +262,11 @@ public final class FlowRuntime implements AutoCloseable {
     }
 
     /**
-     * Validates and compiles the spec, registering flow-kafka's metrics (key visitors) in
-     * {@code meters}; starts nothing.
+     * Validates and compiles the spec, registering flow-kafka's metrics in {@code meters}; starts nothing. From
+     * {@link #start()} to {@link #close()} the registry also holds each task's meters (tagged {@code pipeline},
+     * {@code computation}, {@code partition}; removed when the task closes or moves) and Kafka Streams' own metrics
+     * ({@code kafka.*}). With a {@code PrometheusMeterRegistry}, {@link PrometheusEndpoint} serves them;
+     * {@link HealthHandler} says whether the pipeline can make progress.
      *
      * @param spec the pipeline spec
      * @param props the deployment properties: {@code flow.*} keys ({@link FlowConfig}) and Kafka Streams and client
