@@ -10,12 +10,17 @@ import io.flowkafka.runtime.FlowRuntime;
 import io.flowkafka.spec.ColumnType;
 import io.flowkafka.spec.ComputationKind;
 import io.flowkafka.spec.PipelineSpec;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
 import org.apache.avro.generic.GenericData;
@@ -34,6 +39,7 @@ import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.StoreBuilder;
 import org.apache.kafka.streams.state.Stores;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The same per-key counting job three ways. Each reads the input topic (key = counting key,
@@ -58,6 +64,9 @@ import org.apache.kafka.streams.state.Stores;
  *       internal topic -> a Transform grouped by {@code farm_hash(key), key} with state ->
  *       KafkaSink (json). The hop through the internal topic is the Flow model's: source
  *       computations and keyed computations are separate.</li>
+ *   <li>{@link Job#FLOW_PROMETHEUS}: {@link Job#FLOW} with its meters in a {@code PrometheusMeterRegistry}
+ *       scraped every 5 s: the cost of the metrics a Prometheus user turns on, next to {@code flow} (a private
+ *       {@code SimpleMeterRegistry}, never read).</li>
  * </ul>
  */
 final class CountingJobs {
@@ -67,7 +76,7 @@ final class CountingJobs {
     /** The jobs. */
     enum Job {
         PLAIN("plain"), PLAIN_REPARTITION("plain-repartition"), FLOW("flow"), FLOW_OUTBOX("flow-outbox"),
-        FLOW_KEYED("flow-keyed");
+        FLOW_KEYED("flow-keyed"), FLOW_PROMETHEUS("flow-prometheus");
 
         final String label;
 
@@ -81,8 +90,8 @@ final class CountingJobs {
                     return j;
                 }
             }
-            throw new IllegalArgumentException("unknown job '" + s + "': use plain, plain-repartition, flow, flow-outbox "
-                    + "or flow-keyed");
+            throw new IllegalArgumentException("unknown job '" + s + "': use plain, plain-repartition, flow, flow-outbox, "
+                    + "flow-keyed or flow-prometheus");
         }
     }
 
@@ -107,6 +116,8 @@ final class CountingJobs {
             case PLAIN -> startStreams(plainTopology(input, output), appId, common);
             case PLAIN_REPARTITION -> startStreams(repartitionTopology(input, output, partitions), appId, common);
             case FLOW -> startFlow(flowSpec(appId, input, output, partitions, "KafkaSink"), common);
+            case FLOW_PROMETHEUS -> startFlow(flowSpec(appId, input, output, partitions, "KafkaSink"), common,
+                    new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
             case FLOW_OUTBOX -> startFlow(flowSpec(appId, input, output, partitions, "TKafkaSink"), common);
             case FLOW_KEYED -> startFlow(keyedFlowSpec(appId, input, output), common);
         };
@@ -293,11 +304,21 @@ final class CountingJobs {
     }
 
     private static final List<String> START_NOTES = new java.util.ArrayList<>();
+    private static final long SCRAPE_INTERVAL_MS = 5_000;
 
     private static Running startFlow(PipelineSpec spec, Properties common) {
+        return startFlow(spec, common, null);
+    }
+
+    /**
+     * Starts a flow-kafka job; with {@code prometheus}, its meters go there and a daemon thread scrapes them every
+     * {@value #SCRAPE_INTERVAL_MS} ms, as a Prometheus server would (more often than its 15 s default).
+     */
+    private static Running startFlow(PipelineSpec spec, Properties common, @Nullable PrometheusMeterRegistry prometheus) {
         FlowRuntime runtime = null;
         for (int attempt = 1; runtime == null; attempt++) {
-            FlowRuntime r = FlowRuntime.create(spec, common);
+            FlowRuntime r = prometheus == null ? FlowRuntime.create(spec, common)
+                    : FlowRuntime.create(spec, common, prometheus);
             try {
                 r.start();
                 runtime = r;
@@ -320,6 +341,17 @@ final class CountingJobs {
             }
         }
         FlowRuntime started = runtime;
+        ScheduledExecutorService scraper = null;
+        if (prometheus != null) {
+            scraper = Executors.newSingleThreadScheduledExecutor(t -> {
+                Thread thread = new Thread(t, "bench-prometheus-scrape");
+                thread.setDaemon(true);
+                return thread;
+            });
+            scraper.scheduleAtFixedRate(() -> prometheus.scrape(), SCRAPE_INTERVAL_MS, SCRAPE_INTERVAL_MS,
+                    TimeUnit.MILLISECONDS);
+        }
+        ScheduledExecutorService scraping = scraper;
         return new Running() {
             @Override
             public boolean isRunning() {
@@ -328,6 +360,9 @@ final class CountingJobs {
 
             @Override
             public void close() {
+                if (scraping != null) {
+                    scraping.shutdownNow();
+                }
                 started.stop(Duration.ofSeconds(60));
                 started.close();
             }

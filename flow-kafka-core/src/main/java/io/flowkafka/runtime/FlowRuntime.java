@@ -7,6 +7,7 @@ import io.flowkafka.internal.compiler.CompiledPipeline;
 import io.flowkafka.internal.compiler.PipelineCompiler;
 import io.flowkafka.internal.drain.DrainCondition;
 import io.flowkafka.internal.drain.DrainingClientSupplier;
+import io.flowkafka.internal.metrics.PipelineMeters;
 import io.flowkafka.internal.outbox.SinkServices;
 import io.flowkafka.internal.runtime.AlignmentFollower;
 import io.flowkafka.internal.runtime.ClusterReachability;
@@ -175,6 +176,8 @@ public final class FlowRuntime implements AutoCloseable {
     private volatile @Nullable SinkServices sinkServices;
     /** The dynamic spec shared by every instance, from {@link #start()} on; before (and on test drivers) none. */
     private volatile @Nullable DynamicSpecTopic sharedSpec;
+    /** The meters of the running instance (epoch commits, dead letters, Kafka Streams' own), from start to close. */
+    private volatile @Nullable PipelineMeters pipelineMeters;
 
     private FlowRuntime(PipelineSpec spec, Properties props, @Nullable MeterRegistry meters) {
         List<SpecProblem> problems = spec.validate();
@@ -262,8 +265,11 @@ public final class FlowRuntime implements AutoCloseable {
     }
 
     /**
-     * Validates and compiles the spec, registering flow-kafka's metrics (key visitors) in
-     * {@code meters}; starts nothing.
+     * Validates and compiles the spec, registering flow-kafka's metrics in {@code meters}; starts nothing. From
+     * {@link #start()} to {@link #close()} the registry also holds each task's meters (tagged {@code pipeline},
+     * {@code computation}, {@code partition}; removed when the task closes or moves) and Kafka Streams' own metrics
+     * ({@code kafka.*}). With a {@code PrometheusMeterRegistry}, {@link PrometheusEndpoint} serves them;
+     * {@link HealthHandler} says whether the pipeline can make progress.
      *
      * @param spec the pipeline spec
      * @param props the deployment properties: {@code flow.*} keys ({@link FlowConfig}) and Kafka Streams and client
@@ -589,7 +595,9 @@ public final class FlowRuntime implements AutoCloseable {
             throw e;
         }
         var drainingSources = new DrainingSources(compiled.sourceTopicsByComputation(), compiled.partitionCounts());
-        var created = FlowStreams.create(compiled, streamsProps, config, producerDecorator,
+        var meters = new PipelineMeters(meterRegistry, spec.name(), spec.computations().keySet());
+        pipelineMeters = meters;
+        var created = FlowStreams.create(compiled, streamsProps, config, producerDecorator, meters,
                 () -> drainingSources.partitions(dynamicSpec.drainingComputations()));
         var supplier = created.clients();
         clientSupplier = supplier;
@@ -615,6 +623,7 @@ public final class FlowRuntime implements AutoCloseable {
         runtimeGauges.addAll(io.flowkafka.internal.external.TableLag.register(spec.name(), tables, ks::metrics,
                 meterRegistry));
         sinks.installSyncWriters();
+        meters.bind(ks);
         ks.start();
         dynamicSpec.onChange(this::followPausedSetting);
         followPausedSetting(); // the document read at start may pause the pipeline
@@ -881,6 +890,36 @@ public final class FlowRuntime implements AutoCloseable {
         shutdownMaintenance();
         runtimeGauges.forEach(meterRegistry::remove);
         runtimeGauges.clear();
+        PipelineMeters meters = pipelineMeters;
+        if (meters != null) {
+            meters.close();
+        }
+    }
+
+    /**
+     * Why this instance cannot make progress now, or null while it can: started, not stopping, stopped or failed,
+     * Kafka Streams {@code RUNNING} or {@code REBALANCING}, and no sink stopped for good. What {@link HealthHandler}
+     * answers.
+     */
+    @Nullable String notProgressing() {
+        State s = state.get();
+        KafkaStreams ks = streams;
+        if (ks == null || s == State.CREATED) {
+            return "pipeline '" + spec.name() + "' is not started";
+        }
+        if (s == State.STOPPING || s == State.STOPPED || s == State.FAILED) {
+            return "pipeline '" + spec.name() + "' is " + s;
+        }
+        KafkaStreams.State streamsState = ks.state();
+        if (streamsState != KafkaStreams.State.RUNNING && streamsState != KafkaStreams.State.REBALANCING) {
+            return "pipeline '" + spec.name() + "': Kafka Streams is " + streamsState;
+        }
+        for (StatusError e : statusBoard.errors()) {
+            if (e.isError() && e.path().endsWith("/stopped")) { // a sink stopped for good (fatal delivery failure)
+                return e.message();
+            }
+        }
+        return null;
     }
 
     private void shutdownMaintenance() {

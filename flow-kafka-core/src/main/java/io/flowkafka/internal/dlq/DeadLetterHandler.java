@@ -39,6 +39,7 @@ public final class DeadLetterHandler implements ProcessingExceptionHandler {
     private boolean enabled = true;
     private RecordSizeLimit limit = RecordSizeLimit.of(Map.of());
     private @Nullable RejectedOutputs rejected;
+    private @Nullable DeadLetterCounts counts;
 
     @Override
     public void configure(Map<String, ?> configs) {
@@ -53,6 +54,7 @@ public final class DeadLetterHandler implements ProcessingExceptionHandler {
         limit = RecordSizeLimit.of(configs);
         Object r = configs.get(RejectedOutputs.CONFIG);
         rejected = r instanceof RejectedOutputs ro ? ro : null;
+        counts = configs.get(DeadLetterCounts.CONFIG) instanceof DeadLetterCounts c ? c : null;
     }
 
     @Override
@@ -100,6 +102,9 @@ public final class DeadLetterHandler implements ProcessingExceptionHandler {
                 context.sourceRawValue(), headers);
         ProducerRecord<byte[], byte[]> dead = new ProducerRecord<>(topic, null, null, letter.key(), letter.value(),
                 letter.headers());
+        if (counts != null) {
+            counts.count(computation);
+        }
         return Response.resume(List.of(dead));
     }
 }

@@ -1,25 +1,33 @@
 package io.flowkafka.internal.outbox;
 
 import io.flowkafka.spi.ForwardingProducer;
+import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.producer.Producer;
 
 /**
  * A stream thread's producer that tells {@link EpochCommits} how each transaction ended: the at-most-once
  * messages held for it are released only after {@code commitTransaction()} returned, and dropped when the
- * transaction was aborted. Everything else is the wrapped producer's.
+ * transaction was aborted; and times each commit ({@code flow.epoch.commit}). Everything else is the wrapped
+ * producer's.
  */
 public final class CommitObservingProducer extends ForwardingProducer {
     private final EpochCommits commits;
+    private final Timer commitTime;
 
-    public CommitObservingProducer(Producer<byte[], byte[]> delegate, EpochCommits commits) {
+    /** @param commitTime records the duration of each commit that returned normally */
+    public CommitObservingProducer(Producer<byte[], byte[]> delegate, EpochCommits commits, Timer commitTime) {
         super(delegate);
         this.commits = commits;
+        this.commitTime = commitTime;
     }
 
     @Override
     public void commitTransaction() {
+        long started = System.nanoTime();
         delegate.commitTransaction(); // throws: the transaction is still open; a later commit or abort decides
+        commitTime.record(System.nanoTime() - started, TimeUnit.NANOSECONDS);
         commits.committed();
     }
 

@@ -7,6 +7,7 @@ import io.flowkafka.spi.OutboxDeliverer;
 import io.flowkafka.spi.OutboxDeliveryException;
 import io.flowkafka.spi.OutboxRecord;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -60,6 +61,8 @@ public final class OutboxService implements AutoCloseable {
     private static final long MAX_BACKOFF_MS = 30_000;
     /** How long one loop iteration may deliver before it polls again (the consumer must stay in its group). */
     private static final long DELIVERY_BUDGET_NANOS = TimeUnit.SECONDS.toNanos(5);
+    /** The backlog gauge's name. */
+    public static final String BACKLOG_METER = "flow.outbox.backlog_records";
 
     private final String sink;
     private final String computation;
@@ -73,6 +76,10 @@ public final class OutboxService implements AutoCloseable {
     private final Counter delivered;
     private final Counter batches;
     private final Counter failures;
+    private final MeterRegistry meters;
+    private final Gauge backlogGauge;
+    /** Outbox offsets not delivered yet on this service's open partitions, as last measured; NaN: none measured. */
+    private volatile double backlog = Double.NaN;
     private final Thread thread;
     private final CountDownLatch done = new CountDownLatch(1);
     private volatile boolean running = true;
@@ -85,6 +92,8 @@ public final class OutboxService implements AutoCloseable {
     private final Map<Integer, Long> deliveredUpTo = new HashMap<>();
     /** Per open partition, the offset after its last delivered batch (watermark records may follow it). */
     private final Map<Integer, OptionalLong> messagesNext = new HashMap<>();
+    /** Per open partition, the first outbox offset not delivered yet (where the backlog starts). */
+    private final Map<Integer, Long> undeliveredFrom = new HashMap<>();
     private long lastPurge = System.currentTimeMillis();
 
     /**
@@ -120,6 +129,12 @@ public final class OutboxService implements AutoCloseable {
                 .tags(tags).register(meters);
         this.failures = Counter.builder("flow.sink.delivery_failures")
                 .description("failed delivery attempts (each is retried unless fatal)").tags(tags).register(meters);
+        this.meters = meters;
+        this.backlogGauge = Gauge.builder(BACKLOG_METER, this, s -> s.backlog)
+                .description("Outbox offsets written but not delivered yet on this instance's outbox partitions "
+                        + "(messages, watermark records and transaction markers alike), measured by the delivery loop; "
+                        + "NaN while none is open and fetched")
+                .tags(tags).tag("computation", computation).register(meters);
         this.thread = new Thread(this::run, "flow-" + pipeline + "-outbox-" + sink);
         this.thread.setDaemon(true);
     }
@@ -202,6 +217,7 @@ public final class OutboxService implements AutoCloseable {
                         }
                     }
                 }
+                measureBacklog(c);
                 maybePurge();
             }
         } catch (WakeupException e) {
@@ -257,6 +273,7 @@ public final class OutboxService implements AutoCloseable {
             batcher.clear(p);
             messagesNext.put(p, resume.isPresent() && resume.getAsLong() > batchesNext.orElse(-1) ? resume
                     : batchesNext);
+            undeliveredFrom.put(p, offset >= 0 ? offset : begin);
             opened.add(p);
             succeeded(p);
             return true;
@@ -297,6 +314,7 @@ public final class OutboxService implements AutoCloseable {
             c.commitSync(Map.of(tp, OutboxCommit.of(cut.nextOffset(),
                     messagesNext.getOrDefault(p, OptionalLong.empty()))));
             deliveredUpTo.put(p, cut.nextOffset());
+            undeliveredFrom.put(p, cut.nextOffset());
             if (batch != null) {
                 delivered.increment(batch.records().size());
                 batches.increment();
@@ -380,6 +398,7 @@ public final class OutboxService implements AutoCloseable {
 
     private void releasePartition(int p) {
         batcher.clear(p);
+        undeliveredFrom.remove(p);
         messagesNext.remove(p);
         retryAt.remove(p);
         backoff.remove(p);
@@ -398,6 +417,28 @@ public final class OutboxService implements AutoCloseable {
         LOG.error("{} (the sink is stopped; its outbox keeps every message until it is fixed and the pipeline restarts)",
                 message);
         status.report(computation, -1, "/sinks/" + sink + "/stopped", message, Instant.now());
+    }
+
+    /**
+     * The backlog of the open partitions: the consumer's position plus its lag (to the last stable offset, from the
+     * last fetch: no request) minus the first offset not delivered; a partition not fetched yet counts when it is.
+     * Local calls only, once per loop iteration.
+     */
+    private void measureBacklog(KafkaConsumer<byte[], byte[]> c) {
+        long sum = 0;
+        boolean measured = false;
+        for (TopicPartition tp : c.assignment()) {
+            Long from = undeliveredFrom.get(tp.partition());
+            if (from == null) {
+                continue;
+            }
+            OptionalLong lag = c.currentLag(tp); // present only with a known position: position() cannot block
+            if (lag.isPresent()) {
+                sum += Math.max(0, c.position(tp) + lag.getAsLong() - from);
+                measured = true;
+            }
+        }
+        backlog = measured ? sum : Double.NaN;
     }
 
     private void maybePurge() {
@@ -429,6 +470,7 @@ public final class OutboxService implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        meters.remove(backlogGauge);
         try {
             deliverer.close();
         } catch (RuntimeException e) {

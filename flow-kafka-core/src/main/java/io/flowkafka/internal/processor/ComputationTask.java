@@ -5,6 +5,7 @@ import io.flowkafka.api.Message;
 import io.flowkafka.api.MessageId;
 import io.flowkafka.api.ProcessFunction;
 import io.flowkafka.avro.BatchedInput;
+import io.flowkafka.internal.dlq.DeadLetterCounts;
 import io.flowkafka.internal.dlq.DeadLetterHandler;
 import io.flowkafka.internal.dlq.DeadLetterWriter;
 import io.flowkafka.internal.dlq.Failures;
@@ -14,6 +15,8 @@ import io.flowkafka.internal.dlq.RejectedOutputs;
 import io.flowkafka.internal.message.FlowHeaders;
 import io.flowkafka.internal.message.FlowMessage;
 import io.flowkafka.internal.message.MessageIds;
+import io.flowkafka.internal.metrics.InputLag;
+import io.flowkafka.internal.metrics.TaskMeters;
 import io.flowkafka.internal.outbox.AtMostOnceEpochs;
 import io.flowkafka.internal.outbox.EpochBarrierStore;
 import io.flowkafka.internal.outbox.EpochCommits;
@@ -141,6 +144,10 @@ final class ComputationTask {
     private final List<io.flowkafka.spi.PunctuatedSource.Reader> punctuatedReaders = new ArrayList<>();
     private final Map<String, Integer> visitOrigins = new HashMap<>();
     private final List<Meter> meters = new ArrayList<>();
+    /** This attempt's gauges: input lag, watermark lag, pending timers (removed at close). */
+    private TaskMeters taskMeters;
+    /** Counts this computation's dead letters; null outside a FlowRuntime. */
+    private @Nullable DeadLetterCounts deadLetterCounts;
     /** Decodes the control records of internal inputs. */
     private final ControlRecords controlCodec = new ControlRecords();
     /** Records and sends this task's output watermarks and completion. */
@@ -195,6 +202,15 @@ final class ComputationTask {
                     new TopicPartition(in.topic(), context.taskId().partition()));
             inputs.put(in.topic(), new InputBinding(decoder, clock));
         }
+        List<TopicPartition> inputPartitions = new ArrayList<>();
+        for (ComputationPlan.Input in : plan.inputs().values()) {
+            inputPartitions.add(new TopicPartition(in.topic(), context.taskId().partition()));
+        }
+        this.taskMeters = new TaskMeters(plan.visitors().meters(), Tags.of(storeTags()),
+                context.appConfigs().get(InputLag.CONFIG) instanceof InputLag lag ? lag : null, inputPartitions,
+                !spec.timers().isEmpty());
+        this.deadLetterCounts = context.appConfigs().get(DeadLetterCounts.CONFIG) instanceof DeadLetterCounts d ? d
+                : null;
         Map<String, WatermarkTracker.ExpectedProducers> expected = new LinkedHashMap<>();
         plan.writers().forEach((stream, writer) -> expected.put(stream,
                 new WatermarkTracker.ExpectedProducers(writer, plan.partitionCounts().of(writer))));
@@ -448,11 +464,14 @@ final class ComputationTask {
             }
         }
         TimerFiring timers = firing;
+        TimerStore store = timerStore;
+        taskMeters.pendingTimers(store.count());
         schedule(Duration.ofMillis(plan.timers().punctuationIntervalMs()), now -> {
             long deadline = timers.deadline(); // firing and the holds build share one step's time
             fireTimers(deadline);
             timers.buildHolds(deadline);
             maybeEmitWatermarks();
+            taskMeters.pendingTimers(store.count()); // an estimate read once per interval, not per call
         });
         // a backlog of due timers, or a holds index to build, advances in bounded steps as often as the stream
         // thread comes back to punctuate, not only once per interval, with polling and commits in between
@@ -582,6 +601,9 @@ final class ComputationTask {
     private void deadLetter(FlowProcessingException e, String what, byte @Nullable [] key, byte @Nullable [] value,
             Map<String, String> where, Map<String, byte[]> original) {
         var letter = deadLetters.letter(e, what, key, value, where, original);
+        if (deadLetterCounts != null) {
+            deadLetterCounts.count(spec.id());
+        }
         context.forward(new Record<>(letter.key(), letter.value(), context.currentSystemTimeMs(), letter.headers()),
                 plan.deadLetterNode());
     }
@@ -1017,14 +1039,19 @@ final class ComputationTask {
         long system;
         boolean idle = false;
         boolean completed = false;
+        long inputEvent; // the input watermarks, before timer holds and batches: what the watermark-lag gauges show
+        long inputSystem;
         if (sourceComputation) {
             event = clocks.eventWatermark();
             system = clocks.systemWatermark(now);
+            boolean sourcesDone = finite.allDone();
+            inputEvent = sourcesDone ? Long.MAX_VALUE : event;
+            inputSystem = sourcesDone ? Long.MAX_VALUE : system;
             // a source partition paused by watermark_alignment has data waiting: not idle, or readers would skip it
             // (its records would then arrive behind their watermark); it holds nothing back, being ahead of its group
             // nor is one with records waiting in its topic (the consumer has not handed them over yet)
             idle = sourcesIdle();
-            completed = finite.allDone() && visitors.allDone();
+            completed = sourcesDone && visitors.allDone();
             if (alignedPartitions != null) {
                 reportAlignment(true, idle);
             }
@@ -1048,6 +1075,8 @@ final class ComputationTask {
                 system = now * 1_000_000L;
                 completed = visitors.any(); // no inputs: nothing to wait for but the visitors
             }
+            inputEvent = event;
+            inputSystem = system;
             completed &= visitors.allDone();
             if (timerStore != null) {
                 event = Math.min(event, timerStore.watermarkHold()); // the watermark hold
@@ -1063,6 +1092,7 @@ final class ComputationTask {
             system = Long.MAX_VALUE;
         }
         outboxWatermarks.maybeWrite(now, system, context); // the input system watermark, to the async sinks
+        taskMeters.watermarks(inputEvent, inputSystem);
         emitter.emit(now, new WatermarkEmitter.Values(event, system, idle, completed),
                 deps -> dependencyWatermarks(deps, now));
     }
@@ -1158,6 +1188,9 @@ final class ComputationTask {
             plan.visitors().meters().remove(m);
         }
         meters.clear();
+        if (taskMeters != null) {
+            taskMeters.close();
+        }
         if (visitors != null) {
             visitors.close();
             staticScans.forEach(io.flowkafka.internal.visitor.StaticTableScanSource::close);

@@ -3,6 +3,7 @@ package io.flowkafka.internal.runtime;
 import io.flowkafka.internal.compiler.CompiledPipeline;
 import io.flowkafka.internal.drain.DrainingClientSupplier;
 import io.flowkafka.internal.outbox.CommitObservingProducer;
+import io.flowkafka.internal.metrics.PipelineMeters;
 import io.flowkafka.internal.outbox.EpochCommits;
 import io.flowkafka.runtime.FlowConfig;
 import java.util.HashSet;
@@ -31,10 +32,11 @@ public record FlowStreams(KafkaStreams streams, DrainingClientSupplier clients) 
      *
      * @param producerDecorator a {@code UnaryOperator<Producer<byte[], byte[]>>} applied to each stream thread's
      *     producer (tests), or null
+     * @param meters the runtime's meters: the producers time their commits, the tasks find theirs in the properties
      * @param drainingSources the source partitions the dynamic spec's {@code draining} keeps paused now
      */
     public static FlowStreams create(CompiledPipeline compiled, Properties streamsProps, FlowConfig config,
-            @Nullable Object producerDecorator, Supplier<Set<TopicPartition>> drainingSources) {
+            @Nullable Object producerDecorator, PipelineMeters meters, Supplier<Set<TopicPartition>> drainingSources) {
         var alignment = compiled.alignment();
         // one "keep paused" set per poll: alignment's, and the source partitions of computations the dynamic spec
         // drains
@@ -61,9 +63,11 @@ public record FlowStreams(KafkaStreams streams, DrainingClientSupplier clients) 
         @SuppressWarnings("unchecked")
         UnaryOperator<Producer<byte[], byte[]>> decorate = producerDecorator instanceof UnaryOperator<?> u
                 ? (UnaryOperator<Producer<byte[], byte[]>>) u : UnaryOperator.identity();
-        supplier.decorateProducers(p -> new CommitObservingProducer(decorate.apply(p), commits));
+        supplier.decorateProducers(p -> new CommitObservingProducer(decorate.apply(p), commits,
+                meters.epochCommit()));
         Properties startProps = StreamsProperties.copy(streamsProps);
         startProps.put(EpochCommits.CONFIG, commits);
+        meters.putInto(startProps);
         return new FlowStreams(new KafkaStreams(compiled.topology(), startProps, supplier), supplier);
     }
 }
