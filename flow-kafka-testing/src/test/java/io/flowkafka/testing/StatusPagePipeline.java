@@ -35,7 +35,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
  * The pipeline the status page tests run: a source computation reading clicks from a 2-partition topic, a counter
- * with state and a key visitor (2 partitions), a Kafka sink; and what the tests need around it (instances with the
+ * with state, event-time timers and a key visitor (2 partitions), a Kafka sink; and what the tests need around it (instances with the
  * operations server on any free port, clicks, GETs of the server's JSON).
  */
 final class StatusPagePipeline {
@@ -51,7 +51,9 @@ final class StatusPagePipeline {
     private StatusPagePipeline() {
     }
 
-    /** Counts clicks per user. */
+    private static final long EXPIRE_NANOS = Duration.ofHours(1).toNanos();
+
+    /** Counts clicks per user; sets a timer an hour (event time) after each click. */
     public static final class Counter implements RowFunction {
         @Override
         public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
@@ -62,6 +64,7 @@ final class StatusPagePipeline {
             updated.put("count", count);
             total.set(updated);
             output.addMessage(context.createMessageBuilder("counts").set("user", user).set("count", count).build());
+            output.addTimer(message.getEventTimestamp() + EXPIRE_NANOS, message.getEventTimestamp()); // stays pending
         }
     }
 
@@ -78,6 +81,7 @@ final class StatusPagePipeline {
                         .groupBy("user", ColumnType.STRING, null)
                         .state("total", TOTAL).desiredPartitionCount(2)
                         .processingFunction(Counter::new)
+                        .timer("expire", Map.of("time_type", "event_time"))
                         .keyVisitorStream("audit", Map.of("period", "10s", "finite", false))
                         .outputStreamIds("counts")
                         .sink("counts_out", "KafkaSink", List.of("counts"), Map.of("topic", out, "key_column", "user")))
