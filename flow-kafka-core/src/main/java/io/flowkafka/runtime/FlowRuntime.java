@@ -92,6 +92,9 @@ import org.slf4j.LoggerFactory;
  * {@code processing.guarantee} is rejected. The gauge {@value #GUARANTEE_METRIC} and a log line at
  * {@link #start()} say what each computation runs with.
  *
+ * <p>With {@code flow.http.port} the instance serves a status page ({@link #httpAddress()}) showing every instance of
+ * the pipeline, which each publishes its status to the compacted topic {@code <prefix><pipeline>.instances}.
+ *
  * <p>Thread-safe: lifecycle methods may be called from any thread.
  *
  * <p>Over 700 lines of which most are the public API's Javadoc: the work is in {@code internal/runtime}
@@ -573,7 +576,8 @@ public final class FlowRuntime implements AutoCloseable {
      * @throws IllegalStateException if already started
      * @throws FlowException if no broker at {@code bootstrap.servers} answers within
      *     {@code flow.bootstrap.timeout.ms} (15 s; one sentence naming them and what to check), topics are
-     *     missing or cannot be created, or the consumer group cannot be seeded from a source's {@code group_id}
+     *     missing or cannot be created, or the consumer group cannot be seeded from a source's {@code group_id},
+     *     or the operations HTTP server cannot listen on {@code flow.http.host}:{@code flow.http.port}
      */
     public synchronized void start() {
         if (!state.compareAndSet(State.CREATED, State.STARTING)) {

@@ -175,7 +175,11 @@ public final class InstanceStatusTopic implements AutoCloseable {
      * ordered by id; an instance silent for more than three intervals is in {@code gone}, not {@code instances}.
      */
     public ObjectNode view() {
-        long now = System.currentTimeMillis();
+        return view(pipeline, System.currentTimeMillis(), intervalMs, parts);
+    }
+
+    /** The merged view of {@code parts} (instance id to its last part) at {@code now}. */
+    static ObjectNode view(String pipeline, long now, long intervalMs, Map<String, JsonNode> parts) {
         ObjectNode out = JSON.createObjectNode();
         out.put("pipeline", pipeline);
         out.put("now", now);
