@@ -278,6 +278,33 @@ public final class FlowConfig extends AbstractConfig {
     /** Default of {@link #OUTPUT_LIMIT_RECORDS_CONFIG}: {@value}. */
     public static final long OUTPUT_LIMIT_RECORDS_DEFAULT = 0L;
 
+    /** Property {@value}: the port of the operations HTTP server (status page); unset, no server runs. */
+    public static final String HTTP_PORT_CONFIG = "flow.http.port";
+    /** Documentation of {@link #HTTP_PORT_CONFIG}, for the generated configuration reference. */
+    public static final String HTTP_PORT_DOC = "The TCP port of the instance's operations HTTP server, which serves "
+            + "the status page (/), the merged status of every instance of the pipeline (/status.json) and the "
+            + "pipeline graph (/graph.json); 0 picks any free port (FlowRuntime.httpAddress() tells which). Unset: no "
+            + "server runs. Setting it also makes the instance publish its status to the compacted topic "
+            + "<prefix><pipeline>.instances, from which every instance's page shows all of them.";
+
+    /** Property {@value}: the address the operations HTTP server binds to. */
+    public static final String HTTP_HOST_CONFIG = "flow.http.host";
+    /** Documentation of {@link #HTTP_HOST_CONFIG}, for the generated configuration reference. */
+    public static final String HTTP_HOST_DOC = "The address the operations HTTP server (flow.http.port) binds to: "
+            + "127.0.0.1 serves this host only; 0.0.0.0 every interface. The server has no authentication: expose it "
+            + "only on a trusted network.";
+    /** Default of {@link #HTTP_HOST_CONFIG}: {@value}. */
+    public static final String HTTP_HOST_DEFAULT = "127.0.0.1";
+
+    /** Property {@value}: how often, in milliseconds, an instance publishes its status. */
+    public static final String STATUS_INTERVAL_MS_CONFIG = "flow.status.interval.ms";
+    /** Documentation of {@link #STATUS_INTERVAL_MS_CONFIG}, for the generated configuration reference. */
+    public static final String STATUS_INTERVAL_MS_DOC = "How often, in milliseconds, an instance with flow.http.port "
+            + "publishes its status (tasks, lag, watermarks, timers, errors) to <prefix><pipeline>.instances; an "
+            + "instance whose last status is older than three intervals is shown as gone.";
+    /** Default of {@link #STATUS_INTERVAL_MS_CONFIG}: {@value}. */
+    public static final long STATUS_INTERVAL_MS_DEFAULT = 2_000L;
+
     /** Property {@value}: what to do with the spec's warnings: {@code log} or {@code fail}. */
     public static final String SPEC_WARNINGS_CONFIG = "flow.spec.warnings";
     /** Value {@value} of {@link #SPEC_WARNINGS_CONFIG}: log each spec warning at WARN and start. */
@@ -344,7 +371,16 @@ public final class FlowConfig extends AbstractConfig {
             .define(SPEC_WARNINGS_CONFIG, Type.STRING, SPEC_WARNINGS_DEFAULT,
                     ConfigDef.ValidString.in(SPEC_WARNINGS_LOG, SPEC_WARNINGS_FAIL), Importance.MEDIUM, SPEC_WARNINGS_DOC)
             .define(PURGE_INTERVAL_MS_CONFIG, Type.LONG, PURGE_INTERVAL_MS_DEFAULT, ConfigDef.Range.atLeast(0),
-                    Importance.LOW, PURGE_INTERVAL_MS_DOC);
+                    Importance.LOW, PURGE_INTERVAL_MS_DOC)
+            .define(HTTP_PORT_CONFIG, Type.INT, null, ConfigDef.LambdaValidator.with((name, value) -> {
+                if (value != null && ((Integer) value < 0 || (Integer) value > 65535)) {
+                    throw new ConfigException(name, value, "must be a TCP port, 0 to 65535 (0: any free port)");
+                }
+            }, () -> "0 to 65535, or unset"), Importance.MEDIUM, HTTP_PORT_DOC)
+            .define(HTTP_HOST_CONFIG, Type.STRING, HTTP_HOST_DEFAULT, new ConfigDef.NonEmptyString(),
+                    Importance.MEDIUM, HTTP_HOST_DOC)
+            .define(STATUS_INTERVAL_MS_CONFIG, Type.LONG, STATUS_INTERVAL_MS_DEFAULT, ConfigDef.Range.atLeast(100),
+                    Importance.LOW, STATUS_INTERVAL_MS_DOC);
 
     /**
      * Parses the {@code flow.*} keys of {@code props}.

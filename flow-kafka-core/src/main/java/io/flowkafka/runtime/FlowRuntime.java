@@ -9,6 +9,8 @@ import io.flowkafka.internal.drain.DrainCondition;
 import io.flowkafka.internal.drain.DrainingClientSupplier;
 import io.flowkafka.internal.metrics.PipelineMeters;
 import io.flowkafka.internal.outbox.SinkServices;
+import io.flowkafka.internal.http.OperationsServer;
+import io.flowkafka.internal.http.StatusPage;
 import io.flowkafka.internal.runtime.AlignmentFollower;
 import io.flowkafka.internal.runtime.ClusterReachability;
 import io.flowkafka.internal.runtime.CompletionWatch;
@@ -22,6 +24,8 @@ import io.flowkafka.internal.runtime.StreamThreadFailures;
 import io.flowkafka.internal.runtime.StreamsProperties;
 import io.flowkafka.internal.runtime.TopicPreparation;
 import io.flowkafka.internal.serde.PluggableSerdes;
+import io.flowkafka.internal.status.InstanceReport;
+import io.flowkafka.internal.status.InstanceStatusTopic;
 import io.flowkafka.internal.status.StatusBoard;
 import io.flowkafka.internal.config.DynamicSpec;
 import io.flowkafka.internal.dynamic.DynamicSpecDocument;
@@ -39,12 +43,17 @@ import io.flowkafka.spi.ClientProperties;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Properties;
+import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -84,6 +93,9 @@ import org.slf4j.LoggerFactory;
  * runs on {@code exactly_once_v2}, whatever its {@code processing_mode}: another
  * {@code processing.guarantee} is rejected. The gauge {@value #GUARANTEE_METRIC} and a log line at
  * {@link #start()} say what each computation runs with.
+ *
+ * <p>With {@code flow.http.port} the instance serves a status page ({@link #httpAddress()}) showing every instance of
+ * the pipeline, which each publishes its status to the compacted topic {@code <prefix><pipeline>.instances}.
  *
  * <p>Thread-safe: lifecycle methods may be called from any thread.
  *
@@ -178,6 +190,9 @@ public final class FlowRuntime implements AutoCloseable {
     private volatile @Nullable DynamicSpecTopic sharedSpec;
     /** The meters of the running instance (epoch commits, dead letters, Kafka Streams' own), from start to close. */
     private volatile @Nullable PipelineMeters pipelineMeters;
+    /** With {@code flow.http.port}, from {@link #start()} until stop: the operations server and the status topic. */
+    private volatile @Nullable OperationsServer operationsServer;
+    private volatile @Nullable InstanceStatusTopic instanceStatus;
 
     private FlowRuntime(PipelineSpec spec, Properties props, @Nullable MeterRegistry meters) {
         List<SpecProblem> problems = spec.validate();
@@ -570,7 +585,8 @@ public final class FlowRuntime implements AutoCloseable {
      * @throws IllegalStateException if already started
      * @throws FlowException if no broker at {@code bootstrap.servers} answers within
      *     {@code flow.bootstrap.timeout.ms} (15 s; one sentence naming them and what to check), topics are
-     *     missing or cannot be created, or the consumer group cannot be seeded from a source's {@code group_id}
+     *     missing or cannot be created, or the consumer group cannot be seeded from a source's {@code group_id},
+     *     or the operations HTTP server cannot listen on {@code flow.http.host}:{@code flow.http.port}
      */
     public synchronized void start() {
         if (!state.compareAndSet(State.CREATED, State.STARTING)) {
@@ -584,6 +600,11 @@ public final class FlowRuntime implements AutoCloseable {
             throw e;
         }
         try {
+            Integer httpPort = config.getInt(FlowConfig.HTTP_PORT_CONFIG);
+            if (httpPort != null) { // first: a port in use fails the start before anything runs
+                operationsServer = OperationsServer.start(spec.name(), config.getString(FlowConfig.HTTP_HOST_CONFIG),
+                        httpPort);
+            }
             new TopicPreparation(spec, compiled, config, streamsProps).prepare(admin);
             ProducerBatchSize.fitDefault(admin, streamsProps, userProps, compiled, spec.name());
             // before the tasks start: a restarted instance comes up with the current dynamic spec
@@ -592,6 +613,7 @@ public final class FlowRuntime implements AutoCloseable {
         } catch (RuntimeException e) {
             state.set(State.FAILED);
             admin.close(Duration.ofSeconds(5));
+            stopOperations();
             throw e;
         }
         var drainingSources = new DrainingSources(compiled.sourceTopicsByComputation(), compiled.partitionCounts());
@@ -634,10 +656,94 @@ public final class FlowRuntime implements AutoCloseable {
                 completion, purgeMs);
         maintenance = background;
         sinks.startDeliveries(admin, purgeMs);
+        startOperations(ks);
         if (compiled.alignment().active()) {
             runtimeGauges.add(AlignmentFollower.registerGauge(spec.name(), supplier, meterRegistry));
             background.followAlignment(spec.name(), compiled, applicationId(), client,
                     StreamsProperties.streamsGroupProtocol(streamsProps));
+        }
+    }
+
+    /**
+     * With {@code flow.http.port}: publishes this instance's status to the instances topic and serves the status
+     * page on the operations server bound at the start.
+     */
+    private void startOperations(KafkaStreams ks) {
+        OperationsServer server = operationsServer;
+        if (server == null) {
+            return;
+        }
+        int port = config.getInt(FlowConfig.HTTP_PORT_CONFIG);
+        String bind = config.getString(FlowConfig.HTTP_HOST_CONFIG);
+        String host = localHostName();
+        String http = "http://" + ("0.0.0.0".equals(bind) || "::".equals(bind) ? host : bind) + ":"
+                + server.address().getPort() + "/";
+        String appServer = streamsProps.getProperty(StreamsConfig.APPLICATION_SERVER_CONFIG, "");
+        String instanceId = !appServer.isEmpty() ? appServer
+                : port != 0 ? host + ":" + port : host + "-" + UUID.randomUUID().toString().substring(0, 8);
+        var report = new InstanceReport(spec.name(), new InstanceReport.Identity(instanceId, host, http), compiled,
+                applicationId(), ks, statusBoard, meterRegistry, admin, () -> state.get().name(),
+                spec.computations().keySet());
+        InstanceStatusTopic topic = InstanceStatusTopic.start(spec.name(), InstanceStatusTopic.name(
+                config.getString(FlowConfig.TOPIC_PREFIX_CONFIG), spec.name()), instanceId,
+                config.getLong(FlowConfig.STATUS_INTERVAL_MS_CONFIG), streamsProps, report::build);
+        instanceStatus = topic;
+        StatusPage.mount(server, spec, topic::view);
+        server.mount("/health", new HealthHandler(this));
+        mountPrometheus(server);
+    }
+
+    /** {@code /metrics} when the runtime's registry is (or holds) a Prometheus one; the dependency is optional. */
+    private void mountPrometheus(OperationsServer server) {
+        try {
+            Class.forName("io.micrometer.prometheusmetrics.PrometheusMeterRegistry", false,
+                    FlowRuntime.class.getClassLoader());
+        } catch (ClassNotFoundException | LinkageError e) {
+            LOG.info("pipeline '{}': no /metrics on the operations server: add io.micrometer:"
+                    + "micrometer-registry-prometheus and create the runtime with a PrometheusMeterRegistry",
+                    spec.name());
+            return;
+        }
+        try {
+            server.mount("/metrics", PrometheusEndpoint.of(this));
+        } catch (IllegalArgumentException e) {
+            LOG.info("no /metrics on the operations server: {}", e.getMessage());
+        }
+    }
+
+    private static String localHostName() {
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        } catch (IOException e) {
+            return "localhost";
+        }
+    }
+
+    /**
+     * The address of this instance's operations HTTP server (status page at {@code /}, merged status at
+     * {@code /status.json}), from {@link #start()} until the runtime stops.
+     *
+     * @return the bound address (the actual port when {@code flow.http.port=0}); empty without {@code flow.http.port}
+     *     or when not running
+     */
+    public Optional<InetSocketAddress> httpAddress() {
+        OperationsServer server = operationsServer;
+        return server == null ? Optional.empty() : Optional.of(server.address());
+    }
+
+    /**
+     * Takes this instance out of the shared status (its tombstone) and stops the operations server. Idempotent.
+     */
+    private void stopOperations() {
+        InstanceStatusTopic topic = instanceStatus;
+        instanceStatus = null;
+        if (topic != null) {
+            topic.close();
+        }
+        OperationsServer server = operationsServer;
+        operationsServer = null;
+        if (server != null) {
+            server.close();
         }
     }
 
@@ -739,6 +845,7 @@ public final class FlowRuntime implements AutoCloseable {
             return true;
         }
         state.set(State.STOPPING);
+        stopOperations();
         boolean done = ks.close(CloseOptions.timeout(timeout).withGroupMembershipOperation(leavesGroupOnClose()
                 ? GroupMembershipOperation.LEAVE_GROUP : GroupMembershipOperation.REMAIN_IN_GROUP));
         if (done) {
@@ -923,6 +1030,7 @@ public final class FlowRuntime implements AutoCloseable {
     }
 
     private void shutdownMaintenance() {
+        stopOperations();
         DynamicSpecTopic shared = sharedSpec;
         if (shared != null) {
             shared.close(); // stops the listener; reconfigure still publishes

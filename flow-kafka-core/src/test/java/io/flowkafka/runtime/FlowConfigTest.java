@@ -10,6 +10,20 @@ import org.junit.jupiter.api.Test;
 
 class FlowConfigTest {
     @Test
+    void shouldLeaveTheHttpPortUnsetByDefaultAndRejectANonPort() {
+        FlowConfig none = new FlowConfig(Map.of());
+        assertThat(none.getInt(FlowConfig.HTTP_PORT_CONFIG)).isNull();
+        assertThat(none.getString(FlowConfig.HTTP_HOST_CONFIG)).isEqualTo("127.0.0.1");
+        assertThat(new FlowConfig(Map.of(FlowConfig.HTTP_PORT_CONFIG, "0")).getInt(FlowConfig.HTTP_PORT_CONFIG))
+                .isZero();
+        assertThatThrownBy(() -> new FlowConfig(Map.of(FlowConfig.HTTP_PORT_CONFIG, "70000")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("flow.http.port")
+                .hasMessageContaining("0 to 65535");
+        assertThatThrownBy(() -> new FlowConfig(Map.of(FlowConfig.STATUS_INTERVAL_MS_CONFIG, "10")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("flow.status.interval.ms");
+    }
+
+    @Test
     void shouldDocumentMillisecondsForEveryMsKey() {
         for (ConfigDef.ConfigKey key : FlowConfig.configDef().configKeys().values()) {
             if (key.name.endsWith(".ms")) {

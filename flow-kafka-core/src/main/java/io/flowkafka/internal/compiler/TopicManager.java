@@ -3,6 +3,7 @@ package io.flowkafka.internal.compiler;
 import io.flowkafka.api.FlowException;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -38,16 +39,18 @@ public final class TopicManager {
     /**
      * Creates what is missing ({@code create}) or only checks ({@code create == false}).
      *
-     * @param dynamicSpecTopic the pipeline's dynamic-spec topic: one partition, compacted, like the status topic
+     * @param sharedTopics the topics every instance shares (the dynamic spec, the instances' status): one partition,
+     *     compacted, like the status topic
      * @throws FlowException listing every missing topic or wrong partition count, with the fix
      */
-    public void prepare(String pipeline, CompiledPipeline compiled, boolean create, String dynamicSpecTopic) {
+    public void prepare(String pipeline, CompiledPipeline compiled, boolean create, List<String> sharedTopics) {
         Map<String, Integer> owned = new LinkedHashMap<>(compiled.internalTopics());
         owned.putAll(compiled.outboxTopics());
         owned.put(compiled.deadLetterTopic(), 1);
         owned.put(compiled.statusTopic(), 1);
-        owned.put(dynamicSpecTopic, 1);
-        Set<String> compacted = Set.of(compiled.statusTopic(), dynamicSpecTopic);
+        Set<String> compacted = new HashSet<>(sharedTopics);
+        compacted.add(compiled.statusTopic());
+        sharedTopics.forEach(t -> owned.put(t, 1));
         Set<String> existing = call(() -> admin.listTopics().names().get(TIMEOUT_SECONDS, TimeUnit.SECONDS));
         List<String> problems = new ArrayList<>();
         List<String> missingSources = compiled.sourceTopics().stream().filter(t -> !existing.contains(t)).toList();

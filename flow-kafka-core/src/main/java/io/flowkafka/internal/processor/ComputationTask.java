@@ -34,6 +34,7 @@ import io.flowkafka.internal.timers.TimerFiring;
 import io.flowkafka.internal.timers.TimerStore;
 import io.flowkafka.internal.external.TableStore;
 import io.flowkafka.internal.source.ServiceLogScan;
+import io.flowkafka.internal.status.TaskReading;
 import io.flowkafka.internal.visitor.KeyVisitor;
 import io.flowkafka.internal.visitor.VisitorDriver;
 import io.flowkafka.internal.watermarks.ControlRecords;
@@ -1093,6 +1094,8 @@ final class ComputationTask {
         }
         outboxWatermarks.maybeWrite(now, system, context); // the input system watermark, to the async sinks
         taskMeters.watermarks(inputEvent, inputSystem);
+        plan.visitors().status().reading(spec.id(), context.taskId().partition()).update(event, system,
+                timerStore == null ? TaskReading.NO_TIMERS : timerStore.approximatePending());
         emitter.emit(now, new WatermarkEmitter.Values(event, system, idle, completed),
                 deps -> dependencyWatermarks(deps, now));
     }

@@ -8,13 +8,16 @@ import io.flowkafka.internal.dynamic.DynamicSpecTopic;
 import io.flowkafka.internal.source.GroupOffsetSeeder;
 import io.flowkafka.internal.source.KafkaSourceParameters;
 import io.flowkafka.internal.source.PartitionFilter;
+import io.flowkafka.internal.status.InstanceStatusTopic;
 import io.flowkafka.runtime.FlowConfig;
 import io.flowkafka.spec.ComputationSpec;
 import io.flowkafka.spec.PipelineSpec;
 import io.flowkafka.spec.SourceSpec;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
@@ -49,6 +52,20 @@ public final class TopicPreparation {
     }
 
     /**
+     * The one-partition compacted topics every instance shares: the dynamic spec's, and with {@code flow.http.port}
+     * the instances' status topic.
+     */
+    private List<String> sharedTopics() {
+        String prefix = config.getString(FlowConfig.TOPIC_PREFIX_CONFIG);
+        List<String> shared = new ArrayList<>();
+        shared.add(DynamicSpecTopic.name(prefix, spec.name()));
+        if (config.getInt(FlowConfig.HTTP_PORT_CONFIG) != null) {
+            shared.add(InstanceStatusTopic.name(prefix, spec.name()));
+        }
+        return shared;
+    }
+
+    /**
      * Prepares the pipeline's topics and consumer group with {@code admin}.
      *
      * @throws FlowException if the cluster does not answer within {@code flow.bootstrap.timeout.ms}, topics are
@@ -61,7 +78,7 @@ public final class TopicPreparation {
         new TopicManager(admin, config.getInt(FlowConfig.REPLICATION_FACTOR_CONFIG),
                 config.getInt(FlowConfig.MIN_INSYNC_REPLICAS_CONFIG))
                 .prepare(spec.name(), compiled, "create".equals(config.getString(FlowConfig.TOPICS_MODE_CONFIG)),
-                        DynamicSpecTopic.name(config.getString(FlowConfig.TOPIC_PREFIX_CONFIG), spec.name()));
+                        sharedTopics());
         if (compiled.sourceTopicsByComputation().isEmpty()) {
             return;
         }

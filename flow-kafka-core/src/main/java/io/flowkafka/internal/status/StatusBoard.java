@@ -8,10 +8,11 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 
 /**
- * The errors the tasks of one runtime currently report (the seed of Flow's status profiler), and the notes on
- * what they wait for.
+ * The errors the tasks of one runtime currently report (the seed of Flow's status profiler), the notes on
+ * what they wait for, and each task's last {@link TaskReading} for the status page.
  *
  * <p>Threading: written by stream threads, read by any thread.
  */
@@ -21,6 +22,23 @@ public final class StatusBoard {
 
     private final ConcurrentHashMap<Key, StatusError> errors = new ConcurrentHashMap<>();
     private final Set<String> announced = ConcurrentHashMap.newKeySet();
+    private final ConcurrentHashMap<TaskKey, TaskReading> readings = new ConcurrentHashMap<>();
+
+    private record TaskKey(String computation, int partition) {
+    }
+
+    /**
+     * The reading of a task, created on first use; a task that moves to another instance leaves its last reading
+     * here, which is harmless: the status shows only the tasks the instance runs.
+     */
+    public TaskReading reading(String computation, int partition) {
+        return readings.computeIfAbsent(new TaskKey(computation, partition), k -> new TaskReading());
+    }
+
+    /** The reading of a task, or null if it never reported one on this runtime. */
+    public @Nullable TaskReading readingOrNull(String computation, int partition) {
+        return readings.get(new TaskKey(computation, partition));
+    }
 
     /** Reports (or updates the message of) an error; keeps its first time. */
     public void report(String computation, int partition, String path, String message, Instant now) {

@@ -1039,6 +1039,14 @@ public final class TimerStore {
         return first;
     }
 
+    /**
+     * About how many timers are pending, for the status page: the store's own estimate (RocksDB's counts deletes
+     * late), never a scan.
+     */
+    public long approximatePending() {
+        return timers.approximateNumEntries();
+    }
+
     // ---- the watermark hold ----
 
     /** Whether this store keeps the holds index (it was given a holds store). */

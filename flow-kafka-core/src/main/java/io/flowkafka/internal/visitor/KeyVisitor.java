@@ -110,6 +110,8 @@ public final class KeyVisitor {
     private volatile long lastEventTimestamp = Long.MIN_VALUE;
     private volatile FinalPass finalPass = FinalPass.NONE;
     private volatile long passStartNanos = Long.MIN_VALUE;
+    /** The share of the partition's hash span the current pass covered, as of the last step; NaN before it. */
+    private volatile double passProgress = Double.NaN;
 
     /**
      * @param partition this task's partition among {@code partitionCount}; its hash range is
@@ -237,6 +239,7 @@ public final class KeyVisitor {
             finalPass = c.completed ? FinalPass.DONE : c.finalPass ? FinalPass.CURRENT
                     : c.finalPassNext ? FinalPass.NEXT : FinalPass.NONE;
             passStartNanos = c.passStartNanos;
+            passProgress = c.completed ? 1.0 : scannedFraction(c);
             if (dirty) {
                 save(c);
             }
@@ -567,6 +570,11 @@ public final class KeyVisitor {
     /** When the pass being scanned began, in wall-clock nanoseconds (as of the last step). */
     public long passStartNanos() {
         return passStartNanos;
+    }
+
+    /** The share (0 to 1) of the partition's hash span the current pass covered, as of the last step; NaN before. */
+    public double passProgress() {
+        return passProgress;
     }
 
     /** The pass being scanned (as of the last step); -1 before the first step. */

@@ -148,6 +148,9 @@ public final class VisitorDriver {
                 .description("Achieved duration of the last complete pass").tags(tags).register(meters));
         registered.add(Gauge.builder("flow.key_visitor.pass", visitor, kv -> kv.pass())
                 .description("The pass being scanned").tags(tags).register(meters));
+        registered.add(Gauge.builder("flow.key_visitor.pass_progress", visitor, KeyVisitor::passProgress)
+                .description("The share (0 to 1) of the partition's keys the current pass visited").tags(tags)
+                .register(meters));
     }
 
     /** Whether the computation has key visitors. */
