@@ -19,6 +19,7 @@ import io.flowkafka.testing.KafkaCluster;
 import io.flowkafka.testing.TestNames;
 import io.flowkafka.testing.WithKafka;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.URLEncoder;
@@ -33,6 +34,7 @@ import java.util.HashSet;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import org.apache.avro.Schema;
 import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -71,7 +73,7 @@ class StateQueryIT {
         }
     }
 
-    static final org.apache.avro.Schema COUNT_SCHEMA = new org.apache.avro.Schema.Parser().parse(
+    static final Schema COUNT_SCHEMA = new Schema.Parser().parse(
             "{\"type\": \"record\", \"name\": \"Count\", \"namespace\": \"t\", \"fields\": [{\"name\": \"n\", \"type\": \"long\"}]}");
 
     /** One instance: its runtime and the HTTP server at its application.server. */
@@ -114,6 +116,8 @@ class StateQueryIT {
                       - {name: user, type: string}
                     states:
                       count: {schema: {type: record, name: Count, namespace: t, fields: [{name: n, type: long}]}}
+                    key_visitor_streams:
+                      sweep: {period: 1s, finite: false}
                 """.formatted(pipeline, input, CountPerUser.class.getName()));
         Map<String, Long> expected = new HashMap<>();
         for (int i = 0; i < 24; i++) {
@@ -144,6 +148,9 @@ class StateQueryIT {
             assertThat(forwardedToB.body().path("states").path("count").path("n").asLong()).isEqualTo(expected.get(onB));
             assertThat(forwardedToB.body().path("key").path("user").asText()).isEqualTo(onB);
             assertThat(forwardedToB.body().path("computation").asText()).isEqualTo("count");
+            Await.until(Duration.ofMinutes(1), "the sweep visitor's coverage of " + onB + "'s partition", () -> get(
+                    a.address(), "count", "{\"user\": \"" + onB + "\"}").body().path("key_visitors").path("sweep")
+                    .path("bucket_count").asInt() > 0);
             Answer forwardedToA = get(b.address(), "count", "{\"user\": \"" + onA + "\"}");
             assertThat(forwardedToA.status()).isEqualTo(200);
             assertThat(forwardedToA.body().path("instance").asText()).isEqualTo(a.address());
@@ -231,7 +238,7 @@ class StateQueryIT {
                     HttpResponse.BodyHandlers.ofString());
             return new Answer(r.statusCode(), MAPPER.readTree(r.body()));
         } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
+            throw new UncheckedIOException(e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);

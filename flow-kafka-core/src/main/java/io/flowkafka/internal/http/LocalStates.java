@@ -13,8 +13,8 @@ import org.apache.kafka.streams.query.StateQueryRequest;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Reads one key's states from this instance's active task of a computation with Kafka Streams' interactive queries
- * (IQv2 {@link KeyQuery}, one per declared state). Keeps the rule that a read never touches what the stream thread
+ * Reads rows of one partition of a computation's store (one key's states, a key visitor's coverage) from this
+ * instance's active task with Kafka Streams' interactive queries (IQv2 {@link KeyQuery}, one per row). Keeps the rule that a read never touches what the stream thread
  * owns: the query goes below flow-kafka's write-back cache ({@code WriteBackStore} leaves {@code query} to the store
  * it wraps), so it sees the rows flushed at the task's last commit, read from RocksDB, which is safe from any thread.
  *
@@ -29,9 +29,9 @@ final class LocalStates {
     }
 
     /**
-     * The stored value of each state (null: none), in the order asked.
+     * The stored value of each row (null: none), in the order asked.
      *
-     * @param values the values by state name
+     * @param values the values by name
      */
     record Found(Map<String, byte @Nullable []> values) implements Read {
     }
@@ -46,9 +46,9 @@ final class LocalStates {
     }
 
     /**
-     * Reads {@code stateNames} of the key at {@code storeKeys} in partition {@code partition} of {@code store}.
+     * Reads the rows at {@code storeKeys} in partition {@code partition} of {@code store}.
      *
-     * @param storeKeys the store key of each state, by state name
+     * @param storeKeys the store key of each row, by a name for the answer
      */
     static Read read(KafkaStreams streams, String store, int partition, Map<String, Bytes> storeKeys) {
         Map<String, byte @Nullable []> out = new LinkedHashMap<>();

@@ -7,7 +7,9 @@ import com.sun.net.httpserver.HttpContext;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpServer;
+import io.flowkafka.avro.KeyVisitorCoverage;
 import io.flowkafka.internal.serde.JsonRecords;
+import io.flowkafka.internal.visitor.KeyVisitor;
 import io.flowkafka.spec.ComputationSpec;
 import io.flowkafka.spec.PipelineSpec;
 import io.flowkafka.spi.PipelineCodecs;
@@ -23,6 +25,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
@@ -42,7 +45,8 @@ import org.jspecify.annotations.Nullable;
  * (a rebalance) the answer is 503 with a sentence.
  *
  * <p>Answers: 200 {@code {"pipeline", "computation", "key", "partition", "instance", "states": {"<name>": <JSON or
- * null>}}}; 404 when the key has no state; 400 with a sentence for an unknown computation or a bad key; 405 for any
+ * null>}, "key_visitors": {"<stream>": <coverage of the key's partition or null>}}} (key visitors only for a
+ * computation that has some; timers are not shown: their store is ordered by trigger time, not by key); 404 when the key has no state; 400 with a sentence for an unknown computation or a bad key; 405 for any
  * method but GET (state is never deleted from outside the stream thread: that would break exactly-once).
  *
  * <p>Threading: any number of server threads; the codecs, which are not thread-safe, are used under a lock.
@@ -200,6 +204,15 @@ public final class StateQueryHandler implements HttpHandler {
         synchronized (codecs) {
             values.forEach((name, v) -> states.set(name, stateJson(c, name, v)));
         }
+        if (!c.keyVisitorStreams().isEmpty()) {
+            Map<String, Bytes> rows = new LinkedHashMap<>();
+            c.keyVisitorStreams().keySet().forEach(stream -> rows.put(stream, KeyVisitor.coverageKey(stream)));
+            if (LocalStates.read(ks, KeyVisitor.storeName(computation), partition, rows)
+                    instanceof LocalStates.Found coverage) { // else moved since the states were read: leave it out
+                ObjectNode visitors = body.putObject("key_visitors");
+                coverage.values().forEach((stream, v) -> visitors.set(stream, coverageJson(v)));
+            }
+        }
         return new Answer(200, body);
     }
 
@@ -211,6 +224,19 @@ public final class StateQueryHandler implements HttpHandler {
             return MAPPER.createObjectNode().put("base64", Base64.getEncoder().encodeToString(value));
         }
         return json(JsonRecords.toJson(codecs.decodeState(c.id(), name, value).orElseThrow()));
+    }
+
+    /** A key visitor's coverage of the key's partition: where its current pass is; null before its first step. */
+    private static JsonNode coverageJson(byte @Nullable [] value) {
+        if (value == null) {
+            return MAPPER.nullNode();
+        }
+        KeyVisitorCoverage c = KeyVisitor.decodeCoverage(value);
+        long done = c.getBucketsDone().stream().filter(Boolean::booleanValue).count();
+        return MAPPER.createObjectNode().put("pass", c.getPass()).put("pass_start_nanos", c.getPassStartNanos())
+                .put("visits_in_pass", c.getVisitsInPass()).put("buckets_done", done)
+                .put("bucket_count", c.getBucketCount()).put("final_pass", c.getFinalPass())
+                .put("completed", c.getCompleted()).put("last_pass_duration_nanos", c.getLastPassDurationNanos());
     }
 
     /** Asks the key's owner; relays its answer as is. */
@@ -236,7 +262,7 @@ public final class StateQueryHandler implements HttpHandler {
         }
     }
 
-    private java.util.List<String> statefulComputations() {
+    private List<String> statefulComputations() {
         return spec.computations().values().stream().filter(x -> !x.states().isEmpty() && x.sourceStreams().isEmpty())
                 .map(ComputationSpec::id).toList();
     }
