@@ -16,7 +16,8 @@ import org.jspecify.annotations.Nullable;
  * Reads rows of one partition of a computation's store (one key's states, a key visitor's coverage) from this
  * instance's active task with Kafka Streams' interactive queries (IQv2 {@link KeyQuery}, one per row). Keeps the rule that a read never touches what the stream thread
  * owns: the query goes below flow-kafka's write-back cache ({@code WriteBackStore} leaves {@code query} to the store
- * it wraps), so it sees the rows flushed at the task's last commit, read from RocksDB, which is safe from any thread.
+ * it wraps), so it sees the rows the task flushed before its last commit (and any it evicted since), read from
+ * RocksDB, which is safe from any thread.
  *
  * <p>Threading: stateless; any thread.
  */

@@ -111,6 +111,10 @@ public final class StateQueryHandler implements HttpHandler {
             byte[] body = MAPPER.writerWithDefaultPrettyPrinter().writeValueAsBytes(a.body());
             exchange.getResponseHeaders().set("Content-Type", "application/json; charset=utf-8");
             exchange.getResponseHeaders().set("Cache-Control", "no-store");
+            if ("HEAD".equals(exchange.getRequestMethod())) { // a HEAD answer has no body
+                exchange.sendResponseHeaders(a.status(), -1);
+                return;
+            }
             exchange.sendResponseHeaders(a.status(), body.length);
             try (OutputStream out = exchange.getResponseBody()) {
                 out.write(body);
