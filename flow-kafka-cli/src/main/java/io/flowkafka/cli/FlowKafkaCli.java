@@ -18,10 +18,10 @@ import picocli.CommandLine.ParseResult;
         description = "Operate a flow-kafka pipeline on a Kafka cluster.",
         subcommands = {DescribeCommand.class, StatusCommand.class, GetDynamicSpecCommand.class,
                 SetDynamicSpecCommand.class, PauseCommand.class, PauseCommand.Resume.class, DrainCommand.class,
-                ResetCommand.class},
+                ResetCommand.class, ReadStatesCommand.class, DeleteStatesCommand.class},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:done", "1:failed (the message says why: cluster unreachable, bad file, ...)",
-                "2:bad arguments", "3:not found (no such pipeline on the cluster)",
+                "2:bad arguments", "3:not found (no such pipeline on the cluster, or no state for the key)",
                 "4:refused (e.g. reset while instances run)"})
 public final class FlowKafkaCli {
     /** Done. */

@@ -8,6 +8,7 @@ import io.flowkafka.internal.compiler.PipelineCompiler;
 import io.flowkafka.internal.drain.DrainCondition;
 import io.flowkafka.internal.drain.DrainingClientSupplier;
 import io.flowkafka.internal.metrics.PipelineMeters;
+import io.flowkafka.internal.http.StateQueryHandler;
 import io.flowkafka.internal.outbox.SinkServices;
 import io.flowkafka.internal.http.OperationsServer;
 import io.flowkafka.internal.http.StatusPage;
@@ -40,6 +41,7 @@ import io.flowkafka.spec.PipelineSpec;
 import io.flowkafka.spec.PipelineSpecLoader;
 import io.flowkafka.spec.SpecProblem;
 import io.flowkafka.spi.ClientProperties;
+import com.sun.net.httpserver.HttpHandler;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -432,6 +434,26 @@ public final class FlowRuntime implements AutoCloseable {
     }
 
     /**
+     * A handler answering state queries on this instance: {@code GET /states?computation=<id>&key=<JSON object of the
+     * key columns>} answers the key's states as JSON, read with Kafka Streams' interactive queries on the instance
+     * that owns the key, to which the request is forwarded (one hop) when that is another instance. Mount it at
+     * {@code /states} on an HTTP server whose {@code host:port} is this instance's {@code application.server}, and
+     * set {@code application.server} on every instance; without it only keys owned here are answered.
+     *
+     * <ol>
+     *   <li>Reads see the state as of the owning task's last commit ({@code commit.interval.ms}).
+     *   <li>Only GET: states are never deleted from outside the pipeline (that would break exactly-once).
+     *   <li>Not with {@code flow.state.stores=memory}.
+     * </ol>
+     *
+     * @return a new handler; thread-safe; it answers 503 until this runtime runs
+     */
+    public HttpHandler stateQueryHandler() {
+        return new StateQueryHandler(spec, userProps, () -> streams,
+                streamsProps.getProperty(StreamsConfig.APPLICATION_SERVER_CONFIG));
+    }
+
+    /**
      * The compiled topology of a spec, for users who embed it in their own {@link KafkaStreams}
      * or test it with {@code TopologyTestDriver}; run it with {@link #streamsProperties}.
      *
@@ -690,6 +712,7 @@ public final class FlowRuntime implements AutoCloseable {
         instanceStatus = topic;
         StatusPage.mount(server, spec, topic::view);
         server.mount("/health", new HealthHandler(this));
+        server.mount(StateQueryHandler.PATH, stateQueryHandler());
         mountPrometheus(server);
     }
 

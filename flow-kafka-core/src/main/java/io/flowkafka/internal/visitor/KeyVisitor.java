@@ -609,10 +609,17 @@ public final class KeyVisitor {
 
     /** The coverage as stored, for inspection (null before the first step). */
     public static @Nullable KeyVisitorCoverage coverage(KeyValueStore<Bytes, byte[]> store, String stream) {
-        byte[] bytes = store.get(Bytes.wrap(stream.getBytes(StandardCharsets.UTF_8)));
-        if (bytes == null) {
-            return null;
-        }
+        byte[] bytes = store.get(coverageKey(stream));
+        return bytes == null ? null : decodeCoverage(bytes);
+    }
+
+    /** The key of a visitor stream's coverage row in the coverage store. */
+    public static Bytes coverageKey(String stream) {
+        return Bytes.wrap(stream.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** Decodes a coverage row's value. */
+    public static KeyVisitorCoverage decodeCoverage(byte[] bytes) {
         try {
             return new SpecificDatumReader<>(KeyVisitorCoverage.class).read(null,
                     DecoderFactory.get().binaryDecoder(bytes, null));
