@@ -39,6 +39,8 @@ class DemoOutputIT {
             assertThat(lines).as("progress while it runs").anyMatch(l -> l.matches(
                     " +[A-Z]+ +\\d+% of the input committed \\([\\d,]+ of [\\d,]+ records\\)"));
             assertThat(lines).as("the summary at the end").anyMatch(l -> l.startsWith("completed in "));
+            assertThat(lines).as("where the status page is").anyMatch(l -> l.matches(
+                    "Status page: http://[^ ]+:\\d+/ \\(while it runs\\)"));
             assertThat(lines).last().asString().startsWith("OK: every impression got exactly one result");
             assertThat(lines).noneMatch(l -> l.contains("ERROR") || l.contains("WARN") || l.startsWith("\tat "));
         }

@@ -71,12 +71,15 @@ public final class WaitClickDemo {
         Properties props = new Properties();
         props.putAll(common);
         props.put("state.dir", stateDir.toString());
+        props.put("flow.http.port", System.getProperty("flow.demo.http.port", "0")); // the status page
         System.out.printf("Running pipeline '%s' (exactly_once_v2, finite sources): impressions + clicks -> join "
                 + "(30 min event-time timers) -> %s%n", pipeline, resultsTopic);
         long started = System.nanoTime();
         try (FlowRuntime runtime = FlowRuntime.create(
                 WaitClickJoin.spec(pipeline, impressionsTopic, clicksTopic, resultsTopic, 4, true), props)) {
             runtime.start();
+            runtime.httpAddress().ifPresent(a -> System.out.printf("Status page: http://%s:%d/ (while it runs)%n",
+                    a.getHostString(), a.getPort()));
             long inputs = n + data.clicks().size();
             long deadline = System.nanoTime() + Duration.ofMinutes(3).toNanos();
             boolean completed = false;
