@@ -74,7 +74,9 @@ class FlowKafkaCliIT {
     void shouldPrintHelpWithTheCommandsAndExitCodes() throws Exception {
         Run help = cli("--help");
         assertThat(help.exit()).isZero();
-        assertThat(help.out()).contains("describe", "status", "reset", "Exit codes:", "4   refused");
+        assertThat(help.out()).contains("describe", "status", "get-dynamic-spec", "set-dynamic-spec", "pause",
+                "resume", "drain", "stop", "start", "reset", "read-states", "delete-states", "Exit codes:",
+                "4   refused");
         Run bad = cli("status", "--pipeline", "x");
         assertThat(bad.exit()).as("a missing required option is a usage error").isEqualTo(2);
         assertThat(bad.err()).contains("Missing required option: '--bootstrap-servers=HOST:PORT[,...]'");
@@ -257,6 +259,16 @@ class FlowKafkaCliIT {
             assertThat(cancel.out()).contains("computations.read.draining: true -> (static)");
             Await.until(Duration.ofMinutes(1), "30 outputs once the sources are read again", () -> out.count() >= 30);
             assertThat(out.count()).as("each input once").isEqualTo(30);
+
+            Run stop = cli("stop", "-b", b, "-p", pipeline, "-s", s);
+            assertThat(stop.exit()).as(stop.err()).isZero();
+            assertThat(stop.out()).contains("stopped: (static) -> true", "stopped: no instance of " + pipeline + " runs");
+            assertThat(runtime.state()).as("the instance drained and stopped itself").isEqualTo(
+                    FlowRuntime.State.STOPPED);
+            assertThat(out.count()).as("nothing lost or repeated by the stop").isEqualTo(30);
+            Run start = cli("start", "-b", b, "-p", pipeline, "-s", s);
+            assertThat(start.exit()).as(start.err()).isZero();
+            assertThat(start.out()).contains("stopped: true -> (static)");
         }
     }
 

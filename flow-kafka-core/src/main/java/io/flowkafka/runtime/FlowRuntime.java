@@ -179,6 +179,10 @@ public final class FlowRuntime implements AutoCloseable {
     private final MeterRegistry meterRegistry;
     /** Whether this instance is paused because the dynamic spec says {@code paused: true}. */
     private volatile boolean pausedBySpec;
+    /** Whether this instance drains and stops because the dynamic spec says {@code stopped: true}. */
+    private volatile boolean stoppingBySpec;
+    /** How long a stop asked by the dynamic spec drains before it stops anyway. */
+    private static final Duration STOP_BY_SPEC_TIMEOUT = Duration.ofMinutes(5);
     private final OutputLimitMeter outputLimitMeter;
     /** Gauges that read this runtime's objects: removed on {@link #close()}, so a later runtime can register its own. */
     private final List<Meter> runtimeGauges = new CopyOnWriteArrayList<>();
@@ -829,6 +833,10 @@ public final class FlowRuntime implements AutoCloseable {
         if (ks == null || state.get() == State.STOPPING || state.get() == State.STOPPED) {
             return;
         }
+        if (dynamicSpec.stopped()) {
+            stopBySpec();
+            return;
+        }
         boolean want = dynamicSpec.paused();
         if (want && !pausedBySpec) {
             pausedBySpec = true;
@@ -839,6 +847,33 @@ public final class FlowRuntime implements AutoCloseable {
             resume();
             LOG.info("pipeline '{}': resumed by the dynamic spec", spec.name());
         }
+    }
+
+    /**
+     * Follows the dynamic spec's {@code stopped} (Flow's stopped pipeline): drains and stops this instance once, on
+     * a thread of its own, as {@link #drain(Duration)} does (or {@link #stop(Duration)} with the streams group
+     * protocol, which cannot drain).
+     */
+    private void stopBySpec() {
+        if (stoppingBySpec) {
+            return;
+        }
+        stoppingBySpec = true;
+        LOG.warn("pipeline '{}' is stopped in its dynamic spec (flow-kafka stop): this instance drains and stops; "
+                + "run flow-kafka start before starting instances again", spec.name());
+        Thread t = new Thread(() -> {
+            try {
+                if (StreamsProperties.streamsGroupProtocol(streamsProps)) {
+                    stop(STOP_BY_SPEC_TIMEOUT);
+                } else {
+                    drain(STOP_BY_SPEC_TIMEOUT);
+                }
+            } catch (RuntimeException e) {
+                LOG.warn("pipeline '{}': stopping as the dynamic spec asks failed: {}", spec.name(), e.toString());
+            }
+        }, "flow-" + spec.name() + "-stop");
+        t.setDaemon(true);
+        t.start();
     }
 
     /** Resumes after {@link #pause()}. */

@@ -53,6 +53,8 @@ public final class DynamicSpec {
     private Map<String, Object> document = Map.of();
     /** {@code paused}: every instance keeps its processing paused (Flow's paused pipeline state). */
     private volatile boolean paused;
+    /** {@code stopped}: every instance drains and stops (Flow's stopped pipeline state). */
+    private volatile boolean stopped;
     /** The computations whose {@code draining} is true: they stop reading their source topics. */
     private volatile Set<String> draining = Set.of();
     private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
@@ -110,6 +112,11 @@ public final class DynamicSpec {
     /** Whether the document in effect pauses the pipeline ({@code "paused": true}). */
     public boolean paused() {
         return paused;
+    }
+
+    /** Whether the document in effect stops the pipeline ({@code "stopped": true}). */
+    public boolean stopped() {
+        return stopped;
     }
 
     /** The computations the document in effect drains ({@code computations.<id>.draining: true}). */
@@ -249,7 +256,7 @@ public final class DynamicSpec {
     /** What a valid document sets, computed from the static values. */
     private record Plan(Map<String, KeyVisitorSettings> visitors, Map<String, Long> queueLimits,
             Map<String, Map<String, Object>> sourceParameters, Map<String, SkipExpression> skipIf,
-            Set<String> draining, boolean paused) {
+            Set<String> draining, boolean paused, boolean stopped) {
     }
 
     private void install(Plan plan, Map<String, Object> newDocument) {
@@ -260,6 +267,7 @@ public final class DynamicSpec {
         skipIf.forEach((cid, setting) -> setting.set(plan.skipIf().get(cid))); // absent from the document: none
         draining = Set.copyOf(plan.draining());
         paused = plan.paused();
+        stopped = plan.stopped();
         document = newDocument;
         for (Runnable listener : listeners) {
             try {
@@ -283,17 +291,20 @@ public final class DynamicSpec {
         Map<String, SkipExpression> skipUpdates = new LinkedHashMap<>(); // a null value removes the expression
         Set<String> drainingUpdates = new LinkedHashSet<>();
         boolean pausedUpdate = false;
+        boolean stoppedUpdate = false;
         for (Map.Entry<String, ?> top : change.entrySet()) {
-            if (top.getKey().equals("paused")) {
-                if (top.getValue() instanceof Boolean b) {
+            if (top.getKey().equals("paused") || top.getKey().equals("stopped")) {
+                if (!(top.getValue() instanceof Boolean b)) {
+                    problems.add("dynamic_spec." + top.getKey() + " must be true or false but was " + top.getValue());
+                } else if (top.getKey().equals("paused")) {
                     pausedUpdate = b;
                 } else {
-                    problems.add("dynamic_spec.paused must be true or false but was " + top.getValue());
+                    stoppedUpdate = b;
                 }
                 continue;
             }
             if (!top.getKey().equals("computations")) {
-                problems.add("dynamic_spec." + top.getKey() + " is not a dynamic setting; use paused or computations."
+                problems.add("dynamic_spec." + top.getKey() + " is not a dynamic setting; use paused, stopped or computations."
                         + "<id>.<setting> (key_visitor_streams, skip_if_expression, draining, sinks, source_streams)");
                 continue;
             }
@@ -364,7 +375,8 @@ public final class DynamicSpec {
         if (!problems.isEmpty()) {
             throw new IllegalArgumentException(prefix + String.join("; ", problems));
         }
-        return new Plan(updates, queueUpdates, sourceUpdates, skipUpdates, drainingUpdates, pausedUpdate);
+        return new Plan(updates, queueUpdates, sourceUpdates, skipUpdates, drainingUpdates, pausedUpdate,
+                stoppedUpdate);
     }
 
     private void applySources(ComputationSpec c, String field, Map<String, ?> sources, List<String> problems,

@@ -176,6 +176,11 @@ class DynamicSpecTest {
                 .hasMessageContaining("dynamic_spec.computations.c.draining: computation 'c' has no source_streams");
         assertThat(d.drainingComputations()).isEmpty();
         assertThat(changes[0]).as("a rejected change runs no listener").isEqualTo(1);
+        assertThat(d.stopped()).isFalse();
+        d.apply(Map.of("stopped", true));
+        assertThat(d.stopped()).isTrue();
+        assertThatThrownBy(() -> d.apply(Map.of("stopped", 1))).hasMessageContaining(
+                "dynamic_spec.stopped must be true or false but was 1");
         Map<String, Object> unpause = new HashMap<>();
         unpause.put("paused", null);
         d.apply(unpause);
