@@ -16,8 +16,8 @@ import picocli.CommandLine.ParseResult;
  */
 @Command(name = "flow-kafka", mixinStandardHelpOptions = true, versionProvider = FlowKafkaCli.Version.class,
         description = "Operate a flow-kafka pipeline on a Kafka cluster.",
-        subcommands = {DescribeCommand.class, StatusCommand.class, GetDynamicSpecCommand.class,
-                SetDynamicSpecCommand.class, PauseCommand.class, PauseCommand.Resume.class, DrainCommand.class,
+        subcommands = {DescribeCommand.class, StatusCommand.class, GetSpecCommand.class,
+                GetDynamicSpecCommand.class, SetDynamicSpecCommand.class, PauseCommand.class, PauseCommand.Resume.class, DrainCommand.class,
                 StopCommand.class, StopCommand.Start.class, ResetCommand.class, ReadStatesCommand.class,
                 DeleteStatesCommand.class},
         exitCodeListHeading = "%nExit codes:%n",

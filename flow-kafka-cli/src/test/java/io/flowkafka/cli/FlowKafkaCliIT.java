@@ -3,7 +3,6 @@ package io.flowkafka.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flowkafka.runtime.FlowRuntime;
-import io.flowkafka.spec.PipelineSpec;
 import io.flowkafka.spec.PipelineSpecLoader;
 import io.flowkafka.testing.Await;
 import io.flowkafka.testing.KafkaCluster;
@@ -143,14 +142,18 @@ class FlowKafkaCliIT {
                     sinks:
                       out: {sink_class_name: KafkaSink, input_stream_ids: [events], parameters: {topic: %s}}
                 """.formatted(pipeline, input, output));
-        PipelineSpec spec = PipelineSpecLoader.fromFile(specFile);
         Properties props = cluster.clientProperties();
         props.put("state.dir", dir.resolve("state").toString());
         props.put("commit.interval.ms", "100");
         String bootstrap = cluster.bootstrapServers();
-        try (FlowRuntime runtime = FlowRuntime.create(spec, props)) {
+        try (FlowRuntime runtime = FlowRuntime.create(specFile, props)) {
             runtime.start();
             Await.until(Duration.ofMinutes(1), "the input committed", () -> committed(cluster, pipeline, input) == 50);
+            Run getSpec = cli("get-spec", "-b", bootstrap, "-p", pipeline);
+            assertThat(getSpec.exit()).as(getSpec.err()).isZero();
+            assertThat(getSpec.out()).as("the file the instance was created from").isEqualTo(Files.readString(specFile));
+            assertThat(cli("get-spec", "-b", bootstrap, "-p", pipeline, "--graph").out())
+                    .isEqualTo(runtime.describe().text());
             Run status = cli("status", "-b", bootstrap, "-p", pipeline);
             assertThat(status.exit()).as(status.err()).isZero();
             assertThat(status.out()).contains("total lag: 0 record(s) over 2 partition(s)","pipeline " + pipeline + " (application.id " + pipeline + ")",

@@ -1,5 +1,6 @@
 package io.flowkafka.runtime;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.flowkafka.api.FlowException;
 import io.flowkafka.avro.FlowAvroClasses;
 import io.flowkafka.internal.compiler.CompileOptions;
@@ -48,8 +49,10 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -177,6 +180,9 @@ public final class FlowRuntime implements AutoCloseable {
     private final DynamicSpec dynamicSpec;
     private final StatusBoard statusBoard = new StatusBoard();
     private final MeterRegistry meterRegistry;
+    /** The spec file's name and text when created from a file, for {@code flow-kafka get-spec}. */
+    private @Nullable String specFile;
+    private @Nullable String specText;
     /** Whether this instance is paused because the dynamic spec says {@code paused: true}. */
     private volatile boolean pausedBySpec;
     /** Whether this instance drains and stops because the dynamic spec says {@code stopped: true}. */
@@ -282,7 +288,14 @@ public final class FlowRuntime implements AutoCloseable {
     public static FlowRuntime create(Path specFile, Properties props) {
         Objects.requireNonNull(specFile, "specFile");
         Objects.requireNonNull(props, "props");
-        return new FlowRuntime(PipelineSpecLoader.fromFile(specFile), props, null);
+        FlowRuntime runtime = new FlowRuntime(PipelineSpecLoader.fromFile(specFile), props, null);
+        try {
+            runtime.specFile = specFile.getFileName().toString();
+            runtime.specText = Files.readString(specFile);
+        } catch (IOException e) {
+            runtime.specText = null; // loaded a moment ago: only get-spec loses the text
+        }
+        return runtime;
     }
 
     /**
@@ -636,6 +649,7 @@ public final class FlowRuntime implements AutoCloseable {
             // before the tasks start: a restarted instance comes up with the current dynamic spec
             sharedSpec = DynamicSpecTopic.start(spec.name(), dynamicSpecTopic(), applicationId(), streamsProps,
                     dynamicSpec, statusBoard);
+            publishSpec(sharedSpec);
         } catch (RuntimeException e) {
             state.set(State.FAILED);
             admin.close(Duration.ofSeconds(5));
@@ -822,6 +836,21 @@ public final class FlowRuntime implements AutoCloseable {
             ks.pause();
         }
         state.compareAndSet(State.RUNNING, State.PAUSED);
+    }
+
+    /** Publishes the spec this instance runs for {@code flow-kafka get-spec}; a failure only costs that. */
+    private void publishSpec(DynamicSpecTopic topic) {
+        Map<String, Object> doc = new LinkedHashMap<>();
+        doc.put("pipeline", spec.name());
+        doc.put("file", specFile);
+        doc.put("text", specText);
+        doc.put("graph", describe().text());
+        try {
+            topic.publishSpec(new ObjectMapper().writeValueAsBytes(doc));
+        } catch (Exception e) {
+            LOG.info("pipeline '{}': could not publish its spec for flow-kafka get-spec: {}", spec.name(),
+                    e.toString());
+        }
     }
 
     /**

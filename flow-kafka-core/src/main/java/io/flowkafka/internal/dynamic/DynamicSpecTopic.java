@@ -125,6 +125,40 @@ public final class DynamicSpecTopic implements AutoCloseable {
         }
     }
 
+    /** The record key under which instances publish the static spec they run: {@code <pipeline>/spec}. */
+    public static byte[] specKey(String pipeline) {
+        return (pipeline + "/spec").getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Publishes the static spec this instance runs (its file's text, or its graph for a spec built in Java) under
+     * {@link #specKey}, for tools such as the CLI's {@code get-spec}. The listener ignores that key.
+     *
+     * @param value the JSON document to publish
+     * @throws KafkaException if the write fails
+     */
+    public void publishSpec(byte[] value) {
+        Map<String, Object> props = new java.util.HashMap<>(producerProps);
+        props.remove(ProducerConfig.TRANSACTIONAL_ID_CONFIG);
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props)) {
+            producer.send(new ProducerRecord<>(partition.topic(), partition.partition(), specKey(pipeline), value));
+            producer.flush();
+        }
+    }
+
+    /**
+     * Reads the static spec an instance of the pipeline published ({@link #publishSpec}), without an instance.
+     *
+     * @return the latest published value, or null when no instance published one
+     */
+    public static byte @Nullable [] readSpec(String pipeline, String topic, Map<?, ?> clientProps) {
+        TopicPartition partition = new TopicPartition(topic, 0);
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerProperties(clientProps))) {
+            ConsumerRecord<byte[], byte[]> r = readLatest(consumer, pipeline, partition, specKey(pipeline));
+            return r == null ? null : r.value();
+        }
+    }
+
     /**
      * The dynamic-spec topic of a pipeline.
      *
