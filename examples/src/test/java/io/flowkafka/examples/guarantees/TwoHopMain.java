@@ -18,6 +18,9 @@ public final class TwoHopMain {
         props.put("state.dir", args[4]);
         props.put("commit.interval.ms", "100");
         props.put("num.stream.threads", "2");
+        // a killed instance's tasks move after 6 s instead of the default 45 s
+        props.put("consumer.session.timeout.ms", "6000");
+        props.put("consumer.heartbeat.interval.ms", "1000");
         props.put("flow.internal.topics.purge.interval.ms", "2000");
         if (args.length > 5) {
             TwoHopPipeline.throwOnceAt = args[5];

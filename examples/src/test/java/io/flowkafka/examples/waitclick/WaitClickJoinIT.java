@@ -67,12 +67,14 @@ class WaitClickJoinIT {
         WaitClickData data = t.data();
         Path state = t.state();
         long killAt = 2_000 + new Random(SEED).nextInt(12_000);
-        try (ChildJvm a = instance(cluster, pipeline, impressions, clicks, results, state.resolve("a"));
-                ChildJvm b = instance(cluster, pipeline, impressions, clicks, results, state.resolve("b"))) {
+        Map<String, String> failFast = Map.of("session.timeout.ms", "6000"); // a's tasks move 6 s after the kill
+        try (ChildJvm a = instance(cluster, pipeline, impressions, clicks, results, state.resolve("a"), failFast);
+                ChildJvm b = instance(cluster, pipeline, impressions, clicks, results, state.resolve("b"), failFast)) {
             Await.until(Duration.ofMinutes(3), killAt + " results written", () -> endOffsets(cluster, results) >= killAt);
             a.kill();
             assertThat(a.isAlive()).isFalse();
-            try (ChildJvm a2 = instance(cluster, pipeline, impressions, clicks, results, state.resolve("a2"))) {
+            try (ChildJvm a2 = instance(cluster, pipeline, impressions, clicks, results, state.resolve("a2"),
+                    failFast)) {
                 ExactlyOnceChecker.Report report = ExactlyOnceChecker.check(cluster, results,
                         data.impressions().keySet(), Duration.ofMinutes(4),
                         r -> new String(r.key(), StandardCharsets.UTF_8));
