@@ -22,13 +22,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.junit.jupiter.api.AfterEach;
@@ -172,25 +171,8 @@ class HttpDelivererTest {
     void shouldKeepEachKeysOrderAndNeverSendTwoRequestsOfAKeyAtOnce() throws Exception {
         int concurrency = 8;
         OutboxDeliverer d = deliverer(Map.of("concurrency", concurrency));
-        Map<String, AtomicInteger> inFlightPerKey = new ConcurrentHashMap<>();
-        AtomicInteger inFlight = new AtomicInteger();
-        AtomicInteger maxInFlight = new AtomicInteger();
-        AtomicInteger overlapsOfAKey = new AtomicInteger();
-        server.plan(r -> {
-            String key = r.bodyText().split(":")[0];
-            if (inFlightPerKey.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet() > 1) {
-                overlapsOfAKey.incrementAndGet();
-            }
-            maxInFlight.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
-            try {
-                Thread.sleep(1 + Integer.parseInt(r.bodyText().split(":")[1]) % 3); // uneven service times
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            inFlight.decrementAndGet();
-            inFlightPerKey.get(key).decrementAndGet();
-            return Answer.ok();
-        });
+        // uneven service times, injected by the server: each request's time in flight is [arrived, answered]
+        server.plan(r -> Answer.slow(1 + Integer.parseInt(r.bodyText().split(":")[1]) % 3));
         List<String> keys = new ArrayList<>();
         for (int i = 0; i < 400; i++) {
             keys.add("k" + (i % 4)); // few keys, many messages each: a key's next message is always close behind
@@ -198,14 +180,40 @@ class HttpDelivererTest {
         d.open(0, OptionalLong.empty());
         OutboxBatch batch = batch(0, 0, keys);
         d.deliver(batch);
-        assertThat(overlapsOfAKey.get()).as("two requests of one key in flight at once").isZero();
-        assertThat(maxInFlight.get()).as("requests in flight at once").isBetween(2, concurrency);
+        List<Received> got = server.received();
+        Map<String, List<Received>> perKey = got.stream().collect(Collectors.groupingBy(
+                r -> r.bodyText().split(":")[0]));
+        perKey.forEach((key, rs) -> {
+            List<Received> byArrival = rs.stream().sorted(Comparator.comparingLong(Received::arrivedNanos)).toList();
+            for (int i = 1; i < byArrival.size(); i++) {
+                assertThat(byArrival.get(i).arrivedNanos()).as("two requests of " + key + " in flight at once")
+                        .isGreaterThanOrEqualTo(server.answeredNanos(byArrival.get(i - 1)));
+            }
+        });
+        assertThat(maxInFlight(got)).as("requests in flight at once").isBetween(2, concurrency);
         Map<String, List<Integer>> seqPerKey = new HashMap<>();
         for (Received r : server.received()) {
             String[] kv = r.bodyText().split(":");
             seqPerKey.computeIfAbsent(kv[0], k -> new ArrayList<>()).add(Integer.parseInt(kv[1]));
         }
         assertThat(seqPerKey).hasSize(4).allSatisfy((k, seqs) -> assertThat(seqs).as(k).isSorted().hasSize(100));
+    }
+
+    /** The most requests whose [arrived, answered] intervals overlap at one moment. */
+    private int maxInFlight(List<Received> got) {
+        List<long[]> events = new ArrayList<>();
+        for (Received r : got) {
+            events.add(new long[] {r.arrivedNanos(), 1});
+            events.add(new long[] {server.answeredNanos(r), -1});
+        }
+        events.sort(Comparator.<long[]>comparingLong(e -> e[0]).thenComparingLong(e -> e[1]));
+        int now = 0;
+        int max = 0;
+        for (long[] e : events) {
+            now += (int) e[1];
+            max = Math.max(max, now);
+        }
+        return max;
     }
 
     @Test

@@ -97,6 +97,12 @@ final class LoopbackHttpServer implements AutoCloseable {
     }
 
     private final Map<Received, Boolean> delivered = new ConcurrentHashMap<>();
+    private final Map<Received, Long> answeredNanos = new ConcurrentHashMap<>();
+
+    /** When the answer to {@code r} was about to be sent (after any injected delay), or null if none was. */
+    Long answeredNanos(Received r) {
+        return answeredNanos.get(r);
+    }
 
     private void handle(HttpExchange exchange) throws IOException {
         try (exchange) {
@@ -117,6 +123,7 @@ final class LoopbackHttpServer implements AutoCloseable {
                     return;
                 }
             }
+            answeredNanos.put(r, System.nanoTime());
             // recorded before the answer goes out: the client may return as soon as it reads it. An answer slower
             // than the tests' request timeouts (>= 300 ms) reaches no client.
             if (a.status() >= 200 && a.status() < 300 && a.delayMs() < 100) {
