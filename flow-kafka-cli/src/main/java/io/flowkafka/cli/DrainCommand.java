@@ -2,7 +2,6 @@ package io.flowkafka.cli;
 
 import io.flowkafka.spec.ComputationSpec;
 import io.flowkafka.spec.PipelineSpecLoader;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -28,9 +27,9 @@ final class DrainCommand implements Callable<Integer> {
     @Mixin
     ClusterOptions cluster;
 
-    @Option(names = {"-s", "--spec"}, required = true, paramLabel = "FILE",
-            description = "the pipeline's spec file, to validate the dynamic spec against")
-    Path specFile;
+    @Mixin
+
+    SpecFileOption specFile;
 
     @Option(names = {"-c", "--computation"}, paramLabel = "ID",
             description = "a computation to drain (repeatable); default: every one with source_streams")
@@ -43,7 +42,7 @@ final class DrainCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         List<String> ids = computations;
         if (ids.isEmpty()) {
-            ids = PipelineSpecLoader.fromFile(specFile).computations().values().stream()
+            ids = PipelineSpecLoader.fromFile(specFile.file).computations().values().stream()
                     .filter(c -> !c.sourceStreams().isEmpty()).map(ComputationSpec::id).toList();
         }
         Map<String, Object> each = new LinkedHashMap<>();

@@ -5,14 +5,9 @@ import io.flowkafka.internal.config.DynamicSpec;
 import io.flowkafka.internal.dynamic.DynamicSpecDocument;
 import io.flowkafka.internal.dynamic.DynamicSpecTopic;
 import io.flowkafka.internal.status.StatusBoard;
-import io.flowkafka.spec.InvalidSpecException;
 import io.flowkafka.spec.PipelineSpec;
-import io.flowkafka.spec.PipelineSpecLoader;
-import io.flowkafka.spec.SpecProblem;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.file.Path;
-import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
@@ -39,26 +34,17 @@ final class DynamicSpecChange {
      *
      * @return the exit code
      */
-    static int publish(CommandSpec command, ClusterOptions cluster, Path specFile, Map<String, Object> delta,
-            boolean dryRun) throws Exception {
+    static int publish(CommandSpec command, ClusterOptions cluster, SpecFileOption specFile,
+            Map<String, Object> delta, boolean dryRun) throws Exception {
         String name = command.name();
         PrintWriter out = command.commandLine().getOut();
         PrintWriter err = command.commandLine().getErr();
-        PipelineSpec spec;
-        try {
-            spec = PipelineSpecLoader.fromFile(specFile);
-        } catch (InvalidSpecException e) {
-            err.println("flow-kafka " + name + ": " + specFile + " is not a valid spec:\n" + e.getMessage());
-            return FlowKafkaCli.FAILED;
-        }
-        List<SpecProblem> specErrors = SpecFiles.errorsWithoutUserClasses(spec);
-        if (!specErrors.isEmpty()) {
-            err.println("flow-kafka " + name + ": " + specFile + " is not a valid spec:");
-            specErrors.forEach(p -> err.println("  " + p));
+        PipelineSpec spec = specFile.load(name, err);
+        if (spec == null) {
             return FlowKafkaCli.FAILED;
         }
         if (!spec.name().equals(cluster.pipeline)) {
-            err.println("flow-kafka " + name + ": " + specFile + " is the spec of pipeline '" + spec.name()
+            err.println("flow-kafka " + name + ": " + specFile.file + " is the spec of pipeline '" + spec.name()
                     + "', not of '" + cluster.pipeline + "'");
             return FlowKafkaCli.USAGE;
         }

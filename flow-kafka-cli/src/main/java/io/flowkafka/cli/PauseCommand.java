@@ -1,11 +1,9 @@
 package io.flowkafka.cli;
 
-import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
@@ -21,9 +19,9 @@ final class PauseCommand implements Callable<Integer> {
     @Mixin
     ClusterOptions cluster;
 
-    @Option(names = {"-s", "--spec"}, required = true, paramLabel = "FILE",
-            description = "the pipeline's spec file, to validate the dynamic spec against")
-    Path specFile;
+    @Mixin
+
+    SpecFileOption specFile;
 
     @Override
     public Integer call() throws Exception {
@@ -39,9 +37,9 @@ final class PauseCommand implements Callable<Integer> {
         @Mixin
         ClusterOptions cluster;
 
-        @Option(names = {"-s", "--spec"}, required = true, paramLabel = "FILE",
-                description = "the pipeline's spec file, to validate the dynamic spec against")
-        Path specFile;
+        @Mixin
+
+        SpecFileOption specFile;
 
         @Override
         public Integer call() throws Exception {

@@ -32,9 +32,9 @@ final class SetDynamicSpecCommand implements Callable<Integer> {
     @Mixin
     ClusterOptions cluster;
 
-    @Option(names = {"-s", "--spec"}, required = true, paramLabel = "FILE",
-            description = "the pipeline's spec file, to validate the change against")
-    Path specFile;
+    @Mixin
+
+    SpecFileOption specFile;
 
     @ArgGroup(exclusive = true, multiplicity = "1")
     Change change;

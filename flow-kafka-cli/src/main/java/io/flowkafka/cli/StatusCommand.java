@@ -3,6 +3,7 @@ package io.flowkafka.cli;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -31,6 +32,9 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "status", description = "Show a pipeline's instances, input lag, outbox backlog and dead letters.")
 final class StatusCommand implements Callable<Integer> {
+    private static final Comparator<TopicPartition> BY_TOPIC_AND_PARTITION =
+            Comparator.comparing(TopicPartition::topic).thenComparingInt(TopicPartition::partition);
+
     @Spec
     picocli.CommandLine.Model.CommandSpec command;
 
@@ -76,7 +80,7 @@ final class StatusCommand implements Callable<Integer> {
     }
 
     /** The group, or null when the cluster has no such group. */
-    private static @Nullable ConsumerGroupDescription describe(Admin admin, String group) throws Exception {
+    static @Nullable ConsumerGroupDescription describe(Admin admin, String group) throws Exception {
         try {
             return admin.describeConsumerGroups(List.of(group)).all().get().get(group);
         } catch (ExecutionException e) {
@@ -90,9 +94,7 @@ final class StatusCommand implements Callable<Integer> {
     private static Map<TopicPartition, OffsetAndMetadata> committed(Admin admin, String group) throws Exception {
         Map<TopicPartition, OffsetAndMetadata> offsets = admin.listConsumerGroupOffsets(group)
                 .partitionsToOffsetAndMetadata().get();
-        Map<TopicPartition, OffsetAndMetadata> out = new TreeMap<>(
-                (a, b) -> a.topic().equals(b.topic()) ? Integer.compare(a.partition(), b.partition())
-                        : a.topic().compareTo(b.topic()));
+        Map<TopicPartition, OffsetAndMetadata> out = new TreeMap<>(BY_TOPIC_AND_PARTITION);
         offsets.forEach((tp, o) -> {
             if (o != null) {
                 out.put(tp, o);
@@ -105,8 +107,7 @@ final class StatusCommand implements Callable<Integer> {
             throws Exception {
         Map<TopicPartition, ListOffsetsResultInfo> ends = admin.listOffsets(committed.keySet().stream()
                 .collect(Collectors.toMap(tp -> tp, tp -> OffsetSpec.latest()))).all().get();
-        Map<TopicPartition, Long> lag = new TreeMap<>((a, b) -> a.topic().equals(b.topic())
-                ? Integer.compare(a.partition(), b.partition()) : a.topic().compareTo(b.topic()));
+        Map<TopicPartition, Long> lag = new TreeMap<>(BY_TOPIC_AND_PARTITION);
         committed.forEach((tp, o) -> lag.put(tp, Math.max(0, ends.get(tp).offset() - o.offset())));
         return lag;
     }

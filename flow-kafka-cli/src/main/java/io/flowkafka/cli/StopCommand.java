@@ -1,15 +1,12 @@
 package io.flowkafka.cli;
 
 import java.io.PrintWriter;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutionException;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.common.errors.GroupIdNotFoundException;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -30,9 +27,9 @@ final class StopCommand implements Callable<Integer> {
     @Mixin
     ClusterOptions cluster;
 
-    @Option(names = {"-s", "--spec"}, required = true, paramLabel = "FILE",
-            description = "the pipeline's spec file, to validate the dynamic spec against")
-    Path specFile;
+    @Mixin
+
+    SpecFileOption specFile;
 
     @Option(names = "--no-wait", description = "return once published, without waiting for the instances")
     boolean noWait;
@@ -74,15 +71,9 @@ final class StopCommand implements Callable<Integer> {
         }
     }
 
-    static int members(Admin admin, String group) throws Exception {
-        try {
-            return admin.describeConsumerGroups(List.of(group)).all().get().get(group).members().size();
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof GroupIdNotFoundException) {
-                return 0;
-            }
-            throw e;
-        }
+    private static int members(Admin admin, String group) throws Exception {
+        ConsumerGroupDescription described = StatusCommand.describe(admin, group);
+        return described == null ? 0 : described.members().size();
     }
 
     /** {@code flow-kafka start}. */
@@ -95,9 +86,9 @@ final class StopCommand implements Callable<Integer> {
         @Mixin
         ClusterOptions cluster;
 
-        @Option(names = {"-s", "--spec"}, required = true, paramLabel = "FILE",
-                description = "the pipeline's spec file, to validate the dynamic spec against")
-        Path specFile;
+        @Mixin
+
+        SpecFileOption specFile;
 
         @Override
         public Integer call() throws Exception {

@@ -128,20 +128,7 @@ class FlowKafkaCliIT {
         cluster.createTopic(input, 2);
         cluster.createTopic(output, 2);
         produce(cluster, input, 50);
-        Path specFile = Files.writeString(dir.resolve("pipeline.yaml"), """
-                name: %s
-                streams:
-                  raw: {schema: {type: record, name: Event, fields: [{name: id, type: string}, {name: n, type: long}]}}
-                  events: {schema: {type: record, name: Event, fields: [{name: id, type: string}, {name: n, type: long}]}}
-                computations:
-                  read:
-                    computation_class_name: Source
-                    source_streams:
-                      raw: {source_class_name: KafkaSource, parameters: {topics: %s}}
-                    output_stream_ids: [events]
-                    sinks:
-                      out: {sink_class_name: KafkaSink, input_stream_ids: [events], parameters: {topic: %s}}
-                """.formatted(pipeline, input, output));
+        Path specFile = sourceToSinkSpec(dir.resolve("pipeline.yaml"), pipeline, input, output);
         Properties props = cluster.clientProperties();
         props.put("state.dir", dir.resolve("state").toString());
         props.put("commit.interval.ms", "100");
@@ -210,20 +197,7 @@ class FlowKafkaCliIT {
         String output = names.topic("out");
         cluster.createTopic(input, 2);
         cluster.createTopic(output, 2);
-        Path specFile = Files.writeString(dir.resolve("control.yaml"), """
-                name: %s
-                streams:
-                  raw: {schema: {type: record, name: Event, fields: [{name: id, type: string}, {name: n, type: long}]}}
-                  events: {schema: {type: record, name: Event, fields: [{name: id, type: string}, {name: n, type: long}]}}
-                computations:
-                  read:
-                    computation_class_name: Source
-                    source_streams:
-                      raw: {source_class_name: KafkaSource, parameters: {topics: %s}}
-                    output_stream_ids: [events]
-                    sinks:
-                      out: {sink_class_name: KafkaSink, input_stream_ids: [events], parameters: {topic: %s}}
-                """.formatted(pipeline, input, output));
+        Path specFile = sourceToSinkSpec(dir.resolve("control.yaml"), pipeline, input, output);
         Properties props = cluster.clientProperties();
         props.put("state.dir", dir.resolve("control-state").toString());
         props.put("commit.interval.ms", "100");
@@ -273,6 +247,24 @@ class FlowKafkaCliIT {
             assertThat(start.exit()).as(start.err()).isZero();
             assertThat(start.out()).contains("stopped: true -> (static)");
         }
+    }
+
+    /** Writes the spec of a pipeline reading JSON events from {@code input} and writing them to {@code output}. */
+    private static Path sourceToSinkSpec(Path file, String pipeline, String input, String output) throws IOException {
+        return Files.writeString(file, """
+                name: %s
+                streams:
+                  raw: {schema: {type: record, name: Event, fields: [{name: id, type: string}, {name: n, type: long}]}}
+                  events: {schema: {type: record, name: Event, fields: [{name: id, type: string}, {name: n, type: long}]}}
+                computations:
+                  read:
+                    computation_class_name: Source
+                    source_streams:
+                      raw: {source_class_name: KafkaSource, parameters: {topics: %s}}
+                    output_stream_ids: [events]
+                    sinks:
+                      out: {sink_class_name: KafkaSink, input_stream_ids: [events], parameters: {topic: %s}}
+                """.formatted(pipeline, input, output));
     }
 
     /** Counts the records of a topic (read_committed), polling on each call. */

@@ -16,6 +16,7 @@ import io.flowkafka.internal.http.StatusPage;
 import io.flowkafka.internal.runtime.AlignmentFollower;
 import io.flowkafka.internal.runtime.ClusterReachability;
 import io.flowkafka.internal.runtime.CompletionWatch;
+import io.flowkafka.internal.runtime.DynamicControls;
 import io.flowkafka.internal.runtime.FlowStreams;
 import io.flowkafka.internal.runtime.GuaranteeReport;
 import io.flowkafka.internal.runtime.OutputLimitMeter;
@@ -105,7 +106,8 @@ import org.slf4j.LoggerFactory;
  * <p>Thread-safe: lifecycle methods may be called from any thread.
  *
  * <p>Over 700 lines of which most are the public API's Javadoc: the work is in {@code internal/runtime}
- * (topic preparation, completion watching, output limits, drain, Streams properties, sink services).
+ * (topic preparation, completion watching, output limits, drain, Streams properties, sink services, the dynamic
+ * spec's controls) and {@code internal/http} (the operations server, the status page, state queries).
  */
 public final class FlowRuntime implements AutoCloseable {
     /**
@@ -183,10 +185,6 @@ public final class FlowRuntime implements AutoCloseable {
     /** The spec file's name and text when created from a file, for {@code flow-kafka get-spec}. */
     private @Nullable String specFile;
     private @Nullable String specText;
-    /** Whether this instance is paused because the dynamic spec says {@code paused: true}. */
-    private volatile boolean pausedBySpec;
-    /** Whether this instance drains and stops because the dynamic spec says {@code stopped: true}. */
-    private volatile boolean stoppingBySpec;
     /** How long a stop asked by the dynamic spec drains before it stops anyway. */
     private static final Duration STOP_BY_SPEC_TIMEOUT = Duration.ofMinutes(5);
     private final OutputLimitMeter outputLimitMeter;
@@ -687,8 +685,33 @@ public final class FlowRuntime implements AutoCloseable {
         sinks.installSyncWriters();
         meters.bind(ks);
         ks.start();
-        dynamicSpec.onChange(this::followPausedSetting);
-        followPausedSetting(); // the document read at start may pause the pipeline
+        var controls = new DynamicControls(spec.name(), dynamicSpec, new DynamicControls.Target() {
+            @Override
+            public boolean canAct() {
+                return state.get() != State.STOPPING && state.get() != State.STOPPED;
+            }
+
+            @Override
+            public void pause() {
+                FlowRuntime.this.pause();
+            }
+
+            @Override
+            public void resume() {
+                FlowRuntime.this.resume();
+            }
+
+            @Override
+            public void drainAndStop() {
+                if (StreamsProperties.streamsGroupProtocol(streamsProps)) {
+                    stop(STOP_BY_SPEC_TIMEOUT); // the streams protocol cannot drain
+                } else {
+                    drain(STOP_BY_SPEC_TIMEOUT);
+                }
+            }
+        });
+        dynamicSpec.onChange(controls::follow);
+        controls.follow(); // the document read at start may pause or stop the pipeline
         long purgeMs = config.getLong(FlowConfig.PURGE_INTERVAL_MS_CONFIG);
         var completion = new CompletionWatch(spec, compiled, applicationId(), ClientProperties.consumer(streamsProps),
                 () -> state.compareAndSet(State.RUNNING, State.COMPLETED));
@@ -851,58 +874,6 @@ public final class FlowRuntime implements AutoCloseable {
             LOG.info("pipeline '{}': could not publish its spec for flow-kafka get-spec: {}", spec.name(),
                     e.toString());
         }
-    }
-
-    /**
-     * Follows the dynamic spec's {@code paused}: pauses when it turns true, resumes when it turns false (only a pause
-     * it made itself, not one of {@link #pause()}).
-     */
-    private void followPausedSetting() {
-        KafkaStreams ks = streams;
-        if (ks == null || state.get() == State.STOPPING || state.get() == State.STOPPED) {
-            return;
-        }
-        if (dynamicSpec.stopped()) {
-            stopBySpec();
-            return;
-        }
-        boolean want = dynamicSpec.paused();
-        if (want && !pausedBySpec) {
-            pausedBySpec = true;
-            pause();
-            LOG.info("pipeline '{}': paused by the dynamic spec", spec.name());
-        } else if (!want && pausedBySpec) {
-            pausedBySpec = false;
-            resume();
-            LOG.info("pipeline '{}': resumed by the dynamic spec", spec.name());
-        }
-    }
-
-    /**
-     * Follows the dynamic spec's {@code stopped} (Flow's stopped pipeline): drains and stops this instance once, on
-     * a thread of its own, as {@link #drain(Duration)} does (or {@link #stop(Duration)} with the streams group
-     * protocol, which cannot drain).
-     */
-    private void stopBySpec() {
-        if (stoppingBySpec) {
-            return;
-        }
-        stoppingBySpec = true;
-        LOG.warn("pipeline '{}' is stopped in its dynamic spec (flow-kafka stop): this instance drains and stops; "
-                + "run flow-kafka start before starting instances again", spec.name());
-        Thread t = new Thread(() -> {
-            try {
-                if (StreamsProperties.streamsGroupProtocol(streamsProps)) {
-                    stop(STOP_BY_SPEC_TIMEOUT);
-                } else {
-                    drain(STOP_BY_SPEC_TIMEOUT);
-                }
-            } catch (RuntimeException e) {
-                LOG.warn("pipeline '{}': stopping as the dynamic spec asks failed: {}", spec.name(), e.toString());
-            }
-        }, "flow-" + spec.name() + "-stop");
-        t.setDaemon(true);
-        t.start();
     }
 
     /** Resumes after {@link #pause()}. */

@@ -1,0 +1,86 @@
+package io.flowkafka.internal.runtime;
+
+import io.flowkafka.internal.config.DynamicSpec;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Makes a running instance follow the dynamic spec's pipeline controls: {@code paused} (pause when it turns true,
+ * resume when it turns false, only a pause it made itself, never one the user made with {@code pause()}) and
+ * {@code stopped} (Flow's stopped pipeline: drain and stop once, on a thread of its own). Called by the thread that
+ * applied a document, and once at start for the document read then.
+ */
+public final class DynamicControls {
+    private static final Logger LOG = LoggerFactory.getLogger(DynamicControls.class);
+
+    /** What the controls act on: the runtime's own operations. */
+    public interface Target {
+        /** Whether the instance runs and can still be paused or stopped. */
+        boolean canAct();
+
+        /** Pauses processing, as {@code FlowRuntime.pause()}. */
+        void pause();
+
+        /** Resumes processing, as {@code FlowRuntime.resume()}. */
+        void resume();
+
+        /** Drains and stops (or stops, where draining is impossible); blocks until done. */
+        void drainAndStop();
+    }
+
+    private final String pipeline;
+    private final DynamicSpec dynamicSpec;
+    private final Target target;
+    private boolean pausedBySpec;
+    private boolean stopping;
+
+    /**
+     * @param pipeline the pipeline's name, for the log
+     * @param dynamicSpec the instance's dynamic spec
+     * @param target the runtime's operations
+     */
+    public DynamicControls(String pipeline, DynamicSpec dynamicSpec, Target target) {
+        this.pipeline = pipeline;
+        this.dynamicSpec = dynamicSpec;
+        this.target = target;
+    }
+
+    /** Applies the controls of the document in effect. */
+    public synchronized void follow() {
+        if (!target.canAct()) {
+            return;
+        }
+        if (dynamicSpec.stopped()) {
+            stop();
+            return;
+        }
+        boolean want = dynamicSpec.paused();
+        if (want && !pausedBySpec) {
+            pausedBySpec = true;
+            target.pause();
+            LOG.info("pipeline '{}': paused by the dynamic spec", pipeline);
+        } else if (!want && pausedBySpec) {
+            pausedBySpec = false;
+            target.resume();
+            LOG.info("pipeline '{}': resumed by the dynamic spec", pipeline);
+        }
+    }
+
+    private void stop() {
+        if (stopping) {
+            return;
+        }
+        stopping = true;
+        LOG.warn("pipeline '{}' is stopped in its dynamic spec (flow-kafka stop): this instance drains and stops; "
+                + "run flow-kafka start before starting instances again", pipeline);
+        Thread t = new Thread(() -> {
+            try {
+                target.drainAndStop();
+            } catch (RuntimeException e) {
+                LOG.warn("pipeline '{}': stopping as the dynamic spec asks failed: {}", pipeline, e.toString());
+            }
+        }, "flow-" + pipeline + "-stop");
+        t.setDaemon(true);
+        t.start();
+    }
+}
