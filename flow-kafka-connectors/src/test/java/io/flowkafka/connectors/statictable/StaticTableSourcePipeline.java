@@ -12,8 +12,9 @@ import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
 
 /**
- * A directory of tables read by the static-table source in 2 tasks (ranges of 500 rows, at most 2000 rows/s each),
- * every row copied to a Kafka topic with the reading task's partition.
+ * A directory of tables read by the static-table source in 2 tasks (ranges of 500 rows, at most 300 rows/s each,
+ * so that a kill lands mid-read even when the second instance starts slowly), every row copied to a Kafka topic
+ * with the reading task's partition.
  */
 final class StaticTableSourcePipeline {
     static final Schema ROW = StaticTableSourceTest.ROW;
@@ -38,7 +39,7 @@ final class StaticTableSourcePipeline {
         return PipelineSpec.builder(name).stream("rows", ROW).stream("read", READ)
                 .computation("reader", c -> c.kind(ComputationKind.SOURCE).desiredPartitionCount(2)
                         .source("rows", StaticTableSource.FLOW_NAME, Map.of("tables_path", tablesPath,
-                                "range_row_count", RANGE, "max_rows_per_iteration", 200, "max_rows_per_second", 2000))
+                                "range_row_count", RANGE, "max_rows_per_iteration", 200, "max_rows_per_second", 300))
                         .processingFunction(Copier::new).outputStreamIds("read")
                         .sink("out", "KafkaSink", List.of("read"), Map.of("topic", output)))
                 .build();
