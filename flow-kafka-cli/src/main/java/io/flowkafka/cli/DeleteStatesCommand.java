@@ -1,5 +1,6 @@
 package io.flowkafka.cli;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;
@@ -10,13 +11,13 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code flow-kafka delete-states}: shows which states of a key a delete would remove (a dry run, the default), and
- * refuses the delete itself (exit 4). Keeps the rule that a running pipeline's state changes only in its stream
- * threads, inside their transactions: a write from outside would not be fenced, and a replay would bring the state
- * back or lose the delete, which breaks exactly-once.
+ * {@code flow-kafka delete-states}: shows which states of a key (or of a key range) a delete would remove (a dry run,
+ * the default); with {@code --no-dry-run} deletes them. Keeps the rule that a running pipeline's state changes only
+ * in its stream threads, inside their transactions: the instance that owns each key hands the delete to its task,
+ * which applies it in its own transaction, and answers once the delete is committed.
  */
-@Command(name = "delete-states", description = "Show the states a delete of a key would remove (dry run); "
-        + "the delete itself is refused on a running pipeline.")
+@Command(name = "delete-states", description = "Delete a key's states, or a key range's, from a running pipeline "
+        + "(a dry run unless --no-dry-run).")
 final class DeleteStatesCommand implements Callable<Integer> {
     @Spec
     picocli.CommandLine.Model.CommandSpec command;
@@ -28,36 +29,46 @@ final class DeleteStatesCommand implements Callable<Integer> {
     StateQueryClient query;
 
     @Option(names = "--dry-run", negatable = true, defaultValue = "true", fallbackValue = "true",
-            description = "only print what would be deleted (default); --no-dry-run asks for the delete, which is "
-                    + "refused")
+            description = "only print what would be deleted (default); --no-dry-run deletes it")
     boolean dryRun;
 
     @Override
     public Integer call() throws Exception {
         PrintWriter out = command.commandLine().getOut();
-        PrintWriter err = command.commandLine().getErr();
-        if (!dryRun) {
-            err.println("flow-kafka delete-states: refused: a running pipeline's states change only inside its own "
-                    + "transactions, and a delete from outside would break exactly-once (a replay could bring the "
-                    + "state back); clear the state in the process function (e.g. on a tombstone message sent through "
-                    + "the pipeline), or stop every instance and reset the pipeline");
-            return FlowKafkaCli.REFUSED;
+        String usage = query.usageError();
+        if (usage != null) {
+            command.commandLine().getErr().println("flow-kafka delete-states: " + usage);
+            return FlowKafkaCli.USAGE;
         }
-        StateQueryClient.Answer a = query.get();
-        if (a.status() != 200) {
+        StateQueryClient.Answer a = dryRun ? query.get() : query.delete();
+        if (a.status() != 200 || (query.range() && a.body().path("keys").isEmpty())) {
             return ReadStatesCommand.print(command, cluster, query, "delete-states");
         }
-        List<String> present = new ArrayList<>();
-        a.body().path("states").fields().forEachRemaining(e -> {
-            if (!e.getValue().isNull()) {
-                present.add(e.getKey());
-            }
-        });
-        out.println("dry run: would delete state(s) " + present + " of key " + a.body().path("key") + " of computation "
-                + query.computation + " (partition " + a.body().path("partition").asInt() + ", instance "
-                + a.body().path("instance").asText() + "); nothing was deleted:");
-        out.println(StateQueryClient.pretty(a.body().path("states")));
+        String what = query.range() ? a.body().path("keys").size() + " key(s) with a hash in ["
+                + a.body().path("hash_from").asText() + ", " + a.body().path("hash_to").asText("end") + ")"
+                + (a.body().path("truncated").asBoolean() ? " (the first " + query.limit + "; the rest from hash "
+                + a.body().path("next_hash_from").asText() + ")" : "")
+                : "state(s) " + present(a.body().path("states")) + " of key " + a.body().path("key") + " (partition "
+                + a.body().path("partition").asInt() + ", instance " + a.body().path("instance").asText() + ")";
+        if (dryRun) {
+            out.println("dry run: would delete " + what + " of computation " + query.computation
+                    + "; nothing was deleted (--no-dry-run deletes):");
+        } else {
+            out.println("deleted " + what + " of computation " + query.computation + ": "
+                    + a.body().path("deleted_rows").asLong() + " state row(s), committed:");
+        }
+        out.println(StateQueryClient.pretty(query.range() ? a.body().path("keys") : a.body().path("states")));
         out.flush();
         return FlowKafkaCli.OK;
+    }
+
+    private static List<String> present(JsonNode states) {
+        List<String> out = new ArrayList<>();
+        states.fields().forEachRemaining(e -> {
+            if (!e.getValue().isNull()) {
+                out.add(e.getKey());
+            }
+        });
+        return out;
     }
 }

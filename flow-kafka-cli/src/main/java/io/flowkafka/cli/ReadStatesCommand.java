@@ -7,10 +7,12 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code flow-kafka read-states}: prints a key's states (JSON) as the running pipeline holds them, asked of any
- * instance, which routes the query to the key's owner. Exit 3 when the key has no state.
+ * {@code flow-kafka read-states}: prints a key's states (JSON) as the running pipeline holds them, with its pending
+ * timers and key-visitor coverage, or the states of a range of keys by hash, asked of any instance, which routes the
+ * query to the owners. Exit 3 when the key (or every key of the range) has no state.
  */
-@Command(name = "read-states", description = "Print a key's states from a running pipeline (JSON).")
+@Command(name = "read-states", description = "Print a key's states, or a key range's, from a running pipeline "
+        + "(JSON).")
 final class ReadStatesCommand implements Callable<Integer> {
     @Spec
     picocli.CommandLine.Model.CommandSpec command;
@@ -31,6 +33,11 @@ final class ReadStatesCommand implements Callable<Integer> {
             String name) throws Exception {
         PrintWriter out = command.commandLine().getOut();
         PrintWriter err = command.commandLine().getErr();
+        String usage = query.usageError();
+        if (usage != null) {
+            err.println("flow-kafka " + name + ": " + usage);
+            return FlowKafkaCli.USAGE;
+        }
         StateQueryClient.Answer a = query.get();
         String pipeline = a.body().path("pipeline").asText(null);
         if (a.status() == 200 && pipeline != null && !pipeline.equals(cluster.pipeline)) {
@@ -40,6 +47,12 @@ final class ReadStatesCommand implements Callable<Integer> {
         }
         switch (a.status()) {
             case 200 -> {
+                if (query.range() && a.body().path("keys").isEmpty()) {
+                    err.println("flow-kafka " + name + ": computation '" + query.computation + "' has no state for "
+                            + "any key with a hash in [" + a.body().path("hash_from").asText() + ", "
+                            + a.body().path("hash_to").asText("end") + ")");
+                    return FlowKafkaCli.NOT_FOUND;
+                }
                 out.println(StateQueryClient.pretty(a.body()));
                 out.flush();
                 return FlowKafkaCli.OK;

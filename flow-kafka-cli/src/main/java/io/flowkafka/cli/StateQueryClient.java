@@ -25,10 +25,23 @@ final class StateQueryClient {
             description = "the computation whose states to read")
     String computation;
 
-    @Option(names = {"-k", "--key"}, required = true, paramLabel = "JSON",
+    @Option(names = {"-k", "--key"}, paramLabel = "JSON",
             description = "the key: a JSON object of the computation's group_by_schema columns, e.g. "
                     + "'{\"user\": \"alice\"}' (computed columns such as the hash may be left out)")
     String key;
+
+    @Option(names = "--hash-from", paramLabel = "HASH",
+            description = "instead of --key, a key range: the first key hash (unsigned decimal or 0x hex; default 0)")
+    String hashFrom;
+
+    @Option(names = "--hash-to", paramLabel = "HASH",
+            description = "the hash after the range's last (default: the end of the hash space)")
+    String hashTo;
+
+    @Option(names = "--limit", paramLabel = "N", defaultValue = "100",
+            description = "at most this many keys of a range (default 100, at most 10000); the answer's "
+                    + "next_hash_from starts the next page")
+    int limit;
 
     @Option(names = {"-i", "--instance"}, required = true, paramLabel = "HOST:PORT",
             description = "the HTTP address of any running instance (its application.server); it routes the query")
@@ -46,15 +59,49 @@ final class StateQueryClient {
         }
     }
 
-    /** Asks the instance; a failure to reach it is an {@link IllegalStateException} with a sentence. */
+    /** Whether a key range was asked rather than one key. */
+    boolean range() {
+        return key == null;
+    }
+
+    /** A sentence when the options ask for neither or both of a key and a range, else null. */
+    String usageError() {
+        boolean rangeGiven = hashFrom != null || hashTo != null;
+        if (key == null && !rangeGiven) {
+            return "give a key (--key '{\"user\": \"alice\"}') or a key range (--hash-from/--hash-to; "
+                    + "--hash-from 0 for every key)";
+        }
+        if (key != null && rangeGiven) {
+            return "give either --key or --hash-from/--hash-to, not both";
+        }
+        return null;
+    }
+
+    /** Reads; a failure to reach the instance is an {@link IllegalStateException} with a sentence. */
     Answer get() throws InterruptedException {
+        return send("GET", Duration.ofSeconds(30));
+    }
+
+    /** Deletes what {@link #get()} shows; the instance answers once the delete is committed (within 30 s). */
+    Answer delete() throws InterruptedException {
+        return send("DELETE", Duration.ofSeconds(90));
+    }
+
+    private Answer send(String method, Duration timeout) throws InterruptedException {
+        String what = key != null ? "&key=" + URLEncoder.encode(key, StandardCharsets.UTF_8)
+                : (hashFrom == null ? "" : "&hash_from=" + URLEncoder.encode(hashFrom, StandardCharsets.UTF_8))
+                        + (hashTo == null ? "" : "&hash_to=" + URLEncoder.encode(hashTo, StandardCharsets.UTF_8))
+                        + "&limit=" + limit;
+        if (key == null && hashFrom == null) {
+            what = "&hash_from=0" + what;
+        }
         URI uri = URI.create("http://" + instance + "/states?computation="
-                + URLEncoder.encode(computation, StandardCharsets.UTF_8) + "&key="
-                + URLEncoder.encode(key, StandardCharsets.UTF_8));
+                + URLEncoder.encode(computation, StandardCharsets.UTF_8) + what);
         HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
         HttpResponse<byte[]> response;
         try {
-            response = client.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(20)).GET().build(),
+            response = client.send(HttpRequest.newBuilder(uri).timeout(timeout)
+                    .method(method, HttpRequest.BodyPublishers.noBody()).build(),
                     HttpResponse.BodyHandlers.ofByteArray());
         } catch (ConnectException e) {
             throw new IllegalStateException("no instance answers at " + instance + " (check --instance: the "

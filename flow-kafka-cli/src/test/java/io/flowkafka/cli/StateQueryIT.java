@@ -48,7 +48,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * State queries on a real broker with two instances of a counting pipeline, each serving {@code /states} on its own
  * HTTP server at its {@code application.server}: asked of either instance, a key's states come from the instance that
- * owns the key, and the CLI's {@code read-states} and {@code delete-states} find a key on the other instance.
+ * owns the key (with its pending timers), a hash range comes from both, and the CLI's {@code read-states} and
+ * {@code delete-states} find a key on the other instance and delete it through its task.
  */
 @WithKafka
 class StateQueryIT {
@@ -58,10 +59,11 @@ class StateQueryIT {
     @TempDir
     Path dir;
 
-    /** Counts the events of each user in state 'count'. */
+    /** Counts the events of each user in state 'count'; each event sets a reminder timer an hour later. */
     public static final class CountPerUser implements RowFunction {
         @Override
         public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
+            output.addTimer("remind", message.getEventTimestamp() + HOUR_NS, message.getEventTimestamp());
             StateAccessor<GenericRecord> count = context.getState("count");
             GenericRecord n = count.get().orElseGet(() -> {
                 GenericRecord fresh = new GenericData.Record(StateQueryIT.COUNT_SCHEMA);
@@ -72,6 +74,8 @@ class StateQueryIT {
             count.set(n);
         }
     }
+
+    static final long HOUR_NS = 3_600_000_000_000L;
 
     static final Schema COUNT_SCHEMA = new Schema.Parser().parse(
             "{\"type\": \"record\", \"name\": \"Count\", \"namespace\": \"t\", \"fields\": [{\"name\": \"n\", \"type\": \"long\"}]}");
@@ -116,6 +120,8 @@ class StateQueryIT {
                       - {name: user, type: string}
                     states:
                       count: {schema: {type: record, name: Count, namespace: t, fields: [{name: n, type: long}]}}
+                    timers:
+                      remind: {time_type: event_time, deduplicate_equal_timestamps: false}
                     key_visitor_streams:
                       sweep: {period: 1s, finite: false}
                 """.formatted(pipeline, input, CountPerUser.class.getName()));
@@ -167,10 +173,45 @@ class StateQueryIT {
             Answer badKey = get(b.address(), "count", "{\"usr\": \"u1\"}");
             assertThat(badKey.status()).isEqualTo(400);
             assertThat(badKey.body().path("error").asText()).contains("no key column 'usr'", "[hash, user]");
-            HttpResponse<String> delete = HTTP.send(HttpRequest.newBuilder(uri(a.address(), "count", "{\"user\": \"u1\"}"))
-                    .DELETE().build(), HttpResponse.BodyHandlers.ofString());
-            assertThat(delete.statusCode()).isEqualTo(405);
-            assertThat(delete.body()).contains("never deleted from outside the pipeline");
+            HttpResponse<String> put = HTTP.send(HttpRequest.newBuilder(uri(a.address(), "count", "{\"user\": \"u1\"}"))
+                    .PUT(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(put.statusCode()).isEqualTo(405);
+            assertThat(put.body()).contains("read states with GET, delete them with DELETE");
+
+            // a key's pending timers: one per event, an hour after it
+            JsonNode timers = forwardedToB.body().path("timers");
+            assertThat(timers).hasSize(expected.get(onB).intValue());
+            assertThat(timers.get(0).path("stream").asText()).isEqualTo("remind");
+            assertThat(timers.get(0).path("trigger_timestamp_ns").asLong() - timers.get(0).path("event_timestamp_ns")
+                    .asLong()).isEqualTo(HOUR_NS);
+            assertThat(forwardedToB.body().path("timers_complete").asBoolean()).isTrue();
+
+            // a key range: every key once, from both instances, in pages
+            JsonNode all = range(a.address(), "hash_from=0&limit=100").body();
+            assertThat(all.path("truncated").asBoolean()).isFalse();
+            Map<String, Long> ranged = new HashMap<>();
+            Set<String> rangeInstances = new HashSet<>();
+            all.path("keys").forEach(k -> {
+                assertThat(ranged.put(k.path("key").path("user").asText(), k.path("states").path("count").path("n")
+                        .asLong())).as("each key once").isNull();
+                rangeInstances.add(k.path("instance").asText());
+            });
+            assertThat(ranged).isEqualTo(expected);
+            assertThat(rangeInstances).containsExactlyInAnyOrder(a.address(), b.address());
+            Map<String, Long> paged = new HashMap<>();
+            String from = "0";
+            for (int page = 0; from != null; page++) {
+                assertThat(page).as("pages of 5 keys").isLessThan(10);
+                JsonNode p = range(b.address(), "hash_from=" + from + "&limit=5").body();
+                assertThat(p.path("keys").size()).isLessThanOrEqualTo(5);
+                p.path("keys").forEach(k -> assertThat(paged.put(k.path("key").path("user").asText(),
+                        k.path("states").path("count").path("n").asLong())).isNull());
+                from = p.path("truncated").asBoolean() ? p.path("next_hash_from").asText() : null;
+            }
+            assertThat(paged).isEqualTo(expected);
+            Answer badRange = range(a.address(), "hash_from=5&hash_to=2");
+            assertThat(badRange.status()).isEqualTo(400);
+            assertThat(badRange.body().path("error").asText()).contains("hash_from 5 is not below hash_to 2");
 
             String b0 = cluster.bootstrapServers();
             Run read = FlowKafkaCliIT.cli("read-states", "-b", b0, "-p", pipeline, "--computation", "count",
@@ -193,12 +234,37 @@ class StateQueryIT {
             assertThat(dryRun.exit()).as(dryRun.err()).isZero();
             assertThat(dryRun.out()).contains("dry run: would delete state(s) [count]", "instance " + b.address(),
                     "nothing was deleted");
-            Run refused = FlowKafkaCliIT.cli("delete-states", "-b", b0, "-p", pipeline, "-c", "count", "-k",
-                    "{\"user\": \"" + onB + "\"}", "-i", a.address(), "--no-dry-run");
-            assertThat(refused.exit()).isEqualTo(4);
-            assertThat(refused.err()).contains("refused", "exactly-once", "tombstone");
             assertThat(get(a.address(), "count", "{\"user\": \"" + onB + "\"}").body().path("states").path("count")
                     .path("n").asLong()).as("nothing deleted").isEqualTo(expected.get(onB));
+            Run rangeRead = FlowKafkaCliIT.cli("read-states", "-b", b0, "-p", pipeline, "-c", "count",
+                    "--hash-from", "0", "-i", b.address());
+            assertThat(rangeRead.exit()).as(rangeRead.err()).isZero();
+            assertThat(MAPPER.readTree(rangeRead.out()).path("keys")).hasSize(expected.size());
+
+            // a delete through the owner's task: committed, and the key counts from zero again
+            Run deleted = FlowKafkaCliIT.cli("delete-states", "-b", b0, "-p", pipeline, "-c", "count", "-k",
+                    "{\"user\": \"" + onB + "\"}", "-i", a.address(), "--no-dry-run");
+            assertThat(deleted.exit()).as(deleted.err()).isZero();
+            assertThat(deleted.out()).contains("deleted state(s) [count]", "1 state row(s), committed");
+            assertThat(get(a.address(), "count", "{\"user\": \"" + onB + "\"}").status()).isEqualTo(404);
+            produce(cluster, input, Map.of(onB, 1L));
+            Await.until(Duration.ofMinutes(1), onB + " counted from zero after the delete", () -> get(a.address(),
+                    "count", "{\"user\": \"" + onB + "\"}").body().path("states").path("count").path("n")
+                    .asLong() == 1);
+
+            // a range delete: the lower half of the hash space, on both instances; the upper half stays
+            JsonNode lowerHalf = range(a.address(), "hash_from=0&hash_to=0x8000000000000000&limit=100").body();
+            Run halfDeleted = FlowKafkaCliIT.cli("delete-states", "-b", b0, "-p", pipeline, "-c", "count",
+                    "--hash-to", "0x8000000000000000", "-i", b.address(), "--no-dry-run");
+            assertThat(halfDeleted.exit()).as(halfDeleted.err()).isZero();
+            assertThat(halfDeleted.out()).contains("deleted " + lowerHalf.path("keys").size() + " key(s)");
+            Set<String> left = new HashSet<>();
+            range(a.address(), "hash_from=0").body().path("keys").forEach(k -> left.add(k.path("key").path("user")
+                    .asText()));
+            Set<String> deletedUsers = new HashSet<>();
+            lowerHalf.path("keys").forEach(k -> deletedUsers.add(k.path("key").path("user").asText()));
+            assertThat(deletedUsers).isNotEmpty();
+            assertThat(left).doesNotContainAnyElementsOf(deletedUsers).hasSize(expected.size() - deletedUsers.size());
         }
     }
 
@@ -233,8 +299,16 @@ class StateQueryIT {
     }
 
     private static Answer get(String instance, String computation, String key) {
+        return send(uri(instance, computation, key));
+    }
+
+    private static Answer range(String instance, String query) {
+        return send(URI.create("http://" + instance + "/states?computation=count&" + query));
+    }
+
+    private static Answer send(URI uri) {
         try {
-            HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(uri(instance, computation, key)).GET().build(),
+            HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(uri).GET().build(),
                     HttpResponse.BodyHandlers.ofString());
             return new Answer(r.statusCode(), MAPPER.readTree(r.body()));
         } catch (IOException e) {

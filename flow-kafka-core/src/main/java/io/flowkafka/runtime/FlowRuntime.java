@@ -10,6 +10,7 @@ import io.flowkafka.internal.drain.DrainCondition;
 import io.flowkafka.internal.drain.DrainingClientSupplier;
 import io.flowkafka.internal.metrics.PipelineMeters;
 import io.flowkafka.internal.http.StateQueryHandler;
+import io.flowkafka.internal.state.StateDeletes;
 import io.flowkafka.internal.outbox.SinkServices;
 import io.flowkafka.internal.http.OperationsServer;
 import io.flowkafka.internal.http.StatusPage;
@@ -200,6 +201,8 @@ public final class FlowRuntime implements AutoCloseable {
     private volatile @Nullable DynamicSpecTopic sharedSpec;
     /** The meters of the running instance (epoch commits, dead letters, Kafka Streams' own), from start to close. */
     private volatile @Nullable PipelineMeters pipelineMeters;
+    /** State deletes asked through {@link #stateQueryHandler()}, applied by the tasks. */
+    private final StateDeletes stateDeletes = new StateDeletes();
     /** With {@code flow.http.port}, from {@link #start()} until stop: the operations server and the status topic. */
     private volatile @Nullable OperationsServer operationsServer;
     private volatile @Nullable InstanceStatusTopic instanceStatus;
@@ -450,14 +453,17 @@ public final class FlowRuntime implements AutoCloseable {
 
     /**
      * A handler answering state queries on this instance: {@code GET /states?computation=<id>&key=<JSON object of the
-     * key columns>} answers the key's states as JSON, read with Kafka Streams' interactive queries on the instance
-     * that owns the key, to which the request is forwarded (one hop) when that is another instance. Mount it at
+     * key columns>} answers the key's states (and pending timers, key-visitor coverage) as JSON, read with Kafka
+     * Streams' interactive queries on the instance that owns the key, to which the request is forwarded (one hop)
+     * when that is another instance; {@code hash_from}, {@code hash_to} and {@code limit} instead of {@code key} read
+     * a range of keys by hash, from every instance that owns a part of it; DELETE deletes what GET shows. Mount it at
      * {@code /states} on an HTTP server whose {@code host:port} is this instance's {@code application.server}, and
      * set {@code application.server} on every instance; without it only keys owned here are answered.
      *
      * <ol>
      *   <li>Reads see the state as of the owning task's last commit ({@code commit.interval.ms}).
-     *   <li>Only GET: states are never deleted from outside the pipeline (that would break exactly-once).
+     *   <li>A DELETE is applied by the owning task in its stream thread and transaction (exactly-once holds); it is
+     *       answered once a read no longer finds the rows, within 30 s.
      *   <li>Not with {@code flow.state.stores=memory}.
      * </ol>
      *
@@ -465,7 +471,7 @@ public final class FlowRuntime implements AutoCloseable {
      */
     public HttpHandler stateQueryHandler() {
         return new StateQueryHandler(spec, userProps, () -> streams,
-                streamsProps.getProperty(StreamsConfig.APPLICATION_SERVER_CONFIG));
+                streamsProps.getProperty(StreamsConfig.APPLICATION_SERVER_CONFIG), stateDeletes);
     }
 
     /**
@@ -657,6 +663,7 @@ public final class FlowRuntime implements AutoCloseable {
         var drainingSources = new DrainingSources(compiled.sourceTopicsByComputation(), compiled.partitionCounts());
         var meters = new PipelineMeters(meterRegistry, spec.name(), spec.computations().keySet());
         pipelineMeters = meters;
+        streamsProps.put(StateDeletes.CONFIG, stateDeletes);
         var created = FlowStreams.create(compiled, streamsProps, config, producerDecorator, meters,
                 () -> drainingSources.partitions(dynamicSpec.drainingComputations()));
         var supplier = created.clients();

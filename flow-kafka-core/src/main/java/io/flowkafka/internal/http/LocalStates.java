@@ -26,7 +26,7 @@ final class LocalStates {
     }
 
     /** What a read found. */
-    sealed interface Read permits Found, Unavailable {
+    sealed interface Read permits Found, Unavailable, PartitionStates.Range {
     }
 
     /**
@@ -58,23 +58,32 @@ final class LocalStates {
                     .withQuery(KeyQuery.<Bytes, byte[]>withKey(e.getValue()))
                     .withPartitions(Set.of(partition)).requireActive();
             QueryResult<byte[]> result = streams.query(request).getPartitionResults().get(partition);
-            if (result == null) {
-                return new Unavailable(true, "partition " + partition + " of store '" + store + "' is not active on "
-                        + "this instance");
-            }
-            if (result.isFailure()) {
-                FailureReason why = result.getFailureReason();
-                boolean moved = why == FailureReason.NOT_ACTIVE || why == FailureReason.NOT_PRESENT
-                        || why == FailureReason.NOT_UP_TO_BOUND;
-                return new Unavailable(moved, moved ? "partition " + partition + " of store '" + store + "' is not "
-                        + "active on this instance (" + why + "): a rebalance is moving it; retry"
-                        : why == FailureReason.UNKNOWN_QUERY_TYPE ? "store '" + store + "' answers no key queries: "
-                        + "state queries need flow.state.stores=rocksdb (the default)"
-                        : "store '" + store + "' failed the query (" + why + "): " + result.getFailureMessage());
+            Unavailable unavailable = unavailable(store, partition, result);
+            if (unavailable != null) {
+                return unavailable;
             }
             out.put(e.getKey(), result.getResult());
         }
         return new Found(out);
+    }
+
+    /** Why a query's result for {@code partition} is no answer, or null when it is one. */
+    static @Nullable Unavailable unavailable(String store, int partition, @Nullable QueryResult<?> result) {
+        if (result == null) {
+            return new Unavailable(true, "partition " + partition + " of store '" + store + "' is not active on "
+                    + "this instance");
+        }
+        if (!result.isFailure()) {
+            return null;
+        }
+        FailureReason why = result.getFailureReason();
+        boolean moved = why == FailureReason.NOT_ACTIVE || why == FailureReason.NOT_PRESENT
+                || why == FailureReason.NOT_UP_TO_BOUND;
+        return new Unavailable(moved, moved ? "partition " + partition + " of store '" + store + "' is not "
+                + "active on this instance (" + why + "): a rebalance is moving it; retry"
+                : why == FailureReason.UNKNOWN_QUERY_TYPE ? "store '" + store + "' does not answer this query: "
+                + "state queries need flow.state.stores=rocksdb (the default)"
+                : "store '" + store + "' failed the query (" + why + "): " + result.getFailureMessage());
     }
 
     /** Whether every value read is absent. */

@@ -34,6 +34,16 @@ record StateKey(String computation, GenericRecord key, byte[] encoded) {
         }
     };
 
+    /** A partitioner that names {@code partition} for every key: Kafka Streams' metadata then names its owner. */
+    static StreamPartitioner<byte[], Object> fixedPartition(int partition) {
+        return new StreamPartitioner<>() {
+            @Override
+            public Optional<Set<Integer>> partitions(String topic, byte[] key, @Nullable Object value, int n) {
+                return Optional.of(Set.of(partition));
+            }
+        };
+    }
+
     /**
      * Parses {@code json}, an object of key columns by name.
      *

@@ -28,6 +28,7 @@ import io.flowkafka.internal.source.PunctuatedSourceSteps;
 import io.flowkafka.internal.source.SourceDecoder;
 import io.flowkafka.internal.external.TablePublisher;
 import io.flowkafka.internal.state.KeyStates;
+import io.flowkafka.internal.state.StateDeletes;
 import io.flowkafka.internal.streams.WriteBackStore;
 import io.flowkafka.internal.timers.PendingTimer;
 import io.flowkafka.internal.timers.TimerFiring;
@@ -267,6 +268,7 @@ final class ComputationTask {
         this.rowChecks = new CallRowChecks(spec, recordLimit, rejectedOutputs, context.applicationId(), states,
                 timerStore, ComputationPlan.writesInternalStreams(plan.outputs()));
         initVisitors();
+        initStateDeletes(store);
         initServiceLogs(partitionCount);
         initPunctuatedSources(partitionCount);
         this.function = FunctionFactory.create(spec);
@@ -705,6 +707,32 @@ final class ComputationTask {
     }
 
     // ---------------------------------------------------------------- service-log sources
+
+    // ---------------------------------------------------------------- state deletes
+
+    /**
+     * Applies the state deletes asked through the runtime ({@link StateDeletes}, the CLI's {@code delete-states}) on
+     * a punctuator, at most one request of at most {@link StateDeletes#MAX_ROWS} rows per step, as a call's writes:
+     * published to external tables like them, committed in the task's transaction.
+     */
+    private void initStateDeletes(@Nullable KeyValueStore<Bytes, byte[]> store) {
+        if (store == null || spec.states().isEmpty()
+                || !(context.appConfigs().get(StateDeletes.CONFIG) instanceof StateDeletes deletes)) {
+            return;
+        }
+        int partition = context.taskId().partition();
+        schedule(Duration.ofMillis(200), now -> {
+            StateDeletes.Request r = deletes.poll(spec.id(), partition);
+            if (r == null) {
+                return;
+            }
+            r.storeKeys().forEach(states::delete);
+            List<TablePublisher.Row> tableRows = publisher.rows(context.currentSystemTimeMs());
+            states.commitCall();
+            TablePublisher.forward(tableRows, context);
+            r.applied().complete(r.storeKeys().size());
+        });
+    }
 
     /** Reads the service-log sources ({@link ServiceLogScan}) on a punctuator, bounded per step. */
     private void initServiceLogs(int partitionCount) {
