@@ -121,7 +121,7 @@ public final class CountingBenchmark {
                   --commit-interval-ms N  commit.interval.ms of every job (100, the EOS default)
                   --cache-max-bytes N     statestore.cache.max.bytes of every job (Kafka Streams' default, 10 MiB)
                   --jobs a,b              of plain, plain-repartition, flow, flow-outbox, flow-keyed,
-                                          flow-prometheus (default: the first three)
+                                          flow-prometheus, flow-nometrics (default: the first three)
                   --modes a,b             of throughput, latency (both)
                   --rate N                paced records/s for latency (20000)
                   --latency-warmup-s N    paced warm-up, not measured (5)

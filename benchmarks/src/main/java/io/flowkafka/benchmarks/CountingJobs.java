@@ -10,6 +10,9 @@ import io.flowkafka.runtime.FlowRuntime;
 import io.flowkafka.spec.ColumnType;
 import io.flowkafka.spec.ComputationKind;
 import io.flowkafka.spec.PipelineSpec;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.config.MeterFilter;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
@@ -67,6 +70,8 @@ import org.jspecify.annotations.Nullable;
  *   <li>{@link Job#FLOW_PROMETHEUS}: {@link Job#FLOW} with its meters in a {@code PrometheusMeterRegistry}
  *       scraped every 5 s: the cost of the metrics a Prometheus user turns on, next to {@code flow} (a private
  *       {@code SimpleMeterRegistry}, never read).</li>
+ *   <li>{@link Job#FLOW_NO_METRICS}: {@link Job#FLOW} with every meter denied ({@code MeterFilter.deny()}, so each
+ *       is Micrometer's no-op): the baseline of the metrics cost.</li>
  * </ul>
  */
 final class CountingJobs {
@@ -76,7 +81,7 @@ final class CountingJobs {
     /** The jobs. */
     enum Job {
         PLAIN("plain"), PLAIN_REPARTITION("plain-repartition"), FLOW("flow"), FLOW_OUTBOX("flow-outbox"),
-        FLOW_KEYED("flow-keyed"), FLOW_PROMETHEUS("flow-prometheus");
+        FLOW_KEYED("flow-keyed"), FLOW_PROMETHEUS("flow-prometheus"), FLOW_NO_METRICS("flow-nometrics");
 
         final String label;
 
@@ -91,7 +96,7 @@ final class CountingJobs {
                 }
             }
             throw new IllegalArgumentException("unknown job '" + s + "': use plain, plain-repartition, flow, flow-outbox, "
-                    + "flow-keyed or flow-prometheus");
+                    + "flow-keyed, flow-prometheus or flow-nometrics");
         }
     }
 
@@ -118,6 +123,8 @@ final class CountingJobs {
             case FLOW -> startFlow(flowSpec(appId, input, output, partitions, "KafkaSink"), common);
             case FLOW_PROMETHEUS -> startFlow(flowSpec(appId, input, output, partitions, "KafkaSink"), common,
                     new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+            case FLOW_NO_METRICS -> startFlow(flowSpec(appId, input, output, partitions, "KafkaSink"), common,
+                    deniedMeters());
             case FLOW_OUTBOX -> startFlow(flowSpec(appId, input, output, partitions, "TKafkaSink"), common);
             case FLOW_KEYED -> startFlow(keyedFlowSpec(appId, input, output), common);
         };
@@ -307,18 +314,26 @@ final class CountingJobs {
     private static final long SCRAPE_INTERVAL_MS = 5_000;
 
     private static Running startFlow(PipelineSpec spec, Properties common) {
-        return startFlow(spec, common, null);
+        return startFlow(spec, common, (MeterRegistry) null);
+    }
+
+    /** A registry that denies every meter: flow-kafka's meters (and Kafka Streams' bound ones) are no-ops. */
+    private static MeterRegistry deniedMeters() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        registry.config().meterFilter(MeterFilter.deny());
+        return registry;
     }
 
     /**
      * Starts a flow-kafka job; with {@code prometheus}, its meters go there and a daemon thread scrapes them every
      * {@value #SCRAPE_INTERVAL_MS} ms, as a Prometheus server would (more often than its 15 s default).
      */
-    private static Running startFlow(PipelineSpec spec, Properties common, @Nullable PrometheusMeterRegistry prometheus) {
+    private static Running startFlow(PipelineSpec spec, Properties common, @Nullable MeterRegistry registry) {
+        PrometheusMeterRegistry prometheus = registry instanceof PrometheusMeterRegistry p ? p : null;
         FlowRuntime runtime = null;
         for (int attempt = 1; runtime == null; attempt++) {
-            FlowRuntime r = prometheus == null ? FlowRuntime.create(spec, common)
-                    : FlowRuntime.create(spec, common, prometheus);
+            FlowRuntime r = registry == null ? FlowRuntime.create(spec, common)
+                    : FlowRuntime.create(spec, common, registry);
             try {
                 r.start();
                 runtime = r;
