@@ -71,7 +71,8 @@ final class BrokerFaultRun implements AutoCloseable {
         }
     }
 
-    private static final Duration BOUND = Duration.ofSeconds(60);
+    /** Each wait of a run: generous, for a loaded 2-core machine (load averages of 40 were seen). */
+    private static final Duration BOUND = Duration.ofSeconds(90);
 
     private final EmbeddedKafkaCluster cluster;
     private final String pipeline;

@@ -36,7 +36,7 @@ class BrokerRestartIT {
     static final int RATE = Integer.getInteger("flow.reliability.rate", 200);
 
     @Test
-    @Timeout(value = 150, unit = TimeUnit.SECONDS)
+    @Timeout(value = 240, unit = TimeUnit.SECONDS)
     void shouldRecoverByItselfWhenTheOnlyBrokerRestartsMidRun() throws Exception {
         check(RUNS);
     }

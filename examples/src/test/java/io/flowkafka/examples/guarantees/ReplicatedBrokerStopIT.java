@@ -37,7 +37,7 @@ class ReplicatedBrokerStopIT {
     static Path tempRoot;
 
     @Test
-    @Timeout(value = 150, unit = TimeUnit.SECONDS)
+    @Timeout(value = 240, unit = TimeUnit.SECONDS)
     void shouldGoOnByItselfWhenTheGroupCoordinatorOfThreeBrokersStops() throws Exception {
         int faults = BrokerRestartIT.RUNS;
         int records = BrokerRestartIT.RECORDS_PER_FAULT * faults;
