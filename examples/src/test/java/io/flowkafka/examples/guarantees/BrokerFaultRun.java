@@ -45,7 +45,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
 /**
  * One broker-fault run: the {@link BrokerFaultPipeline} runs exactly-once on a cluster of its own while a producer
  * writes its input at a steady rate; at output thresholds spread over the run (a quarter of the outputs for one
- * fault), a {@link Fault} hits a broker; the runtime is never touched. Then every input must have exactly one output with the right contents, and the runtime
+ * fault), a {@link Fault} hits a broker; the runtime is never touched. The rate is below what the pipeline processes
+ * on a loaded machine, so input is still flowing when a fault hits. Then every input must have exactly one output with the right contents, and the runtime
  * must be {@code RUNNING}.
  *
  * <p>Time to recover, per fault: from the fault's start to the first committed output read after the fault ended
@@ -62,7 +63,7 @@ final class BrokerFaultRun implements AutoCloseable {
         String inject(EmbeddedKafkaCluster cluster, String applicationId) throws Exception;
     }
 
-    /** One fault's figures, in milliseconds from its start. */
+    /** One fault's figures, in milliseconds from its start; {@code firstOutputMs} -1 if none was left to write. */
     record Timing(String what, long outageMs, long firstOutputMs, long caughtUpMs) {
         @Override
         public String toString() {
@@ -123,7 +124,8 @@ final class BrokerFaultRun implements AutoCloseable {
 
     /**
      * Runs the pipeline over the whole input with {@code faults} injected one after another, spread over the run,
-     * each once the previous has recovered; checks nothing, returns what it saw.
+     * each once the previous has recovered; checks nothing, returns what it saw. A fault whose turn comes after the
+     * pipeline wrote every output is not injected: {@link Outcome#timings()} has one entry per fault injected.
      */
     Outcome run(List<Fault> faults) throws Exception {
         try (FlowRuntime runtime = FlowRuntime.create(BrokerFaultPipeline.spec(pipeline, input, output), props)) {
@@ -134,12 +136,17 @@ final class BrokerFaultRun implements AutoCloseable {
             startReader();
             startProducer();
             List<Timing> timings = new ArrayList<>();
-            for (int k = 0; k < faults.size(); k++) {
-                // at a quarter of the input for one fault: most of the input still comes after the fault ends
+            for (int k = 0; k < faults.size() && outputs.size() < records; k++) {
+                // at a quarter of the outputs for one fault: most of the work still comes after the fault ends
                 long threshold = (long) records * (2 * k + 1) / (2L * faults.size() + 2);
                 long after = outputCount.get();
-                await(BOUND, "inputs of " + pipeline + " >= " + threshold + " and new outputs since the last fault",
-                        () -> produced.get() >= threshold && outputCount.get() > after);
+                await(BOUND, "outputs of " + pipeline + " >= " + threshold + " and new ones since the last fault",
+                        () -> outputCount.get() >= threshold && outputCount.get() > after
+                                || outputs.size() >= records);
+                if (outputs.size() >= records) {
+                    progress("every output written before fault " + (k + 1) + " of " + faults.size());
+                    break;
+                }
                 progress("fault " + (k + 1) + " begins");
                 long t0 = System.nanoTime();
                 // every input written before the fault has its output, but the last few, whose timers wait for the
@@ -149,14 +156,15 @@ final class BrokerFaultRun implements AutoCloseable {
                         : before - BrokerFaultPipeline.WAIT_MS / BrokerFaultPipeline.STEP_MS - 2L * PARTITIONS;
                 String what = faults.get(k).inject(cluster, runtime.applicationId());
                 long t1 = System.nanoTime();
+                // (-1 if the pipeline wrote every output before the fault ended)
                 await(BOUND, "a committed output of " + pipeline + " after " + what,
-                        () -> outputArrivals.stream().anyMatch(a -> a[0] > t1));
-                long first = outputArrivals.stream().filter(a -> a[0] > t1).findFirst().orElseThrow()[0];
+                        () -> outputArrivals.stream().anyMatch(a -> a[0] > t1) || outputs.size() >= records);
+                long first = outputArrivals.stream().filter(a -> a[0] > t1).findFirst().map(a -> a[0]).orElse(t0 - 1);
                 await(BOUND, pipeline + " caught up after " + what + ": " + needed + " outputs",
                         () -> outputArrivals.stream().anyMatch(a -> a[1] >= needed));
                 long caughtUp = outputArrivals.stream().filter(a -> a[1] >= needed).findFirst().orElseThrow()[0];
                 progress("fault " + (k + 1) + " recovered");
-                Timing timing = new Timing(what, ms(t1 - t0), ms(first - t0), ms(caughtUp - t0));
+                Timing timing = new Timing(what, ms(t1 - t0), first < t0 ? -1 : ms(first - t0), ms(caughtUp - t0));
                 System.out.println("BrokerFault " + pipeline + " fault " + (k + 1) + "/" + faults.size() + ": "
                         + timing);
                 timings.add(timing);
@@ -353,7 +361,7 @@ final class BrokerFaultRun implements AutoCloseable {
 
     /** Median, min and max of one figure over the timings, as {@code median (min-max)}. */
     static String spread(List<Timing> timings, ToLongFunction<Timing> figure) {
-        List<Long> values = timings.stream().map(figure::applyAsLong).sorted().toList();
+        List<Long> values = timings.stream().map(figure::applyAsLong).filter(v -> v >= 0).sorted().toList();
         if (values.isEmpty()) {
             return "-";
         }

@@ -27,9 +27,9 @@ import org.junit.jupiter.api.io.TempDir;
  * so the group coordinator moves as well as partition leaders. The runtime, never touched, must go on by itself:
  * every input exactly one output with the right contents, the runtime {@code RUNNING}. Prints the time to recover.
  *
- * <p>CI stops one broker over 3000 inputs. A full run: {@code -Dflow.reliability.runs=N} stops N brokers in one run,
+ * <p>CI stops one broker over 2500 inputs. A full run: {@code -Dflow.reliability.runs=N} stops N brokers in one run,
  * each time starting the previously stopped one again first (one broker down at a time), over
- * {@code flow.reliability.records} (3000) inputs per fault at {@code flow.reliability.rate} (200) a second.
+ * {@code flow.reliability.records} (2500) inputs per fault at {@code flow.reliability.rate} (100) a second.
  */
 class ReplicatedBrokerStopIT {
     /** State directories of this class's runtimes; JUnit deletes it after the class if it passed. */
@@ -75,6 +75,7 @@ class ReplicatedBrokerStopIT {
             softly.assertThat(outcome.report().isExact()).as("every input exactly one output: " + outcome.report())
                     .isTrue();
             softly.assertThat(outcome.wrongContents()).as("outputs with wrong contents").isEmpty();
+            softly.assertThat(outcome.timings()).as("brokers stopped").isNotEmpty();
             softly.assertThat(outcome.finalState()).as("runtime state at the end; states " + outcome.states())
                     .isEqualTo(FlowRuntime.State.RUNNING);
             softly.assertAll();
