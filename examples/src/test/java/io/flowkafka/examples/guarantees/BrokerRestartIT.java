@@ -23,8 +23,8 @@ import org.junit.jupiter.api.io.TempDir;
  * runtime, never touched by the test, must recover by itself: every input exactly one output with the right
  * contents (so every timer fired once), the runtime {@code RUNNING} again. Prints the time to recover.
  *
- * <p>CI runs one restart over 2500 inputs. A full run: {@code -Dflow.reliability.runs=N} restarts N times in one run,
- * over {@code flow.reliability.records} (2500) inputs per restart at {@code flow.reliability.rate} (100) a second.
+ * <p>CI runs one restart over 2000 inputs. A full run: {@code -Dflow.reliability.runs=N} restarts N times in one run,
+ * over {@code flow.reliability.records} (2000) inputs per restart at {@code flow.reliability.rate} (100) a second.
  */
 class BrokerRestartIT {
     /** State directories of this class's runtimes; JUnit deletes it after the class if it passed. */
@@ -32,7 +32,7 @@ class BrokerRestartIT {
     static Path tempRoot;
 
     static final int RUNS = Integer.getInteger("flow.reliability.runs", 1);
-    static final int RECORDS_PER_FAULT = Integer.getInteger("flow.reliability.records", 2500);
+    static final int RECORDS_PER_FAULT = Integer.getInteger("flow.reliability.records", 2000);
     static final int RATE = Integer.getInteger("flow.reliability.rate", 100);
 
     @Test

@@ -27,9 +27,9 @@ import org.junit.jupiter.api.io.TempDir;
  * so the group coordinator moves as well as partition leaders. The runtime, never touched, must go on by itself:
  * every input exactly one output with the right contents, the runtime {@code RUNNING}. Prints the time to recover.
  *
- * <p>CI stops one broker over 2500 inputs. A full run: {@code -Dflow.reliability.runs=N} stops N brokers in one run,
+ * <p>CI stops one broker over 2000 inputs. A full run: {@code -Dflow.reliability.runs=N} stops N brokers in one run,
  * each time starting the previously stopped one again first (one broker down at a time), over
- * {@code flow.reliability.records} (2500) inputs per fault at {@code flow.reliability.rate} (100) a second.
+ * {@code flow.reliability.records} (2000) inputs per fault at {@code flow.reliability.rate} (100) a second.
  */
 class ReplicatedBrokerStopIT {
     /** State directories of this class's runtimes; JUnit deletes it after the class if it passed. */
