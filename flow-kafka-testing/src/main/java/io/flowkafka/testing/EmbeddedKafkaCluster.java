@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -61,10 +62,25 @@ import org.slf4j.LoggerFactory;
  * <p>Limitations:
  * <ol>
  *   <li>no security: PLAINTEXT only, no ACLs;</li>
- *   <li>no API to stop or restart single brokers;</li>
+ *   <li>{@link #stopBroker} is a clean (controlled) shutdown, not a crash: the broker hands its leaderships over
+ *       before it stops, and nothing of its log is lost;</li>
  *   <li>the data directory lives under {@code java.io.tmpdir} and is deleted on {@link #close()},
  *       so a killed JVM leaves it behind.</li>
  * </ol>
+ *
+ * <p>Broker faults: {@link #stopBroker(int)}, {@link #startBroker(int)} and {@link #restartBroker(int)} stop a
+ * broker node and start it again on the same port and data directory, so clients keep their
+ * {@code bootstrap.servers} and the broker keeps its logs. Node ids are {@code 1..brokers()}. In a one-broker
+ * cluster the broker is also the controller: stopping it stops the whole cluster until it starts again. Do this on
+ * a cluster of your own, never on the {@link #shared()} one.
+ *
+ * <pre>{@code
+ * try (EmbeddedKafkaCluster cluster = EmbeddedKafkaCluster.start(3)) {
+ *     cluster.stopBroker(2);   // partitions led by broker 2 move to 1 and 3
+ *     ...
+ *     cluster.startBroker(2);  // back on its port, with its data; returns once it is registered and unfenced
+ * }
+ * }</pre>
  *
  * <p>Thread-safe. The caller of {@link #start()} closes the cluster; {@link #shared()} is closed
  * by a shutdown hook.
@@ -98,8 +114,45 @@ public final class EmbeddedKafkaCluster implements KafkaCluster {
     private final Object closeLock = new Object();
     private volatile boolean closed;
 
-    private record Node(int id, boolean broker, boolean controller, int brokerPort,
-            int controllerPort, Path dir, KafkaRaftServer server) {}
+    /** One KRaft node: its fixed identity and configuration, and the server running it, if any. */
+    private static final class Node {
+        final int id;
+        final boolean broker;
+        final boolean controller;
+        final int brokerPort;
+        final KafkaConfig config;
+        volatile @Nullable KafkaRaftServer server;
+
+        Node(int id, boolean broker, boolean controller, int brokerPort, KafkaConfig config) {
+            this.id = id;
+            this.broker = broker;
+            this.controller = controller;
+            this.brokerPort = brokerPort;
+            this.config = config;
+            this.server = new KafkaRaftServer(config, Time.SYSTEM);
+        }
+
+        int id() {
+            return id;
+        }
+
+        boolean broker() {
+            return broker;
+        }
+
+        int brokerPort() {
+            return brokerPort;
+        }
+
+        boolean running() {
+            return server != null;
+        }
+
+        /** The running server; a node in the lists handed to start or stop always has one. */
+        KafkaRaftServer server() {
+            return Objects.requireNonNull(server, () -> "node " + id + " is stopped");
+        }
+    }
 
     private EmbeddedKafkaCluster(int brokers, Path dataDir, List<Node> nodes, Admin admin) {
         this.brokers = brokers;
@@ -293,6 +346,122 @@ public final class EmbeddedKafkaCluster implements KafkaCluster {
     }
 
     /**
+     * Stops broker {@code nodeId} with a clean (controlled) shutdown and waits until it has stopped; its port and data
+     * directory are kept for {@link #startBroker(int)}.
+     *
+     * <p>In a one-broker cluster, node 1 is also the controller: the whole cluster stops answering until it starts
+     * again. In a larger cluster the controller (node 0) stays up and moves the broker's leaderships to the others.
+     *
+     * @param nodeId a broker node id, {@code 1..brokers()}
+     * @throws IllegalArgumentException if {@code nodeId} names no broker of this cluster
+     * @throws IllegalStateException if the broker is already stopped, or the cluster is closed
+     * @throws FlowException if the broker does not stop within {@link #STARTUP_BOUND}
+     */
+    public void stopBroker(int nodeId) {
+        synchronized (closeLock) {
+            checkOpen();
+            Node node = brokerNode(nodeId);
+            if (!node.running()) {
+                throw new IllegalStateException("broker " + nodeId + " of " + this + " is already stopped");
+            }
+            long startNanos = System.nanoTime();
+            KafkaRaftServer server = node.server();
+            node.server = null;
+            runBounded("stop broker " + nodeId, () -> {
+                server.shutdown();
+                server.awaitShutdown();
+            });
+            log.info("Kafka broker {} at localhost:{} stopped in {} ms", nodeId, node.brokerPort(),
+                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos));
+        }
+    }
+
+    /**
+     * Starts a stopped broker again, on the same port and over the same data directory, and waits until the cluster
+     * lists it (registered and unfenced).
+     *
+     * @param nodeId a broker node id, {@code 1..brokers()}, stopped by {@link #stopBroker(int)}
+     * @throws IllegalArgumentException if {@code nodeId} names no broker of this cluster
+     * @throws IllegalStateException if the broker is running, or the cluster is closed
+     * @throws FlowException if the broker does not start and register within {@link #STARTUP_BOUND}
+     */
+    public void startBroker(int nodeId) {
+        synchronized (closeLock) {
+            checkOpen();
+            Node node = brokerNode(nodeId);
+            if (node.running()) {
+                throw new IllegalStateException("broker " + nodeId + " of " + this + " is already running");
+            }
+            long startNanos = System.nanoTime();
+            KafkaRaftServer server = new KafkaRaftServer(node.config, Time.SYSTEM);
+            node.server = server;
+            runBounded("start broker " + nodeId, server::startup);
+            Await.poll(STARTUP_BOUND, "broker " + nodeId + " registered and unfenced at localhost:"
+                            + node.brokerPort(),
+                    () -> describedBrokerIds(admin), ids -> ids.contains(nodeId), true, FlowException::new);
+            log.info("Kafka broker {} at localhost:{} started again in {} ms", nodeId, node.brokerPort(),
+                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos));
+        }
+    }
+
+    /**
+     * Stops broker {@code nodeId} and starts it again: {@link #stopBroker(int)} then {@link #startBroker(int)}.
+     *
+     * @param nodeId a running broker's node id, {@code 1..brokers()}
+     * @throws IllegalArgumentException if {@code nodeId} names no broker of this cluster
+     * @throws IllegalStateException if the broker is stopped, or the cluster is closed
+     * @throws FlowException if the broker does not stop, or start and register, within {@link #STARTUP_BOUND} each
+     */
+    public void restartBroker(int nodeId) {
+        synchronized (closeLock) {
+            stopBroker(nodeId);
+            startBroker(nodeId);
+        }
+    }
+
+    /**
+     * Whether broker {@code nodeId} runs: true from start until {@link #stopBroker(int)}, and again after
+     * {@link #startBroker(int)}.
+     *
+     * @param nodeId a broker node id, {@code 1..brokers()}
+     * @return whether the broker's server runs
+     * @throws IllegalArgumentException if {@code nodeId} names no broker of this cluster
+     */
+    public boolean isBrokerRunning(int nodeId) {
+        return brokerNode(nodeId).running();
+    }
+
+    private Node brokerNode(int nodeId) {
+        return nodes.stream().filter(n -> n.broker() && n.id() == nodeId).findFirst()
+                .orElseThrow(() -> new IllegalArgumentException("no broker with node id " + nodeId + " in " + this
+                        + "; broker node ids are 1.." + brokers));
+    }
+
+    private static void runBounded(String what, Runnable action) {
+        ExecutorService pool = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "flowkafka-embedded-" + what.replace(' ', '-'));
+            t.setDaemon(true);
+            return t;
+        });
+        try {
+            Future<?> f = pool.submit(action);
+            f.get(STARTUP_BOUND.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException cause) {
+                throw cause;
+            }
+            throw new FlowException("cannot " + what + ": " + e.getCause(), e.getCause());
+        } catch (TimeoutException e) {
+            throw new FlowException("cannot " + what + " within " + Await.format(STARTUP_BOUND), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new FlowException("interrupted while trying to " + what, e);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /**
      * Whether {@link #close()} has been called.
      *
      * @return true once closed
@@ -315,7 +484,7 @@ public final class EmbeddedKafkaCluster implements KafkaCluster {
     private void doClose() {
         long startNanos = System.nanoTime();
         admin.close(Duration.ofSeconds(5));
-        stopNodes(nodes);
+        stopNodes(nodes.stream().filter(Node::running).toList());
         deleteQuietly(dataDir);
         log.info("Kafka cluster at {} stopped in {} ms", bootstrapServers,
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos));
@@ -390,8 +559,7 @@ public final class EmbeddedKafkaCluster implements KafkaCluster {
 
         KafkaConfig config = KafkaConfig.fromProps(props, false);
         format(id, clusterId, dir);
-        return new Node(id, broker, controller, brokerPort, controllerPort, dir,
-                new KafkaRaftServer(config, Time.SYSTEM));
+        return new Node(id, broker, controller, brokerPort, config);
     }
 
     private static void format(int nodeId, String clusterId, Path dir) {
@@ -492,6 +660,18 @@ public final class EmbeddedKafkaCluster implements KafkaCluster {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new FlowException("interrupted while starting or stopping Kafka nodes", e);
+        }
+    }
+
+    private static Set<Integer> describedBrokerIds(Admin admin) {
+        try {
+            return admin.describeCluster(new DescribeClusterOptions().timeoutMs(2_000))
+                    .nodes().get().stream().map(n -> n.id()).collect(Collectors.toSet());
+        } catch (ExecutionException e) {
+            return Set.of();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new FlowException("interrupted while waiting for the Kafka cluster", e);
         }
     }
 

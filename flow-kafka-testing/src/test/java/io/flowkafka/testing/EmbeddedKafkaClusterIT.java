@@ -11,8 +11,10 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.TopicDescription;
@@ -22,6 +24,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.Node;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -109,6 +112,60 @@ class EmbeddedKafkaClusterIT {
     }
 
     @Test
+    void shouldKeepPortAndDataWhenTheOnlyBrokerRestarts(TestNames names) throws Exception {
+        try (EmbeddedKafkaCluster one = EmbeddedKafkaCluster.start()) {
+            String topic = names.topic("restarted");
+            one.createTopic(topic, 2);
+            Set<String> before = produceTransactionally(one, topic, names.name("tx-before"), 100);
+            String bootstrap = one.bootstrapServers();
+
+            one.stopBroker(1);
+            assertThat(one.isBrokerRunning(1)).isFalse();
+            assertThatThrownBy(() -> one.stopBroker(1)).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("broker 1 of").hasMessageContaining("already stopped");
+            one.startBroker(1);
+
+            assertThat(one.isBrokerRunning(1)).isTrue();
+            assertThat(one.bootstrapServers()).isEqualTo(bootstrap);
+            Set<String> after = produceTransactionally(one, topic, names.name("tx-after"), 100, 100);
+            Set<String> expected = new HashSet<>(before);
+            expected.addAll(after);
+            Report report = ExactlyOnceChecker.check(one, topic, expected, BOUND);
+            assertThat(report.isExact()).as(report.toString()).isTrue();
+            assertThat(report.total()).isEqualTo(200);
+        }
+    }
+
+    @Test
+    void shouldKeepWritingWithMinIsrTwoWhileOneOfThreeBrokersIsStopped(TestNames names) throws Exception {
+        try (EmbeddedKafkaCluster three = EmbeddedKafkaCluster.start(3)) {
+            String topic = names.topic("degraded");
+            three.createTopic(topic, 3, Map.of("min.insync.replicas", "2"));
+
+            three.stopBroker(2);
+            Set<String> whileDown = produceTransactionally(three, topic, names.name("tx-down"), 100);
+            assertThat(three.admin().describeCluster().nodes().get()).extracting(Node::id)
+                    .containsExactlyInAnyOrder(1, 3);
+            three.startBroker(2);
+
+            assertThat(three.admin().describeCluster().nodes().get()).hasSize(3);
+            Await.until(BOUND, "broker 2 back in the ISR of every partition of " + topic,
+                    () -> smallestIsr(three, topic) == 3);
+            Report report = ExactlyOnceChecker.check(three, topic, whileDown, BOUND);
+            assertThat(report.isExact()).as(report.toString()).isTrue();
+        }
+    }
+
+    @Test
+    void shouldRejectAnUnknownBrokerIdAndStartingARunningBroker() {
+        EmbeddedKafkaCluster shared = EmbeddedKafkaCluster.shared();
+        assertThatThrownBy(() -> shared.stopBroker(0)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("no broker with node id 0").hasMessageContaining("broker node ids are 1..1");
+        assertThatThrownBy(() -> shared.startBroker(1)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("already running");
+    }
+
+    @Test
     void shouldRejectZeroBrokers() {
         assertThatThrownBy(() -> EmbeddedKafkaCluster.start(0))
                 .isInstanceOf(IllegalArgumentException.class)
@@ -130,9 +187,26 @@ class EmbeddedKafkaClusterIT {
         }
     }
 
-    /** Writes {@code count} records in transactions of 100, plus an aborted transaction. */
+    private static int smallestIsr(KafkaCluster cluster, String topic) {
+        try {
+            return cluster.admin().describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions()
+                    .stream().mapToInt(p -> p.isr().size()).min().orElse(0);
+        } catch (ExecutionException e) {
+            return 0;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
     private static Set<String> produceTransactionally(KafkaCluster cluster, String topic,
             String transactionalId, int count) {
+        return produceTransactionally(cluster, topic, transactionalId, 0, count);
+    }
+
+    /** Writes {@code count} records with ids from {@code firstId} in transactions of 100, plus an aborted one. */
+    private static Set<String> produceTransactionally(KafkaCluster cluster, String topic,
+            String transactionalId, int firstId, int count) {
         Properties props = cluster.clientProperties();
         props.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
         Set<String> expected = new HashSet<>();
@@ -143,7 +217,7 @@ class EmbeddedKafkaClusterIT {
                 if (i % 100 == 0) {
                     producer.beginTransaction();
                 }
-                expected.add(send(producer, topic, i));
+                expected.add(send(producer, topic, firstId + i));
                 if (i % 100 == 99 || i == count - 1) {
                     producer.commitTransaction();
                 }
