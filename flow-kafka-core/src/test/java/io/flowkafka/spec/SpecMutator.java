@@ -149,7 +149,7 @@ final class SpecMutator {
     }
 
     private Mutation wrongType() {
-        String c = computation(null);
+        String c = computation();
         ObjectNode comp = comp(c);
         List<String[]> targets = new ArrayList<>(); // {relative path, expected type}
         COMPUTATION_FIELD_TYPES.forEach((f, t) -> targets.add(new String[] {f, t.name()}));
@@ -189,7 +189,7 @@ final class SpecMutator {
     // ---- unknown ids -------------------------------------------------------------------------------------------
 
     private Mutation unknownId() {
-        String c = computation(null);
+        String c = computation();
         ObjectNode comp = comp(c);
         List<String[]> targets = new ArrayList<>(); // {path of a string, field the error names}
         for (String f : List.of("input_stream_ids", "output_stream_ids")) {
@@ -694,7 +694,7 @@ final class SpecMutator {
         return (ObjectNode) comps().get(id);
     }
 
-    private String computation(@Nullable String unused) {
+    private String computation() {
         List<String> ids = new ArrayList<>();
         comps().fieldNames().forEachRemaining(ids::add);
         return pick(ids);
