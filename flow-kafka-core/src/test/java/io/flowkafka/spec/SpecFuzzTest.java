@@ -79,7 +79,8 @@ class SpecFuzzTest {
         }
         String table = counts.entrySet().stream().map(e -> e.getKey() + ": " + e.getValue()[0] + " rejected, "
                 + e.getValue()[1] + " valid").collect(Collectors.joining("\n  "));
-        System.out.println("SpecFuzzTest seed " + seed + ": " + n + " cases, " + rejected + " rejected, "
+        System.out.println("SpecFuzzTest seed " + seed + ": " + (only != null ? "case " + only : n + " cases") + ", "
+                + rejected + " rejected, "
                 + failures.size() + " failed\n  " + table);
         assertThat(failures).as("seed %d", seed).isEmpty();
         if (only == null) {
