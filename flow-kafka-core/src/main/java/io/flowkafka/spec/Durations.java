@@ -30,7 +30,8 @@ public final class Durations {
      * @param value the value: a {@link Duration}, a {@link Number} of milliseconds or a string
      * @param field the field or parameter, for the error message
      * @return the duration, positive or zero
-     * @throws IllegalArgumentException naming the field when the value is null, malformed or negative
+     * @throws IllegalArgumentException naming the field when the value is null, malformed, negative or longer
+     *     than 2^63-1 nanoseconds (about 292 years)
      */
     public static Duration parse(Object value, String field) {
         if (value instanceof Duration d) {
@@ -39,6 +40,9 @@ public final class Durations {
         if (value instanceof Number n) {
             if (n.doubleValue() < 0) {
                 throw negative(field, n.toString());
+            }
+            if (!(n.doubleValue() * 1e6 < Long.MAX_VALUE)) {
+                throw tooLong(field, n.toString());
             }
             return Duration.ofMillis(n.longValue());
         }
@@ -49,7 +53,8 @@ public final class Durations {
     }
 
     /**
-     * Parses a duration string; throws IllegalArgumentException naming the field (also for a negative one).
+     * Parses a duration string; throws IllegalArgumentException naming the field (also for a negative one, or one
+     * longer than 2^63-1 nanoseconds).
      *
      * @param text a number with an optional unit ({@code ns}, {@code us}, {@code ms}, {@code s},
      *     {@code m}, {@code h} or {@code d}), such as {@code "7d"}; without a unit, milliseconds
@@ -77,7 +82,16 @@ public final class Durations {
             case "h" -> v * 3600e9;
             default -> v * 86400e9;
         };
+        if (!(nanos < Long.MAX_VALUE)) {
+            throw tooLong(field, text);
+        }
         return Duration.ofNanos((long) nanos);
+    }
+
+    /** Longer than a long of nanoseconds holds: it would be cut to 292 years (or wrap) without a word. */
+    private static IllegalArgumentException tooLong(String field, String text) {
+        return new IllegalArgumentException(field + " must be at most 292 years (2^63-1 ns) but was '" + text
+                + "': write a shorter duration like \"1m\", \"30s\" or \"7d\"");
     }
 
     private static IllegalArgumentException negative(String field, String text) {

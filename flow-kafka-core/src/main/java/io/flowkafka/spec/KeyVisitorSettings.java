@@ -90,8 +90,8 @@ public record KeyVisitorSettings(Duration period, int maxScanRowsPerIteration, i
         if (v instanceof Duration d) {
             return d;
         }
-        if (v instanceof Number n) {
-            return Duration.ofMillis(n.longValue());
+        if (v instanceof Number) {
+            return Durations.parse(v, field); // milliseconds, checked for range
         }
         return Durations.parse(String.valueOf(v), field);
     }
@@ -106,7 +106,8 @@ public record KeyVisitorSettings(Duration period, int maxScanRowsPerIteration, i
     private static int positiveInt(Object v, String field) {
         try {
             long n = v instanceof Number num ? num.longValue() : Long.parseLong(String.valueOf(v).trim());
-            if (n >= 1 && n <= Integer.MAX_VALUE) {
+            boolean whole = !(v instanceof Double || v instanceof Float) || ((Number) v).doubleValue() == n;
+            if (whole && n >= 1 && n <= Integer.MAX_VALUE) {
                 return (int) n;
             }
         } catch (NumberFormatException e) {

@@ -33,7 +33,8 @@ import org.jspecify.annotations.Nullable;
  * <p>Stream rules: a stream has exactly one writer (a computation's {@code output_stream_ids} or
  * {@code source_streams}; a Source computation may list its source stream as its output too); every
  * written stream is declared in {@code streams} with an Avro record schema; every read stream is
- * written. Unknown ids get a "did you mean" for a declared id within edit distance 2.
+ * written; streams form no cycle that {@code streams_dependency} does not break ({@link StreamCycles}). Unknown
+ * ids get a "did you mean" for a declared id within edit distance 2.
  *
  * <p>The rules of external state (managers, joiners, state joiners, {@code external_names}) are in
  * {@link ExternalStateRules}.
@@ -74,6 +75,7 @@ final class SpecValidator {
             checkComputation(c);
         }
         checkAlignmentGroups();
+        errors.addAll(StreamCycles.check(spec));
         for (SpecProblem p : ExternalStateRules.check(spec)) {
             (p.severity() == SpecProblem.Severity.ERROR ? errors : warnings).add(p);
         }

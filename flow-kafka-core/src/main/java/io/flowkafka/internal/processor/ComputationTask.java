@@ -5,6 +5,7 @@ import io.flowkafka.api.Message;
 import io.flowkafka.api.MessageId;
 import io.flowkafka.api.ProcessFunction;
 import io.flowkafka.avro.BatchedInput;
+import io.flowkafka.avro.ControlRecord;
 import io.flowkafka.internal.dlq.DeadLetterCounts;
 import io.flowkafka.internal.dlq.DeadLetterHandler;
 import io.flowkafka.internal.dlq.DeadLetterWriter;
@@ -294,7 +295,13 @@ final class ComputationTask {
             return;
         }
         if (in.source() == null && FlowHeaders.isControl(record.headers())) {
-            if (watermarks.onControl(in.streamId(), controlCodec.decode(record.value()))) {
+            ControlRecord control;
+            try {
+                control = controlCodec.decode(record.value());
+            } catch (RuntimeException e) { // not written by a task: a dead letter, not a task failing on it forever
+                throw new FlowProcessingException(spec.id(), "decode the control record of topic " + md.topic(), e);
+            }
+            if (watermarks.onControl(in.streamId(), control)) {
                 fireTimers();
                 if (batch != null && !batch.isEmpty() && inputsCompleted()) {
                     batch.cutAtCompletion();

@@ -152,18 +152,29 @@ public final class SourceDecoder {
                 throw new IllegalArgumentException("event_timestamp_column '" + timestampColumn + "' is "
                         + (v == null ? "null" : "not a number: " + v));
             }
-            ets = n.longValue() * timestampUnitNanos;
+            ets = nanos(n.longValue(), timestampUnitNanos, "event_timestamp_column '" + timestampColumn + "'");
         } else {
-            ets = record.timestamp() * 1_000_000L;
+            ets = nanos(record.timestamp(), 1_000_000L, "record timestamp");
         }
         if (md.partition() != originPartition) {
             origin = MessageIds.origin(md.topic(), md.partition());
             originPartition = md.partition();
         }
         MessageId id = MessageIds.source(origin, md.offset());
-        long sts = record.timestamp() * 1_000_000L;
+        long sts = nanos(record.timestamp(), 1_000_000L, "record timestamp");
         GenericRecord key = keyExtractor == null ? keyCodec.emptyKey() : keyExtractor.key(payload);
         return new FlowMessage(id, ets, sts, streamId, key, payload, List.of());
+    }
+
+    /** {@code value} units in nanoseconds; a value out of that range would wrap to a moment centuries away. */
+    private static long nanos(long value, long unitNanos, String what) {
+        try {
+            return Math.multiplyExact(value, unitNanos);
+        } catch (ArithmeticException e) {
+            String unit = unitNanos == 1 ? "ns" : unitNanos == 1_000L ? "us" : unitNanos == 1_000_000L ? "ms" : "s";
+            throw new IllegalArgumentException(what + " " + value + " " + unit + " does not fit in a long of "
+                    + "nanoseconds (it is after the year 2262 or before 1678): fix the producer's timestamps");
+        }
     }
 
     private static long unitNanos(String unit) {
