@@ -663,7 +663,8 @@ public final class FlowRuntime implements AutoCloseable {
         clientSupplier = supplier;
         KafkaStreams ks = created.streams();
         ks.setUncaughtExceptionHandler(new StreamThreadFailures(spec.name(), statusBoard,
-                "replace".equals(config.getString(FlowConfig.STREAM_THREAD_FAILURE_CONFIG))));
+                "replace".equals(config.getString(FlowConfig.STREAM_THREAD_FAILURE_CONFIG)),
+                new TopicPreparation(spec, compiled, config, streamsProps).principalAcls(), () -> admin));
         ks.setStateListener((newState, oldState) -> onStreamsState(newState));
         Map<String, Object> client = ClientProperties.admin(streamsProps);
         Map<String, org.apache.avro.Schema> streamSchemas = new java.util.HashMap<>();

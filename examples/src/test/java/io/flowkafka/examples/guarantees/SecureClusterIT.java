@@ -70,7 +70,7 @@ class SecureClusterIT {
     private static final String USER = "orders-app";
     private static final String PASSWORD = "sasl-" + UUID.randomUUID();
     private static final AtomicInteger RUNS = new AtomicInteger();
-    private static final Duration FAILURE_BOUND = Duration.ofSeconds(90);
+    private static final Duration FAILURE_BOUND = Duration.ofSeconds(Long.getLong("flow.security.failure.bound.s", 90));
 
     @TempDir(cleanup = CleanupMode.ON_SUCCESS)
     static Path tempRoot;
@@ -95,7 +95,7 @@ class SecureClusterIT {
         static Run next() {
             int n = RUNS.incrementAndGet();
             String id = "sec" + n + "-" + UUID.randomUUID().toString().substring(0, 6);
-            Run run = new Run(id, id + "-in", id + "-out");
+            Run run = new Run(id, "in-" + id, "out-" + id); // not under the prefixes the table grants
             cluster.createTopic(run.input, 2);
             cluster.createTopic(run.output, 1);
             return run;
@@ -174,9 +174,23 @@ class SecureClusterIT {
 
     private static final AclTable.Row NONE = new AclTable.Row("", "");
 
-    static Stream<AclTable.Row> usedRows() throws IOException {
+    /**
+     * Rows the table says running does not need: the dynamic spec's transactional id (only to change the dynamic
+     * spec) and the cluster's IdempotentWrite (only brokers before 2.8).
+     */
+    static boolean neededToRun(AclTable.Row row) {
+        return !row.resource().startsWith("transactional id `<application.id>.dynamic-spec`")
+                && !row.resource().equals("cluster");
+    }
+
+    static Stream<AclTable.Row> rowsNeededToRun() throws IOException {
         Run probe = new Run("p", "in", "out");
-        return AclTable.fromDocs().stream().filter(row -> probe.patternOf(row).isPresent());
+        return AclTable.fromDocs().stream().filter(row -> probe.patternOf(row).isPresent() && neededToRun(row));
+    }
+
+    static Stream<AclTable.Row> rowsNotNeededToRun() throws IOException {
+        Run probe = new Run("p", "in", "out");
+        return AclTable.fromDocs().stream().filter(row -> probe.patternOf(row).isPresent() && !neededToRun(row));
     }
 
     /**
@@ -243,7 +257,7 @@ class SecureClusterIT {
      * broker's refusal, with one sentence naming the resource and the operation missing.
      */
     @ParameterizedTest(name = "without {0}")
-    @MethodSource("usedRows")
+    @MethodSource("rowsNeededToRun")
     @Timeout(150)
     void shouldStopNamingTheMissingAclWhenARowIsNotGranted(AclTable.Row missing) throws Exception {
         Run run = Run.next();
@@ -264,9 +278,58 @@ class SecureClusterIT {
                 assertThat(runtime.state()).isEqualTo(FlowRuntime.State.FAILED);
             }
         }
+        System.out.println("SecureClusterIT without " + missing + ": " + why);
         String resource = pattern.resourceType() == ResourceType.CLUSTER ? "cluster" : pattern.name();
         assertThat(why).as("the reason").contains(resource).contains("ACL")
                 .containsAnyOf(missing.operations().stream().map(SecureClusterIT::displayName).toArray(String[]::new));
+    }
+
+    /**
+     * Describe on the transactional ids but not Write: the start cannot ask the broker about Write, so the first
+     * producer meets the refusal; the pipeline stops with the sentence on its status instead of replacing the
+     * stream thread forever.
+     */
+    @Test
+    @Timeout(150)
+    void shouldStopNamingTheTransactionalIdsWhenTheProducerIsRefusedWrite() throws Exception {
+        Run run = Run.next();
+        List<AclTable.Row> rows = AclTable.fromDocs();
+        AclTable.Row transactional = rows.stream()
+                .filter(r -> r.resource().equals("transactional ids `<application.id>-*`")).findFirst().orElseThrow();
+        List<AclBinding> grants = new ArrayList<>(run.grants(rows, transactional));
+        grants.addAll(SecureKafkaCluster.bindings(USER, run.patternOf(transactional).orElseThrow(),
+                List.of(org.apache.kafka.common.acl.AclOperation.DESCRIBE)));
+        cluster.grant(grants);
+        run.produce(5);
+        try (FlowRuntime runtime = FlowRuntime.create(TwoHopPipeline.spec(run.pipeline(), run.input(),
+                run.output()), run.runtimeProperties())) {
+            runtime.start();
+            Await.until(FAILURE_BOUND, "the pipeline without Write on its transactional ids fails",
+                    () -> runtime.state() == FlowRuntime.State.FAILED);
+            String why = runtime.status().stream().filter(StatusError::isError).map(StatusError::message).toList()
+                    .toString();
+            System.out.println("SecureClusterIT without Write on transactional ids: " + why);
+            assertThat(why).contains("ACL Describe, Write on transactional ids '" + run.applicationId() + "-*'");
+        }
+    }
+
+    /** Without a row the table says running does not need, the pipeline runs and processes every input. */
+    @ParameterizedTest(name = "without {0}")
+    @MethodSource("rowsNotNeededToRun")
+    @Timeout(150)
+    void shouldRunWithoutARowTheTableSaysRunningDoesNotNeed(AclTable.Row notNeeded) throws Exception {
+        Run run = Run.next();
+        cluster.grant(run.grants(AclTable.fromDocs(), notNeeded));
+        run.produce(5);
+        try (FlowRuntime runtime = FlowRuntime.create(TwoHopPipeline.spec(run.pipeline(), run.input(),
+                run.output()), run.runtimeProperties())) {
+            runtime.start();
+            Set<String> expected = Set.of("m-0", "m-1", "m-2", "m-3", "m-4");
+            ExactlyOnceChecker.Report report = ExactlyOnceChecker.check(cluster, run.output(), expected,
+                    Duration.ofMinutes(1), r -> new String(r.key(), StandardCharsets.UTF_8));
+            assertThat(report.isExact()).as(report.toString()).isTrue();
+            assertThat(runtime.state()).isEqualTo(FlowRuntime.State.RUNNING);
+        }
     }
 
     private static String displayName(org.apache.kafka.common.acl.AclOperation op) {
