@@ -59,14 +59,19 @@ public final class PrincipalAcls {
     private final Set<String> sourceTopics;
     private final Set<String> sinkTopics;
     private final boolean createsTopics;
+    private final Set<String> outboxGroups;
 
     /**
      * @param pipelineTopicPrefix the prefix of every topic flow-kafka names for the pipeline,
      *     {@code <flow.topic.prefix><pipeline>.}
      * @param createsTopics whether {@code flow.topics.mode=create}
+     * @param outboxGroups the consumer groups of the async sinks' delivery services,
+     *     {@code <application.id>.outbox.<sink>}
      */
     public PrincipalAcls(String pipeline, String applicationId, String pipelineTopicPrefix,
-            Collection<String> sourceTopics, Collection<String> sinkTopics, boolean createsTopics) {
+            Collection<String> sourceTopics, Collection<String> sinkTopics, boolean createsTopics,
+            Collection<String> outboxGroups) {
+        this.outboxGroups = Set.copyOf(outboxGroups);
         this.pipeline = pipeline;
         this.applicationId = applicationId;
         this.pipelineTopicPrefix = pipelineTopicPrefix;
@@ -99,9 +104,9 @@ public final class PrincipalAcls {
                 ? "topics '" + pipelineTopicPrefix + "*'" : "its topics");
     }
 
-    private Need groupNeed() {
-        return new Need("consumer group '" + applicationId + "'", ops(AclOperation.READ, AclOperation.DESCRIBE),
-                "group '" + applicationId + "'");
+    private Need groupNeed(String group) {
+        return new Need("consumer group '" + group + "'", ops(AclOperation.READ, AclOperation.DESCRIBE),
+                "group '" + group + "'" + (group.equals(applicationId) ? "" : " (async sinks)"));
     }
 
     private Need transactionalIdNeed() {
@@ -121,9 +126,12 @@ public final class PrincipalAcls {
      */
     public void checkBeforeStart(Admin admin, Collection<String> topics, Collection<String> toCreate) {
         List<String> missing = new ArrayList<>();
-        checkTopics(admin, topics, missing);
-        checkCreate(admin, toCreate, missing);
-        checkGroup(admin, missing);
+        Set<String> refused = checkTopics(admin, topics, missing);
+        checkCreate(admin, toCreate.stream().filter(t -> !refused.contains(t)).toList(), missing);
+        checkGroup(admin, applicationId, missing);
+        for (String group : outboxGroups) {
+            checkGroup(admin, group, missing);
+        }
         checkTransactionalIds(admin, missing);
         failIfMissing(missing);
     }
@@ -148,9 +156,11 @@ public final class PrincipalAcls {
         }
     }
 
-    private void checkTopics(Admin admin, Collection<String> topics, List<String> missing) {
+    /** @return the topics the principal may not even describe (already reported with every operation) */
+    private Set<String> checkTopics(Admin admin, Collection<String> topics, List<String> missing) {
+        Set<String> refused = new LinkedHashSet<>();
         if (topics.isEmpty()) {
-            return;
+            return refused;
         }
         var described = admin.describeTopics(topics, new DescribeTopicsOptions().includeAuthorizedOperations(true))
                 .topicNameValues();
@@ -165,6 +175,7 @@ public final class PrincipalAcls {
             } catch (ExecutionException ex) {
                 if (ex.getCause() instanceof TopicAuthorizationException) {
                     missing.add(sentence(need, need.operations()));
+                    refused.add(e.getKey());
                 } else if (!(ex.getCause() instanceof UnknownTopicOrPartitionException)) {
                     throw new FlowException("pipeline '" + pipeline + "' could not describe topic '" + e.getKey()
                             + "': " + ex.getCause().getMessage(), ex.getCause());
@@ -177,6 +188,7 @@ public final class PrincipalAcls {
                         + e.getKey() + "'", ex);
             }
         }
+        return refused;
     }
 
     /** {@code validateOnly}: the broker answers whether the principal may create them, and creates nothing. */
@@ -205,12 +217,12 @@ public final class PrincipalAcls {
         }
     }
 
-    private void checkGroup(Admin admin, List<String> missing) {
-        Need need = groupNeed();
+    private void checkGroup(Admin admin, String group, List<String> missing) {
+        Need need = groupNeed(group);
         try {
-            var d = admin.describeConsumerGroups(List.of(applicationId),
+            var d = admin.describeConsumerGroups(List.of(group),
                     new DescribeConsumerGroupsOptions().includeAuthorizedOperations(true)).all()
-                    .get(CALL_SECONDS, TimeUnit.SECONDS).get(applicationId);
+                    .get(CALL_SECONDS, TimeUnit.SECONDS).get(group);
             Set<AclOperation> allowed = d == null ? null : d.authorizedOperations();
             if (allowed != null) {
                 lacking(need, allowed, missing);
@@ -219,7 +231,7 @@ public final class PrincipalAcls {
             if (ex.getCause() instanceof GroupAuthorizationException) {
                 missing.add(sentence(need, need.operations()));
             } else {
-                LOG.debug("pipeline '{}': cannot ask for the ACLs of group {}: {}", pipeline, applicationId,
+                LOG.debug("pipeline '{}': cannot ask for the ACLs of group {}: {}", pipeline, group,
                         ex.getCause().toString());
             }
         } catch (InterruptedException ex) {
@@ -311,16 +323,17 @@ public final class PrincipalAcls {
             if (missing.isEmpty()) {
                 missing.add("an ACL on a topic: " + authz.getMessage());
             }
-        } else if (authz instanceof GroupAuthorizationException) {
+        } else if (authz instanceof GroupAuthorizationException g) {
+            String group = g.groupId() != null ? g.groupId() : applicationId;
             if (admin != null) {
                 try {
-                    checkGroup(admin, missing);
+                    checkGroup(admin, group, missing);
                 } catch (RuntimeException e) {
-                    LOG.debug("pipeline '{}': cannot ask for its ACLs on its group: {}", pipeline, e.toString());
+                    LOG.debug("pipeline '{}': cannot ask for its ACLs on group {}: {}", pipeline, group, e.toString());
                 }
             }
             if (missing.isEmpty()) {
-                missing.add(sentence(groupNeed(), groupNeed().operations()));
+                missing.add(sentence(groupNeed(group), groupNeed(group).operations()));
             }
         } else if (authz instanceof TransactionalIdAuthorizationException) {
             missing.add(sentence(transactionalIdNeed(), transactionalIdNeed().operations()));

@@ -69,7 +69,10 @@ public final class TopicPreparation {
     public PrincipalAcls principalAcls() {
         return new PrincipalAcls(spec.name(), streamsProps.getProperty(StreamsConfig.APPLICATION_ID_CONFIG),
                 config.getString(FlowConfig.TOPIC_PREFIX_CONFIG) + spec.name() + ".", compiled.sourceTopics(),
-                compiled.sinkTopics().keySet(), "create".equals(config.getString(FlowConfig.TOPICS_MODE_CONFIG)));
+                compiled.sinkTopics().keySet(), "create".equals(config.getString(FlowConfig.TOPICS_MODE_CONFIG)),
+                compiled.asyncSinks().stream().filter(a -> a.writer() == null && a.queue() == null)
+                        .map(a -> streamsProps.getProperty(StreamsConfig.APPLICATION_ID_CONFIG) + ".outbox."
+                                + a.sink().id()).toList());
     }
 
     /** The topics flow-kafka creates (or checks) for the pipeline, as {@code TopicManager} does. */

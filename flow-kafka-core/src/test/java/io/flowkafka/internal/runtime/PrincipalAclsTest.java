@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
  */
 class PrincipalAclsTest {
     private final PrincipalAcls acls = new PrincipalAcls("orders", "orders", "orders.", List.of("in"), List.of("out"),
-            true);
+            true, List.of("orders.outbox.web"));
 
     @Test
     void shouldNameTheTopicAndTheRowsOperationsWhenATopicIsRefused() {
@@ -52,6 +52,9 @@ class PrincipalAclsTest {
     void shouldNameTheGroupAndTheTransactionalIds() {
         assertThat(acls.explain(new StreamsException(new GroupAuthorizationException("Not authorized", "orders")),
                 null)).contains("ACL Read, Describe on consumer group 'orders'");
+        assertThat(acls.explain(new GroupAuthorizationException("Not authorized", "orders.outbox.web"), null))
+                .contains("ACL Read, Describe on consumer group 'orders.outbox.web' (row group 'orders.outbox.web' "
+                        + "(async sinks): Read, Describe)");
         assertThat(acls.explain(new KafkaException(new TransactionalIdAuthorizationException("denied")), null))
                 .contains("ACL Describe, Write on transactional ids 'orders-*'");
     }
