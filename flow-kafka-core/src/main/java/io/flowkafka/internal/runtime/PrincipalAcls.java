@@ -269,8 +269,8 @@ public final class PrincipalAcls {
     }
 
     private static void lacking(Need need, Set<AclOperation> allowed, List<String> missing) {
-        if (allowed.contains(AclOperation.ALL)) {
-            return;
+        if (allowed.isEmpty() || allowed.contains(AclOperation.ALL)) {
+            return; // no answer (a describe that succeeded implies Describe), or everything allowed
         }
         Set<AclOperation> lacks = new LinkedHashSet<>();
         for (AclOperation op : need.operations()) {
