@@ -356,6 +356,22 @@ class SecureClusterIT {
         }
     }
 
+    /** A wrong SASL password: the start fails in one sentence that points at the settings and does not echo it. */
+    @Test
+    @Timeout(60)
+    void shouldFailAtStartInOneSentenceWithAWrongPasswordAndNotRepeatIt() throws Exception {
+        Run run = Run.next();
+        String wrong = "wrong-" + UUID.randomUUID();
+        Properties props = run.runtimeProperties();
+        props.putAll(cluster.clientProperties(USER, wrong));
+        try (FlowRuntime runtime = FlowRuntime.create(spec(run), props)) {
+            org.assertj.core.api.Assertions.assertThatThrownBy(runtime::start).isInstanceOf(FlowException.class)
+                    .hasMessageContaining("pipeline '" + run.pipeline() + "'").hasMessageContaining("sasl")
+                    .hasMessageNotContaining(wrong);
+            assertThat(runtime.state()).isEqualTo(FlowRuntime.State.FAILED);
+        }
+    }
+
     /** Without a row the table says running does not need, the pipeline runs and processes every input. */
     @ParameterizedTest(name = "without {0}", allowZeroInvocations = true)
     @MethodSource("rowsNotNeededToRun")
