@@ -1,6 +1,7 @@
 package io.flowkafka.examples.guarantees;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.flowkafka.api.FlowException;
 import io.flowkafka.runtime.FlowRuntime;
@@ -29,6 +30,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
@@ -45,6 +47,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.resource.PatternType;
 import org.apache.kafka.common.resource.ResourcePattern;
@@ -342,7 +345,7 @@ class SecureClusterIT {
                 .filter(r -> r.resource().equals("transactional ids `<application.id>-*`")).findFirst().orElseThrow();
         List<AclBinding> grants = new ArrayList<>(run.grants(rows, transactional));
         grants.addAll(SecureKafkaCluster.bindings(USER, run.patternOf(transactional).orElseThrow(),
-                List.of(org.apache.kafka.common.acl.AclOperation.DESCRIBE)));
+                List.of(AclOperation.DESCRIBE)));
         cluster.grant(grants);
         run.produce(5);
         try (FlowRuntime runtime = FlowRuntime.create(spec(run), run.runtimeProperties())) {
@@ -365,7 +368,7 @@ class SecureClusterIT {
         Properties props = run.runtimeProperties();
         props.putAll(cluster.clientProperties(USER, wrong));
         try (FlowRuntime runtime = FlowRuntime.create(spec(run), props)) {
-            org.assertj.core.api.Assertions.assertThatThrownBy(runtime::start).isInstanceOf(FlowException.class)
+            assertThatThrownBy(runtime::start).isInstanceOf(FlowException.class)
                     .hasMessageContaining("pipeline '" + run.pipeline() + "'").hasMessageContaining("sasl")
                     .hasMessageNotContaining(wrong);
             assertThat(runtime.state()).isEqualTo(FlowRuntime.State.FAILED);
@@ -390,10 +393,10 @@ class SecureClusterIT {
         }
     }
 
-    private static String displayName(org.apache.kafka.common.acl.AclOperation op) {
+    private static String displayName(AclOperation op) {
         StringBuilder b = new StringBuilder();
         for (String part : op.name().split("_")) {
-            b.append(part.charAt(0)).append(part.substring(1).toLowerCase(java.util.Locale.ROOT));
+            b.append(part.charAt(0)).append(part.substring(1).toLowerCase(Locale.ROOT));
         }
         return b.toString();
     }

@@ -8,10 +8,12 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.regex.Pattern;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.CreateTopicsOptions;
 import org.apache.kafka.clients.admin.DescribeConsumerGroupsOptions;
@@ -34,23 +36,23 @@ import org.slf4j.LoggerFactory;
  * What a pipeline's principal must be allowed on the cluster (the table "Topics and ACLs" of docs/operations.md),
  * and one sentence naming what it lacks: the resource and the operation. The rule it keeps: a principal without an
  * ACL the pipeline needs stops the pipeline with that sentence, at start where the broker can be asked
- * ({@link #check}), or as the first client meets the refusal ({@link #explain}), never a retry loop or a bare
+ * ({@link #checkBeforeStart}), or as the first client meets the refusal ({@link #explain}), never a retry loop or a bare
  * stack trace.
  *
- * <p>{@link #check} asks the broker for the operations the principal may do on each existing topic and the consumer
+ * <p>{@link #checkBeforeStart} asks the broker for the operations the principal may do on each existing topic and the consumer
  * group ({@code includeAuthorizedOperations}), whether it may create the topics flow-kafka and
  * Kafka Streams create ({@code validateOnly}), and whether it may describe its transactional ids. Writing with a
  * transactional id cannot be asked without doing it: {@link #explain} names it when the producer is refused.
  *
- * <p>Threading: immutable; {@link #check} runs on the starting thread, {@link #explain} on a dying stream thread,
+ * <p>Threading: immutable; the checks run on the starting thread, {@link #explain} on a dying stream thread,
  * each making bounded Admin calls.
  */
 public final class PrincipalAcls {
     private static final Logger LOG = LoggerFactory.getLogger(PrincipalAcls.class);
     private static final long CALL_SECONDS = 15;
     /** Kafka Streams' message when its internal topic manager cannot create a changelog or repartition topic. */
-    private static final java.util.regex.Pattern CREATE_FAILED =
-            java.util.regex.Pattern.compile("Could not create (?:internal )?topic (\\S+?)\\.?(?:\\s|$)");
+    private static final Pattern CREATE_FAILED =
+            Pattern.compile("Could not create (?:internal )?topic (\\S+?)\\.?(?:\\s|$)");
     private static final String TABLE = "grant it as the table 'Topics and ACLs' in docs/operations.md lists";
 
     private final String pipeline;
@@ -196,8 +198,8 @@ public final class PrincipalAcls {
         if (topics.isEmpty()) {
             return;
         }
-        List<NewTopic> newTopics = topics.stream().map(t -> new NewTopic(t, java.util.Optional.empty(),
-                java.util.Optional.empty())).toList();
+        List<NewTopic> newTopics = topics.stream().map(t -> new NewTopic(t, Optional.empty(),
+                Optional.empty())).toList();
         var results = admin.createTopics(newTopics, new CreateTopicsOptions().validateOnly(true)).values();
         for (var e : results.entrySet()) {
             try {

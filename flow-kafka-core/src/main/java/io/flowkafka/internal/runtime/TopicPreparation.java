@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -77,7 +78,7 @@ public final class TopicPreparation {
 
     /** The topics flow-kafka creates (or checks) for the pipeline, as {@code TopicManager} does. */
     private Set<String> ownedTopics() {
-        Set<String> owned = new java.util.LinkedHashSet<>(compiled.internalTopics().keySet());
+        Set<String> owned = new LinkedHashSet<>(compiled.internalTopics().keySet());
         owned.addAll(compiled.outboxTopics().keySet());
         owned.add(compiled.deadLetterTopic());
         owned.add(compiled.statusTopic());
@@ -101,7 +102,7 @@ public final class TopicPreparation {
         String applicationId = streamsProps.getProperty(StreamsConfig.APPLICATION_ID_CONFIG);
         PrincipalAcls acls = principalAcls();
         Set<String> owned = ownedTopics();
-        Set<String> every = new java.util.LinkedHashSet<>(owned);
+        Set<String> every = new LinkedHashSet<>(owned);
         every.addAll(compiled.sourceTopics());
         every.addAll(compiled.sinkTopics().keySet());
         List<String> toCreate = new ArrayList<>(create ? owned : Set.of());
