@@ -627,7 +627,8 @@ public final class FlowRuntime implements AutoCloseable {
      *
      * @throws IllegalStateException if already started
      * @throws FlowException if no broker at {@code bootstrap.servers} answers within
-     *     {@code flow.bootstrap.timeout.ms} (15 s; one sentence naming them and what to check), topics are
+     *     {@code flow.bootstrap.timeout.ms} (15 s; one sentence naming them and what to check), the principal
+     *     lacks an ACL the pipeline needs (one line per resource, naming the operations), topics are
      *     missing or cannot be created, or the consumer group cannot be seeded from a source's {@code group_id},
      *     or the operations HTTP server cannot listen on {@code flow.http.host}:{@code flow.http.port}
      */
@@ -670,7 +671,8 @@ public final class FlowRuntime implements AutoCloseable {
         clientSupplier = supplier;
         KafkaStreams ks = created.streams();
         ks.setUncaughtExceptionHandler(new StreamThreadFailures(spec.name(), statusBoard,
-                "replace".equals(config.getString(FlowConfig.STREAM_THREAD_FAILURE_CONFIG))));
+                "replace".equals(config.getString(FlowConfig.STREAM_THREAD_FAILURE_CONFIG)),
+                new TopicPreparation(spec, compiled, config, streamsProps).principalAcls(), () -> admin));
         ks.setStateListener((newState, oldState) -> onStreamsState(newState));
         Map<String, Object> client = ClientProperties.admin(streamsProps);
         Map<String, org.apache.avro.Schema> streamSchemas = new java.util.HashMap<>();

@@ -61,7 +61,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Limitations:
  * <ol>
- *   <li>no security: PLAINTEXT only, no ACLs;</li>
+ *   <li>no security: PLAINTEXT only, no ACLs (see {@link SecureKafkaCluster} for SASL/SCRAM and ACLs);</li>
  *   <li>{@link #stopBroker} is a clean (controlled) shutdown, not a crash: the broker hands its leaderships over
  *       before it stops, and nothing of its log is lost;</li>
  *   <li>the data directory lives under {@code java.io.tmpdir} and is deleted on {@link #close()},
@@ -111,6 +111,7 @@ public final class EmbeddedKafkaCluster implements KafkaCluster {
     private final List<Node> nodes;
     private final String bootstrapServers;
     private final Admin admin;
+    private final Map<String, Object> clientSecurity;
     private final Object closeLock = new Object();
     private volatile boolean closed;
 
@@ -154,8 +155,10 @@ public final class EmbeddedKafkaCluster implements KafkaCluster {
         }
     }
 
-    private EmbeddedKafkaCluster(int brokers, Path dataDir, List<Node> nodes, Admin admin) {
+    private EmbeddedKafkaCluster(int brokers, Path dataDir, List<Node> nodes, Admin admin,
+            Map<String, Object> clientSecurity) {
         this.brokers = brokers;
+        this.clientSecurity = Map.copyOf(clientSecurity);
         this.dataDir = dataDir;
         this.nodes = List.copyOf(nodes);
         this.bootstrapServers = bootstrapServers(nodes);
@@ -197,6 +200,19 @@ public final class EmbeddedKafkaCluster implements KafkaCluster {
      * @throws FlowException if the cluster does not start within {@link #STARTUP_BOUND}
      */
     public static EmbeddedKafkaCluster start(int brokers, Map<String, String> brokerConfig) {
+        return start(brokers, brokerConfig, List.of(), Map.of());
+    }
+
+    /**
+     * Starts a cluster whose broker listener is secured, for {@link SecureKafkaCluster}.
+     *
+     * @param scramCredentials {@code SCRAM-SHA-512=[name=...,password=...]} entries written into the metadata log
+     *     at format time, so the brokers and the cluster's Admin can authenticate before any Admin call
+     * @param clientSecurity client entries ({@code security.protocol}, {@code sasl.*}) that the cluster's Admin and
+     *     {@link #clientProperties()} use
+     */
+    static EmbeddedKafkaCluster start(int brokers, Map<String, String> brokerConfig, List<String> scramCredentials,
+            Map<String, Object> clientSecurity) {
         Objects.requireNonNull(brokerConfig, "brokerConfig");
         if (brokers < 1) {
             throw new IllegalArgumentException("brokers must be >= 1 but was " + brokers);
@@ -210,15 +226,17 @@ public final class EmbeddedKafkaCluster implements KafkaCluster {
         List<Node> nodes = new ArrayList<>();
         Admin admin = null;
         try {
-            createNodes(brokers, dataDir, brokerConfig, nodes);
+            createNodes(brokers, dataDir, brokerConfig, scramCredentials, nodes);
             startNodes(nodes);
-            admin = Admin.create(clientProperties(bootstrapServers(nodes), "flowkafka-embedded-admin"));
+            Properties adminProps = clientProperties(bootstrapServers(nodes), "flowkafka-embedded-admin");
+            adminProps.putAll(clientSecurity);
+            admin = Admin.create(adminProps);
             Admin a = admin;
             Await.poll(STARTUP_BOUND, brokers + " broker(s) registered and unfenced at "
                             + bootstrapServers(nodes),
                     () -> describedBrokers(a), n -> n >= brokers, true, FlowException::new);
             log.info("Kafka cluster with {} broker(s) started at {}", brokers, bootstrapServers(nodes));
-            return new EmbeddedKafkaCluster(brokers, dataDir, nodes, admin);
+            return new EmbeddedKafkaCluster(brokers, dataDir, nodes, admin, clientSecurity);
         } catch (RuntimeException | Error e) {
             if (admin != null) {
                 admin.close(Duration.ZERO);
@@ -342,6 +360,7 @@ public final class EmbeddedKafkaCluster implements KafkaCluster {
         checkOpen();
         Properties props = new Properties();
         props.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+        props.putAll(clientSecurity);
         return props;
     }
 
@@ -503,7 +522,7 @@ public final class EmbeddedKafkaCluster implements KafkaCluster {
     }
 
     private static void createNodes(int brokers, Path dataDir, Map<String, String> overrides,
-            List<Node> nodes) {
+            List<String> scramCredentials, List<Node> nodes) {
         boolean combined = brokers == 1;
         int[] ports = freePorts(brokers + 1);
         int controllerPort = ports[brokers];
@@ -512,17 +531,17 @@ public final class EmbeddedKafkaCluster implements KafkaCluster {
         String clusterId = Uuid.randomUuid().toString();
         if (!combined) {
             nodes.add(createNode(controllerId, false, true, -1, controllerPort, voters, clusterId,
-                    dataDir, brokers, overrides));
+                    dataDir, brokers, overrides, scramCredentials));
         }
         for (int i = 0; i < brokers; i++) {
             nodes.add(createNode(i + 1, true, combined, ports[i], controllerPort, voters,
-                    clusterId, dataDir, brokers, overrides));
+                    clusterId, dataDir, brokers, overrides, scramCredentials));
         }
     }
 
     private static Node createNode(int id, boolean broker, boolean controller, int brokerPort,
             int controllerPort, String voters, String clusterId, Path dataDir, int brokers,
-            Map<String, String> overrides) {
+            Map<String, String> overrides, List<String> scramCredentials) {
         Path dir = dataDir.resolve("node-" + id);
         Properties props = new Properties();
         props.put("process.roles", broker && controller ? "broker,controller"
@@ -558,11 +577,11 @@ public final class EmbeddedKafkaCluster implements KafkaCluster {
         props.putAll(overrides);
 
         KafkaConfig config = KafkaConfig.fromProps(props, false);
-        format(id, clusterId, dir);
+        format(id, clusterId, dir, scramCredentials);
         return new Node(id, broker, controller, brokerPort, config);
     }
 
-    private static void format(int nodeId, String clusterId, Path dir) {
+    private static void format(int nodeId, String clusterId, Path dir, List<String> scramCredentials) {
         try {
             Files.createDirectories(dir);
             Formatter formatter = new Formatter();
@@ -578,6 +597,7 @@ public final class EmbeddedKafkaCluster implements KafkaCluster {
                     .setMetadataLogDirectory(dir.toString())
                     .setReleaseVersion(MetadataVersion.latestProduction())
                     .setControllerListenerName(CONTROLLER_LISTENER)
+                    .setScramArguments(scramCredentials)
                     .run();
         } catch (Exception e) {
             throw new FlowException("cannot format KRaft node " + nodeId + " in " + dir, e);

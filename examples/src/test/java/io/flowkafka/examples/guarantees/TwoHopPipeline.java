@@ -45,6 +45,15 @@ final class TwoHopPipeline {
      *     key-partitioned source, instead of through a Source computation and an internal stream
      */
     static PipelineSpec spec(String name, String input, String output, boolean keyedSource) {
+        return spec(name, input, output, keyedSource, null);
+    }
+
+    /**
+     * @param httpSink parameters of a second sink of the results, a {@code TAsyncHttpSink} named {@code hook}
+     *     (keyed by id); null for none
+     */
+    static PipelineSpec spec(String name, String input, String output, boolean keyedSource,
+            Map<String, Object> httpSink) {
         PipelineSpec.Builder b = PipelineSpec.builder(name)
                 .stream("raw", EVENT)
                 .stream("counted", COUNTED)
@@ -67,12 +76,17 @@ final class TwoHopPipeline {
                             .outputStreamIds("counted"));
         }
         return b
-                .computation("tag", c -> c.inputStreamIds("counted")
-                        .groupBy("hash", ColumnType.UINT64, "farm_hash(id)").groupBy("id", ColumnType.STRING, null)
-                        .processingFunction(Tag::new)
-                        .outputStreamIds("results")
-                        .sink("out", "KafkaSink", List.of("results"),
-                                Map.of("topic", output, "key_column", "id", "message_id_header", "flow-message-id")))
+                .computation("tag", c -> {
+                    c.inputStreamIds("counted")
+                            .groupBy("hash", ColumnType.UINT64, "farm_hash(id)").groupBy("id", ColumnType.STRING, null)
+                            .processingFunction(Tag::new)
+                            .outputStreamIds("results")
+                            .sink("out", "KafkaSink", List.of("results"),
+                                    Map.of("topic", output, "key_column", "id", "message_id_header", "flow-message-id"));
+                    if (httpSink != null) {
+                        c.sink("hook", "TAsyncHttpSink", List.of("results"), httpSink);
+                    }
+                })
                 .build();
     }
 

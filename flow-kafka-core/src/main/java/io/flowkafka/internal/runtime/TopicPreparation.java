@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -65,20 +66,52 @@ public final class TopicPreparation {
         return shared;
     }
 
+    /** What the pipeline's principal must be allowed, by the rows of the docs' ACL table. */
+    public PrincipalAcls principalAcls() {
+        return new PrincipalAcls(spec.name(), streamsProps.getProperty(StreamsConfig.APPLICATION_ID_CONFIG),
+                config.getString(FlowConfig.TOPIC_PREFIX_CONFIG) + spec.name() + ".", compiled.sourceTopics(),
+                compiled.sinkTopics().keySet(), "create".equals(config.getString(FlowConfig.TOPICS_MODE_CONFIG)),
+                compiled.asyncSinks().stream().filter(a -> a.writer() == null && a.queue() == null)
+                        .map(a -> streamsProps.getProperty(StreamsConfig.APPLICATION_ID_CONFIG) + ".outbox."
+                                + a.sink().id()).toList());
+    }
+
+    /** The topics flow-kafka creates (or checks) for the pipeline, as {@code TopicManager} does. */
+    private Set<String> ownedTopics() {
+        Set<String> owned = new LinkedHashSet<>(compiled.internalTopics().keySet());
+        owned.addAll(compiled.outboxTopics().keySet());
+        owned.add(compiled.deadLetterTopic());
+        owned.add(compiled.statusTopic());
+        owned.addAll(sharedTopics());
+        owned.addAll(compiled.tableTopics().keySet());
+        owned.addAll(compiled.versionedTopics().keySet());
+        return owned;
+    }
+
     /**
      * Prepares the pipeline's topics and consumer group with {@code admin}.
      *
-     * @throws FlowException if the cluster does not answer within {@code flow.bootstrap.timeout.ms}, topics are
-     *     missing or cannot be created, key-partitioned sources are not co-partitioned, or the source topics cannot
+     * @throws FlowException if the cluster does not answer within {@code flow.bootstrap.timeout.ms}, the principal
+     *     lacks an ACL the pipeline needs (one line each), topics are missing or cannot be created, key-partitioned sources are not co-partitioned, or the source topics cannot
      *     be described
      */
     public void prepare(Admin admin) {
         ClusterReachability.check(admin, spec.name(), streamsProps,
                 config.getLong(FlowConfig.BOOTSTRAP_TIMEOUT_MS_CONFIG));
+        boolean create = "create".equals(config.getString(FlowConfig.TOPICS_MODE_CONFIG));
+        String applicationId = streamsProps.getProperty(StreamsConfig.APPLICATION_ID_CONFIG);
+        PrincipalAcls acls = principalAcls();
+        Set<String> owned = ownedTopics();
+        Set<String> every = new LinkedHashSet<>(owned);
+        every.addAll(compiled.sourceTopics());
+        every.addAll(compiled.sinkTopics().keySet());
+        List<String> toCreate = new ArrayList<>(create ? owned : Set.of());
+        toCreate.add(applicationId + "-flow-acl-check-changelog"); // Kafka Streams creates its changelogs
+        acls.checkBeforeStart(admin, every, toCreate);
         new TopicManager(admin, config.getInt(FlowConfig.REPLICATION_FACTOR_CONFIG),
                 config.getInt(FlowConfig.MIN_INSYNC_REPLICAS_CONFIG))
-                .prepare(spec.name(), compiled, "create".equals(config.getString(FlowConfig.TOPICS_MODE_CONFIG)),
-                        sharedTopics());
+                .prepare(spec.name(), compiled, create, sharedTopics());
+        acls.checkTopics(admin, owned); // now they exist: the operations the principal has on them
         if (compiled.sourceTopicsByComputation().isEmpty()) {
             return;
         }
