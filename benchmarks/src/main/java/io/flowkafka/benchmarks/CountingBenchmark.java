@@ -75,6 +75,9 @@ public final class CountingBenchmark {
     static final long ANCHOR_P50_MS = 75;
     static final long ANCHOR_P99_MS = 146;
 
+    /** System property prefix of a Streams (or flow.*) property given to every job: {@value}. */
+    static final String STREAMS_PROPERTY_PREFIX = "bench.streams.";
+
     private final Options o;
     private final String stamp = Long.toString(System.currentTimeMillis() % 1_000_000_000L, 36);
     private EmbeddedKafkaCluster cluster;
@@ -133,6 +136,10 @@ public final class CountingBenchmark {
                   --no-results            print only
                   --jfr DIR               one JFR recording (profile settings) per job run, in DIR
                   --timeout-s N           bound of one run (300)
+                system properties (in JAVA_OPTS):
+                  -Dbench.streams.<property>=<value>   a Streams or client property of every job (flow.* ones of
+                                          the flow-kafka jobs only)
+                  -Dflow.embedded.transaction.version=1|2   the broker's transaction version (2, Kafka 4.4's)
                 """;
     }
 
@@ -215,7 +222,8 @@ public final class CountingBenchmark {
 
     /** One throughput run. */
     record Throughput(Job job, int round, double seconds, double rate, double steadyRate, double firstOutputS,
-            double otherCores, AppCpu cpu, long changelogRecords, String notes, @Nullable String problem) {
+            double otherCores, AppCpu cpu, long changelogRecords, TransactionCounts txn, String notes,
+            @Nullable String problem) {
     }
 
     /**
@@ -299,6 +307,7 @@ public final class CountingBenchmark {
                                 t.seconds(), t.steadyRate(), t.firstOutputS(), t.cpu().streamThreads(),
                                 t.cpu().appThreads(), t.cpu().jvm(), t.changelogRecords(), t.otherCores(),
                                 t.problem() == null ? "" : "  PROBLEM: " + t.problem());
+                        System.out.println("    " + t.txn().describe());
                         if (!t.notes().isEmpty()) {
                             System.out.println("    note: " + t.notes());
                         }
@@ -364,6 +373,11 @@ public final class CountingBenchmark {
         if (o.cacheMaxBytes >= 0) {
             p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, String.valueOf(o.cacheMaxBytes));
         }
+        // -Dbench.streams.<property>=<value>: a property of every job (flow.* ones reach the flow-kafka jobs only),
+        // e.g. -Dbench.streams.producer.max.in.flight.requests.per.connection=1
+        System.getProperties().stringPropertyNames().stream().filter(k -> k.startsWith(STREAMS_PROPERTY_PREFIX))
+                .filter(k -> job.label.startsWith("flow") || !k.startsWith(STREAMS_PROPERTY_PREFIX + "flow."))
+                .forEach(k -> p.put(k.substring(STREAMS_PROPERTY_PREFIX.length()), System.getProperty(k)));
         return p;
     }
 
@@ -379,6 +393,8 @@ public final class CountingBenchmark {
         long first;
         CpuSampler cpu;
         AppCpu appCpu;
+        TransactionCounts txn;
+        TransactionCounts txnBefore = TransactionCounts.snapshot(id);
         try (OutputMeter meter = new OutputMeter(bootstrap, output, o.partitions, false);
                 JfrWindow jfr = JfrWindow.start(o.jfrDir, id)) {
             cpu = CpuSampler.start();
@@ -388,6 +404,7 @@ public final class CountingBenchmark {
                     streamsProps(stateDir, job))) {
                 end = meter.awaitCount(records, Duration.ofSeconds(o.timeoutS));
                 cpu.stop();
+                txn = TransactionCounts.snapshot(id).since(txnBefore); // before the job's clients close
                 long[] threads = AppCpu.threadNanos(id); // the job's threads start with the run
                 appCpu = new AppCpu(threads[0] / 1e9, threads[1] / 1e9, (AppCpu.jvmNanos() - jvmCpuStart) / 1e9);
                 first = meter.firstNanos();
@@ -408,7 +425,7 @@ public final class CountingBenchmark {
         double seconds = (end - start) / 1e9;
         double steady = end > first && first > 0 ? records / ((end - first) / 1e9) : Double.NaN;
         return new Throughput(job, round, seconds, records / seconds, steady, (first - start) / 1e9,
-                cpu.otherCores(), appCpu, changelog, notes, problem);
+                cpu.otherCores(), appCpu, changelog, txn, notes, problem);
     }
 
     private Latency latency(Job job, int round, Workload workload) throws Exception {
@@ -663,6 +680,19 @@ public final class CountingBenchmark {
                 }
             }
             vs.forEach(v -> b.append(v).append('\n'));
+            for (Job job : o.jobs) {
+                List<TransactionCounts> runs = throughputs.stream().filter(t -> t.job() == job)
+                        .map(Throughput::txn).toList();
+                if (!runs.isEmpty()) {
+                    b.append(String.format(Locale.ROOT, "%s, median per throughput run: out-of-order sequence "
+                                    + "retries %.0f, concurrent-transactions retries %.0f, tasks closed while "
+                                    + "running %.0f, producer inits %.0f%n", job.label,
+                            median(runs.stream().mapToDouble(TransactionCounts::outOfOrderSequence).toArray()),
+                            median(runs.stream().mapToDouble(TransactionCounts::concurrentTransactions).toArray()),
+                            median(runs.stream().mapToDouble(TransactionCounts::tasksClosed).toArray()),
+                            median(runs.stream().mapToDouble(TransactionCounts::initProducerId).toArray())));
+                }
+            }
             b.append(String.format(Locale.ROOT, "load average before %s, after %s; CPU used by other processes "
                     + "during runs: median %.2f, max %.2f cores; %d problem(s); %.1f min%n", loadBefore, loadAfter,
                     otherCoresMedian(), otherCoresMax(), problems(), minutes));
