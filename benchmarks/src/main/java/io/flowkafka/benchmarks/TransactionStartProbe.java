@@ -6,8 +6,10 @@ import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.TreeMap;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -36,8 +38,11 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * java -cp "benchmarks/target/classes:benchmarks/target/lib/*" [-Dflow.embedded.transaction.version=1] \
  *     io.flowkafka.benchmarks.TransactionStartProbe --transactions 300 --in-flight 5
  * </pre>
+ * {@code -Dprobe.broker.<key>=<value>} sets a broker setting (e.g. {@code add.partitions.to.txn.retry.backoff.max.ms}).
  */
 public final class TransactionStartProbe {
+    private static final String BROKER_PREFIX = "probe.broker.";
+
     private TransactionStartProbe() {
     }
 
@@ -62,7 +67,11 @@ public final class TransactionStartProbe {
                         + "; use --transactions N --in-flight N --partitions N --batches N");
             }
         }
-        try (EmbeddedKafkaCluster cluster = EmbeddedKafkaCluster.start()) {
+        // -Dprobe.broker.<key>=<value>: a broker setting, e.g. -Dprobe.broker.add.partitions.to.txn.retry.backoff.max.ms=1000
+        Map<String, String> brokerConfig = new TreeMap<>();
+        System.getProperties().stringPropertyNames().stream().filter(k -> k.startsWith(BROKER_PREFIX))
+                .forEach(k -> brokerConfig.put(k.substring(BROKER_PREFIX.length()), System.getProperty(k)));
+        try (EmbeddedKafkaCluster cluster = EmbeddedKafkaCluster.start(1, brokerConfig)) {
             String topic = "probe-" + inFlight;
             cluster.createTopic(topic, partitions);
             int valueBytes = 1024;
@@ -97,9 +106,10 @@ public final class TransactionStartProbe {
             double seconds = (System.nanoTime() - start) / 1e9;
             long expected = (long) transactions * partitions * perPartition;
             String check = verify(cluster, topic, partitions, expected);
-            System.out.printf(Locale.ROOT, "transaction.version %s, max.in.flight %d: %d transactions of %d x %d "
+            System.out.printf(Locale.ROOT, "transaction.version %s, broker %s, max.in.flight %d: %d transactions of %d x %d "
                             + "KiB records over %d partitions in %.1f s (%.1f ms each); %s; read_committed: %s%n",
-                    System.getProperty(EmbeddedKafkaCluster.TRANSACTION_VERSION_PROPERTY, "default (2)"), inFlight,
+                    System.getProperty(EmbeddedKafkaCluster.TRANSACTION_VERSION_PROPERTY, "default (2)"),
+                    brokerConfig.isEmpty() ? "defaults" : brokerConfig, inFlight,
                     transactions, perPartition * partitions, valueBytes / 1024, partitions, seconds,
                     seconds * 1000 / transactions, counts.describe(), check);
         }
