@@ -77,6 +77,8 @@ public final class CountingBenchmark {
 
     /** System property prefix of a Streams (or flow.*) property given to every job: {@value}. */
     static final String STREAMS_PROPERTY_PREFIX = "bench.streams.";
+    /** System property prefix of a setting of the in-JVM broker: {@value}. */
+    static final String BROKER_PROPERTY_PREFIX = "bench.broker.";
 
     private final Options o;
     private final String stamp = Long.toString(System.currentTimeMillis() % 1_000_000_000L, 36);
@@ -139,6 +141,8 @@ public final class CountingBenchmark {
                 system properties (in JAVA_OPTS):
                   -Dbench.streams.<property>=<value>   a Streams or client property of every job (flow.* ones of
                                           the flow-kafka jobs only)
+                  -Dbench.broker.<key>=<value>   a setting of the in-JVM broker, e.g.
+                                          -Dbench.broker.add.partitions.to.txn.retry.backoff.max.ms=1000
                   -Dflow.embedded.transaction.version=1|2   the broker's transaction version (2, Kafka 4.4's)
                 """;
     }
@@ -272,7 +276,7 @@ public final class CountingBenchmark {
         System.out.printf("CountingBenchmark: %s%nload average before: %s; %d cores%n", describe(), loadBefore,
                 Runtime.getRuntime().availableProcessors());
         long started = System.nanoTime();
-        cluster = EmbeddedKafkaCluster.start();
+        cluster = EmbeddedKafkaCluster.start(1, brokerConfig());
         bootstrap = cluster.bootstrapServers();
         Workload workload = new Workload(o.keys, o.valueBytes, o.zipf, o.seed);
         int[] sequence = workload.draw(o.records);
@@ -342,12 +346,30 @@ public final class CountingBenchmark {
         }
     }
 
+    /** The -D settings that change every job or the broker, for the run's description; empty if none. */
+    private static String variant() {
+        List<String> set = System.getProperties().stringPropertyNames().stream()
+                .filter(k -> k.startsWith(STREAMS_PROPERTY_PREFIX) || k.startsWith(BROKER_PROPERTY_PREFIX)
+                        || k.equals(EmbeddedKafkaCluster.TRANSACTION_VERSION_PROPERTY))
+                .sorted().map(k -> k + "=" + System.getProperty(k)).toList();
+        return set.isEmpty() ? "" : String.join(", ", set) + "; ";
+    }
+
+    /** The broker settings given as {@code -Dbench.broker.<key>=<value>} (none by default: Kafka's). */
+    static Map<String, String> brokerConfig() {
+        Map<String, String> config = new java.util.TreeMap<>();
+        System.getProperties().stringPropertyNames().stream().filter(k -> k.startsWith(BROKER_PROPERTY_PREFIX))
+                .forEach(k -> config.put(k.substring(BROKER_PROPERTY_PREFIX.length()), System.getProperty(k)));
+        return config;
+    }
+
     private String describe() {
         return String.format(Locale.ROOT, "%,d records, %,d keys (%s), %d-byte values, %d partitions, "
                         + "exactly_once_v2, commit.interval.ms=%d, num.stream.threads=%d, one JVM with the broker; "
-                        + "%sjobs %s; %d round(s); %s; Java %s", o.records, o.keys, o.zipf ? "zipf 0.99" : "uniform",
+                        + "%s%sjobs %s; %d round(s); %s; Java %s", o.records, o.keys, o.zipf ? "zipf 0.99" : "uniform",
                 o.valueBytes, o.partitions, o.commitIntervalMs, o.threads,
-                o.cacheMaxBytes >= 0 ? "statestore.cache.max.bytes=" + o.cacheMaxBytes + "; " : "", o.jobs.stream().map(j -> j.label).toList(),
+                o.cacheMaxBytes >= 0 ? "statestore.cache.max.bytes=" + o.cacheMaxBytes + "; " : "",
+                variant(), o.jobs.stream().map(j -> j.label).toList(),
                 o.runs, System.getProperty("bench.built.from", "flow-kafka version unknown"),
                 System.getProperty("java.version"));
     }
