@@ -708,7 +708,7 @@ public final class CountingBenchmark {
                 if (!runs.isEmpty()) {
                     b.append(String.format(Locale.ROOT, "%s, median per throughput run: out-of-order sequence "
                                     + "retries %.0f, concurrent-transactions retries %.0f, tasks closed while "
-                                    + "running %.0f, producer inits %.0f%n", job.label,
+                                    + "running %.0f, InitProducerId requests %.0f%n", job.label,
                             median(runs.stream().mapToDouble(TransactionCounts::outOfOrderSequence).toArray()),
                             median(runs.stream().mapToDouble(TransactionCounts::concurrentTransactions).toArray()),
                             median(runs.stream().mapToDouble(TransactionCounts::tasksClosed).toArray()),

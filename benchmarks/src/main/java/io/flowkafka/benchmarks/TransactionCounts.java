@@ -25,8 +25,9 @@ import javax.management.ObjectName;
  * @param otherProduceErrors produce partitions answered any other error
  * @param endTxn {@code EndTxn} requests (commits and aborts; under transactions version 2 each also bumps the
  *     producer epoch)
- * @param initProducerId {@code InitProducerId} requests (a producer started, or re-initialised after a fence or an
- *     abortable error)
+ * @param initProducerId {@code InitProducerId} requests, retried ones included (a producer started, or was
+ *     re-initialised after a fence or an abortable error; while the broker's transaction coordinator is still loading,
+ *     a start takes several)
  * @param tasksClosed tasks the job's stream threads closed (revived or migrated) while the job ran
  * @param abortMs the job's producers' time in {@code abortTransaction}, in ms
  * @param retriedRecords records the job's producers sent again
@@ -85,7 +86,7 @@ record TransactionCounts(long outOfOrderSequence, long concurrentTransactions, l
 
     /** One line for the run's report. */
     String describe() {
-        return String.format(Locale.ROOT, "transactions %,d (EndTxn), producer inits %d; produce retries: "
+        return String.format(Locale.ROOT, "transactions %,d (EndTxn), InitProducerId requests %d; produce retries: "
                         + "out-of-order sequence %,d, concurrent transactions %,d, other %,d; records re-sent %,d; "
                         + "tasks closed while running %d, abort time %d ms", endTxn, initProducerId,
                 outOfOrderSequence, concurrentTransactions, otherProduceErrors, retriedRecords, tasksClosed, abortMs);
