@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import jdk.jfr.Configuration;
@@ -357,7 +358,7 @@ public final class CountingBenchmark {
 
     /** The broker settings given as {@code -Dbench.broker.<key>=<value>} (none by default: Kafka's). */
     static Map<String, String> brokerConfig() {
-        Map<String, String> config = new java.util.TreeMap<>();
+        Map<String, String> config = new TreeMap<>();
         System.getProperties().stringPropertyNames().stream().filter(k -> k.startsWith(BROKER_PROPERTY_PREFIX))
                 .forEach(k -> config.put(k.substring(BROKER_PROPERTY_PREFIX.length()), System.getProperty(k)));
         return config;

@@ -3,7 +3,9 @@ package io.flowkafka.benchmarks;
 import java.lang.management.ManagementFactory;
 import java.util.Locale;
 import java.util.Set;
+import javax.management.JMException;
 import javax.management.MBeanServer;
+import javax.management.MalformedObjectNameException;
 import javax.management.ObjectName;
 
 /**
@@ -95,7 +97,7 @@ record TransactionCounts(long outOfOrderSequence, long concurrentTransactions, l
     private static Set<ObjectName> query(MBeanServer server, String pattern) {
         try {
             return server.queryNames(new ObjectName(pattern), null);
-        } catch (javax.management.MalformedObjectNameException e) {
+        } catch (MalformedObjectNameException e) {
             throw new IllegalArgumentException(pattern, e);
         }
     }
@@ -113,7 +115,7 @@ record TransactionCounts(long outOfOrderSequence, long concurrentTransactions, l
         try {
             Object v = server.getAttribute(name, attribute);
             return v instanceof Number n ? (long) n.doubleValue() : 0;
-        } catch (javax.management.JMException | RuntimeException e) {
+        } catch (JMException | RuntimeException e) {
             return 0;
         }
     }

@@ -3,6 +3,7 @@ package io.flowkafka.benchmarks;
 import io.flowkafka.testing.EmbeddedKafkaCluster;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
@@ -125,7 +126,7 @@ public final class TransactionStartProbe {
         Set<String> seen = new HashSet<>();
         long read = 0;
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(c)) {
-            List<TopicPartition> tps = new java.util.ArrayList<>();
+            List<TopicPartition> tps = new ArrayList<>();
             for (int i = 0; i < partitions; i++) {
                 tps.add(new TopicPartition(topic, i));
             }
