@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import jdk.jfr.Configuration;
@@ -75,6 +76,11 @@ public final class CountingBenchmark {
     static final long ANCHOR_P50_MS = 75;
     static final long ANCHOR_P99_MS = 146;
 
+    /** System property prefix of a Streams (or flow.*) property given to every job: {@value}. */
+    static final String STREAMS_PROPERTY_PREFIX = "bench.streams.";
+    /** System property prefix of a setting of the in-JVM broker: {@value}. */
+    static final String BROKER_PROPERTY_PREFIX = "bench.broker.";
+
     private final Options o;
     private final String stamp = Long.toString(System.currentTimeMillis() % 1_000_000_000L, 36);
     private EmbeddedKafkaCluster cluster;
@@ -133,6 +139,12 @@ public final class CountingBenchmark {
                   --no-results            print only
                   --jfr DIR               one JFR recording (profile settings) per job run, in DIR
                   --timeout-s N           bound of one run (300)
+                system properties (in JAVA_OPTS):
+                  -Dbench.streams.<property>=<value>   a Streams or client property of every job (flow.* ones of
+                                          the flow-kafka jobs only)
+                  -Dbench.broker.<key>=<value>   a setting of the in-JVM broker, e.g.
+                                          -Dbench.broker.add.partitions.to.txn.retry.backoff.max.ms=1000
+                  -Dflow.embedded.transaction.version=1|2   the broker's transaction version (2, Kafka 4.4's)
                 """;
     }
 
@@ -215,7 +227,8 @@ public final class CountingBenchmark {
 
     /** One throughput run. */
     record Throughput(Job job, int round, double seconds, double rate, double steadyRate, double firstOutputS,
-            double otherCores, AppCpu cpu, long changelogRecords, String notes, @Nullable String problem) {
+            double otherCores, AppCpu cpu, long changelogRecords, TransactionCounts txn, String notes,
+            @Nullable String problem) {
     }
 
     /**
@@ -264,7 +277,7 @@ public final class CountingBenchmark {
         System.out.printf("CountingBenchmark: %s%nload average before: %s; %d cores%n", describe(), loadBefore,
                 Runtime.getRuntime().availableProcessors());
         long started = System.nanoTime();
-        cluster = EmbeddedKafkaCluster.start();
+        cluster = EmbeddedKafkaCluster.start(1, brokerConfig());
         bootstrap = cluster.bootstrapServers();
         Workload workload = new Workload(o.keys, o.valueBytes, o.zipf, o.seed);
         int[] sequence = workload.draw(o.records);
@@ -299,6 +312,7 @@ public final class CountingBenchmark {
                                 t.seconds(), t.steadyRate(), t.firstOutputS(), t.cpu().streamThreads(),
                                 t.cpu().appThreads(), t.cpu().jvm(), t.changelogRecords(), t.otherCores(),
                                 t.problem() == null ? "" : "  PROBLEM: " + t.problem());
+                        System.out.println("    " + t.txn().describe());
                         if (!t.notes().isEmpty()) {
                             System.out.println("    note: " + t.notes());
                         }
@@ -333,12 +347,30 @@ public final class CountingBenchmark {
         }
     }
 
+    /** The -D settings that change every job or the broker, for the run's description; empty if none. */
+    private static String variant() {
+        List<String> set = System.getProperties().stringPropertyNames().stream()
+                .filter(k -> k.startsWith(STREAMS_PROPERTY_PREFIX) || k.startsWith(BROKER_PROPERTY_PREFIX)
+                        || k.equals(EmbeddedKafkaCluster.TRANSACTION_VERSION_PROPERTY))
+                .sorted().map(k -> k + "=" + System.getProperty(k)).toList();
+        return set.isEmpty() ? "" : String.join(", ", set) + "; ";
+    }
+
+    /** The broker settings given as {@code -Dbench.broker.<key>=<value>} (none by default: Kafka's). */
+    static Map<String, String> brokerConfig() {
+        Map<String, String> config = new TreeMap<>();
+        System.getProperties().stringPropertyNames().stream().filter(k -> k.startsWith(BROKER_PROPERTY_PREFIX))
+                .forEach(k -> config.put(k.substring(BROKER_PROPERTY_PREFIX.length()), System.getProperty(k)));
+        return config;
+    }
+
     private String describe() {
         return String.format(Locale.ROOT, "%,d records, %,d keys (%s), %d-byte values, %d partitions, "
                         + "exactly_once_v2, commit.interval.ms=%d, num.stream.threads=%d, one JVM with the broker; "
-                        + "%sjobs %s; %d round(s); %s; Java %s", o.records, o.keys, o.zipf ? "zipf 0.99" : "uniform",
+                        + "%s%sjobs %s; %d round(s); %s; Java %s", o.records, o.keys, o.zipf ? "zipf 0.99" : "uniform",
                 o.valueBytes, o.partitions, o.commitIntervalMs, o.threads,
-                o.cacheMaxBytes >= 0 ? "statestore.cache.max.bytes=" + o.cacheMaxBytes + "; " : "", o.jobs.stream().map(j -> j.label).toList(),
+                o.cacheMaxBytes >= 0 ? "statestore.cache.max.bytes=" + o.cacheMaxBytes + "; " : "",
+                variant(), o.jobs.stream().map(j -> j.label).toList(),
                 o.runs, System.getProperty("bench.built.from", "flow-kafka version unknown"),
                 System.getProperty("java.version"));
     }
@@ -364,6 +396,11 @@ public final class CountingBenchmark {
         if (o.cacheMaxBytes >= 0) {
             p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, String.valueOf(o.cacheMaxBytes));
         }
+        // -Dbench.streams.<property>=<value>: a property of every job (flow.* ones reach the flow-kafka jobs only),
+        // e.g. -Dbench.streams.producer.max.in.flight.requests.per.connection=1
+        System.getProperties().stringPropertyNames().stream().filter(k -> k.startsWith(STREAMS_PROPERTY_PREFIX))
+                .filter(k -> job.label.startsWith("flow") || !k.startsWith(STREAMS_PROPERTY_PREFIX + "flow."))
+                .forEach(k -> p.put(k.substring(STREAMS_PROPERTY_PREFIX.length()), System.getProperty(k)));
         return p;
     }
 
@@ -379,6 +416,8 @@ public final class CountingBenchmark {
         long first;
         CpuSampler cpu;
         AppCpu appCpu;
+        TransactionCounts txn;
+        TransactionCounts txnBefore = TransactionCounts.snapshot(id);
         try (OutputMeter meter = new OutputMeter(bootstrap, output, o.partitions, false);
                 JfrWindow jfr = JfrWindow.start(o.jfrDir, id)) {
             cpu = CpuSampler.start();
@@ -388,6 +427,7 @@ public final class CountingBenchmark {
                     streamsProps(stateDir, job))) {
                 end = meter.awaitCount(records, Duration.ofSeconds(o.timeoutS));
                 cpu.stop();
+                txn = TransactionCounts.snapshot(id).since(txnBefore); // before the job's clients close
                 long[] threads = AppCpu.threadNanos(id); // the job's threads start with the run
                 appCpu = new AppCpu(threads[0] / 1e9, threads[1] / 1e9, (AppCpu.jvmNanos() - jvmCpuStart) / 1e9);
                 first = meter.firstNanos();
@@ -408,7 +448,7 @@ public final class CountingBenchmark {
         double seconds = (end - start) / 1e9;
         double steady = end > first && first > 0 ? records / ((end - first) / 1e9) : Double.NaN;
         return new Throughput(job, round, seconds, records / seconds, steady, (first - start) / 1e9,
-                cpu.otherCores(), appCpu, changelog, notes, problem);
+                cpu.otherCores(), appCpu, changelog, txn, notes, problem);
     }
 
     private Latency latency(Job job, int round, Workload workload) throws Exception {
@@ -663,6 +703,19 @@ public final class CountingBenchmark {
                 }
             }
             vs.forEach(v -> b.append(v).append('\n'));
+            for (Job job : o.jobs) {
+                List<TransactionCounts> runs = throughputs.stream().filter(t -> t.job() == job)
+                        .map(Throughput::txn).toList();
+                if (!runs.isEmpty()) {
+                    b.append(String.format(Locale.ROOT, "%s, median per throughput run: out-of-order sequence "
+                                    + "retries %.0f, concurrent-transactions retries %.0f, tasks closed while "
+                                    + "running %.0f, InitProducerId requests %.0f%n", job.label,
+                            median(runs.stream().mapToDouble(TransactionCounts::outOfOrderSequence).toArray()),
+                            median(runs.stream().mapToDouble(TransactionCounts::concurrentTransactions).toArray()),
+                            median(runs.stream().mapToDouble(TransactionCounts::tasksClosed).toArray()),
+                            median(runs.stream().mapToDouble(TransactionCounts::initProducerId).toArray())));
+                }
+            }
             b.append(String.format(Locale.ROOT, "load average before %s, after %s; CPU used by other processes "
                     + "during runs: median %.2f, max %.2f cores; %d problem(s); %.1f min%n", loadBefore, loadAfter,
                     otherCoresMedian(), otherCoresMax(), problems(), minutes));
