@@ -40,6 +40,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *     io.flowkafka.benchmarks.TransactionStartProbe --transactions 300 --in-flight 5
  * </pre>
  * {@code -Dprobe.broker.<key>=<value>} sets a broker setting (e.g. {@code add.partitions.to.txn.retry.backoff.max.ms}).
+ * The in-JVM broker waits 1000 ms there by default; {@code -Dprobe.broker.add.partitions.to.txn.retry.backoff.max.ms=100}
+ * (Kafka's default) reproduces the retries.
  */
 public final class TransactionStartProbe {
     private static final String BROKER_PREFIX = "probe.broker.";

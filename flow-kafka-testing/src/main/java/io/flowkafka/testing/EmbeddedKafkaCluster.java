@@ -57,7 +57,9 @@ import org.slf4j.LoggerFactory;
  * listener is PLAINTEXT on {@code localhost} at a free port. Internal topics (consumer offsets,
  * transaction state, share-group state) have replication {@code min(3, n)}, 5 partitions for the
  * first two, and min ISR 1, or 2 with three or more brokers. Topics created through
- * {@link #createTopic} get the same replication.
+ * {@link #createTopic} get the same replication. The broker waits up to 1 s, not Kafka's 100 ms, for a
+ * transaction's previous markers before it answers a first produce {@code CONCURRENT_TRANSACTIONS}
+ * ({@code add.partitions.to.txn.retry.backoff.max.ms=1000}; override it in {@code brokerConfig}).
  *
  * <p>Limitations:
  * <ol>
@@ -574,6 +576,10 @@ public final class EmbeddedKafkaCluster implements KafkaCluster {
         props.put("share.coordinator.state.topic.min.isr", minIsr);
         props.put("group.initial.rebalance.delay.ms", "0");
         props.put("log.cleaner.dedupe.buffer.size", "2097152");
+        // transactions v2: a loaded broker writing the last transaction's markers for over 100 ms answers the next
+        // transaction's first produce CONCURRENT_TRANSACTIONS, then the requests behind it out of sequence (retried;
+        // RELIABILITY.md); waiting up to 1 s spares tests those retries
+        props.put("add.partitions.to.txn.retry.backoff.max.ms", "1000");
         props.putAll(overrides);
 
         KafkaConfig config = KafkaConfig.fromProps(props, false);
