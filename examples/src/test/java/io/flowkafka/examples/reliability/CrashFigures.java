@@ -9,7 +9,8 @@ import java.util.Map;
  *
  * @param seed the run's seed
  * @param schedule the faults drawn from it
- * @param injected per kind, how many faults took effect (a kill done, an armed throw thrown, an armed commit failed)
+ * @param injected per kind, how many faults took effect (a kill done, an armed throw thrown, a transaction aborted
+ *     after triggered commit failures)
  * @param inputs inputs written
  * @param lost inputs without their output
  * @param duplicated inputs with more than one output
@@ -29,7 +30,7 @@ record CrashFigures(long seed, CrashSchedule schedule, Map<Kind, Integer> inject
         int visitsDuplicated, int wrongContents, Map<Kind, Long> recoveryMs, long baselineMs, List<String> problems) {
 
     boolean exact() {
-        return lost == 0 && duplicated == 0 && timersLost == 0 && timersDoubleFired == 0 && keysMissed == 0
+        return problems.isEmpty() && lost == 0 && duplicated == 0 && timersLost == 0 && timersDoubleFired == 0 && keysMissed == 0
                 && visitsDuplicated == 0 && wrongContents == 0;
     }
 

@@ -17,7 +17,8 @@ import java.util.Properties;
  * {@code <instance>.thread} makes the next process call throw once (the stream thread dies and is replaced, see
  * {@code flow.stream.thread.failure=replace}); {@code <instance>.revive} fails the next commit of a stream thread
  * and its retry, as a commit that times out would, so Kafka Streams aborts the transaction and revives the tasks.
- * It prints a {@code FAULT} line for each, and one when a triggered commit fault was injected.
+ * It prints a {@code FAULT} line for each, one when a triggered commit fails and one when its transaction
+ * was aborted (the tasks are then revived).
  */
 public final class CrashMain {
     static final String THREAD = "thread";
@@ -52,6 +53,7 @@ public final class CrashMain {
 
     private static void poll(Path control, String instance, CommitFaults commitFaults) {
         int injected = 0;
+        int aborted = 0;
         try {
             while (true) {
                 if (Files.deleteIfExists(control.resolve(instance + "." + THREAD))) {
@@ -64,8 +66,11 @@ public final class CrashMain {
                 }
                 if (commitFaults.injected() > injected) {
                     injected = commitFaults.injected();
-                    print("FAULT revive injected (" + injected + " failed commits, " + commitFaults.aborted()
-                            + " aborted transactions)");
+                    print("FAULT revive commit failed (" + injected + " failed commits so far)");
+                }
+                if (commitFaults.aborted() > aborted) {
+                    aborted = commitFaults.aborted();
+                    print("FAULT revive aborted (" + aborted + " transactions aborted so far)");
                 }
                 Thread.sleep(50);
             }

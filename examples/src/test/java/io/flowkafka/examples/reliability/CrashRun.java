@@ -235,21 +235,27 @@ final class CrashRun {
             }
         }
         Map<String, List<Out>> got = target.byId();
-        Await.until(Duration.ofMinutes(4), "seed " + seed + ": an output for each of " + byId.size()
-                + " inputs and each of " + byTimerId.size() + " timers in " + output, () -> {
-                    target.poll();
-                    return got.keySet().containsAll(byId.keySet()) && got.keySet().containsAll(byTimerId.keySet());
-                });
-        Map<Integer, Long> passAtEnd = maxPassByPartition(got);
-        Await.until(Duration.ofMinutes(2), "seed " + seed + ": two more visitor passes on every partition after "
-                + passAtEnd, () -> {
-                    target.poll();
-                    Map<Integer, Long> now = maxPassByPartition(got);
-                    return now.size() == 4 && now.entrySet().stream()
-                            .allMatch(e -> e.getValue() >= passAtEnd.getOrDefault(e.getKey(), 0L) + 2);
-                });
-        target.drain(Duration.ofMinutes(1));
         List<String> problems = new ArrayList<>();
+        try {
+            Await.until(Duration.ofMinutes(4), "seed " + seed + ": an output for each of " + byId.size()
+                    + " inputs and each of " + byTimerId.size() + " timers in " + output, () -> {
+                        target.poll();
+                        return got.keySet().containsAll(byId.keySet())
+                                && got.keySet().containsAll(byTimerId.keySet());
+                    });
+            Map<Integer, Long> passAtEnd = maxPassByPartition(got);
+            Await.until(Duration.ofMinutes(2), "seed " + seed + ": two more visitor passes on every partition after "
+                    + passAtEnd, () -> {
+                        target.poll();
+                        Map<Integer, Long> now = maxPassByPartition(got);
+                        return now.size() == 4 && now.entrySet().stream()
+                                .allMatch(e -> e.getValue() >= passAtEnd.getOrDefault(e.getKey(), 0L) + 2);
+                    });
+        } catch (AssertionError stalled) { // the figures below say what is missing; the thread dumps say why
+            problems.add(stalled.getMessage() + "; thread dumps of the live instances in " + root);
+            dumpThreads();
+        }
+        target.drain(Duration.ofMinutes(1));
         int lost = 0;
         int duplicated = 0;
         int wrong = 0;
@@ -348,7 +354,8 @@ final class CrashRun {
             Map<Long, Long> firstVisit = passStartedBeforeMs.get(partition);
             for (long pass = seen.first() + 1; pass < seen.last(); pass++) {
                 Long before = firstVisit.get(pass - 1);
-                if (before == null || before <= createdMs.get(user)) {
+                Long created = createdMs.get(user);
+                if (before == null || created == null || before <= created) { // no output: counted as lost
                     continue;
                 }
                 visitsChecked++;
@@ -383,6 +390,25 @@ final class CrashRun {
                 List.copyOf(problems));
     }
 
+    /** Writes {@code jcmd Thread.print} of each live instance next to its log, for a run that stalled. */
+    private void dumpThreads() {
+        Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
+        for (int s = 0; s < INSTANCES; s++) {
+            if (slots[s] != null && slots[s].isAlive()) {
+                try {
+                    new ProcessBuilder(jcmd.toString(), Long.toString(slots[s].pid()), "Thread.print")
+                            .redirectErrorStream(true).redirectOutput(root.resolve(slotNames[s] + ".threads").toFile())
+                            .start().waitFor();
+                } catch (IOException e) {
+                    System.out.println("cannot dump the threads of " + slots[s] + ": " + e);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+        }
+    }
+
     private void countInjected() throws IOException {
         injected.put(Kind.KILL, (int) schedule.faults().stream().filter(f -> f.kind() == Kind.KILL).count());
         int thrown = 0;
@@ -391,7 +417,7 @@ final class CrashRun {
             for (String line : Files.readAllLines(child.logFile())) {
                 if (line.startsWith("FAULT thread thrown")) {
                     thrown++;
-                } else if (line.startsWith("FAULT revive injected")) {
+                } else if (line.startsWith("FAULT revive aborted")) {
                     revived++;
                 }
             }
