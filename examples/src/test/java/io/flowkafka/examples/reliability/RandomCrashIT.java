@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.CleanupMode;
@@ -43,7 +44,7 @@ class RandomCrashIT {
         long trafficMs = Long.getLong("flow.reliability.traffic.ms", 8_000);
         int rate = Integer.getInteger("flow.reliability.rate", 100);
         List<Kind> kinds = Arrays.stream(System.getProperty("flow.reliability.faults", "kill,thread,revive")
-                .split(",")).map(k -> Kind.valueOf(k.trim().toUpperCase(java.util.Locale.ROOT))).toList();
+                .split(",")).map(k -> Kind.valueOf(k.trim().toUpperCase(Locale.ROOT))).toList();
         System.out.printf("RandomCrashIT: %d run(s) from seed %d (rerun: -Dflow.reliability.seed=%d), %d ms of "
                 + "traffic at %d/s, faults %s%n", runs, base, base, trafficMs, rate, kinds);
         List<CrashFigures> all = new ArrayList<>();
