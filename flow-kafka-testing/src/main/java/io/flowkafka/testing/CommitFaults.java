@@ -36,12 +36,18 @@ public final class CommitFaults {
     private final boolean untilAborted;
     private final AtomicInteger injected = new AtomicInteger();
     private final AtomicInteger aborted = new AtomicInteger();
-    /** Set by the first matching commit: one fault per instance. */
+    /** Set by the first matching commit: one fault per instance (unless on demand). */
     private final AtomicInteger started = new AtomicInteger();
+    /** Whether faults come from {@link #trigger()} rather than from the first matching commit. */
+    private final boolean onDemand;
+    /** Faults {@link #trigger() triggered} and not yet injected. */
+    private final AtomicInteger armed = new AtomicInteger();
 
-    private CommitFaults(Predicate<Map<TopicPartition, OffsetAndMetadata>> when, boolean untilAborted) {
+    private CommitFaults(Predicate<Map<TopicPartition, OffsetAndMetadata>> when, boolean untilAborted,
+            boolean onDemand) {
         this.when = Objects.requireNonNull(when, "when");
         this.untilAborted = untilAborted;
+        this.onDemand = onDemand;
     }
 
     /**
@@ -52,7 +58,7 @@ public final class CommitFaults {
      * @return the fault; {@link #install} it into the runtime's properties
      */
     public static CommitFaults failOnce(Predicate<Map<TopicPartition, OffsetAndMetadata>> when) {
-        return new CommitFaults(when, false);
+        return new CommitFaults(when, false, false);
     }
 
     /**
@@ -65,7 +71,34 @@ public final class CommitFaults {
      * @return the fault; {@link #install} it into the runtime's properties
      */
     public static CommitFaults failUntilAborted(Predicate<Map<TopicPartition, OffsetAndMetadata>> when) {
-        return new CommitFaults(when, true);
+        return new CommitFaults(when, true, false);
+    }
+
+    /**
+     * Fails commits when told to, any number of times, for a test that chooses its moments from outside the stream
+     * (a seeded schedule): each {@link #trigger()} fails the next commit of one of the runtime's stream threads, and
+     * with {@code untilAborted} every commit of that thread after it until the transaction is aborted, as
+     * {@link #failUntilAborted} does. Commits go through while nothing is triggered.
+     *
+     * @param untilAborted whether a triggered fault lasts until the thread aborts its transaction (its tasks are
+     *     revived and replay from their last commit) instead of failing one commit
+     * @return the fault; {@link #install} it into the runtime's properties, then {@link #trigger()} it
+     */
+    public static CommitFaults onDemand(boolean untilAborted) {
+        return new CommitFaults(offsets -> true, untilAborted, true);
+    }
+
+    /**
+     * Fails the next commit of a stream thread (of a fault made by {@link #onDemand}); triggers made before that
+     * commit add up, one failed commit each.
+     *
+     * @throws IllegalStateException if this fault fails the first matching commit instead
+     */
+    public void trigger() {
+        if (!onDemand) {
+            throw new IllegalStateException("trigger() needs a fault made by CommitFaults.onDemand");
+        }
+        armed.incrementAndGet();
     }
 
     /**
@@ -118,7 +151,7 @@ public final class CommitFaults {
 
         @Override
         public void commitTransaction() {
-            boolean fail = failing || matched && started.compareAndSet(0, 1);
+            boolean fail = failing || (onDemand ? takeArmed() : matched && started.compareAndSet(0, 1));
             matched = false;
             if (fail) {
                 failing = untilAborted;
@@ -129,6 +162,10 @@ public final class CommitFaults {
             }
             delegate.commitTransaction();
             failedOpen = false;
+        }
+
+        private boolean takeArmed() {
+            return armed.getAndUpdate(n -> n > 0 ? n - 1 : 0) > 0;
         }
 
         @Override
