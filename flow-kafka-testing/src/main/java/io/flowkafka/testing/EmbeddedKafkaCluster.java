@@ -85,7 +85,8 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <p>Thread-safe. The caller of {@link #start()} closes the cluster; {@link #shared()} is closed
- * by a shutdown hook.
+ * by a shutdown hook. Over 700 lines because it owns the whole node life cycle (format, start, stop, restart,
+ * close) of a multi-node KRaft cluster, whose steps share the node list and its locks.
  */
 public final class EmbeddedKafkaCluster implements KafkaCluster {
     private static final Logger log = LoggerFactory.getLogger(EmbeddedKafkaCluster.class);

@@ -72,7 +72,7 @@ public final class CrashMain {
                     aborted = commitFaults.aborted();
                     print("FAULT revive aborted (" + aborted + " transactions aborted so far)");
                 }
-                Thread.sleep(50);
+                Thread.sleep(50); // the child polls its control directory for the driver's next fault: not a wait
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);

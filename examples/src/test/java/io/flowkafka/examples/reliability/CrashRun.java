@@ -159,7 +159,7 @@ final class CrashRun {
     private static void pace(long atMs) throws InterruptedException {
         long ms = atMs - System.currentTimeMillis();
         if (ms > 0) {
-            Thread.sleep(ms);
+            Thread.sleep(ms); // paces the traffic at its rate: not a wait for a condition
         }
     }
 
