@@ -38,7 +38,7 @@ final class CrashPipeline {
             .requiredString("id").requiredString("user").requiredLong("ts").endRecord();
     static final Schema OUT = SchemaBuilder.record("Out").namespace("crash").fields()
             .requiredString("id").requiredString("kind").requiredString("user").requiredLong("count")
-            .requiredLong("pass").requiredInt("partition").endRecord();
+            .requiredLong("pass").requiredInt("partition").requiredLong("calledMs").endRecord();
     static final Schema TOTAL = SchemaBuilder.record("Total").namespace("crash").fields().requiredLong("count")
             .endRecord();
 
@@ -121,7 +121,10 @@ final class CrashPipeline {
         private static Message out(RuntimeContext context, String stream, String id, String kind, String user,
                 long count, long pass) {
             return context.createMessageBuilder(stream).set("id", id).set("kind", kind).set("user", user)
-                    .set("count", count).set("pass", pass).set("partition", context.getPartition()).build();
+                    .set("count", count).set("pass", pass).set("partition", context.getPartition())
+                    // the wall clock of the call (every instance runs on this machine): orders a task's committed calls,
+                    // where the target's append times do not (one delivery transaction spans target partitions)
+                    .set("calledMs", System.currentTimeMillis()).build();
         }
     }
 }

@@ -326,17 +326,19 @@ final class CrashRun {
             partitionOf.put(o.user(), o.partition());
             passes.computeIfAbsent(o.partition(), p -> new TreeSet<>()).add(o.pass());
         }
-        // a pass is checked for a user once the pass before it had visits delivered after the user's first output:
-        // that pass ended after the user's state was committed, so the user existed through the whole pass
+        // a pass is checked for a user once the pass before it had a visit called after the call that created the
+        // user: that pass ended after the user's state was written, so the user existed through the whole pass. Call
+        // times, not the target's append times: one outbox delivery transaction appends to several target
+        // partitions in any order, so a visit committed before the user may be appended after its output
         Map<String, Long> createdMs = new HashMap<>();
         Map<Integer, Map<Long, Long>> passStartedBeforeMs = new HashMap<>();
         for (List<Out> outs : got.values()) {
             for (Out o : outs) {
                 if (o.kind().equals("message")) {
-                    createdMs.merge(o.user(), o.appendMs(), Math::min);
+                    createdMs.merge(o.user(), o.calledMs(), Math::min);
                 } else if (o.kind().equals("visit")) {
                     passStartedBeforeMs.computeIfAbsent(o.partition(), p -> new HashMap<>())
-                            .merge(o.pass(), o.appendMs(), Math::min);
+                            .merge(o.pass(), o.calledMs(), Math::min);
                 }
             }
         }
@@ -362,7 +364,7 @@ final class CrashRun {
                 if (visits.get(user).getOrDefault(pass, 0) == 0) {
                     keysMissed++;
                     note(problems, "user " + user + " (partition " + partition + ", first output at " + createdMs
-                            .get(user) + " ms) not visited in pass " + pass + " (passes seen there " + seen.first()
+                            .get(user) + " ms, call time) not visited in pass " + pass + " (passes seen there " + seen.first()
                             + ".." + seen.last() + ", pass " + (pass - 1) + " first visit at " + before + " ms)");
                 }
             }

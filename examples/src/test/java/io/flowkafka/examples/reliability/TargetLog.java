@@ -34,8 +34,10 @@ final class TargetLog implements AutoCloseable {
      * @param pass the visitor pass (visits only)
      * @param partition the computation partition that wrote it
      * @param appendMs when the broker appended it
+     * @param calledMs when the call that wrote it ran (wall clock of the instance)
      */
-    record Out(String id, String kind, String user, long count, long pass, int partition, long appendMs) {
+    record Out(String id, String kind, String user, long count, long pass, int partition, long appendMs,
+            long calledMs) {
     }
 
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -61,7 +63,8 @@ final class TargetLog implements AutoCloseable {
             try {
                 JsonNode n = JSON.readTree(r.value());
                 Out out = new Out(n.get("id").asText(), n.get("kind").asText(), n.get("user").asText(),
-                        n.get("count").asLong(), n.get("pass").asLong(), n.get("partition").asInt(), r.timestamp());
+                        n.get("count").asLong(), n.get("pass").asLong(), n.get("partition").asInt(), r.timestamp(),
+                        n.get("calledMs").asLong());
                 byId.computeIfAbsent(out.id(), k -> new ArrayList<>(1)).add(out);
             } catch (IOException e) {
                 throw new UncheckedIOException("cannot read the target record at " + r.topic() + "-" + r.partition()
