@@ -59,10 +59,12 @@ class StatusPageIT {
         StatusPagePipeline.sendClicks(cluster, in, 50);
 
         for (FlowRuntime r : List.of(a, b)) {
-            Await.until(BOUND, "the /status.json of " + r.httpAddress().orElseThrow() + " lists both instances and "
-                    + "all four tasks", () -> {
+            Await.until(BOUND, "the /status.json of " + r.httpAddress().orElseThrow() + " lists both instances, "
+                    + "RUNNING, and all four tasks", () -> {
                         JsonNode view = getJson(r, "/status.json");
-                        return view != null && view.path("instances").size() == 2 && tasks(view).equals(ALL_TASKS);
+                        // an instance publishes its tasks as it gets them, and RUNNING at its next publish
+                        return view != null && view.path("instances").size() == 2 && tasks(view).equals(ALL_TASKS)
+                                && allRunning(view);
                     });
         }
         JsonNode view = getJson(a, "/status.json");
@@ -101,5 +103,14 @@ class StatusPageIT {
             JsonNode v = getJson(b, "/status.json");
             return v != null && tasks(v).equals(ALL_TASKS);
         });
+    }
+
+    private static boolean allRunning(JsonNode view) {
+        for (JsonNode instance : view.path("instances")) {
+            if (!instance.path("state").asText().equals("RUNNING")) {
+                return false;
+            }
+        }
+        return true;
     }
 }
