@@ -16,7 +16,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
-import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import jdk.jfr.Configuration;
@@ -76,10 +75,8 @@ public final class CountingBenchmark {
     static final long ANCHOR_P50_MS = 75;
     static final long ANCHOR_P99_MS = 146;
 
-    /** System property prefix of a Streams (or flow.*) property given to every job: {@value}. */
-    static final String STREAMS_PROPERTY_PREFIX = "bench.streams.";
-    /** System property prefix of a setting of the in-JVM broker: {@value}. */
-    static final String BROKER_PROPERTY_PREFIX = "bench.broker.";
+    /** -Dbench.streams.* and -Dbench.broker.*: what a run varies. */
+    static final BenchVariant VARIANT = new BenchVariant("bench.");
 
     private final Options o;
     private final String stamp = Long.toString(System.currentTimeMillis() % 1_000_000_000L, 36);
@@ -277,7 +274,7 @@ public final class CountingBenchmark {
         System.out.printf("CountingBenchmark: %s%nload average before: %s; %d cores%n", describe(), loadBefore,
                 Runtime.getRuntime().availableProcessors());
         long started = System.nanoTime();
-        cluster = EmbeddedKafkaCluster.start(1, brokerConfig());
+        cluster = EmbeddedKafkaCluster.start(1, VARIANT.brokerConfig());
         bootstrap = cluster.bootstrapServers();
         Workload workload = new Workload(o.keys, o.valueBytes, o.zipf, o.seed);
         int[] sequence = workload.draw(o.records);
@@ -347,30 +344,13 @@ public final class CountingBenchmark {
         }
     }
 
-    /** The -D settings that change every job or the broker, for the run's description; empty if none. */
-    private static String variant() {
-        List<String> set = System.getProperties().stringPropertyNames().stream()
-                .filter(k -> k.startsWith(STREAMS_PROPERTY_PREFIX) || k.startsWith(BROKER_PROPERTY_PREFIX)
-                        || k.equals(EmbeddedKafkaCluster.TRANSACTION_VERSION_PROPERTY))
-                .sorted().map(k -> k + "=" + System.getProperty(k)).toList();
-        return set.isEmpty() ? "" : String.join(", ", set) + "; ";
-    }
-
-    /** The broker settings given as {@code -Dbench.broker.<key>=<value>} (none by default: Kafka's). */
-    static Map<String, String> brokerConfig() {
-        Map<String, String> config = new TreeMap<>();
-        System.getProperties().stringPropertyNames().stream().filter(k -> k.startsWith(BROKER_PROPERTY_PREFIX))
-                .forEach(k -> config.put(k.substring(BROKER_PROPERTY_PREFIX.length()), System.getProperty(k)));
-        return config;
-    }
-
     private String describe() {
         return String.format(Locale.ROOT, "%,d records, %,d keys (%s), %d-byte values, %d partitions, "
                         + "exactly_once_v2, commit.interval.ms=%d, num.stream.threads=%d, one JVM with the broker; "
                         + "%s%sjobs %s; %d round(s); %s; Java %s", o.records, o.keys, o.zipf ? "zipf 0.99" : "uniform",
                 o.valueBytes, o.partitions, o.commitIntervalMs, o.threads,
                 o.cacheMaxBytes >= 0 ? "statestore.cache.max.bytes=" + o.cacheMaxBytes + "; " : "",
-                variant(), o.jobs.stream().map(j -> j.label).toList(),
+                VARIANT.describe(), o.jobs.stream().map(j -> j.label).toList(),
                 o.runs, System.getProperty("bench.built.from", "flow-kafka version unknown"),
                 System.getProperty("java.version"));
     }
@@ -396,11 +376,7 @@ public final class CountingBenchmark {
         if (o.cacheMaxBytes >= 0) {
             p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, String.valueOf(o.cacheMaxBytes));
         }
-        // -Dbench.streams.<property>=<value>: a property of every job (flow.* ones reach the flow-kafka jobs only),
-        // e.g. -Dbench.streams.producer.max.in.flight.requests.per.connection=1
-        System.getProperties().stringPropertyNames().stream().filter(k -> k.startsWith(STREAMS_PROPERTY_PREFIX))
-                .filter(k -> job.label.startsWith("flow") || !k.startsWith(STREAMS_PROPERTY_PREFIX + "flow."))
-                .forEach(k -> p.put(k.substring(STREAMS_PROPERTY_PREFIX.length()), System.getProperty(k)));
+        VARIANT.applyStreams(p, job.label.startsWith("flow")); // e.g. -Dbench.streams.producer.linger.ms=5
         return p;
     }
 
@@ -707,13 +683,8 @@ public final class CountingBenchmark {
                 List<TransactionCounts> runs = throughputs.stream().filter(t -> t.job() == job)
                         .map(Throughput::txn).toList();
                 if (!runs.isEmpty()) {
-                    b.append(String.format(Locale.ROOT, "%s, median per throughput run: out-of-order sequence "
-                                    + "retries %.0f, concurrent-transactions retries %.0f, tasks closed while "
-                                    + "running %.0f, InitProducerId requests %.0f%n", job.label,
-                            median(runs.stream().mapToDouble(TransactionCounts::outOfOrderSequence).toArray()),
-                            median(runs.stream().mapToDouble(TransactionCounts::concurrentTransactions).toArray()),
-                            median(runs.stream().mapToDouble(TransactionCounts::tasksClosed).toArray()),
-                            median(runs.stream().mapToDouble(TransactionCounts::initProducerId).toArray())));
+                    b.append(job.label).append(", median per throughput run: ").append(TransactionCounts.medians(runs))
+                            .append('\n');
                 }
             }
             b.append(String.format(Locale.ROOT, "load average before %s, after %s; CPU used by other processes "

@@ -1,6 +1,7 @@
 package io.flowkafka.benchmarks;
 
 import java.lang.management.ManagementFactory;
+import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import javax.management.JMException;
@@ -84,6 +85,17 @@ record TransactionCounts(long outOfOrderSequence, long concurrentTransactions, l
         return new TransactionCounts(outOfOrderSequence - before.outOfOrderSequence,
                 concurrentTransactions - before.concurrentTransactions, otherProduceErrors - before.otherProduceErrors,
                 endTxn - before.endTxn, initProducerId - before.initProducerId, tasksClosed, abortMs, retriedRecords);
+    }
+
+    /** The medians over {@code runs} of the retries, revives and producer inits, for the report's summary. */
+    static String medians(List<TransactionCounts> runs) {
+        return String.format(Locale.ROOT, "out-of-order sequence retries %.0f, concurrent-transactions retries %.0f, "
+                        + "tasks closed while running %.0f, InitProducerId requests %.0f",
+                CountingBenchmark.Report.median(runs.stream().mapToDouble(TransactionCounts::outOfOrderSequence).toArray()),
+                CountingBenchmark.Report.median(runs.stream().mapToDouble(TransactionCounts::concurrentTransactions)
+                        .toArray()),
+                CountingBenchmark.Report.median(runs.stream().mapToDouble(TransactionCounts::tasksClosed).toArray()),
+                CountingBenchmark.Report.median(runs.stream().mapToDouble(TransactionCounts::initProducerId).toArray()));
     }
 
     /** One line for the run's report. */

@@ -10,7 +10,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
-import java.util.TreeMap;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -44,8 +43,6 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * (Kafka's default) reproduces the retries.
  */
 public final class TransactionStartProbe {
-    private static final String BROKER_PREFIX = "probe.broker.";
-
     private TransactionStartProbe() {
     }
 
@@ -71,9 +68,7 @@ public final class TransactionStartProbe {
             }
         }
         // -Dprobe.broker.<key>=<value>: a broker setting, e.g. -Dprobe.broker.add.partitions.to.txn.retry.backoff.max.ms=1000
-        Map<String, String> brokerConfig = new TreeMap<>();
-        System.getProperties().stringPropertyNames().stream().filter(k -> k.startsWith(BROKER_PREFIX))
-                .forEach(k -> brokerConfig.put(k.substring(BROKER_PREFIX.length()), System.getProperty(k)));
+        Map<String, String> brokerConfig = new BenchVariant("probe.").brokerConfig();
         try (EmbeddedKafkaCluster cluster = EmbeddedKafkaCluster.start(1, brokerConfig)) {
             String topic = "probe-" + inFlight;
             cluster.createTopic(topic, partitions);
