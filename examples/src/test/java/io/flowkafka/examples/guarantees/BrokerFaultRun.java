@@ -7,6 +7,8 @@ import static io.flowkafka.examples.guarantees.BrokerFaultPipeline.id;
 import static io.flowkafka.examples.guarantees.BrokerFaultPipeline.recordsBeforeTrigger;
 import static io.flowkafka.examples.guarantees.BrokerFaultPipeline.user;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.flowkafka.runtime.FlowRuntime;
@@ -41,6 +43,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.assertj.core.api.SoftAssertions;
 
 /**
  * One broker-fault run: the {@link BrokerFaultPipeline} runs exactly-once on a cluster of its own while a producer
@@ -222,6 +225,28 @@ final class BrokerFaultRun implements AutoCloseable {
             return "report " + report + "; wrong contents " + wrongContents.size() + " "
                     + wrongContents.stream().limit(5).toList() + "; timings " + timings + "; final state " + finalState
                     + "; states " + states + "; produce error " + produceError;
+        }
+
+        /**
+         * Prints the run's figures under {@code test} and checks it: no producer error, every input exactly one
+         * output with the right contents, some fault injected, the runtime RUNNING at the end.
+         *
+         * @param faults how many faults were asked for; {@code what} names them ("restart", "stop")
+         */
+        void printAndCheck(String test, int faults, String what, int records) {
+            System.out.println(test + ": " + faults + " " + what + "(s), " + records + " inputs: " + this
+                    + "; first new output after the fault began " + spread(timings, Timing::firstOutputMs)
+                    + ", caught up " + spread(timings, Timing::caughtUpMs) + ", " + what + " took "
+                    + spread(timings, Timing::outageMs));
+            SoftAssertions softly = new SoftAssertions();
+            softly.assertThat(produceError).as("input producer error").isNull();
+            softly.assertThat(report.isExact()).as("every input exactly one output: " + report).isTrue();
+            softly.assertThat(wrongContents).as("outputs with wrong contents").isEmpty();
+            softly.assertThat(timings).as(what + "s injected").isNotEmpty();
+            softly.assertThat(finalState).as("runtime state at the end; states " + states)
+                    .isEqualTo(FlowRuntime.State.RUNNING);
+            softly.assertAll();
+            assertThat(report.total()).isEqualTo(records);
         }
     }
 

@@ -1,8 +1,5 @@
 package io.flowkafka.examples.guarantees;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
-import io.flowkafka.runtime.FlowRuntime;
 import io.flowkafka.testing.EmbeddedKafkaCluster;
 import io.flowkafka.testing.TestNames;
 import java.nio.file.Files;
@@ -10,7 +7,6 @@ import java.nio.file.Path;
 import java.util.Collections;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.CleanupMode;
@@ -52,21 +48,7 @@ class BrokerRestartIT {
                 return "broker 1 (of 1) restarted";
             };
             BrokerFaultRun.Outcome outcome = run.run(Collections.nCopies(restarts, restart));
-            System.out.println("BrokerRestartIT: " + restarts + " restart(s), " + records + " inputs: " + outcome
-                    + "; first new output after the fault began " + BrokerFaultRun.spread(outcome.timings(),
-                            BrokerFaultRun.Timing::firstOutputMs) + ", caught up " + BrokerFaultRun.spread(
-                            outcome.timings(), BrokerFaultRun.Timing::caughtUpMs) + ", restart took "
-                    + BrokerFaultRun.spread(outcome.timings(), BrokerFaultRun.Timing::outageMs));
-            SoftAssertions softly = new SoftAssertions();
-            softly.assertThat(outcome.produceError()).as("input producer error").isNull();
-            softly.assertThat(outcome.report().isExact()).as("every input exactly one output: " + outcome.report())
-                    .isTrue();
-            softly.assertThat(outcome.wrongContents()).as("outputs with wrong contents").isEmpty();
-            softly.assertThat(outcome.finalState()).as("runtime state at the end; states " + outcome.states())
-                    .isEqualTo(FlowRuntime.State.RUNNING);
-            softly.assertThat(outcome.timings()).as("restarts injected").isNotEmpty();
-            softly.assertAll();
-            assertThat(outcome.report().total()).isEqualTo(records);
+            outcome.printAndCheck("BrokerRestartIT", restarts, "restart", records);
         }
     }
 }

@@ -1,8 +1,5 @@
 package io.flowkafka.examples.guarantees;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
-import io.flowkafka.runtime.FlowRuntime;
 import io.flowkafka.testing.EmbeddedKafkaCluster;
 import io.flowkafka.testing.TestNames;
 import java.nio.file.Files;
@@ -13,7 +10,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
-import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.CleanupMode;
@@ -65,21 +61,7 @@ class ReplicatedBrokerStopIT {
                         Files.createTempDirectory(tempRoot, "state"), records, BrokerRestartIT.RATE, minIsr,
                         runtime)) {
             BrokerFaultRun.Outcome outcome = run.run(Collections.nCopies(faults, stopCoordinator));
-            System.out.println("ReplicatedBrokerStopIT: " + faults + " stop(s), " + records + " inputs: " + outcome
-                    + "; first new output after the fault began " + BrokerFaultRun.spread(outcome.timings(),
-                            BrokerFaultRun.Timing::firstOutputMs) + ", caught up " + BrokerFaultRun.spread(
-                            outcome.timings(), BrokerFaultRun.Timing::caughtUpMs) + ", stop took "
-                    + BrokerFaultRun.spread(outcome.timings(), BrokerFaultRun.Timing::outageMs));
-            SoftAssertions softly = new SoftAssertions();
-            softly.assertThat(outcome.produceError()).as("input producer error").isNull();
-            softly.assertThat(outcome.report().isExact()).as("every input exactly one output: " + outcome.report())
-                    .isTrue();
-            softly.assertThat(outcome.wrongContents()).as("outputs with wrong contents").isEmpty();
-            softly.assertThat(outcome.timings()).as("brokers stopped").isNotEmpty();
-            softly.assertThat(outcome.finalState()).as("runtime state at the end; states " + outcome.states())
-                    .isEqualTo(FlowRuntime.State.RUNNING);
-            softly.assertAll();
-            assertThat(outcome.report().total()).isEqualTo(records);
+            outcome.printAndCheck("ReplicatedBrokerStopIT", faults, "stop", records);
         }
     }
 }
