@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.flowkafka.api.FlowException;
+import io.flowkafka.connectors.registry.ConfluentAvroSerde;
 import io.flowkafka.runtime.FlowRuntime;
 import io.flowkafka.runtime.StatusError;
 import io.flowkafka.spec.PipelineSpec;
@@ -27,6 +28,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -84,12 +86,23 @@ class SecureClusterIT {
     static Path tempRoot;
 
     private static final String HTTP_SECRET = "Bearer http-" + UUID.randomUUID();
+    /** The schema registry's basic-authentication password (the sink's {@code ConfluentAvroSerde}). */
+    private static final String REGISTRY_SECRET = "registry-" + UUID.randomUUID();
+    private static final String REGISTRY_AUTH = "Basic " + Base64.getEncoder().encodeToString(
+            ("orders-app:" + REGISTRY_SECRET).getBytes(StandardCharsets.UTF_8));
 
     static SecureKafkaCluster cluster;
     /** The HTTP sink's target: answers 200 and keeps each request's Authorization header and body. */
     static HttpServer hook;
     static final List<String[]> POSTED = new CopyOnWriteArrayList<>();
     static Path tokenFile;
+    /**
+     * A schema registry that registers any schema under id 1 for requests with {@link #REGISTRY_AUTH} and answers
+     * 401 to others; counts both.
+     */
+    static HttpServer registry;
+    static final AtomicInteger REGISTERED = new AtomicInteger();
+    static final AtomicInteger REFUSED = new AtomicInteger();
 
     @BeforeAll
     static void startCluster() throws IOException {
@@ -105,6 +118,20 @@ class SecureClusterIT {
             exchange.close();
         });
         hook.start();
+        registry = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        registry.createContext("/", exchange -> {
+            exchange.getRequestBody().readAllBytes();
+            boolean ok = REGISTRY_AUTH.equals(exchange.getRequestHeaders().getFirst("Authorization"));
+            byte[] body = (ok ? "{\"id\":1}" : "{\"error_code\":401,\"message\":\"Unauthorized\"}")
+                    .getBytes(StandardCharsets.UTF_8);
+            (ok ? REGISTERED : REFUSED).incrementAndGet();
+            exchange.getResponseHeaders().add("Content-Type", "application/vnd.schemaregistry.v1+json");
+            exchange.sendResponseHeaders(ok && exchange.getRequestMethod().equals("POST")
+                    && exchange.getRequestURI().getPath().endsWith("/versions") ? 200 : ok ? 404 : 401, body.length);
+            exchange.getResponseBody().write(body);
+            exchange.close();
+        });
+        registry.start();
     }
 
     @AfterAll
@@ -112,17 +139,24 @@ class SecureClusterIT {
         if (hook != null) {
             hook.stop(0);
         }
+        if (registry != null) {
+            registry.stop(0);
+        }
         if (cluster != null) {
             cluster.close();
         }
     }
 
-    /** The two-hop pipeline with a second sink of its results: a {@code TAsyncHttpSink} with a secret header. */
+    /**
+     * The two-hop pipeline with a second sink of its results, a {@code TAsyncHttpSink} with a secret header; its
+     * Kafka sink writes Confluent Avro through the registry, with the registry's credentials.
+     */
     private static PipelineSpec spec(Run run) {
         Map<String, Object> http = new HashMap<>(Map.of("url", "http://127.0.0.1:" + hook.getAddress().getPort()
                 + "/hook/" + run.pipeline(), "key_column", "id", "max_batch_records", 10));
         http.put("secret_headers", Map.of("Authorization", Map.of("file", tokenFile.toString())));
-        return TwoHopPipeline.spec(run.pipeline(), run.input(), run.output(), false, http);
+        return TwoHopPipeline.spec(run.pipeline(), run.input(), run.output(), false, http,
+                Map.of("value_serde", ConfluentAvroSerde.class.getName()));
     }
 
     /** One run's names; the grants of the table's rows for them. */
@@ -193,6 +227,9 @@ class SecureClusterIT {
             props.put("state.dir", Files.createTempDirectory(tempRoot, pipeline).toString());
             props.put("commit.interval.ms", "100");
             props.put("flow.bootstrap.timeout.ms", "20000");
+            props.put("flow.serde.schema.registry.url", "http://127.0.0.1:" + registry.getAddress().getPort());
+            props.put("flow.serde.basic.auth.credentials.source", "USER_INFO");
+            props.put("flow.serde.basic.auth.user.info", "orders-app:" + REGISTRY_SECRET);
             return props;
         }
 
@@ -287,17 +324,59 @@ class SecureClusterIT {
         assertThat(log).as("the captured logs").contains(run.pipeline());
         assertThat(POSTED).as("the HTTP sink sent its secret header").allSatisfy(p ->
                 assertThat(p[0]).isEqualTo(HTTP_SECRET));
+        assertThat(REGISTERED.get()).as("the sink registered its schema with the registry's credentials")
+                .isPositive();
+        assertThat(REFUSED.get()).as("registry requests without the credentials").isZero();
         String httpSecret = HTTP_SECRET.substring("Bearer ".length());
-        assertThat(log).as("the captured logs").doesNotContain(PASSWORD, httpSecret);
-        assertThat(statusJson).doesNotContain(PASSWORD, httpSecret);
-        assertThat(scrape).doesNotContain(PASSWORD, httpSecret);
-        assertThat(status.toString()).doesNotContain(PASSWORD, httpSecret);
+        String[] secrets = {PASSWORD, httpSecret, REGISTRY_SECRET};
+        assertThat(log).as("the captured logs").doesNotContain(secrets);
+        assertThat(statusJson).doesNotContain(secrets);
+        assertThat(scrape).doesNotContain(secrets);
+        assertThat(status.toString()).doesNotContain(secrets);
         for (ConsumerRecord<byte[], byte[]> r : dead) {
+            assertThat(new String(r.value(), StandardCharsets.UTF_8)).doesNotContain(secrets);
             for (Header h : r.headers()) {
-                assertThat(new String(h.value(), StandardCharsets.UTF_8)).as(h.key())
-                        .doesNotContain(PASSWORD, httpSecret);
+                assertThat(new String(h.value(), StandardCharsets.UTF_8)).as(h.key()).doesNotContain(secrets);
             }
         }
+    }
+
+    /**
+     * With a wrong registry password every output is a dead letter whose reason says which setting to check, and
+     * the password shows in neither the dead letters nor the logs nor the status.
+     */
+    @Test
+    @Timeout(180)
+    void shouldNameTheSettingNotTheSecretWhenTheRegistryRefusesTheCredentials() throws Exception {
+        Run run = Run.next();
+        cluster.grant(run.grants(AclTable.fromDocs(), NONE));
+        run.produce(5);
+        String wrong = "wrong-" + UUID.randomUUID();
+        Properties props = run.runtimeProperties();
+        props.put("flow.serde.basic.auth.user.info", "orders-app:" + wrong);
+        ByteArrayOutputStream logs = new ByteArrayOutputStream();
+        PrintStream stderr = System.err;
+        System.setErr(new PrintStream(new TeeStream(stderr, logs), true, StandardCharsets.UTF_8));
+        List<ConsumerRecord<byte[], byte[]>> dead;
+        List<StatusError> status;
+        int refusedBefore = REFUSED.get();
+        try (FlowRuntime runtime = FlowRuntime.create(spec(run), props)) {
+            runtime.start();
+            dead = readAll(runtime.deadLetterTopic(), 6); // 5 outputs the sink cannot write, 1 undecodable input
+            status = runtime.status();
+        } finally {
+            System.setErr(stderr);
+        }
+        assertThat(REFUSED.get()).as("registry requests refused").isGreaterThan(refusedBefore);
+        String reasons = dead.stream().flatMap(r -> Stream.of(r.headers().toArray()))
+                .map(h -> h.key() + "=" + new String(h.value(), StandardCharsets.UTF_8)).toList().toString();
+        System.out.println("SecureClusterIT, registry refused: " + reasons.substring(0, Math.min(600, reasons.length())));
+        assertThat(reasons).as("the dead letters' reasons").contains("basic.auth.user.info").doesNotContain(wrong);
+        for (ConsumerRecord<byte[], byte[]> r : dead) {
+            assertThat(new String(r.value(), StandardCharsets.UTF_8)).doesNotContain(wrong);
+        }
+        assertThat(logs.toString(StandardCharsets.UTF_8)).as("the captured logs").doesNotContain(wrong);
+        assertThat(status.toString()).doesNotContain(wrong);
     }
 
     /**

@@ -8,6 +8,7 @@ import io.flowkafka.api.StateAccessor;
 import io.flowkafka.spec.ColumnType;
 import io.flowkafka.spec.ComputationKind;
 import io.flowkafka.spec.PipelineSpec;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -54,6 +55,15 @@ final class TwoHopPipeline {
      */
     static PipelineSpec spec(String name, String input, String output, boolean keyedSource,
             Map<String, Object> httpSink) {
+        return spec(name, input, output, keyedSource, httpSink, Map.of());
+    }
+
+    /** @param outSink more parameters of the {@code out} KafkaSink (e.g. a {@code value_serde}) */
+    static PipelineSpec spec(String name, String input, String output, boolean keyedSource,
+            Map<String, Object> httpSink, Map<String, Object> outSink) {
+        Map<String, Object> out = new HashMap<>(Map.of("topic", output, "key_column", "id",
+                "message_id_header", "flow-message-id"));
+        out.putAll(outSink);
         PipelineSpec.Builder b = PipelineSpec.builder(name)
                 .stream("raw", EVENT)
                 .stream("counted", COUNTED)
@@ -81,8 +91,7 @@ final class TwoHopPipeline {
                             .groupBy("hash", ColumnType.UINT64, "farm_hash(id)").groupBy("id", ColumnType.STRING, null)
                             .processingFunction(Tag::new)
                             .outputStreamIds("results")
-                            .sink("out", "KafkaSink", List.of("results"),
-                                    Map.of("topic", output, "key_column", "id", "message_id_header", "flow-message-id"));
+                            .sink("out", "KafkaSink", List.of("results"), out);
                     if (httpSink != null) {
                         c.sink("hook", "TAsyncHttpSink", List.of("results"), httpSink);
                     }
