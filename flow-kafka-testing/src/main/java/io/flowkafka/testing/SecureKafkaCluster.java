@@ -1,9 +1,12 @@
 package io.flowkafka.testing;
 
 import io.flowkafka.api.FlowException;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -24,13 +27,14 @@ import org.apache.kafka.common.acl.AclBindingFilter;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.acl.AclPermissionType;
 import org.apache.kafka.common.config.SaslConfigs;
+import org.apache.kafka.common.config.SslConfigs;
 import org.apache.kafka.common.resource.ResourcePattern;
 import org.apache.kafka.common.resource.ResourcePatternFilter;
 
 /**
- * A one-broker in-JVM Kafka cluster with authentication and authorization: the client listener speaks
- * {@code SASL_PLAINTEXT} with {@code SCRAM-SHA-512}, and the {@code StandardAuthorizer} denies whatever no ACL
- * allows. It owns the cluster's principals: one super user ({@link #ADMIN_USER}, whose credential is written at
+ * A one-broker in-JVM Kafka cluster with encryption, authentication and authorization: the client listener speaks
+ * {@code SASL_SSL} (TLS with a self-signed certificate for {@code localhost} made at start, {@link TlsMaterial})
+ * with {@code SCRAM-SHA-512}, and the {@code StandardAuthorizer} denies whatever no ACL allows. It owns the cluster's principals: one super user ({@link #ADMIN_USER}, whose credential is written at
  * format time, since nobody could create it otherwise) that the cluster's {@link #admin() Admin} and
  * {@link #clientProperties()} use, and the users a test adds with {@link #createUser} (through
  * {@code Admin.alterUserScramCredentials}) and grants ACLs to.
@@ -47,7 +51,8 @@ import org.apache.kafka.common.resource.ResourcePatternFilter;
  *
  * <p>Limitations:
  * <ol>
- *   <li>no TLS: credentials cross the loopback interface in clear (SCRAM never sends the password itself);</li>
+ *   <li>the certificate is self-signed: {@link #clientProperties(String, String)} trusts it through a trust store
+ *       of its own ({@code ssl.truststore.*}); no client certificates (TLS encrypts, SCRAM authenticates);</li>
  *   <li>one broker; the controller listener stays PLAINTEXT (its principal {@code User:ANONYMOUS} is a super
  *       user, as the broker-to-controller traffic needs);</li>
  *   <li>ACLs reach the broker through the metadata log: {@link #grant} and {@link #revokeAll} wait until the
@@ -66,9 +71,11 @@ public final class SecureKafkaCluster implements KafkaCluster {
     private static final int SCRAM_ITERATIONS = 4096;
 
     private final EmbeddedKafkaCluster cluster;
+    private final TlsMaterial tls;
 
-    private SecureKafkaCluster(EmbeddedKafkaCluster cluster) {
+    private SecureKafkaCluster(EmbeddedKafkaCluster cluster, TlsMaterial tls) {
         this.cluster = cluster;
+        this.tls = tls;
     }
 
     /**
@@ -78,20 +85,40 @@ public final class SecureKafkaCluster implements KafkaCluster {
      * @throws FlowException if the broker does not start within {@link EmbeddedKafkaCluster#STARTUP_BOUND}
      */
     public static SecureKafkaCluster start() {
+        TlsMaterial tls;
+        try {
+            tls = TlsMaterial.create(Files.createTempDirectory("flowkafka-tls-"));
+        } catch (IOException e) {
+            throw new FlowException("cannot make a directory for the broker's TLS key: " + e.getMessage(), e);
+        }
         String adminPassword = "admin-" + java.util.UUID.randomUUID();
         String jaas = jaas(ADMIN_USER, adminPassword);
-        Map<String, String> broker = Map.of(
-                // the broker listener keeps EmbeddedKafkaCluster's name PLAINTEXT but speaks SASL_PLAINTEXT
-                "listener.security.protocol.map", "PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT",
+        Map<String, String> broker = new HashMap<>(Map.of(
+                // the broker listener keeps EmbeddedKafkaCluster's name PLAINTEXT but speaks SASL_SSL
+                "listener.security.protocol.map", "PLAINTEXT:SASL_SSL,CONTROLLER:PLAINTEXT",
                 "sasl.enabled.mechanisms", MECHANISM,
                 "sasl.mechanism.inter.broker.protocol", MECHANISM,
                 "listener.name.plaintext.scram-sha-512.sasl.jaas.config", jaas,
                 "authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
                 "super.users", "User:" + ADMIN_USER + ";User:ANONYMOUS",
-                "allow.everyone.if.no.acl.found", "false");
+                "allow.everyone.if.no.acl.found", "false"));
+        broker.putAll(Map.of(
+                "ssl.keystore.type", "PKCS12",
+                "ssl.keystore.location", tls.keyStore().toString(),
+                "ssl.keystore.password", tls.password(),
+                "ssl.key.password", tls.password(),
+                // the broker's own connections to itself (transaction markers) trust its certificate
+                "ssl.truststore.type", "PKCS12",
+                "ssl.truststore.location", tls.trustStore().toString(),
+                "ssl.truststore.password", tls.password()));
         List<String> scram = List.of(MECHANISM + "=[name=" + ADMIN_USER + ",password=" + adminPassword + "]");
-        return new SecureKafkaCluster(EmbeddedKafkaCluster.start(1, broker, scram,
-                saslClient(ADMIN_USER, adminPassword)));
+        try {
+            return new SecureKafkaCluster(EmbeddedKafkaCluster.start(1, broker, scram,
+                    saslClient(tls, ADMIN_USER, adminPassword)), tls);
+        } catch (RuntimeException e) {
+            tls.delete();
+            throw e;
+        }
     }
 
     /**
@@ -171,7 +198,7 @@ public final class SecureKafkaCluster implements KafkaCluster {
     public Properties clientProperties(String user, String password) {
         Properties props = new Properties();
         props.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
-        props.putAll(saslClient(user, password));
+        props.putAll(saslClient(tls, user, password));
         return props;
     }
 
@@ -207,18 +234,25 @@ public final class SecureKafkaCluster implements KafkaCluster {
 
     @Override
     public void close() {
-        cluster.close();
+        try {
+            cluster.close();
+        } finally {
+            tls.delete();
+        }
     }
 
     @Override
     public String toString() {
-        return "SecureKafkaCluster[" + cluster.bootstrapServers() + ", " + MECHANISM + "]";
+        return "SecureKafkaCluster[" + cluster.bootstrapServers() + ", SASL_SSL, " + MECHANISM + "]";
     }
 
-    private static Map<String, Object> saslClient(String user, String password) {
-        return Map.of(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG, "SASL_PLAINTEXT",
+    private static Map<String, Object> saslClient(TlsMaterial tls, String user, String password) {
+        return Map.of(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG, "SASL_SSL",
                 SaslConfigs.SASL_MECHANISM, MECHANISM,
-                SaslConfigs.SASL_JAAS_CONFIG, jaas(user, password));
+                SaslConfigs.SASL_JAAS_CONFIG, jaas(user, password),
+                SslConfigs.SSL_TRUSTSTORE_TYPE_CONFIG, "PKCS12",
+                SslConfigs.SSL_TRUSTSTORE_LOCATION_CONFIG, tls.trustStore().toString(),
+                SslConfigs.SSL_TRUSTSTORE_PASSWORD_CONFIG, tls.password());
     }
 
     private static String jaas(String user, String password) {

@@ -66,7 +66,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * A pipeline on a secured broker (SASL_PLAINTEXT with SCRAM-SHA-512, the StandardAuthorizer) as a principal granted
+ * A pipeline on a secured broker (SASL_SSL with SCRAM-SHA-512, the StandardAuthorizer) as a principal granted
  * only the ACLs of the table "Topics and ACLs" in {@code docs/operations.md}, built from that table's rows: the
  * two-hop pipeline (a source, an internal stream, per-user state, a Kafka sink, dead letters, the instances topic of
  * the status page) processes every input exactly once; without one row's grants it stops with one sentence naming the
