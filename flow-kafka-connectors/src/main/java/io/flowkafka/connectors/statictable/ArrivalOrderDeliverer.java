@@ -115,7 +115,7 @@ final class ArrivalOrderDeliverer implements OutboxDeliverer {
         int p = batch.partition();
         MessageId prev = last.get(p);
         MessageId cov = covered.get(p);
-        List<ArrivalOrderTableSink.Staged> rows = new ArrayList<>();
+        List<ArrivalOrderTableSink.Staged> rows = new ArrayList<>(batch.records().size());
         for (OutboxRecord r : batch.records()) {
             if (prev != null && r.messageId().compareTo(prev) <= 0) {
                 throw OutboxDeliveryException.fatal("TArrivalOrderTableSink '" + config.sinkId() + "' needs increasing "

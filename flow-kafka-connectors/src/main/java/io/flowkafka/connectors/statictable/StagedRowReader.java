@@ -1,40 +1,42 @@
 package io.flowkafka.connectors.statictable;
 
 import io.flowkafka.api.MessageId;
+import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
-import org.apache.avro.file.DataFileReader;
-import org.apache.avro.generic.GenericDatumReader;
-import org.apache.avro.generic.GenericRecord;
 
 /**
- * Reads a staged file of the arrival-order sink row by row, reusing one record: each row's outbox offset, message id,
- * system timestamp, weight and the row itself as Avro binary in the table's schema (never decoded). Not thread-safe.
+ * Reads a staged file of the arrival-order sink row by row ({@link StagedFileFormat}, the whole file in memory): each
+ * row's outbox offset, message id, system timestamp, weight and the row itself as Avro binary in the table's schema
+ * (never decoded). Not thread-safe.
  */
 final class StagedRowReader implements AutoCloseable {
     /** A staged row: the row is the Avro binary of the input stream's (= the table's) schema. */
     static final Schema SCHEMA = SchemaBuilder.record("StagedRow").namespace("io.flowkafka.statictable.staging")
             .fields().requiredLong("offset").requiredBytes("message_id").requiredLong("system_timestamp")
             .requiredLong("weight").requiredBytes("row").endRecord();
-    static final int OFFSET = 0;
-    static final int MESSAGE_ID = 1;
-    static final int SYSTEM_TIMESTAMP = 2;
-    static final int WEIGHT = 3;
-    static final int ROW = 4;
 
-    private final DataFileReader<GenericRecord> reader;
-    private GenericRecord current;
+    private final Path file;
+    private final StagedFileFormat.Header header;
+    private final StagedFileFormat.In in;
+    private long leftInBlock;
+    private long offset;
+    private ByteBuffer messageId = ByteBuffer.allocate(0);
+    private long systemTimestamp;
+    private long weight;
+    private ByteBuffer row = ByteBuffer.allocate(0);
 
     StagedRowReader(Path file) throws IOException {
-        this.reader = new DataFileReader<>(file.toFile(), new GenericDatumReader<>(SCHEMA));
-        if (!reader.getSchema().equals(SCHEMA)) {
-            reader.close();
-            throw new FormatException(file, reader.getSchema());
-        }
+        this.file = file;
+        ByteBuffer bytes = ByteBuffer.wrap(Files.readAllBytes(file));
+        this.header = StagedFileFormat.header(file, bytes);
+        this.in = new StagedFileFormat.In(bytes);
+        in.seek(header.blocksStart());
     }
 
     /** A staged file of another layout: refused, never taken for a file cut short. */
@@ -49,34 +51,62 @@ final class StagedRowReader implements AutoCloseable {
 
     /** Moves to the next row; false at the end. */
     boolean next() throws IOException {
-        if (!reader.hasNext()) {
-            return false;
+        try {
+            if (leftInBlock == 0) {
+                if (!nextBlock()) {
+                    return false;
+                }
+            }
+            offset = in.varLong();
+            messageId = in.lengthAndSlice();
+            systemTimestamp = in.varLong();
+            weight = in.varLong();
+            row = in.lengthAndSlice();
+            if (--leftInBlock == 0 && !Arrays.equals(in.fixed(header.sync().length), header.sync())) {
+                throw new IOException("staged file " + file + " has a block without its sync marker");
+            }
+            return true;
+        } catch (EOFException e) {
+            throw new IOException("staged file " + file + " ends within a block", e);
         }
-        current = reader.next(current);
+    }
+
+    private boolean nextBlock() throws EOFException {
+        while (leftInBlock == 0) {
+            if (in.remaining() == 0) {
+                return false;
+            }
+            leftInBlock = in.varLong();
+            long size = in.varLong();
+            if (leftInBlock == 0) { // an empty block: its bytes and sync marker
+                in.skip((int) size);
+                in.fixed(header.sync().length);
+            }
+        }
         return true;
     }
 
     long offset() {
-        return (Long) current.get(OFFSET);
+        return offset;
     }
 
     MessageId messageId() {
-        ByteBuffer b = (ByteBuffer) current.get(MESSAGE_ID);
-        return MessageId.of(Arrays.copyOfRange(b.array(), b.arrayOffset() + b.position(),
-                b.arrayOffset() + b.limit()));
+        byte[] b = new byte[messageId.remaining()];
+        messageId.duplicate().get(b);
+        return MessageId.of(b);
     }
 
     long systemTimestamp() {
-        return (Long) current.get(SYSTEM_TIMESTAMP);
+        return systemTimestamp;
     }
 
     long weight() {
-        return (Long) current.get(WEIGHT);
+        return weight;
     }
 
     /** The row's Avro binary; valid until the next {@link #next}. */
     ByteBuffer row() {
-        return ((ByteBuffer) current.get(ROW)).duplicate();
+        return row.duplicate();
     }
 
     /** A copy of the row's Avro binary. */
@@ -88,7 +118,7 @@ final class StagedRowReader implements AutoCloseable {
     }
 
     @Override
-    public void close() throws IOException {
-        reader.close();
+    public void close() {
+        // the file was read whole at construction
     }
 }

@@ -1,11 +1,9 @@
 package io.flowkafka.connectors.statictable;
 
-import io.flowkafka.api.MessageId;
 import io.flowkafka.connectors.statictable.ArrivalOrderTableSink.Staged;
 import io.flowkafka.connectors.statictable.ArrivalOrderTableSink.StagedFile;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
@@ -22,17 +20,10 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Stream;
-import org.apache.avro.file.DataFileReader;
-import org.apache.avro.file.DataFileWriter;
-import org.apache.avro.file.SeekableFileInput;
-import org.apache.avro.generic.GenericData;
-import org.apache.avro.generic.GenericDatumReader;
-import org.apache.avro.generic.GenericDatumWriter;
-import org.apache.avro.generic.GenericRecord;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The arrival-order sink's {@code .staging/} directory: one Avro file per delivered batch ({@link StagedRowReader}
+ * The arrival-order sink's {@code .staging/} directory: one Avro file per delivered batch ({@link StagedFileFormat}
  * layout), its header holding the arrival stamp, partition, first and last id, row count and weight. A delivery
  * writes into a {@link StagingPool} file and fsyncs it; a tail rewrite writes a new file and renames it.
  *
@@ -62,15 +53,19 @@ final class StagingArea {
         }
         // one fsync: the pool file's directory entry is durable already
         Path file = pool.take(partition);
+        long stamp = System.currentTimeMillis();
         boolean written = false;
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
-            writeStaged(ch, System.currentTimeMillis(), partition, rows);
+            writeStaged(ch, stamp, partition, rows);
             written = true;
         } finally {
             if (!written) {
                 Files.deleteIfExists(file); // this delivery fails: nothing of it is staged
             }
         }
+        // complete and durable: its metadata is known without reading it back
+        cache.put(file, new StagedFile(file, stamp, partition, rows.get(0).messageId(),
+                rows.get(rows.size() - 1).messageId(), rows.size(), rows.stream().mapToLong(Staged::weight).sum()));
     }
 
     /** Deletes the partition's unused pool files (the partition is released). */
@@ -105,26 +100,11 @@ final class StagingArea {
      * rows, then an fsync of its data; a file cut short holds fewer rows than its header says.
      */
     private static void writeStaged(FileChannel ch, long stamp, int partition, List<Staged> rows) throws IOException {
-        try (DataFileWriter<GenericRecord> w = new DataFileWriter<>(new GenericDatumWriter<>(StagedRowReader.SCHEMA))) {
-            w.setMeta("flow.stamp", stamp);
-            w.setMeta("flow.partition", partition);
-            w.setMeta("flow.first_id", rows.get(0).messageId().toString());
-            w.setMeta("flow.last_id", rows.get(rows.size() - 1).messageId().toString());
-            w.setMeta("flow.rows", rows.size());
-            w.setMeta("flow.weight", rows.stream().mapToLong(Staged::weight).sum());
-            w.create(StagedRowReader.SCHEMA, Channels.newOutputStream(ch));
-            GenericRecord r = new GenericData.Record(StagedRowReader.SCHEMA);
-            for (Staged s : rows) {
-                r.put(StagedRowReader.OFFSET, s.offset());
-                r.put(StagedRowReader.MESSAGE_ID, ByteBuffer.wrap(s.messageId().toBytes()));
-                r.put(StagedRowReader.SYSTEM_TIMESTAMP, s.systemTimestamp());
-                r.put(StagedRowReader.WEIGHT, s.weight());
-                r.put(StagedRowReader.ROW, ByteBuffer.wrap(s.row()));
-                w.append(r);
-            }
-            w.flush();
-            ch.force(false); // data and size; the directory entry is made durable by the caller
+        ByteBuffer bytes = StagedFileFormat.encode(stamp, partition, rows);
+        while (bytes.hasRemaining()) {
+            ch.write(bytes);
         }
+        ch.force(false); // data and size; the directory entry is made durable by the caller
     }
 
     static String stagedName(long stamp, int partition, long firstOffset) {
@@ -180,25 +160,15 @@ final class StagingArea {
     private @Nullable StagedFile readStagedFile(Path p) throws IOException {
         boolean pooled = StagingPool.partitionOf(p) >= 0;
         StagedFile f;
-        long present = 0;
+        long present;
         try {
             if (pooled && Files.size(p) == 0) {
                 return null;
             }
-            try (DataFileReader<GenericRecord> r = new DataFileReader<>(new SeekableFileInput(p.toFile()),
-                    new GenericDatumReader<>())) {
-                if (!r.getSchema().equals(StagedRowReader.SCHEMA)) {
-                    throw new StagedRowReader.FormatException(p, r.getSchema());
-                }
-                f = new StagedFile(p, r.getMetaLong("flow.stamp"), (int) r.getMetaLong("flow.partition"),
-                        MessageId.fromHex(r.getMetaString("flow.first_id")),
-                        MessageId.fromHex(r.getMetaString("flow.last_id")), r.getMetaLong("flow.rows"),
-                        r.getMetaLong("flow.weight"));
-                while (r.hasNext()) {
-                    present += r.getBlockCount();
-                    r.nextBlock();
-                }
-            }
+            ByteBuffer bytes = ByteBuffer.wrap(Files.readAllBytes(p));
+            StagedFileFormat.Header h = StagedFileFormat.header(p, bytes);
+            f = new StagedFile(p, h.stamp(), h.partition(), h.firstId(), h.lastId(), h.rows(), h.weight());
+            present = StagedFileFormat.countRows(bytes, h);
         } catch (NoSuchFileException e) {
             return null; // deleted meanwhile
         } catch (StagedRowReader.FormatException e) {
