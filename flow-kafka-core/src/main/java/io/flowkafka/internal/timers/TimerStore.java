@@ -1,5 +1,6 @@
 package io.flowkafka.internal.timers;
 
+import io.flowkafka.internal.streams.SortedMemoryStore;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -147,8 +148,9 @@ import org.jspecify.annotations.Nullable;
  *       committing call of a new object, where they have a record context and join its
  *       transaction.</li>
  * </ol>
- * In-memory stores (tests) have no tombstones, but Kafka's in-memory range iterator copies every key of the
- * range into a new sorted set before returning the first: there {@link #due} scans only up to the watermark's
+ * In-memory stores (tests) have no tombstones. The compiled topology's are {@link SortedMemoryStore}s, whose
+ * scans seek and step like RocksDB's; Kafka's in-memory range iterator copies every key of the range into a new
+ * sorted set before returning the first: on any in-memory store {@link #due} scans only up to the watermark's
  * bound (a scan meeting no key leaves the floor at the bound), not to the end mark, or every watermark step
  * would copy all pending timers.
  * {@link #due} returns at most {@code maxTimers} timers per call, so when the watermark jumps over
@@ -218,6 +220,14 @@ public final class TimerStore {
 
     private final KeyValueStore<Bytes, byte[]> timers;
     private final @Nullable KeyValueStore<Bytes, byte[]> holds;
+    /**
+     * The stores for the hot reads (the deduplication read, scans and seeks): the {@link SortedMemoryStore} under
+     * a store's wrappers when it has one (a read there adds nothing but store metrics), else the store. Writes
+     * always go through the wrappers (change logging).
+     */
+    private final KeyValueStore<Bytes, byte[]> timersReads;
+    private final @Nullable KeyValueStore<Bytes, byte[]> holdsReads;
+    private final boolean timersPersistent;
     /** The write-back cache of the holds store, when it has one (persistent stores of a compiled topology). */
     private final io.flowkafka.internal.streams.@Nullable WriteBackStore holdsCache;
     /** The write-back cache of the timers store, when it has one. */
@@ -302,6 +312,9 @@ public final class TimerStore {
             List<String> timerStreamIds, boolean[] deduplicate) {
         this.timers = Objects.requireNonNull(timers, "timers");
         this.holds = holds;
+        this.timersReads = readsOf(timers);
+        this.holdsReads = holds == null ? null : readsOf(holds);
+        this.timersPersistent = timers.persistent();
         this.holdsCache = holds == null ? null : io.flowkafka.internal.streams.WriteBackStore.find(holds);
         this.timersCache = io.flowkafka.internal.streams.WriteBackStore.find(timers);
         this.streamIds = List.copyOf(timerStreamIds);
@@ -364,6 +377,11 @@ public final class TimerStore {
         }
     }
 
+    private static KeyValueStore<Bytes, byte[]> readsOf(KeyValueStore<Bytes, byte[]> store) {
+        SortedMemoryStore inner = SortedMemoryStore.find(store);
+        return inner != null ? inner : store;
+    }
+
     private static @Nullable Bytes bytes(byte @Nullable [] value) {
         return value == null ? null : Bytes.wrap(value);
     }
@@ -417,7 +435,7 @@ public final class TimerStore {
     private static StoreBuilder<KeyValueStore<Bytes, byte[]>> builder(String name, boolean persistent) {
         KeyValueBytesStoreSupplier supplier = persistent
                 ? Stores.persistentKeyValueStore(name)
-                : Stores.inMemoryKeyValueStore(name);
+                : SortedMemoryStore.supplier(name); // scans without copying
         return Stores.keyValueStoreBuilder(supplier, Serdes.Bytes(), Serdes.ByteArray())
                 .withCachingDisabled()
                 .withLoggingEnabled(Map.of());
@@ -646,7 +664,7 @@ public final class TimerStore {
         Long oldEvent = scanned;
         boolean known = oldEvent == null && aboveMaxTimer(s, key); // no stored timer can have this key
         if (oldEvent == null && !known) {
-            byte[] old = timers.get(key);
+            byte[] old = timersReads.get(key);
             oldEvent = old == null ? null : TimerValueCodec.eventTs(old);
         }
         if (oldEvent != null) {
@@ -924,12 +942,12 @@ public final class TimerStore {
         // the next floor (tombstones), and the next READ_AHEAD timers are read on the way. In memory there are no
         // tombstones, but Kafka's in-memory range copies every key of the range: scan to the bound, and a scan that
         // meets no key leaves the floor at the bound
-        boolean persistent = timers.persistent();
+        boolean persistent = timersPersistent;
         Bytes scanEnd = persistent ? end : bound;
         java.util.ArrayDeque<KeyValue<Bytes, byte[]>> read = persistent ? new java.util.ArrayDeque<>() : null;
         Bytes limit = null;
         boolean outDone = false;
-        try (KeyValueIterator<Bytes, byte[]> it = timers.range(from, scanEnd)) {
+        try (KeyValueIterator<Bytes, byte[]> it = timersReads.range(from, scanEnd)) {
             while (true) {
                 if (!it.hasNext()) {
                     limit = successor(scanEnd); // every row up to the scan's end was read
@@ -1031,7 +1049,7 @@ public final class TimerStore {
         } else if (a != null && aheadLimit[streamIndex].compareTo(end) >= 0) {
             first = null; // read ahead to the end mark: none
         } else {
-            first = from.compareTo(end) >= 0 ? null : firstKey(timers, from, end);
+            first = from.compareTo(end) >= 0 ? null : firstKey(timersReads, from, end);
         }
         dueFloor[streamIndex] = first != null ? first : end;
         firstPending[streamIndex] = first;
@@ -1164,7 +1182,7 @@ public final class TimerStore {
         if (from == null) {
             from = TimerKeys.streamStart(s);
         }
-        Bytes first = from.compareTo(end) >= 0 || holds == null ? null : firstKey(holds, from, end);
+        Bytes first = from.compareTo(end) >= 0 || holdsReads == null ? null : firstKey(holdsReads, from, end);
         minHold[s] = first;
         holdFloor[s] = first != null ? first : end;
         minKnown[s] = true;
@@ -1173,7 +1191,8 @@ public final class TimerStore {
 
     /** The first timer or hold key in {@code [from, end]}, not the end mark; one seek. */
     private static @Nullable Bytes firstKey(KeyValueStore<Bytes, byte[]> store, Bytes from, Bytes end) {
-        if (!store.persistent() && from.get().length >= TimerKeys.TIMER_PREFIX) {
+        // Kafka's in-memory store copies the range; a SortedMemoryStore seeks like RocksDB
+        if (!store.persistent() && !(store instanceof SortedMemoryStore) && from.get().length >= TimerKeys.TIMER_PREFIX) {
             return firstKeyInMemory(store, from, end);
         }
         return firstKeyInRange(store, from, end);

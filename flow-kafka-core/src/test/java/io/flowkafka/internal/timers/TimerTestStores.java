@@ -19,17 +19,20 @@ final class TimerTestStores implements AutoCloseable {
     static final String COMPUTATION = "comp";
 
     private final boolean persistent;
+    /** In memory: flow-kafka's {@link io.flowkafka.internal.streams.SortedMemoryStore} (as compiled) or Kafka's. */
+    private final boolean sortedMemory;
     private final long cacheBytes;
     private final File stateDir;
     KeyValueStore<Bytes, byte[]> timers;
     KeyValueStore<Bytes, byte[]> holds;
 
     private TimerTestStores(boolean persistent, File stateDir) {
-        this(persistent, -1, stateDir);
+        this(persistent, false, -1, stateDir);
     }
 
-    private TimerTestStores(boolean persistent, long cacheBytes, File stateDir) {
+    private TimerTestStores(boolean persistent, boolean sortedMemory, long cacheBytes, File stateDir) {
         this.persistent = persistent;
+        this.sortedMemory = sortedMemory;
         this.cacheBytes = cacheBytes;
         this.stateDir = stateDir;
         open();
@@ -37,6 +40,11 @@ final class TimerTestStores implements AutoCloseable {
 
     static TimerTestStores inMemory(File stateDir) {
         return new TimerTestStores(false, stateDir);
+    }
+
+    /** In memory, on the stores the compiler builds: {@link io.flowkafka.internal.streams.SortedMemoryStore}. */
+    static TimerTestStores sortedMemory(File stateDir) {
+        return new TimerTestStores(false, true, -1, stateDir);
     }
 
     static TimerTestStores rocksDb(File stateDir) {
@@ -48,7 +56,7 @@ final class TimerTestStores implements AutoCloseable {
      * builds them; closing flushes the cache first, as a task's commit does.
      */
     static TimerTestStores cachedRocksDb(File stateDir, long cacheBytes) {
-        return new TimerTestStores(true, cacheBytes, stateDir);
+        return new TimerTestStores(true, false, cacheBytes, stateDir);
     }
 
     boolean persistent() {
@@ -76,6 +84,7 @@ final class TimerTestStores implements AutoCloseable {
     private KeyValueStore<Bytes, byte[]> open(String name, StateStoreContext context) {
         KeyValueStore<Bytes, byte[]> store = persistent
                 ? Stores.persistentKeyValueStore(name).get()
+                : sortedMemory ? io.flowkafka.internal.streams.SortedMemoryStore.supplier(name).get()
                 : Stores.inMemoryKeyValueStore(name).get();
         if (cacheBytes >= 0) {
             store = io.flowkafka.internal.streams.WriteBackStore.wrap(store,
