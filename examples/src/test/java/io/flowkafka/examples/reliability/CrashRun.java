@@ -203,8 +203,6 @@ final class CrashRun {
     private ChildJvm launch(int slot) {
         String name = "i" + instanceCounter++;
         ChildJvm child = ChildJvm.builder(CrashMain.class).maxHeap("256m")
-                // pass rotations and the coverage each task starts from, for a run that misses keys
-                .systemProperty("org.slf4j.simpleLogger.log.io.flowkafka.internal.visitor", "debug")
                 .args(cluster.bootstrapServers(), pipeline, input, output, root.resolve("state-" + name).toString(),
                         control().toString(), name, visitorPeriod)
                 .logFile(root.resolve(name + ".log")).start();

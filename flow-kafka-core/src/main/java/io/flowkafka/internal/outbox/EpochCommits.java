@@ -23,8 +23,6 @@ public final class EpochCommits {
     public static final String CONFIG = "flow.internal.epoch.commits";
 
     private final ThreadLocal<List<Runnable>> pending = ThreadLocal.withInitial(ArrayList::new);
-    /** Transactions the calling stream thread's producer aborted (or dropped by closing), ever. */
-    private final ThreadLocal<long[]> aborts = ThreadLocal.withInitial(() -> new long[1]);
 
     /** Holds messages of the calling stream thread's current epoch until its transaction commits. */
     public void beforeCommit(List<Runnable> epochMessages) {
@@ -46,14 +44,5 @@ public final class EpochCommits {
     /** Drops the calling thread's held messages: their transaction aborted. */
     void aborted() {
         pending.get().clear();
-        aborts.get()[0]++;
-    }
-
-    /**
-     * How many transactions the calling stream thread's producer aborted so far: a task compares it with the count
-     * when it was initialized ({@code AbortedTransactions}).
-     */
-    public long abortsOnThisThread() {
-        return aborts.get()[0];
     }
 }

@@ -165,7 +165,6 @@ final class ComputationTask {
     private MessageSkipper skipper;
     /** The input buffer of a SwiftMap with allow_batching_with_relaxed_guarantees; null otherwise. */
     private @Nullable SwiftMapBatching batch;
-    private final AbortedTransactionGuard abortGuard;
 
     /** Builds the task's state from its stores: what {@code init()} of the processor does, each time it is called. */
     ComputationTask(ComputationPlan plan, ProcessorContext<byte[], byte[]> context) {
@@ -174,9 +173,8 @@ final class ComputationTask {
         this.context = context;
         Object rejected = context.appConfigs().get(RejectedOutputs.CONFIG);
         rejectedOutputs = rejected instanceof RejectedOutputs r ? r : null;
-        EpochCommits commits = context.appConfigs().get(EpochCommits.CONFIG) instanceof EpochCommits c ? c : null;
-        atMostOnce = new AtMostOnceEpochs(commits);
-        abortGuard = new AbortedTransactionGuard(commits, context.taskId(), spec.id());
+        atMostOnce = new AtMostOnceEpochs(context.appConfigs().get(EpochCommits.CONFIG) instanceof EpochCommits c ? c
+                : null);
         if (plan.hasEpochBarrier()) {
             EpochBarrierStore barrier = context.getStateStore(
                     EpochBarrierStore.storeName(spec.id()));
@@ -282,7 +280,6 @@ final class ComputationTask {
     }
 
     void process(Record<byte[], byte[]> record) {
-        abortGuard.check();
         RecordMetadata md = context.recordMetadata().orElseThrow();
         InputBinding in = inputs.get(md.topic());
         if (in == null && md.topic().equals(plan.controlTopic())) {
@@ -1207,10 +1204,8 @@ final class ComputationTask {
     private final List<Cancellable> punctuations = new ArrayList<>();
 
     private void schedule(Duration interval, Punctuator punctuator) {
-        punctuations.add(context.schedule(interval, PunctuationType.WALL_CLOCK_TIME, now -> {
-            abortGuard.check();
-            punctuator.punctuate(now);
-        }));
+        punctuations.add(context.schedule(interval, PunctuationType.WALL_CLOCK_TIME,
+                punctuator));
     }
 
     void close() {

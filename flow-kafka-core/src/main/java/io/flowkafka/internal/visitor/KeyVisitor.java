@@ -80,7 +80,6 @@ public final class KeyVisitor {
         io.flowkafka.avro.FlowAvroClasses.trust(); // the coverage record is a generated Avro class
     }
 
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(KeyVisitor.class);
     private static final BigInteger TWO_64 = BigInteger.ONE.shiftLeft(64);
     /** A read covers at most this fraction of its bucket's hash range. */
     static final int SLICES = 16;
@@ -204,14 +203,8 @@ public final class KeyVisitor {
                     // every pass; a late pass (slow reads, downtime) starts the next one now.
                     long scheduledEnd = c.passStartNanos + period;
                     long slack = 2 * settings.backgroundFillPeriod().toNanos();
-                    long ended = c.pass;
-                    long visitsInEnded = c.visitsInPass;
                     c.newPass(nowNanos - scheduledEnd >= 0 && nowNanos - scheduledEnd <= slack ? scheduledEnd : nowNanos);
                     currentPass = c.pass;
-                    if (LOG.isDebugEnabled()) {
-                        LOG.debug("key visitor {} of {}/{}: pass {} ended with {} visits; pass {} starts", stream,
-                                computation, partition, ended, visitsInEnded, c.pass);
-                    }
                     return Step.MORE; // the new pass starts at the next step, from the throttle's target then
                 }
                 double target = Math.min(1.0, Math.max(0.0, (double) (nowNanos - c.passStartNanos) / period));
@@ -463,10 +456,6 @@ public final class KeyVisitor {
         return key.length >= 8 ? ByteBuffer.wrap(key, 0, 8).getLong() : ByteBuffer.wrap(Arrays.copyOf(key, 8)).getLong();
     }
 
-    private static String hex(byte[] b) {
-        return java.util.HexFormat.of().formatHex(b, 0, Math.min(b.length, 8));
-    }
-
     private static Instant now(long nanos) {
         return Instant.ofEpochSecond(0, nanos);
     }
@@ -537,11 +526,6 @@ public final class KeyVisitor {
                     c.done[b] = r.getBucketsDone().get(b);
                 }
             }
-        }
-        if (currentPass != c.pass && LOG.isDebugEnabled()) {
-            LOG.debug("key visitor {} of {}/{}: coverage {} pass {}, {} visits in it, positions {}, done {}", stream,
-                    computation, partition, currentPass < 0 ? "loaded at" : "moved to", c.pass, c.visitsInPass,
-                    Arrays.stream(c.positions).map(KeyVisitor::hex).toList(), Arrays.toString(c.done));
         }
         currentPass = c.pass;
         lastPassDurationNanos = c.lastPassDurationNanos;
