@@ -10,11 +10,10 @@ import java.util.List;
  * <p>Each task hands its epoch's messages over in its pre-commit hook ({@link #beforeCommit}), on its stream
  * thread; the thread's producer ({@link CommitObservingProducer}) then commits or aborts the transaction that
  * holds the epoch, on the same thread. Held messages are released when a {@code commitTransaction()} returns, and
- * dropped when the transaction is aborted. A commit that throws decides nothing: Kafka Streams either commits the
- * still-open transaction later (it does so for the thread's other tasks after a commit timed out; the messages
- * were in it) or aborts it (the replay produces them again). The pre-commit hook cannot tell this by itself:
- * Kafka Streams also runs it when it closes a task dirty after a failed commit ({@code closeDirtyAndRevive},
- * {@code closeTaskDirty}).
+ * dropped when the transaction is aborted. A commit that throws decides nothing by itself: the abort that follows
+ * does ({@link CommitObservingProducer} makes Kafka Streams close the thread's tasks dirty after a timed-out commit,
+ * and the replay produces the messages again). The pre-commit hook cannot tell this by itself: Kafka Streams also
+ * runs it when it closes a task dirty after a failed commit ({@code closeTaskDirty}).
  *
  * <p>Thread-safe: one list per stream thread.
  */
