@@ -678,6 +678,13 @@ public final class CountingBenchmark {
                     }
                 }
             }
+            if (has(Job.FLOW_OUTBOX) && has(Job.FLOW)) {
+                // the outbox job's latency: input produce -> its record committed on the target, read read_committed
+                vs.add(String.format(Locale.ROOT, "flow-outbox / flow: throughput %.2fx (target >= 0.8); latency "
+                                + "input -> committed on the target p50 %.0f ms, p99 %.0f ms (flow: %.0f, %.0f ms)",
+                        medianRate(Job.FLOW_OUTBOX) / medianRate(Job.FLOW), medianP50(Job.FLOW_OUTBOX),
+                        medianP99(Job.FLOW_OUTBOX), medianP50(Job.FLOW), medianP99(Job.FLOW)));
+            }
             vs.forEach(v -> b.append(v).append('\n'));
             for (Job job : o.jobs) {
                 List<TransactionCounts> runs = throughputs.stream().filter(t -> t.job() == job)

@@ -113,6 +113,24 @@ final class ResultsFile {
                         f / b, date, command(r)));
             }
         }
+        if (r.has(Job.FLOW_OUTBOX) && r.has(Job.FLOW)) {
+            if (!r.throughputs.isEmpty()) {
+                double o = r.medianRate(Job.FLOW_OUTBOX);
+                double f = r.medianRate(Job.FLOW);
+                rows.add(String.format(Locale.ROOT, "| sink paths, counting throughput, %s backlog, %s: outbox path "
+                                + "(TKafkaSink, exactly-once delivery) vs sync path (KafkaSink) | %,.0f records/s | "
+                                + "%,.0f records/s | %.2fx (target >= 0.80: %s) | %s | %s |", compact(r.o.records),
+                        tag(r), o, f, o / f, o / f >= 0.8 ? "met" : "missed", date, command(r)));
+            }
+            if (!r.latencies.isEmpty()) {
+                rows.add(String.format(Locale.ROOT, "| sink paths, latency from input produce to a committed record on "
+                                + "the target (read_committed), paced %s records/s, %s: outbox path (TKafkaSink) vs sync "
+                                + "path (KafkaSink), p50 / p99 | %.0f / %.0f ms | %.0f / %.0f ms | %.2fx p99 (reported, "
+                                + "no target) | %s | %s |", compact(r.o.rate), tag(r), r.medianP50(Job.FLOW_OUTBOX),
+                        r.medianP99(Job.FLOW_OUTBOX), r.medianP50(Job.FLOW), r.medianP99(Job.FLOW),
+                        r.medianP99(Job.FLOW_OUTBOX) / r.medianP99(Job.FLOW), date, command(r)));
+            }
+        }
         for (Job flow : List.of(Job.FLOW, Job.FLOW_KEYED)) {
             if (!r.has(flow)) {
                 continue;

@@ -1,5 +1,6 @@
 package io.flowkafka.spi;
 
+import java.util.List;
 import java.util.OptionalLong;
 
 /**
@@ -59,6 +60,35 @@ public interface OutboxDeliverer extends AutoCloseable {
      *     {@link OutboxDeliveryException#fatal() fatal})
      */
     void deliver(OutboxBatch batch) throws OutboxDeliveryException;
+
+    /**
+     * How many consecutive batches of a partition {@link #deliverTogether} may take in one call. 1 (the default):
+     * the service hands over one batch at a time with {@link #deliver}. A deliverer that keeps its own progress at the
+     * target (TKafkaSink's marker) says more, so that one write at the target (one transaction) can take what a
+     * backlog holds.
+     *
+     * @return at least 1
+     */
+    default int maxBatchesTogether() {
+        return 1;
+    }
+
+    /**
+     * Delivers consecutive batches of one partition, in log order, as one unit; returns only once the target has
+     * them all durably (the service then commits the last one's {@link OutboxBatch#nextOffset()}). When it throws,
+     * the service offers the batches again from the first (with more batches after them, maybe), so the deliverer
+     * skips what an earlier attempt delivered. Called only with 2 to {@link #maxBatchesTogether()} batches; the
+     * batches themselves are cut as for {@link #deliver}. The default delivers them one after the other.
+     *
+     * @param batches the next batches of a partition opened with {@link #open}, in log order
+     * @throws OutboxDeliveryException when the target did not take them (retried unless
+     *     {@link OutboxDeliveryException#fatal() fatal})
+     */
+    default void deliverTogether(List<OutboxBatch> batches) throws OutboxDeliveryException {
+        for (OutboxBatch batch : batches) {
+            deliver(batch);
+        }
+    }
 
     /**
      * Stops delivering a partition (rebalance, shutdown); releases what {@link #open} took.

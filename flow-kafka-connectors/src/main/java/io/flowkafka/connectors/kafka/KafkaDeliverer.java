@@ -75,11 +75,19 @@ import org.slf4j.LoggerFactory;
  * service commits its progress, so nothing is lost; a restart between the two writes the batch
  * again.
  *
+ * <p>When the outbox holds several ready batches of a partition (a backlog), up to {@value #BATCHES_PER_TRANSACTION}
+ * of them go in one transaction with one marker, the one after the last.
+ *
  * <p>Threading: called only by the sink's delivery-service thread.
  */
 final class KafkaDeliverer implements OutboxDeliverer {
     private static final Logger LOG = LoggerFactory.getLogger(KafkaDeliverer.class);
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
+    /**
+     * Exactly once: how many outbox batches (each up to {@code max_batch_records}) one transaction may take when the
+     * outbox holds several ready ones (a backlog): one transaction and one marker for them instead of one each.
+     */
+    static final int BATCHES_PER_TRANSACTION = 10;
 
     static {
         io.flowkafka.avro.FlowAvroClasses.trust();
@@ -150,12 +158,34 @@ final class KafkaDeliverer implements OutboxDeliverer {
     }
 
     @Override
+    public int maxBatchesTogether() {
+        return exactlyOnce ? BATCHES_PER_TRANSACTION : 1;
+    }
+
+    @Override
     public void deliver(OutboxBatch batch) throws OutboxDeliveryException {
         if (!exactlyOnce) {
             deliverAtLeastOnce(batch);
             return;
         }
-        int p = batch.partition();
+        deliverTogether(List.of(batch));
+    }
+
+    /**
+     * Exactly once: the batches in one transaction with one progress marker, the one after the last batch; what the
+     * marker already covers (an earlier attempt's commit) is skipped.
+     */
+    @Override
+    public void deliverTogether(List<OutboxBatch> batches) throws OutboxDeliveryException {
+        if (!exactlyOnce) {
+            for (OutboxBatch batch : batches) {
+                deliverAtLeastOnce(batch);
+            }
+            return;
+        }
+        OutboxBatch first = batches.get(0);
+        OutboxBatch last = batches.get(batches.size() - 1);
+        int p = first.partition();
         if (!producers.containsKey(p)) {
             // a failed transaction dropped the producer: fence it with a new one and learn from the marker what the
             // failed attempt committed, if anything
@@ -165,25 +195,29 @@ final class KafkaDeliverer implements OutboxDeliverer {
         }
         long from = markerNext.getOrDefault(p, -1L);
         List<OutboxRecord> todo = new ArrayList<>();
-        for (OutboxRecord r : batch.records()) {
-            if (r.offset() >= from) {
-                todo.add(r);
+        for (OutboxBatch batch : batches) {
+            for (OutboxRecord r : batch.records()) {
+                if (r.offset() >= from) {
+                    todo.add(r);
+                }
             }
         }
-        if (todo.isEmpty() && from >= batch.nextOffset()) {
-            return; // the marker covers the batch: delivered by an earlier attempt
+        if (todo.isEmpty() && from >= last.nextOffset()) {
+            return; // the marker covers the batches: delivered by an earlier attempt
         }
         try {
-            commit(p, todo, batch.nextOffset(), batch.dedupToken().toBytes());
+            commit(p, todo, last.nextOffset(), last.dedupToken().toBytes());
         } catch (RuntimeException e) {
             dropProducer(p, true);
             if (OutboxDeliveryException.recordRejection(e) != null) {
                 // one of the records can never be written: find it, one record per transaction, and dead-letter it
-                deliverOneByOne(batch);
+                for (OutboxBatch batch : batches) {
+                    deliverOneByOne(batch);
+                }
                 return;
             }
-            String what = sinkName() + ": writing outbox offsets " + batch.firstOffset() + ".." + (batch.nextOffset() - 1)
-                    + " (message ids " + batch.records().get(0).messageId() + ".." + batch.dedupToken() + ")";
+            String what = sinkName() + ": writing outbox offsets " + first.firstOffset() + ".." + (last.nextOffset() - 1)
+                    + " (message ids " + first.records().get(0).messageId() + ".." + last.dedupToken() + ")";
             Throwable bad = nonRetriable(e);
             if (bad != null) {
                 throw OutboxDeliveryException.fatal(what + " failed and retrying cannot help: " + bad

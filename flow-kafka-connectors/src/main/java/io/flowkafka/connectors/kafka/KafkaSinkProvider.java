@@ -30,7 +30,8 @@ import java.util.Set;
  *       transactions; a restart may write again what was already written);</li>
  *   <li>{@code progress_topic}: where exactly-once markers go (default
  *       {@code <topic>.flow-progress}, created compacted if missing);</li>
- *   <li>{@code max_batch_records} (default 500): the largest batch per target transaction.</li>
+ *   <li>{@code max_batch_records} (default 500): the largest outbox batch; exactly once, the ready batches of an
+ *       outbox partition (a backlog: up to 10) go in one target transaction with one progress marker.</li>
  * </ul>
  * With {@code at_most_once_strategy.enabled} the sink skips the outbox: messages go to a bounded
  * in-memory queue and are written with an idempotent producer without transactions; a full queue

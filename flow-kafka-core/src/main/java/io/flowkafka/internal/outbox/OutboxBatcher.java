@@ -64,31 +64,59 @@ public final class OutboxBatcher<R> {
      * @param position the consumer's position in the partition (the next offset it will fetch)
      */
     public Cut<R> peek(int partition, long position) {
+        List<Cut<R>> cuts = peek(partition, position, 1);
+        return cuts.isEmpty() ? null : cuts.get(0);
+    }
+
+    /**
+     * The next complete batches of a partition, at most {@code maxCuts}, in log order, without removing them: the
+     * same batches that {@link #peek(int, long)} returns one at a time as each is removed.
+     *
+     * @param position the consumer's position in the partition (the next offset it will fetch)
+     * @return the batches, empty when none is complete
+     */
+    public List<Cut<R>> peek(int partition, long position, int maxCuts) {
         List<R> l = pending.get(partition);
         if (l == null || l.isEmpty()) {
-            return null;
+            return List.of();
         }
-        int n = Math.min(l.size(), maxRecords);
+        List<Cut<R>> cuts = new ArrayList<>(Math.min(maxCuts, 8));
+        int start = 0;
+        while (cuts.size() < maxCuts && start < l.size()) {
+            Cut<R> cut = cutFrom(partition, l, start, position);
+            if (cut == null) {
+                break;
+            }
+            cuts.add(cut);
+            start += cut.records().size();
+        }
+        return cuts;
+    }
+
+    /** The complete batch starting at {@code l[start]}, or null. */
+    private Cut<R> cutFrom(int partition, List<R> l, int start, long position) {
+        int n = Math.min(l.size() - start, maxRecords);
         for (int i = 0; i < n; i++) {
-            long offset = offsets.offset(l.get(i));
-            if (i + 1 < l.size()) {
-                long next = offsets.offset(l.get(i + 1));
+            int at = start + i;
+            long offset = offsets.offset(l.get(at));
+            if (at + 1 < l.size()) {
+                long next = offsets.offset(l.get(at + 1));
                 if (next > offset + 1) {
-                    return new Cut<>(partition, List.copyOf(l.subList(0, i + 1)), next);
+                    return new Cut<>(partition, List.copyOf(l.subList(start, at + 1)), next);
                 }
                 if (i + 1 == maxRecords) {
-                    return new Cut<>(partition, List.copyOf(l.subList(0, i + 1)), offset + 1);
+                    return new Cut<>(partition, List.copyOf(l.subList(start, at + 1)), offset + 1);
                 }
             } else if (i + 1 == maxRecords) {
-                return new Cut<>(partition, List.copyOf(l.subList(0, i + 1)), offset + 1);
+                return new Cut<>(partition, List.copyOf(l.subList(start, at + 1)), offset + 1);
             } else if (position > offset + 1) {
-                return new Cut<>(partition, List.copyOf(l), position);
+                return new Cut<>(partition, List.copyOf(l.subList(start, at + 1)), position);
             }
         }
         return null;
     }
 
-    /** Removes a batch that {@link #peek} returned and that was delivered. */
+    /** Removes a batch that {@link #peek} returned and that was delivered (several: the first one first). */
     public void remove(Cut<R> cut) {
         List<R> l = pending.get(cut.partition());
         if (l != null) {

@@ -44,8 +44,9 @@ import org.slf4j.LoggerFactory;
  * The delivery service of one async sink in one runtime instance: reads the sink's outbox topic
  * read_committed in the consumer group {@code <application.id>.outbox.<sink>} (so the outbox
  * partitions spread over the pipeline's instances), cuts deterministic batches
- * ({@link OutboxBatcher}), hands them to the sink's {@link OutboxDeliverer} in log order and commits
- * the group offset only after a batch was delivered. A failed batch is retried unchanged with
+ * ({@link OutboxBatcher}), hands them to the sink's {@link OutboxDeliverer} in log order (the ready batches of a
+ * partition in one call, up to {@link OutboxDeliverer#maxBatchesTogether}) and commits the group offset only after
+ * they were delivered. A failed batch is retried unchanged with
  * exponential backoff (the partition is paused meanwhile, the consumer keeps polling, so the group
  * keeps it); a fatal error stops the sink and stays in the status board. Delivered outbox records
  * are purged (deleteRecords below the committed offset) at most every purge interval. Watermark records
@@ -61,6 +62,8 @@ public final class OutboxService implements AutoCloseable {
     private static final long MAX_BACKOFF_MS = 30_000;
     /** How long one loop iteration may deliver before it polls again (the consumer must stay in its group). */
     private static final long DELIVERY_BUDGET_NANOS = TimeUnit.SECONDS.toNanos(5);
+    /** The most records one poll returns (max.poll.records) for a deliverer taking batches together. */
+    private static final long MAX_POLL_RECORDS = 20_000;
     /** The backlog gauge's name. */
     public static final String BACKLOG_METER = "flow.outbox.backlog_records";
 
@@ -73,6 +76,8 @@ public final class OutboxService implements AutoCloseable {
     private final StatusBoard status;
     private final long purgeIntervalMs;
     private final OutboxBatcher<ConsumerRecord<byte[], byte[]>> batcher;
+    /** How many consecutive batches of a partition go to the deliverer in one call. */
+    private final int batchesTogether;
     private final Counter delivered;
     private final Counter batches;
     private final Counter failures;
@@ -111,13 +116,16 @@ public final class OutboxService implements AutoCloseable {
         this.status = status;
         this.purgeIntervalMs = purgeIntervalMs;
         this.batcher = new OutboxBatcher<>(maxBatchRecords, ConsumerRecord::offset);
+        this.batchesTogether = Math.max(1, deliverer.maxBatchesTogether());
         Properties p = new Properties();
         p.putAll(clientProperties);
         p.put(ConsumerConfig.GROUP_ID_CONFIG, groupId);
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, Math.max(500, maxBatchRecords));
+        // a poll may hold all the batches that go together (a backlog), not only one
+        p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, (int) Math.max(Math.max(500, maxBatchRecords),
+                Math.min(MAX_POLL_RECORDS, (long) maxBatchRecords * batchesTogether)));
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         p.put(ConsumerConfig.CLIENT_ID_CONFIG, groupId + "-" + Long.toHexString(System.nanoTime()));
@@ -292,42 +300,55 @@ public final class OutboxService implements AutoCloseable {
             return;
         }
         long position = c.position(tp);
-        OutboxBatcher.Cut<ConsumerRecord<byte[], byte[]>> cut;
-        while (running && fatal == null && System.nanoTime() < budgetEnd && (cut = batcher.peek(p, position)) != null) {
-            OutboxBatch batch = toBatch(p, cut);
-            if (batch != null) {
+        List<OutboxBatcher.Cut<ConsumerRecord<byte[], byte[]>>> cuts;
+        while (running && fatal == null && System.nanoTime() < budgetEnd
+                && !(cuts = batcher.peek(p, position, batchesTogether)).isEmpty()) {
+            List<OutboxBatch> ready = new ArrayList<>(cuts.size());
+            for (OutboxBatcher.Cut<ConsumerRecord<byte[], byte[]>> cut : cuts) {
+                OutboxBatch batch = toBatch(p, cut);
+                if (batch != null) {
+                    ready.add(batch);
+                }
+            }
+            if (!ready.isEmpty()) {
                 try {
-                    deliverer.deliver(batch);
+                    if (ready.size() == 1) {
+                        deliverer.deliver(ready.get(0));
+                    } else {
+                        deliverer.deliverTogether(ready);
+                    }
                 } catch (OutboxDeliveryException e) {
-                    failed(c, tp, "delivering the batch at outbox offset " + batch.firstOffset(), e);
+                    failed(c, tp, "delivering the batch at outbox offset " + ready.get(0).firstOffset(), e);
                     return;
                 } catch (RuntimeException e) {
-                    failed(c, tp, "delivering the batch at outbox offset " + batch.firstOffset(),
+                    failed(c, tp, "delivering the batch at outbox offset " + ready.get(0).firstOffset(),
                             new OutboxDeliveryException(e.toString(), e));
                     return;
                 }
             }
-            batcher.remove(cut);
-            if (batch != null) {
-                messagesNext.put(p, OptionalLong.of(cut.nextOffset()));
+            cuts.forEach(batcher::remove);
+            long next = cuts.get(cuts.size() - 1).nextOffset();
+            if (!ready.isEmpty()) {
+                messagesNext.put(p, OptionalLong.of(ready.get(ready.size() - 1).nextOffset()));
             }
-            c.commitSync(Map.of(tp, OutboxCommit.of(cut.nextOffset(),
-                    messagesNext.getOrDefault(p, OptionalLong.empty()))));
-            deliveredUpTo.put(p, cut.nextOffset());
-            undeliveredFrom.put(p, cut.nextOffset());
-            if (batch != null) {
+            c.commitSync(Map.of(tp, OutboxCommit.of(next, messagesNext.getOrDefault(p, OptionalLong.empty()))));
+            deliveredUpTo.put(p, next);
+            undeliveredFrom.put(p, next);
+            for (OutboxBatch batch : ready) {
                 delivered.increment(batch.records().size());
                 batches.increment();
             }
-            // every message before the cut's watermark records is delivered and committed: a deliverer may act on
+            // every message before the cuts' watermark records is delivered and committed: a deliverer may act on
             // the watermark (drop what dedups a replay of them)
-            OutboxWatermarks.Mark mark = lastMark(cut);
-            if (mark != null) {
-                try {
-                    deliverer.onSystemWatermark(p, mark.systemWatermarkNs(), mark.partitionCount());
-                } catch (RuntimeException e) {
-                    LOG.warn("sink '{}': the deliverer failed on the system watermark of outbox partition {}: {}",
-                            sink, p, e.toString());
+            for (OutboxBatcher.Cut<ConsumerRecord<byte[], byte[]>> cut : cuts) {
+                OutboxWatermarks.Mark mark = lastMark(cut);
+                if (mark != null) {
+                    try {
+                        deliverer.onSystemWatermark(p, mark.systemWatermarkNs(), mark.partitionCount());
+                    } catch (RuntimeException e) {
+                        LOG.warn("sink '{}': the deliverer failed on the system watermark of outbox partition {}: {}",
+                                sink, p, e.toString());
+                    }
                 }
             }
             succeeded(p);

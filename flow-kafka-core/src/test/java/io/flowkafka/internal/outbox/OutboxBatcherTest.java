@@ -82,6 +82,26 @@ class OutboxBatcherTest {
     }
 
     @Test
+    void shouldPeekSeveralBatchesAsTheyWouldBeCutOneAtATime() {
+        // epochs [0..4] marker 5, [6..6] marker 7, [8..9] still open (position 10: its marker may follow)
+        List<Long> log = List.of(0L, 1L, 2L, 3L, 4L, 6L, 8L, 9L);
+        OutboxBatcher<Long> together = batcher(3);
+        together.add(0, log);
+        List<OutboxBatcher.Cut<Long>> cuts = together.peek(0, 10, 10);
+        OutboxBatcher<Long> oneByOne = batcher(3);
+        oneByOne.add(0, log);
+        assertThat(cuts).isEqualTo(drain(oneByOne, 10));
+        assertThat(cuts).extracting(OutboxBatcher.Cut::records)
+                .containsExactly(List.of(0L, 1L, 2L), List.of(3L, 4L), List.of(6L));
+        assertThat(together.buffered(0)).as("peeking removes nothing").isEqualTo(8);
+        assertThat(together.peek(0, 10, 2)).as("at most maxCuts").isEqualTo(cuts.subList(0, 2));
+        cuts.forEach(together::remove);
+        assertThat(together.peek(0, 10, 10)).as("the open epoch waits").isEmpty();
+        assertThat(together.buffered(0)).isEqualTo(2);
+        assertThat(together.peek(1, 10, 10)).as("a partition with nothing buffered").isEmpty();
+    }
+
+    @Test
     void shouldKeepPartitionsApartAndForgetAClearedOne() {
         OutboxBatcher<Long> b = batcher(10);
         b.add(0, List.of(0L));
