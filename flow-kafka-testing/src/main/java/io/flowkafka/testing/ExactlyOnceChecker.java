@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -157,10 +158,10 @@ public final class ExactlyOnceChecker {
      * Reads every partition of {@code topic} from the beginning with a read_committed consumer and
      * compares the ids found with {@code expectedIds}.
      *
-     * <p>Reading stops once at least {@code expectedIds.size()} records have been read and the
-     * consumer has reached the end of every partition (the last stable offset), so duplicates
-     * already committed are counted; or when {@code bound} has passed, in which case missing
-     * records show as lost. A topic that does not exist within {@code bound} reads as empty.
+     * <p>Reading stops once every expected id has been read and the consumer has reached the end
+     * of every partition (the last stable offset), so duplicates already committed are counted;
+     * or when {@code bound} has passed, in which case missing records show as lost (an
+     * at-least-once run's duplicates do not end the reading before the last expected id). A topic that does not exist within {@code bound} reads as empty.
      * Transactions still open are not waited for.
      *
      * @param cluster the cluster holding the topic
@@ -191,6 +192,7 @@ public final class ExactlyOnceChecker {
         props.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, "false");
         props.put(ConsumerConfig.CLIENT_ID_CONFIG, "flowkafka-exactly-once-checker-" + topic);
         List<String> seen = new ArrayList<>();
+        Set<String> missing = new HashSet<>(expectedIds);
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props,
                 new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
             List<TopicPartition> partitions = partitions(consumer, topic, deadline);
@@ -202,9 +204,11 @@ public final class ExactlyOnceChecker {
                     break;
                 }
                 for (ConsumerRecord<byte[], byte[]> record : consumer.poll(min(remaining, 200))) {
-                    seen.add(Objects.requireNonNull(idOf.apply(record), "idOf returned null"));
+                    String id = Objects.requireNonNull(idOf.apply(record), "idOf returned null");
+                    seen.add(id);
+                    missing.remove(id);
                 }
-                if (seen.size() >= expectedIds.size() && atEnd(consumer, partitions, deadline)) {
+                if (missing.isEmpty() && atEnd(consumer, partitions, deadline)) {
                     break;
                 }
             }
