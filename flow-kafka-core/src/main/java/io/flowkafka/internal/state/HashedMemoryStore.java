@@ -1,6 +1,7 @@
 package io.flowkafka.internal.state;
 
 import io.flowkafka.internal.streams.LookaheadIterator;
+import io.flowkafka.internal.streams.MemoryStore;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -11,10 +12,7 @@ import java.util.TreeSet;
 import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
-import org.apache.kafka.streams.processor.StateRestoreCallback;
 import org.apache.kafka.streams.processor.StateStore;
-import org.apache.kafka.streams.processor.StateStoreContext;
-import org.apache.kafka.streams.query.Position;
 import org.apache.kafka.streams.state.KeyValueBytesStoreSupplier;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
@@ -40,70 +38,18 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Threading: owned by one stream thread (one task), as the runtime uses state stores.
  */
-final class HashedMemoryStore implements KeyValueStore<Bytes, byte[]> {
-    private final String name;
+final class HashedMemoryStore extends MemoryStore {
     private final HashMap<Bytes, byte[]> map = new HashMap<>();
     /** Every key, in order: null until the first scan. */
     private @Nullable TreeSet<Bytes> sorted;
-    private final Position position = Position.emptyPosition();
-    private volatile boolean open;
 
     HashedMemoryStore(String name) {
-        this.name = name;
+        super(name);
     }
 
     /** A supplier of these stores, for {@link org.apache.kafka.streams.state.Stores#keyValueStoreBuilder}. */
     static KeyValueBytesStoreSupplier supplier(String name) {
-        return new KeyValueBytesStoreSupplier() {
-            @Override
-            public String name() {
-                return name;
-            }
-
-            @Override
-            public KeyValueStore<Bytes, byte[]> get() {
-                return new HashedMemoryStore(name);
-            }
-
-            @Override
-            public String metricsScope() {
-                return "in-memory";
-            }
-        };
-    }
-
-    @Override
-    public String name() {
-        return name;
-    }
-
-    @Override
-    public void init(StateStoreContext context, StateStore root) {
-        if (root != null) {
-            context.register(root, (StateRestoreCallback) (key, value) -> {
-                if (value == null) {
-                    delete(Bytes.wrap(key));
-                } else {
-                    put(Bytes.wrap(key), value);
-                }
-            });
-        }
-        open = true;
-    }
-
-    @Override
-    public boolean persistent() {
-        return false;
-    }
-
-    @Override
-    public boolean isOpen() {
-        return open;
-    }
-
-    @Override
-    public Position getPosition() {
-        return position;
+        return MemoryStore.supplier(name, HashedMemoryStore::new);
     }
 
     @Override
@@ -119,22 +65,6 @@ final class HashedMemoryStore implements KeyValueStore<Bytes, byte[]> {
         }
         if (map.put(key, value) == null && sorted != null) {
             sorted.add(key);
-        }
-    }
-
-    @Override
-    public byte @Nullable [] putIfAbsent(Bytes key, byte[] value) {
-        byte[] before = map.get(key);
-        if (before == null) {
-            put(key, value);
-        }
-        return before;
-    }
-
-    @Override
-    public void putAll(List<KeyValue<Bytes, byte[]>> entries) {
-        for (KeyValue<Bytes, byte[]> e : entries) {
-            put(e.key, e.value);
         }
     }
 
@@ -210,15 +140,9 @@ final class HashedMemoryStore implements KeyValueStore<Bytes, byte[]> {
     }
 
     @Override
-    public void flush() {
-        // in memory: nothing to write
-    }
-
-    @Override
-    public void close() {
+    protected void clear() {
         map.clear();
         sorted = null;
-        open = false;
     }
 
     /** Over keys copied when the scan began; values read as it advances; keys deleted since are skipped. */

@@ -2,17 +2,13 @@ package io.flowkafka.internal.streams;
 
 import java.util.Arrays;
 import java.util.Iterator;
-import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.TreeMap;
 import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
-import org.apache.kafka.streams.processor.StateRestoreCallback;
 import org.apache.kafka.streams.processor.StateStore;
-import org.apache.kafka.streams.processor.StateStoreContext;
-import org.apache.kafka.streams.query.Position;
 import org.apache.kafka.streams.state.KeyValueBytesStoreSupplier;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
@@ -38,36 +34,18 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Threading: owned by one stream thread (one task), as the runtime uses state stores.
  */
-public final class SortedMemoryStore implements KeyValueStore<Bytes, byte[]> {
-    private final String name;
+public final class SortedMemoryStore extends MemoryStore {
     private final TreeMap<Bytes, byte[]> map = new TreeMap<>();
     /** Bumped by every insertion or removal of a key: an open scan then seeks past its last key again. */
     private long structuralChanges;
-    private final Position position = Position.emptyPosition();
-    private volatile boolean open;
 
     SortedMemoryStore(String name) {
-        this.name = name;
+        super(name);
     }
 
     /** A supplier of these stores, for {@link org.apache.kafka.streams.state.Stores#keyValueStoreBuilder}. */
     public static KeyValueBytesStoreSupplier supplier(String name) {
-        return new KeyValueBytesStoreSupplier() {
-            @Override
-            public String name() {
-                return name;
-            }
-
-            @Override
-            public KeyValueStore<Bytes, byte[]> get() {
-                return new SortedMemoryStore(name);
-            }
-
-            @Override
-            public String metricsScope() {
-                return "in-memory";
-            }
-        };
+        return MemoryStore.supplier(name, SortedMemoryStore::new);
     }
 
     /**
@@ -88,40 +66,6 @@ public final class SortedMemoryStore implements KeyValueStore<Bytes, byte[]> {
     }
 
     @Override
-    public String name() {
-        return name;
-    }
-
-    @Override
-    public void init(StateStoreContext context, StateStore root) {
-        if (root != null) {
-            context.register(root, (StateRestoreCallback) (key, value) -> {
-                if (value == null) {
-                    delete(Bytes.wrap(key));
-                } else {
-                    put(Bytes.wrap(key), value);
-                }
-            });
-        }
-        open = true;
-    }
-
-    @Override
-    public boolean persistent() {
-        return false;
-    }
-
-    @Override
-    public boolean isOpen() {
-        return open;
-    }
-
-    @Override
-    public Position getPosition() {
-        return position;
-    }
-
-    @Override
     public byte @Nullable [] get(Bytes key) {
         return map.get(key);
     }
@@ -132,22 +76,6 @@ public final class SortedMemoryStore implements KeyValueStore<Bytes, byte[]> {
             delete(key);
         } else if (map.put(key, value) == null) {
             structuralChanges++;
-        }
-    }
-
-    @Override
-    public byte @Nullable [] putIfAbsent(Bytes key, byte[] value) {
-        byte[] before = map.get(key);
-        if (before == null) {
-            put(key, value);
-        }
-        return before;
-    }
-
-    @Override
-    public void putAll(List<KeyValue<Bytes, byte[]>> entries) {
-        for (KeyValue<Bytes, byte[]> e : entries) {
-            put(e.key, e.value);
         }
     }
 
@@ -214,15 +142,9 @@ public final class SortedMemoryStore implements KeyValueStore<Bytes, byte[]> {
     }
 
     @Override
-    public void flush() {
-        // in memory: nothing to write
-    }
-
-    @Override
-    public void close() {
+    protected void clear() {
         map.clear();
         structuralChanges++;
-        open = false;
     }
 
     /**
