@@ -286,15 +286,13 @@ class SecureClusterIT {
         props.put("flow.http.port", "0");
         props.put("flow.http.host", "127.0.0.1");
         PrometheusMeterRegistry prometheus = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        ByteArrayOutputStream logs = new ByteArrayOutputStream();
-        PrintStream stderr = System.err;
-        System.setErr(new PrintStream(new TeeStream(stderr, logs), true, StandardCharsets.UTF_8));
         String statusJson;
         String scrape;
         List<ConsumerRecord<byte[], byte[]>> dead;
         FlowRuntime.State finalState;
         List<StatusError> status;
-        try (FlowRuntime runtime = FlowRuntime.create(spec(run), props, prometheus)) {
+        StderrCapture logs = new StderrCapture();
+        try (logs; FlowRuntime runtime = FlowRuntime.create(spec(run), props, prometheus)) {
             runtime.start();
             Set<String> expected = new HashSet<>();
             for (int i = 0; i < 30; i++) {
@@ -313,14 +311,12 @@ class SecureClusterIT {
             scrape = get(base + "/metrics");
             finalState = runtime.state();
             status = runtime.status();
-        } finally {
-            System.setErr(stderr);
         }
         assertThat(finalState).isEqualTo(FlowRuntime.State.RUNNING);
         assertThat(dead).singleElement().satisfies(r ->
                 assertThat(new String(r.value(), StandardCharsets.UTF_8)).isEqualTo("not json at all"));
         assertThat(scrape).contains("flow_");
-        String log = logs.toString(StandardCharsets.UTF_8);
+        String log = logs.text();
         assertThat(log).as("the captured logs").contains(run.pipeline());
         assertThat(POSTED).as("the HTTP sink sent its secret header").allSatisfy(p ->
                 assertThat(p[0]).isEqualTo(HTTP_SECRET));
@@ -354,18 +350,14 @@ class SecureClusterIT {
         String wrong = "wrong-" + UUID.randomUUID();
         Properties props = run.runtimeProperties();
         props.put("flow.serde.basic.auth.user.info", "orders-app:" + wrong);
-        ByteArrayOutputStream logs = new ByteArrayOutputStream();
-        PrintStream stderr = System.err;
-        System.setErr(new PrintStream(new TeeStream(stderr, logs), true, StandardCharsets.UTF_8));
         List<ConsumerRecord<byte[], byte[]>> dead;
         List<StatusError> status;
         int refusedBefore = REFUSED.get();
-        try (FlowRuntime runtime = FlowRuntime.create(spec(run), props)) {
+        StderrCapture logs = new StderrCapture();
+        try (logs; FlowRuntime runtime = FlowRuntime.create(spec(run), props)) {
             runtime.start();
             dead = readAll(runtime.deadLetterTopic(), 6); // 5 outputs the sink cannot write, 1 undecodable input
             status = runtime.status();
-        } finally {
-            System.setErr(stderr);
         }
         assertThat(REFUSED.get()).as("registry requests refused").isGreaterThan(refusedBefore);
         String reasons = dead.stream().flatMap(r -> Stream.of(r.headers().toArray()))
@@ -375,7 +367,7 @@ class SecureClusterIT {
         for (ConsumerRecord<byte[], byte[]> r : dead) {
             assertThat(new String(r.value(), StandardCharsets.UTF_8)).doesNotContain(wrong);
         }
-        assertThat(logs.toString(StandardCharsets.UTF_8)).as("the captured logs").doesNotContain(wrong);
+        assertThat(logs.text()).as("the captured logs").doesNotContain(wrong);
         assertThat(status.toString()).doesNotContain(wrong);
     }
 
@@ -516,29 +508,40 @@ class SecureClusterIT {
     }
 
     /** Writes to two streams. */
-    private static final class TeeStream extends OutputStream {
-        private final OutputStream a;
-        private final OutputStream b;
+    /** Copies what is written to {@code System.err} (the runtime's logs), from its creation until it is closed. */
+    private static final class StderrCapture implements AutoCloseable {
+        private final PrintStream original = System.err;
+        private final ByteArrayOutputStream copy = new ByteArrayOutputStream();
 
-        TeeStream(OutputStream a, OutputStream b) {
-            this.a = a;
-            this.b = b;
+        StderrCapture() {
+            System.setErr(new PrintStream(new OutputStream() {
+                @Override
+                public void write(int c) {
+                    original.write(c);
+                    synchronized (copy) {
+                        copy.write(c);
+                    }
+                }
+
+                @Override
+                public void write(byte[] buf, int off, int len) {
+                    original.write(buf, off, len);
+                    synchronized (copy) {
+                        copy.write(buf, off, len);
+                    }
+                }
+            }, true, StandardCharsets.UTF_8));
         }
 
-        @Override
-        public void write(int c) throws IOException {
-            a.write(c);
-            synchronized (b) {
-                b.write(c);
+        String text() {
+            synchronized (copy) {
+                return copy.toString(StandardCharsets.UTF_8);
             }
         }
 
         @Override
-        public void write(byte[] buf, int off, int len) throws IOException {
-            a.write(buf, off, len);
-            synchronized (b) {
-                b.write(buf, off, len);
-            }
+        public void close() {
+            System.setErr(original);
         }
     }
 }
