@@ -17,11 +17,10 @@ import org.apache.kafka.common.errors.TimeoutException;
 /**
  * Fails chosen commits of a {@link FlowRuntime} on a real broker, as a commit that times out would: the stream
  * thread's {@code commitTransaction()} throws a {@link TimeoutException} before the transaction is committed.
- * Kafka Streams (exactly_once_v2, 4.4) then <em>revives</em> the tasks of that commit: closes them dirty and calls
- * {@code init()} again on the same processors. If a retry of the commit goes through (it commits the thread's
- * other tasks first, in the still-open transaction), nothing is replayed; if it fails too
- * ({@link #failUntilAborted}), the transaction is aborted, the stores restored and the tasks replay from the last
- * commit. A test then counts outputs: nothing lost, nothing duplicated, no timer early.
+ * The runtime then has Kafka Streams (exactly_once_v2, 4.4) close every task of that thread dirty: the transaction
+ * is aborted, the stores restored and the tasks replay from their last commit, on the same thread. With
+ * {@link #failUntilAborted} the commits that follow fail too until that abort. A test then counts outputs: nothing
+ * lost, nothing duplicated, no timer early.
  *
  * <pre>{@code
  * CommitFaults faults = CommitFaults.failOnce(offsets -> offsets.containsKey(new TopicPartition("in", 0)));

@@ -1,8 +1,12 @@
 package io.flowkafka.testing;
 
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
  * A running Kafka cluster that tests produce to, consume from and administer.
@@ -72,6 +76,25 @@ public interface KafkaCluster extends AutoCloseable {
      * @throws IllegalStateException if the cluster is closed
      */
     Properties clientProperties();
+
+    /**
+     * A consumer of {@code topic} as a test checks an output: it sees committed records only
+     * ({@code read_committed}), from the earliest offset on, as bytes, in the group
+     * {@code <topic>-verify}; already subscribed. The caller polls and closes it.
+     *
+     * @param topic the topic to read
+     * @return a subscribed consumer
+     * @throws IllegalStateException if the cluster is closed
+     */
+    default KafkaConsumer<byte[], byte[]> committedConsumer(String topic) {
+        Properties p = clientProperties();
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        p.put(ConsumerConfig.GROUP_ID_CONFIG, topic + "-verify");
+        KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        c.subscribe(List.of(topic));
+        return c;
+    }
 
     /**
      * Stops the cluster, closes the shared {@link #admin() Admin} and deletes the cluster's data.

@@ -77,7 +77,7 @@ class AbortedPunctuationIT {
         Visits visits = new Visits();
         AtomicBoolean hot = new AtomicBoolean(true);
         try (KafkaProducer<String, String> producer = producer(cluster);
-                KafkaConsumer<byte[], byte[]> consumer = consumer(cluster, output);
+                KafkaConsumer<byte[], byte[]> consumer = cluster.committedConsumer(output);
                 FlowRuntime runtime = FlowRuntime.create(VisitPipeline.spec(names.name("ap"), input, output, "1s"),
                         props)) {
             for (int i = 0; i < KEYS; i++) {
@@ -206,15 +206,4 @@ class AbortedPunctuationIT {
         producer.send(new ProducerRecord<>(topic, key, "{\"key\":\"" + key + "\",\"cmd\":\"put\"}"));
     }
 
-    private static KafkaConsumer<byte[], byte[]> consumer(KafkaCluster cluster, String topic) {
-        Properties p = cluster.clientProperties();
-        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        p.put(ConsumerConfig.GROUP_ID_CONFIG, topic + "-verify");
-        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-        KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p);
-        c.subscribe(List.of(topic));
-        return c;
-    }
 }

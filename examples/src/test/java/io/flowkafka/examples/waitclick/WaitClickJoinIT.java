@@ -321,16 +321,9 @@ class WaitClickJoinIT {
     }
 
     private static Map<String, String> readResults(KafkaCluster cluster, String topic) throws Exception {
-        Properties p = cluster.clientProperties();
-        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        p.put(ConsumerConfig.GROUP_ID_CONFIG, topic + "-verify");
-        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         ObjectMapper json = new ObjectMapper();
         Map<String, String> out = new java.util.TreeMap<>();
-        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p)) {
-            c.subscribe(List.of(topic));
+        try (KafkaConsumer<byte[], byte[]> c = cluster.committedConsumer(topic)) {
             Await.until(Duration.ofMinutes(2), IMPRESSIONS + " results read", () -> {
                 for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(300))) {
                     try {

@@ -125,14 +125,7 @@ class StaticTableSourceIT {
         }
 
         private void run() {
-            Properties p = cluster.clientProperties();
-            p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-            p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-            p.put(ConsumerConfig.GROUP_ID_CONFIG, topic + "-verify");
-            p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-            p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-            try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p)) {
-                c.subscribe(List.of(topic));
+            try (KafkaConsumer<byte[], byte[]> c = cluster.committedConsumer(topic)) {
                 while (!stop.get()) {
                     for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
                         JsonNode n = json.readTree(r.value());
