@@ -203,8 +203,10 @@ class TaskReviveIT {
         CommitTimeouts.arm(when, ends);
         Properties props = cluster.clientProperties();
         props.put("state.dir", Files.createTempDirectory(tempRoot, "task-revive-it").toString());
-        props.put("commit.interval.ms", "100");
-        props.put("consumer.max.poll.records", "100"); // a partition takes several commits
+        // a partition takes several commits, also on a fast machine (at 100 ms one commit read 2,000 records, so no
+        // commit ended in the middle of a partition without another partition reaching its end)
+        props.put("commit.interval.ms", "10");
+        props.put("consumer.max.poll.records", "50");
         long started = System.nanoTime();
         try (FlowRuntime runtime = FlowRuntime.create(spec(names.name("revive"), input, output), props)) {
             runtime.start();
