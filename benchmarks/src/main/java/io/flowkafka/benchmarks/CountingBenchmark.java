@@ -12,6 +12,8 @@ import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -21,7 +23,9 @@ import java.util.stream.Stream;
 import jdk.jfr.Configuration;
 import jdk.jfr.Recording;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.streams.StreamsConfig;
 import org.jspecify.annotations.Nullable;
 
@@ -422,7 +426,10 @@ public final class CountingBenchmark {
             problem = OutputMeter.verify(bootstrap, output, o.partitions, expected, records, Duration.ofSeconds(120));
         }
         String notes = CountingJobs.drainStartNotes();
-        long changelog = changelogOffsets(id);
+        Map<String, Long> written = topicEndOffsets(id);
+        long changelog = written.entrySet().stream().filter(e -> e.getKey().endsWith("-changelog"))
+                .mapToLong(Map.Entry::getValue).sum();
+        System.out.println("    topics written (end offsets: records + transaction markers): " + written);
         deleteTopicsWithPrefix(id);
         deleteRecursively(stateDir);
         double seconds = (end - start) / 1e9;
@@ -489,23 +496,24 @@ public final class CountingBenchmark {
     }
 
     /**
-     * The sum of the end offsets of the job's changelog topics: how many records its state stores
-     * wrote to their changelogs (plus one transaction marker per partition and commit).
+     * The end offsets of every topic the job wrote (its name starts with the job's id; the input and output
+     * too), summed over partitions, largest first: records written plus one transaction marker per partition
+     * and commit.
      */
-    private long changelogOffsets(String prefix) throws Exception {
+    private Map<String, Long> topicEndOffsets(String prefix) throws Exception {
         Admin admin = cluster.admin();
-        List<String> changelogs = admin.listTopics().names().get(60, TimeUnit.SECONDS).stream()
-                .filter(t -> t.startsWith(prefix) && t.endsWith("-changelog")).toList();
-        if (changelogs.isEmpty()) {
-            return 0;
-        }
-        Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.admin.OffsetSpec> request =
-                new java.util.HashMap<>();
-        admin.describeTopics(changelogs).allTopicNames().get(60, TimeUnit.SECONDS).forEach((name, d) ->
-                d.partitions().forEach(p -> request.put(new org.apache.kafka.common.TopicPartition(name,
-                        p.partition()), org.apache.kafka.clients.admin.OffsetSpec.latest())));
-        return admin.listOffsets(request).all().get(60, TimeUnit.SECONDS).values().stream()
-                .mapToLong(org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo::offset).sum();
+        List<String> mine = admin.listTopics().names().get(60, TimeUnit.SECONDS).stream()
+                .filter(t -> t.startsWith(prefix)).toList();
+        Map<TopicPartition, OffsetSpec> request = new HashMap<>();
+        admin.describeTopics(mine).allTopicNames().get(60, TimeUnit.SECONDS).forEach((name, d) ->
+                d.partitions().forEach(p -> request.put(new TopicPartition(name, p.partition()), OffsetSpec.latest())));
+        Map<String, Long> sums = new HashMap<>();
+        admin.listOffsets(request).all().get(60, TimeUnit.SECONDS)
+                .forEach((tp, info) -> sums.merge(tp.topic().substring(prefix.length()), info.offset(), Long::sum));
+        Map<String, Long> sorted = new LinkedHashMap<>();
+        sums.entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+                .forEach(e -> sorted.put(e.getKey(), e.getValue()));
+        return sorted;
     }
 
     private void deleteTopicsWithPrefix(String prefix) throws Exception {
