@@ -79,6 +79,56 @@ public final class DriverBenchmarkJoins {
     }
 
     /**
+     * The plain join with the two-hop pipeline's shape, as a Kafka Streams user writes a join whose inputs are not
+     * keyed by the join key (CountingBenchmark's {@code plain-repartition}): each input topic -> a processor that
+     * parses the JSON value and keys the record by its {@code impression_id} -> a repartition topic -> the same
+     * {@code join}. In-memory stores without changelogs, as {@link #plainTopology()}.
+     */
+    static Topology plainTwoHopTopology() {
+        String impressionsHop = IMPRESSIONS + REPARTITION;
+        String clicksHop = CLICKS + REPARTITION;
+        Topology t = new Topology();
+        for (String[] in : new String[][] {{IMPRESSIONS, impressionsHop}, {CLICKS, clicksHop}}) {
+            t.addSource(in[0] + "-source", new ByteArrayDeserializer(), new ByteArrayDeserializer(), in[0]);
+            t.addProcessor(in[0] + "-key", KeyByImpressionId::new, in[0] + "-source");
+            t.addSink(in[0] + "-hop-sink", in[1], new ByteArraySerializer(), new ByteArraySerializer(), in[0] + "-key");
+            t.addSource(in[1] + "-source", new ByteArrayDeserializer(), new ByteArrayDeserializer(), in[1]);
+        }
+        t.addProcessor("join", () -> new PlainJoin(impressionsHop, Map.of()), impressionsHop + "-source",
+                clicksHop + "-source");
+        t.addStateStore(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(PlainJoin.STATE), Serdes.String(),
+                Serdes.ByteArray()).withLoggingDisabled(), "join");
+        t.addStateStore(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(PlainJoin.TIMERS), Serdes.Bytes(),
+                Serdes.ByteArray()).withLoggingDisabled(), "join");
+        t.addSink("results-sink", RESULTS, new ByteArraySerializer(), new ByteArraySerializer(), "join");
+        return t;
+    }
+
+    /** The suffix of {@link #plainTwoHopTopology()}'s internal topics. */
+    static final String REPARTITION = "-repartition";
+
+    /** Keys a JSON input record by its {@code impression_id} (the first hop of {@link #plainTwoHopTopology()}). */
+    static final class KeyByImpressionId implements Processor<byte[], byte[], byte[], byte[]> {
+        private static final ObjectMapper JSON = new ObjectMapper();
+        private ProcessorContext<byte[], byte[]> context;
+
+        @Override
+        public void init(ProcessorContext<byte[], byte[]> context) {
+            this.context = context;
+        }
+
+        @Override
+        public void process(Record<byte[], byte[]> record) {
+            try {
+                String id = JSON.readTree(record.value()).get("impression_id").asText();
+                context.forward(record.withKey(id.getBytes(StandardCharsets.UTF_8)));
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+    }
+
+    /**
      * The plain join over the given topics. {@code persistent}: RocksDB stores with changelogs, the
      * state store behind Kafka Streams' record cache and the timer store without it, as flow-kafka
      * compiles the join's stores; otherwise in-memory stores without changelogs (the test driver, as
