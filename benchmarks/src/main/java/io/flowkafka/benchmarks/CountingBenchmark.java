@@ -402,6 +402,8 @@ public final class CountingBenchmark {
         AppCpu appCpu;
         TransactionCounts txn;
         TransactionCounts txnBefore = TransactionCounts.snapshot(id);
+        BrokerRequests brokerBefore = BrokerRequests.snapshot();
+        BrokerRequests broker;
         try (OutputMeter meter = new OutputMeter(bootstrap, output, o.partitions, false);
                 JfrWindow jfr = JfrWindow.start(o.jfrDir, id)) {
             cpu = CpuSampler.start();
@@ -412,6 +414,7 @@ public final class CountingBenchmark {
                 end = meter.awaitCount(records, Duration.ofSeconds(o.timeoutS));
                 cpu.stop();
                 txn = TransactionCounts.snapshot(id).since(txnBefore); // before the job's clients close
+                broker = BrokerRequests.snapshot().since(brokerBefore);
                 long[] threads = AppCpu.threadNanos(id); // the job's threads start with the run
                 appCpu = new AppCpu(threads[0] / 1e9, threads[1] / 1e9, (AppCpu.jvmNanos() - jvmCpuStart) / 1e9);
                 first = meter.firstNanos();
@@ -430,6 +433,8 @@ public final class CountingBenchmark {
         long changelog = written.entrySet().stream().filter(e -> e.getKey().endsWith("-changelog"))
                 .mapToLong(Map.Entry::getValue).sum();
         System.out.println("    topics written (end offsets: records + transaction markers): " + written);
+        System.out.println("    " + broker.describe());
+        System.out.println("    bytes appended by topic: " + broker.bytesIn(id));
         deleteTopicsWithPrefix(id);
         deleteRecursively(stateDir);
         double seconds = (end - start) / 1e9;
