@@ -73,6 +73,8 @@ public final class DriverBenchmark {
     private Path jfrDir;
     /** The flow side's spec: the example's two-hop pipeline, or its keyed-source shape (WaitClickJoin.keyedSpec). */
     private boolean keyed;
+    /** FlowTestDriver's flow.testing.watermark.sends: each-change (its default) or interval. */
+    private String watermarkSends = FlowTestDriver.WATERMARK_SENDS_EACH_CHANGE;
     /** The JFR recording's name for the next measured run; null: none (warm-up). */
     private String jfrName;
     private final List<String> commandLine = new ArrayList<>();
@@ -99,7 +101,8 @@ public final class DriverBenchmark {
                 System.out.println("options: --impressions N (118000) --runs N (3) --warmup N (1) --warmup-impressions N (30000) --advance-every N (1000)"
                         + " --advance-ms N (200) --drain-steps N (60) --results FILE | --no-results"
                         + " --jfr DIR (one JFR recording of execution samples per measured run)"
-                        + " --flow-spec two-hop|keyed (two-hop: WaitClickJoin.spec; keyed: WaitClickJoin.keyedSpec)");
+                        + " --flow-spec two-hop|keyed (two-hop: WaitClickJoin.spec; keyed: WaitClickJoin.keyedSpec)"
+                        + " --watermark-sends each-change|interval (FlowTestDriver's flow.testing.watermark.sends)");
                 return;
             }
             b.commandLine.add(a);
@@ -119,6 +122,13 @@ public final class DriverBenchmark {
                 case "--drain-steps" -> b.drainSteps = Integer.parseInt(v);
                 case "--results" -> b.results = Paths.get(v);
                 case "--jfr" -> b.jfrDir = Paths.get(v);
+                case "--watermark-sends" -> {
+                    if (!v.equals(FlowTestDriver.WATERMARK_SENDS_EACH_CHANGE)
+                            && !v.equals(FlowTestDriver.WATERMARK_SENDS_INTERVAL)) {
+                        throw new IllegalArgumentException("--watermark-sends each-change|interval");
+                    }
+                    b.watermarkSends = v;
+                }
                 case "--flow-spec" -> {
                     if (!v.equals("two-hop") && !v.equals("keyed")) {
                         throw new IllegalArgumentException("--flow-spec two-hop|keyed");
@@ -176,6 +186,8 @@ public final class DriverBenchmark {
         String row = String.format(Locale.ROOT, "| wait-click join on the test driver, %s records (%s impressions + "
                 + "clicks), one thread: FlowTestDriver " + (keyed ? "keyed-source pipeline (the join reads both topics)"
                         : "two-hop pipeline (source computations, internal topics, the keyed join)")
+                + (watermarkSends.equals(FlowTestDriver.WATERMARK_SENDS_INTERVAL)
+                        ? ", watermarks sent once per interval of the driver's clock" : "")
                 + " vs hand-written Processor API processor" + (keyed ? "" : " with the same hop (a repartition topic "
                 + "per input)") + " on a plain TopologyTestDriver (median of %d interleaved rounds) | %,.0f records/s | %,.0f records/s | %.2fx "
                 + "(absolute goal flow >= 100k records/s on one core: %s; thread CPU %.2f vs %.2f us/record; results "
@@ -244,6 +256,7 @@ public final class DriverBenchmark {
 
     private Run flow(Input input) {
         Properties props = new Properties();
+        props.put(FlowTestDriver.WATERMARK_SENDS_CONFIG, watermarkSends);
         try (FlowTestDriver driver = FlowTestDriver.create(keyed
                 ? DriverBenchmarkJoins.keyedFlowSpec("wcj-bench") : DriverBenchmarkJoins.flowSpec("wcj-bench", 4), props)) {
             Measure m = Measure.start(jfrName == null ? null : jfrDir, jfrName);

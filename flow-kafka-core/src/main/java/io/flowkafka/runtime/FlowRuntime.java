@@ -136,6 +136,14 @@ public final class FlowRuntime implements AutoCloseable {
      */
     public static final String DETERMINISTIC_STEPS_CONFIG = "flow.internal.deterministic.steps";
 
+    /**
+     * Internal, for {@code io.flowkafka.testing.FlowTestDriver} only: with {@link #DETERMINISTIC_STEPS_CONFIG},
+     * {@code false} keeps the broker's pacing of watermarks (at most once per {@code flow.watermark.interval.ms} of
+     * the driver's wall clock) instead of sending them as they change; timer and key-visitor steps stay bounded by
+     * count. Default {@code true}.
+     */
+    public static final String DETERMINISTIC_WATERMARKS_CONFIG = "flow.internal.deterministic.watermarks";
+
     private static final Logger LOG = LoggerFactory.getLogger(FlowRuntime.class);
 
     /** What {@link #drain(Duration)} gives Kafka Streams' close at least, whatever was left of its timeout. */

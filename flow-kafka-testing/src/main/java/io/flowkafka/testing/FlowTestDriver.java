@@ -85,8 +85,9 @@ import org.jspecify.annotations.Nullable;
  *   <li><b>Synchronous: pipe, then assert.</b> Every {@code pipe...} call returns after the record
  *       and everything it caused downstream (through every internal topic) was processed and
  *       committed: the watermarks it moved went out at once (not every
- *       {@code flow.watermark.interval.ms}), through every computation downstream, and every
- *       event- and system-time timer they made due fired. Only real time needs the test:
+ *       {@code flow.watermark.interval.ms}; {@value #WATERMARK_SENDS_CONFIG}{@code =}{@value
+ *       #WATERMARK_SENDS_INTERVAL} paces them as on a broker), through every computation downstream,
+ *       and every event- and system-time timer they made due fired. Only real time needs the test:
  *       {@link #advanceWallClockTime} moves it (real_time timers, idleness, key visitors, batch
  *       delays, completion of a finite source). The driver starts no thread.</li>
  *   <li><b>Watermarks.</b> Source computations derive theirs from the data piped with
@@ -105,7 +106,8 @@ import org.jspecify.annotations.Nullable;
  *       directory that {@link #close()} deletes, and, for speed only (the outputs are the same),
  *       {@code max.task.idle.ms} to -1 and {@code statestore.cache.max.bytes} to 0 (it commits after
  *       every record, and no partition ever lags); plus the driver's own
- *       {@value #WALL_CLOCK_START_CONFIG} and {@value #PIPE_WATERMARKS_CONFIG}.</li>
+ *       {@value #WALL_CLOCK_START_CONFIG}, {@value #PIPE_WATERMARKS_CONFIG} and
+ *       {@value #WATERMARK_SENDS_CONFIG}.</li>
  * </ul>
  *
  * <p>Limitations (those of {@link TopologyTestDriver}):
@@ -148,6 +150,21 @@ public final class FlowTestDriver implements AutoCloseable {
     /** The default of {@value #PIPE_WATERMARKS_CONFIG}: {@value #PIPE_WATERMARKS_EXPLICIT}. */
     public static final String PIPE_WATERMARKS_DEFAULT = PIPE_WATERMARKS_EXPLICIT;
 
+    /**
+     * Driver property: when computations send their watermarks downstream. Not passed on to the pipeline.
+     */
+    public static final String WATERMARK_SENDS_CONFIG = "flow.testing.watermark.sends";
+    /** A plain-text description of {@value #WATERMARK_SENDS_CONFIG} and its values. */
+    public static final String WATERMARK_SENDS_DOC = "When a computation sends its watermarks downstream: "
+            + "'each-change' (the default): as soon as they change, so a piped record's watermark reaches the "
+            + "computations downstream before the pipe returns; 'interval': as on a broker, at most once per "
+            + "flow.watermark.interval.ms of the driver's wall clock, so downstream event-time results come when the "
+            + "test advances the clock; faster for a test that pipes many records through internal streams.";
+    /** {@value #WATERMARK_SENDS_CONFIG} value: watermarks go downstream as soon as they change. */
+    public static final String WATERMARK_SENDS_EACH_CHANGE = "each-change";
+    /** {@value #WATERMARK_SENDS_CONFIG} value: watermarks go downstream at most once per watermark interval. */
+    public static final String WATERMARK_SENDS_INTERVAL = "interval";
+
     /** Header marking control records (watermarks, completion) on internal topics; they are not messages. */
     private static final String CONTROL_HEADER = "flow.control";
 
@@ -183,6 +200,8 @@ public final class FlowTestDriver implements AutoCloseable {
         // pipe, then assert: watermarks go out as they change, timers fire until none is due, in steps bounded by
         // count only (never by the machine's speed): no test has to move the wall clock to see event-time results
         p.put(FlowRuntime.DETERMINISTIC_STEPS_CONFIG, "true");
+        p.put(FlowRuntime.DETERMINISTIC_WATERMARKS_CONFIG, String.valueOf(!parseWatermarkSends(
+                p.remove(WATERMARK_SENDS_CONFIG))));
         // the driver has no fetch lag (a piped record is in its partition's queue at once), so with any
         // max.task.idle.ms every empty partition is ready; but >= 0 formats a log line per empty partition
         // before each record the task processes, ~10% of the driver's time with a few input topics
@@ -1291,6 +1310,19 @@ public final class FlowTestDriver implements AutoCloseable {
         if (closed) {
             throw new IllegalStateException("the FlowTestDriver of pipeline '" + spec.name() + "' is closed");
         }
+    }
+
+    /** Whether {@value #WATERMARK_SENDS_CONFIG} asks for sends paced by the interval. */
+    private static boolean parseWatermarkSends(@Nullable Object value) {
+        String v = value == null ? WATERMARK_SENDS_EACH_CHANGE : value.toString().trim();
+        if (v.equals(WATERMARK_SENDS_EACH_CHANGE)) {
+            return false;
+        }
+        if (v.equals(WATERMARK_SENDS_INTERVAL)) {
+            return true;
+        }
+        throw new IllegalArgumentException(WATERMARK_SENDS_CONFIG + " must be '" + WATERMARK_SENDS_EACH_CHANGE + "' or '"
+                + WATERMARK_SENDS_INTERVAL + "' but was '" + value + "'");
     }
 
     private static boolean parsePipeWatermarks(@Nullable Object value) {

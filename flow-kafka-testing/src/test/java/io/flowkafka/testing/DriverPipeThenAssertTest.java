@@ -1,6 +1,7 @@
 package io.flowkafka.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.flowkafka.api.Message;
 import io.flowkafka.api.OutputCollector;
@@ -153,5 +154,34 @@ class DriverPipeThenAssertTest {
                     .extracting(r -> r.get("key").toString())
                     .containsExactly("k0", "k1", "k2", "k3", "k4", "k5", "k6");
         }
+    }
+
+    @Test
+    void shouldPaceWatermarksByTheIntervalOfTheDriversClockWhenAsked() {
+        Properties props = new Properties();
+        props.put(FlowTestDriver.WATERMARK_SENDS_CONFIG, FlowTestDriver.WATERMARK_SENDS_INTERVAL);
+        try (FlowTestDriver driver = FlowTestDriver.create(spec(0), props)) {
+            pipeAt(driver, "a", T0); // the first send is due at once: watermark T0
+            pipeAt(driver, "b", T0.plusSeconds(30));
+            pipeAt(driver, "c", T0.plusSeconds(61)); // the source's watermark passes a's trigger
+            assertThat(driver.readPayloads("fired")).as("within one watermark interval nothing more went downstream")
+                    .isEmpty();
+            assertThat(driver.pendingTimers("delay")).hasSize(3);
+
+            driver.advanceWallClockTime(Duration.ofMillis(200)); // flow.watermark.interval.ms
+            assertThat(driver.readPayloads("fired")).as("the next interval sent the watermark: a's timer fired")
+                    .extracting(r -> r.get("key").toString()).containsExactly("a");
+            assertThat(driver.state("count", "count", Map.of("key", "a"))).as("and what it sent was counted downstream")
+                    .hasValueSatisfying(r -> assertThat(r.get("n")).isEqualTo(1L));
+        }
+    }
+
+    @Test
+    void shouldRejectAnUnknownWatermarkSendsValueNamingTheChoices() {
+        Properties props = new Properties();
+        props.put(FlowTestDriver.WATERMARK_SENDS_CONFIG, "sometimes");
+        assertThatThrownBy(() -> FlowTestDriver.create(spec(0), props))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("flow.testing.watermark.sends must be 'each-change' or 'interval' but was 'sometimes'");
     }
 }

@@ -49,7 +49,8 @@ public record CompileOptions(String topicPrefix, boolean persistentStores, boole
                 config.getBoolean(FlowConfig.TOPOLOGY_TEST_DRIVER_CONFIG),
                 new ComputationPlan.WatermarkSettings(
                         config.getLong(FlowConfig.WATERMARK_INTERVAL_MS_CONFIG),
-                        config.getLong(FlowConfig.WATERMARK_HEARTBEAT_MS_CONFIG), deterministic),
+                        config.getLong(FlowConfig.WATERMARK_HEARTBEAT_MS_CONFIG),
+                        deterministic && deterministicWatermarks(config)),
                 new ComputationPlan.TimerSettings(
                         config.getLong(FlowConfig.TIMERS_INTERVAL_MS_CONFIG),
                         config.getInt(FlowConfig.TIMERS_MAX_PER_STEP_CONFIG),
@@ -68,6 +69,15 @@ public record CompileOptions(String topicPrefix, boolean persistentStores, boole
     static boolean deterministicSteps(FlowConfig config) {
         Object v = config.originals().get(FlowRuntime.DETERMINISTIC_STEPS_CONFIG);
         return v != null && Boolean.parseBoolean(v.toString().trim());
+    }
+
+    /**
+     * Whether deterministic steps send watermarks as they change ({@value FlowRuntime#DETERMINISTIC_WATERMARKS_CONFIG},
+     * default true) rather than paced by the watermark interval of the (test's) wall clock.
+     */
+    static boolean deterministicWatermarks(FlowConfig config) {
+        Object v = config.originals().get(FlowRuntime.DETERMINISTIC_WATERMARKS_CONFIG);
+        return v == null || Boolean.parseBoolean(v.toString().trim());
     }
 
     /** A copy with another topic prefix and store kind. */
