@@ -1314,27 +1314,21 @@ public final class FlowTestDriver implements AutoCloseable {
 
     /** Whether {@value #WATERMARK_SENDS_CONFIG} asks for sends paced by the interval. */
     private static boolean parseWatermarkSends(@Nullable Object value) {
-        String v = value == null ? WATERMARK_SENDS_EACH_CHANGE : value.toString().trim();
-        if (v.equals(WATERMARK_SENDS_EACH_CHANGE)) {
-            return false;
-        }
-        if (v.equals(WATERMARK_SENDS_INTERVAL)) {
-            return true;
-        }
-        throw new IllegalArgumentException(WATERMARK_SENDS_CONFIG + " must be '" + WATERMARK_SENDS_EACH_CHANGE + "' or '"
-                + WATERMARK_SENDS_INTERVAL + "' but was '" + value + "'");
+        return parseChoice(WATERMARK_SENDS_CONFIG, value, WATERMARK_SENDS_EACH_CHANGE, WATERMARK_SENDS_INTERVAL);
     }
 
+    /** Whether {@value #PIPE_WATERMARKS_CONFIG} asks piped watermarks to follow the data. */
     private static boolean parsePipeWatermarks(@Nullable Object value) {
-        String v = value == null ? PIPE_WATERMARKS_DEFAULT : value.toString().trim();
-        if (v.equals(PIPE_WATERMARKS_EXPLICIT)) {
-            return false;
+        return parseChoice(PIPE_WATERMARKS_CONFIG, value, PIPE_WATERMARKS_EXPLICIT, PIPE_WATERMARKS_FOLLOW);
+    }
+
+    /** A two-valued driver property: false for {@code usual} (also when absent), true for {@code other}. */
+    private static boolean parseChoice(String name, @Nullable Object value, String usual, String other) {
+        String v = value == null ? usual : value.toString().trim();
+        if (v.equals(usual) || v.equals(other)) {
+            return v.equals(other);
         }
-        if (v.equals(PIPE_WATERMARKS_FOLLOW)) {
-            return true;
-        }
-        throw new IllegalArgumentException(PIPE_WATERMARKS_CONFIG + " must be '" + PIPE_WATERMARKS_EXPLICIT + "' or '"
-                + PIPE_WATERMARKS_FOLLOW + "' but was '" + value + "'");
+        throw new IllegalArgumentException(name + " must be '" + usual + "' or '" + other + "' but was '" + value + "'");
     }
 
     private static Instant parseInstant(Object value) {
