@@ -14,11 +14,14 @@ import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
@@ -32,8 +35,14 @@ import org.jspecify.annotations.Nullable;
 final class StagingArea {
     private final Path staging;
     private final StagingPool pool;
-    /** Metadata of complete staged files by path. */
-    private final Map<Path, StagedFile> cache = new ConcurrentHashMap<>();
+    /** Metadata of complete staged files by path, with the order in which this instance completed them. */
+    private final Map<Path, Known> cache = new ConcurrentHashMap<>();
+    /** How many files this instance has staged completely: a listing takes those it counted when it began. */
+    private final AtomicLong completed = new AtomicLong();
+
+    /** A complete staged file; {@code sequence} 0 for one read from disk (staged by another owner or before a restart). */
+    private record Known(StagedFile file, long sequence) {
+    }
 
     StagingArea(Path staging) throws IOException {
         this.staging = staging;
@@ -61,11 +70,13 @@ final class StagingArea {
         } finally {
             if (!written) {
                 Files.deleteIfExists(file); // this delivery fails: nothing of it is staged
+                pool.forget(file);
             }
         }
         // complete and durable: its metadata is known without reading it back
-        cache.put(file, new StagedFile(file, stamp, partition, rows.get(0).messageId(),
-                rows.get(rows.size() - 1).messageId(), rows.size(), rows.stream().mapToLong(Staged::weight).sum()));
+        cache.put(file, new Known(new StagedFile(file, stamp, partition, rows.get(0).messageId(),
+                rows.get(rows.size() - 1).messageId(), rows.size(), rows.stream().mapToLong(Staged::weight).sum()),
+                completed.incrementAndGet()));
     }
 
     /** Deletes the partition's unused pool files (the partition is released). */
@@ -117,20 +128,31 @@ final class StagingArea {
      * later batch cover an earlier one.
      */
     List<StagedFile> files() throws IOException {
+        // Only the files this instance completed before the listing began: one it completes meanwhile waits for the
+        // next listing, as does every later batch of its partition. Else a listing could pass over a batch still being
+        // written and take the next one, whose frontier would then cover the first: its rows were lost.
+        long horizon = completed.get();
         List<Path> paths;
         try (Stream<Path> s = Files.list(staging)) {
             paths = s.filter(p -> !p.getFileName().toString().startsWith(".")).toList();
         }
+        Set<Path> listed = new HashSet<>(paths);
+        cache.entrySet().removeIf(e -> e.getValue().sequence() <= horizon && !listed.contains(e.getKey()));
         List<StagedFile> out = new ArrayList<>();
-        cache.keySet().retainAll(paths);
         for (Path p : paths) {
-            StagedFile f = cache.get(p); // a complete staged file never changes
-            if (f == null) {
-                f = readStagedFile(p);
+            Known k = cache.get(p); // a complete staged file never changes
+            StagedFile f;
+            if (k != null && k.sequence() <= horizon) {
+                f = k.file();
+                pool.forget(p);
+            } else if (k != null || pool.created(p)) {
+                continue; // ours: unused, being written, or completed after the listing began (the next one takes it)
+            } else {
+                f = readStagedFile(p); // staged by another owner, or before a restart
                 if (f == null) {
                     continue;
                 }
-                cache.put(p, f);
+                cache.put(p, new Known(f, 0));
             }
             out.add(f);
         }

@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Deque;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
@@ -27,6 +28,11 @@ final class StagingPool {
 
     private final Path staging;
     private final Map<Integer, Deque<Path>> free = new ConcurrentHashMap<>();
+    /**
+     * Files this pool created that no listing has taken complete yet: a file is added before it exists, so a listing
+     * that sees it knows it is this instance's (unused, being written, or complete but not counted yet).
+     */
+    private final Set<Path> ours = ConcurrentHashMap.newKeySet();
 
     StagingPool(Path staging) {
         this.staging = staging;
@@ -38,12 +44,23 @@ final class StagingPool {
         if (files.isEmpty()) {
             for (int i = 0; i < SIZE; i++) {
                 Path f = staging.resolve("pool-" + partition + "-" + UUID.randomUUID() + ".avro");
+                ours.add(f);
                 Files.createFile(f);
                 files.add(f);
             }
             forceDirectory(staging);
         }
         return files.poll();
+    }
+
+    /** Whether this pool created the file and {@link #forget} was not called for it. */
+    boolean created(Path file) {
+        return ours.contains(file);
+    }
+
+    /** The file was deleted, or a listing took it complete: from now on it is read as anyone's. */
+    void forget(Path file) {
+        ours.remove(file);
     }
 
     /** Whether the file is one of this pool's unused files. */
@@ -68,6 +85,7 @@ final class StagingPool {
         if (files != null) {
             for (Path f : files) {
                 Files.deleteIfExists(f);
+                ours.remove(f);
             }
         }
     }
