@@ -73,7 +73,7 @@ import org.jspecify.annotations.Nullable;
  * {@code --jfr DIR} (one JFR recording per job run) and {@link JfrTopFrames}; see
  * {@code benchmarks/README.md}.
  *
- * <p>Why one class of about 700 lines: it is the run's driver (options, rounds, checks, the printed comparison of
+ * <p>Why one class of over 700 lines: it is the run's driver (options, rounds, checks, the printed comparison of
  * each job pair); the jobs, the results file and the measurements already live in their own classes
  * ({@link CountingJobs}, {@code ResultsFile}, the meters), and what is left reads best in one place.
  */

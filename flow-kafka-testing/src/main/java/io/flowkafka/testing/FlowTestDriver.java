@@ -121,6 +121,9 @@ import org.jspecify.annotations.Nullable;
  * </ol>
  *
  * <p>Not thread-safe: use an instance from one thread. The caller closes it.
+ *
+ * <p>Why one class of over 1,000 lines: it is the testing API users call, and most of it is that API's Javadoc; the
+ * work behind it lives elsewhere ({@link DriverExternalTable}, {@link KeyVisitorCoverage}, the runtime's codecs).
  */
 public final class FlowTestDriver implements AutoCloseable {
     /**
