@@ -6,9 +6,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.stream.Collectors;
-import javax.management.JMException;
 import javax.management.MBeanServer;
-import javax.management.MalformedObjectNameException;
 import javax.management.ObjectName;
 
 /**
@@ -26,22 +24,22 @@ import javax.management.ObjectName;
  */
 record BrokerRequests(Map<String, Long> requests, long bytesIn, long bytesOut, Map<String, Long> bytesInByTopic) {
 
+    private static final String REQUESTS = "kafka.network:type=RequestMetrics,name=RequestsPerSec,*";
+    private static final String BYTES_IN = "kafka.server:type=BrokerTopicMetrics,name=BytesInPerSec";
+    private static final String BYTES_OUT = "kafka.server:type=BrokerTopicMetrics,name=BytesOutPerSec";
+
     /** The broker's counters now. */
     static BrokerRequests snapshot() {
         MBeanServer server = ManagementFactory.getPlatformMBeanServer();
         Map<String, Long> requests = new TreeMap<>();
-        for (ObjectName name : server.queryNames(pattern("kafka.network:type=RequestMetrics,name=RequestsPerSec,*"),
-                null)) {
-            requests.merge(name.getKeyProperty("request"), number(server, name), Long::sum);
+        for (ObjectName name : TransactionCounts.query(server, REQUESTS)) {
+            requests.merge(name.getKeyProperty("request"), count(server, name.toString()), Long::sum);
         }
         Map<String, Long> byTopic = new TreeMap<>();
-        for (ObjectName name : server.queryNames(pattern("kafka.server:type=BrokerTopicMetrics,name=BytesInPerSec,"
-                + "topic=*"), null)) {
-            byTopic.put(name.getKeyProperty("topic"), number(server, name));
+        for (ObjectName name : TransactionCounts.query(server, BYTES_IN + ",topic=*")) {
+            byTopic.put(name.getKeyProperty("topic"), count(server, name.toString()));
         }
-        return new BrokerRequests(requests,
-                number(server, pattern("kafka.server:type=BrokerTopicMetrics,name=BytesInPerSec")),
-                number(server, pattern("kafka.server:type=BrokerTopicMetrics,name=BytesOutPerSec")), byTopic);
+        return new BrokerRequests(requests, count(server, BYTES_IN), count(server, BYTES_OUT), byTopic);
     }
 
     /** This run's counts: from {@code before} to this snapshot, request types with none left out. */
@@ -81,25 +79,8 @@ record BrokerRequests(Map<String, Long> requests, long bytesIn, long bytesOut, M
                         .collect(Collectors.joining(", ")));
     }
 
-    private static ObjectName pattern(String name) {
-        try {
-            return new ObjectName(name);
-        } catch (MalformedObjectNameException e) {
-            throw new IllegalArgumentException(name, e);
-        }
-    }
-
-    /** The sum of {@code Count} over the beans matching {@code name}, 0 for beans that went away meanwhile. */
-    private static long number(MBeanServer server, ObjectName name) {
-        long total = 0;
-        for (ObjectName n : server.queryNames(name, null)) {
-            try {
-                Object v = server.getAttribute(n, "Count");
-                total += v instanceof Number x ? (long) x.doubleValue() : 0;
-            } catch (JMException | RuntimeException e) {
-                // the bean went away between the query and the read
-            }
-        }
-        return total;
+    /** The {@code Count} of the bean {@code name}, or the sum over the beans a pattern matches. */
+    private static long count(MBeanServer server, String name) {
+        return TransactionCounts.sum(server, name, "Count");
     }
 }

@@ -106,7 +106,8 @@ record TransactionCounts(long outOfOrderSequence, long concurrentTransactions, l
                 outOfOrderSequence, concurrentTransactions, otherProduceErrors, retriedRecords, tasksClosed, abortMs);
     }
 
-    private static Set<ObjectName> query(MBeanServer server, String pattern) {
+    /** The beans matching {@code pattern}. */
+    static Set<ObjectName> query(MBeanServer server, String pattern) {
         try {
             return server.queryNames(new ObjectName(pattern), null);
         } catch (MalformedObjectNameException e) {
@@ -114,7 +115,8 @@ record TransactionCounts(long outOfOrderSequence, long concurrentTransactions, l
         }
     }
 
-    private static long sum(MBeanServer server, String pattern, String attribute) {
+    /** The sum of {@code attribute} over the beans matching {@code pattern}. */
+    static long sum(MBeanServer server, String pattern, String attribute) {
         long total = 0;
         for (ObjectName name : query(server, pattern)) {
             total += number(server, name, attribute);

@@ -67,8 +67,7 @@ public record CompileOptions(String topicPrefix, boolean persistentStores, boole
 
     /** Whether {@value FlowRuntime#DETERMINISTIC_STEPS_CONFIG} is true (internal: FlowTestDriver sets it). */
     static boolean deterministicSteps(FlowConfig config) {
-        Object v = config.originals().get(FlowRuntime.DETERMINISTIC_STEPS_CONFIG);
-        return v != null && Boolean.parseBoolean(v.toString().trim());
+        return internalFlag(config, FlowRuntime.DETERMINISTIC_STEPS_CONFIG, false);
     }
 
     /**
@@ -76,8 +75,13 @@ public record CompileOptions(String topicPrefix, boolean persistentStores, boole
      * default true) rather than paced by the watermark interval of the (test's) wall clock.
      */
     static boolean deterministicWatermarks(FlowConfig config) {
-        Object v = config.originals().get(FlowRuntime.DETERMINISTIC_WATERMARKS_CONFIG);
-        return v == null || Boolean.parseBoolean(v.toString().trim());
+        return internalFlag(config, FlowRuntime.DETERMINISTIC_WATERMARKS_CONFIG, true);
+    }
+
+    /** An internal boolean property (not declared in FlowConfig), {@code absent} when not set. */
+    private static boolean internalFlag(FlowConfig config, String key, boolean absent) {
+        Object v = config.originals().get(key);
+        return v == null ? absent : Boolean.parseBoolean(v.toString().trim());
     }
 
     /** A copy with another topic prefix and store kind. */
