@@ -251,14 +251,14 @@ public final class StaticTablesBenchmark {
             out.add(String.format(Locale.ROOT, "| static-table source read rate: %s rows (~100-byte Avro rows, deflate "
                             + "level 1) in %d tables; flow-kafka Source computation with StaticTableSource (finite, %d "
                             + "partitions, range_row_count %d) -> KafkaSink (Avro), exactly_once_v2, own JVM, rows/s "
-                            + "once RUNNING until the last row is read read_committed (%,.0f rows/s counting start-up, "
-                            + "%,.0f rows/s from 20%% to 90%% of the rows) vs plain-kafka, a hand-written job in its own "
-                            + "JVM: a DataFileReader loop over the same part files producing each row (Avro binary) to a "
-                            + "%d-partition topic with a transactional KafkaProducer committing every %d ms, measured "
-                            + "alike (%,.0f rows/s from 20%% to 90%%); median of %d interleaved rounds | %,.0f rows/s "
-                            + "| %,.0f rows/s | %.2fx (%s%s; informational: vs a bare DataFileReader loop, %,.0f rows/s, "
-                            + "%.2fx) | %s | %s |", compact(rows), tables, partitions, rangeRows, fs, f2, partitions,
-                    commitMs, k2, runs, f, k, f / k, verdict(f / k), checked, b, f / b, LocalDate.now(), command));
+                            + "once RUNNING until the last row is read read_committed vs plain-kafka, a hand-written job "
+                            + "in its own JVM: a DataFileReader loop over the same part files producing each row (Avro "
+                            + "binary) to a %d-partition topic with a transactional KafkaProducer committing every %d "
+                            + "ms, measured alike; median of %d interleaved rounds | %,.0f rows/s | %,.0f rows/s | %.2fx "
+                            + "(%s%s; flow %,.0f rows/s counting start-up; from 20%% to 90%% of the rows flow %,.0f vs "
+                            + "plain-kafka %,.0f rows/s; informational: vs a bare DataFileReader loop, %,.0f rows/s, "
+                            + "%.2fx) | %s | %s |", compact(rows), tables, partitions, rangeRows, partitions, commitMs,
+                    runs, f, k, f / k, verdict(f / k), checked, fs, f2, k2, b, f / b, LocalDate.now(), command));
         }
         if (modes.contains("sink")) {
             double f = median(of(all, "sink", "flow"), Run::runningRate);
@@ -271,15 +271,14 @@ public final class StaticTablesBenchmark {
                             + "a %d-partition topic; flow-kafka Source computation (KafkaSource, Avro) -> "
                             + "TArrivalOrderTableSink (table_period %s, tables deflate level 1), exactly_once_v2 "
                             + "(Kafka transactions, commit.interval.ms %d), own JVM, rows/s once RUNNING until every row "
-                            + "is in a published table (%,.0f rows/s counting start-up, %,.0f rows/s from 20%% to 90%%) "
-                            + "vs plain-kafka, a hand-written at-least-once job in its own JVM: a read_committed "
-                            + "KafkaConsumer -> DataFileWriter, a file per %s (deflate level 1), fsync + rename, offsets "
-                            + "committed after, measured alike (%,.0f rows/s from 20%% to 90%%); median of %d "
-                            + "interleaved rounds | %,.0f rows/s | %,.0f rows/s | %.2fx (%s%s; informational: vs a bare "
+                            + "is in a published table vs plain-kafka, a hand-written at-least-once job in its own JVM: a "
+                            + "read_committed KafkaConsumer -> DataFileWriter, a file per %s (deflate level 1), fsync + "
+                            + "rename, offsets committed after, measured alike; median of %d interleaved rounds | %,.0f "
+                            + "rows/s | %,.0f rows/s | %.2fx (%s%s; flow %,.0f rows/s counting start-up; from 20%% to "
+                            + "90%% of the rows flow %,.0f vs plain-kafka %,.0f rows/s; informational: vs a bare "
                             + "DataFileWriter loop writing one file, %,.0f rows/s, %.2fx) | %s | %s |",
-                    compact(rows), partitions, StaticTablesJobs.TABLE_PERIOD, commitMs, fs, f2,
-                    StaticTablesJobs.TABLE_PERIOD, k2, runs, f, k, f / k, verdict(f / k), checked, b, f / b,
-                    LocalDate.now(), command));
+                    compact(rows), partitions, StaticTablesJobs.TABLE_PERIOD, commitMs, StaticTablesJobs.TABLE_PERIOD,
+                    runs, f, k, f / k, verdict(f / k), checked, fs, f2, k2, b, f / b, LocalDate.now(), command));
         }
         return out;
     }
