@@ -214,7 +214,7 @@ final class StagingArea {
     void removeIncomplete(int partition) throws IOException {
         List<Path> paths;
         try (Stream<Path> s = Files.list(staging)) {
-            paths = s.filter(p -> StagingPool.partitionOf(p) == partition && !pool.owns(p)).toList();
+            paths = s.filter(p -> StagingPool.partitionOf(p) == partition && !pool.created(p)).toList();
         }
         for (Path p : paths) {
             if (!cache.containsKey(p) && readStagedFile(p) == null) {

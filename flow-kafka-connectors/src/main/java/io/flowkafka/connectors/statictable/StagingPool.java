@@ -53,7 +53,10 @@ final class StagingPool {
         return files.poll();
     }
 
-    /** Whether this pool created the file and {@link #forget} was not called for it. */
+    /**
+     * Whether this pool created the file and {@link #forget} was not called for it: unused, being written, or
+     * complete but not listed yet.
+     */
     boolean created(Path file) {
         return ours.contains(file);
     }
@@ -61,16 +64,6 @@ final class StagingPool {
     /** The file was deleted, or a listing took it complete: from now on it is read as anyone's. */
     void forget(Path file) {
         ours.remove(file);
-    }
-
-    /** Whether the file is one of this pool's unused files. */
-    boolean owns(Path file) {
-        Matcher m = NAME.matcher(file.getFileName().toString());
-        if (!m.matches()) {
-            return false;
-        }
-        Deque<Path> files = free.get(Integer.parseInt(m.group(1)));
-        return files != null && files.contains(file);
     }
 
     /** The partition of a pool file's name, or -1 for another name. */
