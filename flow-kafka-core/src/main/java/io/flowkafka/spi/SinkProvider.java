@@ -57,6 +57,17 @@ public interface SinkProvider {
     }
 
     /**
+     * Whether the sink is a {@link #synchronous} one written exactly once by a {@link StagedSinkWriter}: the writing
+     * task records what each epoch staged in a changelogged store of its own. False by default.
+     *
+     * @param sink a sink whose {@code sink_class_name} this provider serves
+     * @return true if {@link #createWriter} returns a {@link StagedSinkWriter}
+     */
+    default boolean staged(SinkSpec sink) {
+        return false;
+    }
+
+    /**
      * The writer of a {@link #synchronous} sink in one runtime instance, created when the runtime starts.
      *
      * @param context the sink's spec and deployment settings in this instance

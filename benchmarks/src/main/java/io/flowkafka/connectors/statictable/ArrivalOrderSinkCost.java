@@ -2,10 +2,9 @@ package io.flowkafka.connectors.statictable;
 
 import io.flowkafka.api.MessageId;
 import io.flowkafka.spec.SinkSpec;
-import io.flowkafka.spi.OutboxBatch;
-import io.flowkafka.spi.OutboxDeliverer;
 import io.flowkafka.spi.OutboxRecord;
 import io.flowkafka.spi.SinkContext;
+import io.flowkafka.spi.StagedSinkWriter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.FileOutputStream;
 import java.lang.management.ManagementFactory;
@@ -19,7 +18,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.OptionalLong;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
 import org.apache.avro.file.CodecFactory;
@@ -30,8 +28,8 @@ import org.apache.avro.generic.GenericRecord;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 
 /**
- * The arrival-order sink's own cost, without Kafka: one thread delivers outbox batches of Avro rows of two partitions
- * to the sink's deliverer (staging) and publishes tables every few batches, against a plain {@code DataFileWriter}
+ * The arrival-order sink's own cost, without Kafka: one thread writes Avro rows of two partitions to the sink's
+ * writer in epochs of a batch per partition (staged, then made visible) and publishes tables every few batches, against a plain {@code DataFileWriter}
  * loop (deflate level 1, fsync) over the same rows. In this package for the engine's package-private API.
  *
  * <pre>
@@ -104,30 +102,29 @@ public final class ArrivalOrderSinkCost {
         return (System.nanoTime() - t) / 1e9;
     }
 
-    /** Delivers and publishes every row; returns the rows in the tables. */
+    /** Writes every row in epochs of a batch per partition and publishes; returns the rows in the tables. */
     private static long sink(Path tables, List<byte[]> values, int batch, int publishEvery) throws Exception {
         SinkSpec spec = new SinkSpec("tables", "TArrivalOrderTableSink", List.of("rows"), Map.of("output_directory",
                 tables.toString(), "table_period", "1s", "table_ttl", "1h", "format", "avro"));
         SinkContext context = new SinkContext("cost", "cost", "read", spec, Map.of(), Map.of("tick.ms", "3600000"),
                 new SimpleMeterRegistry(), "cost.dlq", Map.of("rows", ROW));
         Instant far = Instant.now().plus(Duration.ofDays(1)); // every publish closes the open slot by time
-        try (OutboxDeliverer deliverer = new ArrivalOrderSinkProvider().createDeliverer(context)) {
+        try (StagedSinkWriter writer = new ArrivalOrderSinkProvider().createWriter(context)) {
             ArrivalOrderTableSink publisher = new ArrivalOrderTableSink(LocalTablesDirectory.open(tables),
                     new ArrivalOrderSinkParameters(Duration.ofSeconds(1), Duration.ofHours(1), null, null), ROW,
                     new SinkProgress.Owner("cost", "read", "tables"));
-            deliverer.open(0, OptionalLong.empty());
-            deliverer.open(1, OptionalLong.empty());
+            writer.open(0, null);
+            writer.open(1, null);
             int batches = 0;
             for (int from = 0; from < values.size(); from += 2 * batch) {
                 for (int p = 0; p < 2; p++) {
-                    List<OutboxRecord> records = new ArrayList<>(batch);
                     for (int i = from + p; i < Math.min(values.size(), from + 2 * batch); i += 2) {
-                        records.add(new OutboxRecord(i / 2, MessageId.of(ByteBuffer.allocate(8).putLong(i).array()),
+                        writer.write(p, new OutboxRecord(i / 2, MessageId.of(ByteBuffer.allocate(8).putLong(i).array()),
                                 null, values.get(i), new RecordHeaders(), 0, i));
                     }
-                    if (!records.isEmpty()) {
-                        deliverer.deliver(new OutboxBatch("tables", p, records,
-                                records.get(records.size() - 1).offset() + 1));
+                    byte[] epoch = writer.prepare(p);
+                    if (epoch != null) {
+                        writer.committed(p, epoch);
                     }
                 }
                 if (++batches % publishEvery == 0) {

@@ -10,15 +10,15 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@link HourlyTables} on the test driver. The driver does not run outbox deliverers, so it shows what the pipeline
- * hands to the sink (its outbox, inside the epoch transaction); {@code HourlyTablesIT} writes real tables.
+ * {@link HourlyTables} on the test driver. The driver runs no sink writers, so it shows what the pipeline hands to the
+ * sink in the topic {@code <pipeline>.outbox.<sink>}; {@code HourlyTablesIT} writes real tables.
  */
 class HourlyTablesTest {
     @TempDir
     Path dir;
 
     @Test
-    void shouldHandEveryViewToTheTableSinkThroughItsOutbox() {
+    void shouldHandEveryViewToTheTableSink() {
         try (FlowTestDriver driver = FlowTestDriver.create(HourlyTables.spec("ht", "page-views", dir.toString()))) {
             driver.pipeSource("page-views", "u1", "{\"user\":\"u1\",\"url\":\"/a\",\"bytes\":120}");
             driver.pipeSource("page-views", "u2", "{\"user\":\"u2\",\"url\":\"/b\",\"bytes\":80}");

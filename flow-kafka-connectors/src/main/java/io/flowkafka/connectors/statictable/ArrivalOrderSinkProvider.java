@@ -5,6 +5,7 @@ import io.flowkafka.spec.SinkSpec;
 import io.flowkafka.spi.OutboxDeliverer;
 import io.flowkafka.spi.SinkContext;
 import io.flowkafka.spi.SinkProvider;
+import io.flowkafka.spi.StagedSinkWriter;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,7 +17,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * Flow's {@code TArrivalOrderTableSink} (reference 001, "Writing to static tables in arrival order"): writes its one
  * input stream as a continuous sequence of static tables, one per {@code table_period} slot, into
- * {@code output_directory}, delivered exactly once through the transactional outbox.
+ * {@code output_directory}, exactly once: each task stages its epoch's rows in the directory, and they become
+ * visible once the epoch's transaction committed ({@link StagedSinkWriter}).
  *
  * <p>Parameters:
  * <ul>
@@ -25,7 +27,8 @@ import org.jspecify.annotations.Nullable;
  *   <li>{@code table_ttl} (required): how long a table lives; {@code table_ttl / table_period} at most 40000;</li>
  *   <li>{@code max_row_count}, {@code max_data_weight} (optional): the limits that close a slot early;</li>
  *   <li>{@code data_weight_column} (optional): an int64 column giving each message's weight (null: its size);</li>
- *   <li>{@code format} ({@code json} default, or {@code avro}): how messages travel through the outbox.</li>
+ *   <li>{@code format} ({@code json} default, or {@code avro}): how the task hands messages to the sink
+ *   ({@code avro}: staged as they are, the fast way).</li>
  * </ul>
  * Deployment property {@code flow.sink.<sink id>.tick.ms} (default 1000): how often an instance checks whether the
  * open slot is due to close by time.
@@ -56,13 +59,30 @@ public final class ArrivalOrderSinkProvider implements SinkProvider {
     }
 
     @Override
-    public OutboxDeliverer createDeliverer(SinkContext context) {
+    public boolean synchronous(SinkSpec sink) {
+        return true;
+    }
+
+    @Override
+    public boolean staged(SinkSpec sink) {
+        return true;
+    }
+
+    @Override
+    public StagedSinkWriter createWriter(SinkContext context) {
         List<Problem> problems = new ArrayList<>();
         Config config = Config.parse(context.sink(), problems);
         if (config == null) {
             throw new IllegalArgumentException(problems.get(0).message() + "; fix: " + problems.get(0).fix());
         }
-        return new ArrivalOrderDeliverer(context, config);
+        return new ArrivalOrderWriter(context, config);
+    }
+
+    /** Never called: the sink is written by its tasks ({@link #createWriter}), not through an outbox. */
+    @Override
+    public OutboxDeliverer createDeliverer(SinkContext context) {
+        throw new UnsupportedOperationException(T_ARRIVAL_ORDER_TABLE_SINK + " has no outbox; it is written by "
+                + "createWriter");
     }
 
     /** A sink's parsed parameters. */
@@ -97,6 +117,10 @@ public final class ArrivalOrderSinkProvider implements SinkProvider {
                     problems.add(new Problem("parameters." + unsupported, name + " writes whole rows of its input "
                             + "stream and has no " + unsupported, "remove " + unsupported));
                 }
+            }
+            if (p.containsKey("max_batch_records")) {
+                problems.add(new Problem("parameters.max_batch_records", name + " is written by its tasks, one staged "
+                        + "file per epoch, and has no outbox batches", "remove max_batch_records"));
             }
             ArrivalOrderSinkParameters parameters = null;
             if (period != null && ttl != null) {

@@ -31,9 +31,10 @@ import org.jspecify.annotations.Nullable;
  * The arrival-order table sink's engine on a {@link LocalTablesDirectory}, free of Kafka: it stages delivered
  * messages and turns them into the directory's one table sequence.
  *
- * <p>How several outbox partitions write one shared sequence: per-partition staging, merged at publish. Each outbox
- * partition's deliverer {@link #stage stages} its messages durably in {@code <output_directory>/.staging/} (one Avro
- * file per delivered batch, stamped with its arrival time; never listed as a table; see {@link StagingArea}). Any
+ * <p>How several task partitions write one shared sequence: per-partition staging, merged at publish. Each task's
+ * writer {@link #prepare prepares} its epoch's messages durably in {@code <output_directory>/.staging/} (one Avro
+ * file per epoch, stamped with its arrival time, hidden until the epoch committed; never listed as a table; see
+ * {@link StagingArea}). Any
  * instance may {@link #publish}: under a lock (a JVM lock plus a file lock on {@code .sink-lock}) it reads the
  * progress, decides the open slot with {@link TableSlot#decide}, writes the slot's table from the staged files in
  * arrival order, and publishes it with one rename.
@@ -44,7 +45,8 @@ import org.jspecify.annotations.Nullable;
  * directory's and the newest table's progress and repairs the directory. Staged rows that the frontier covers are
  * then deleted (a partly covered staged file is rewritten as its uncovered tail).
  *
- * <p>Thread-safety: {@link #stage} may run concurrently for different partitions and with {@link #publish}; publish,
+ * <p>Thread-safety: {@link #prepare} and {@link #complete} may run concurrently for different partitions and with
+ * {@link #publish}; publish,
  * {@link #load} and {@link #coverage} serialize on the lock.
  */
 final class ArrivalOrderTableSink {
@@ -83,7 +85,7 @@ final class ArrivalOrderTableSink {
     }
 
     /**
-     * A message to stage: its outbox offset, id, system timestamp (ns), weight and payload, the Avro binary of a row
+     * A message to stage: its staging sequence number (unique in its partition), id, system timestamp (ns), weight and payload, the Avro binary of a row
      * of the table's schema (written to the table as is).
      */
     record Staged(long offset, MessageId messageId, long systemTimestamp, long weight, byte[] row) {
@@ -98,32 +100,35 @@ final class ArrivalOrderTableSink {
         }
     }
 
-    /**
-     * Stages messages of one outbox partition durably; returns once they survive a crash.
-     *
-     * @param partition the outbox partition
-     * @param rows the messages, in outbox order, with increasing ids; none already covered
-     */
-    void stage(int partition, List<Staged> rows) throws IOException {
-        stagingArea.stage(partition, rows);
+    /** Writes an epoch's messages of one task partition durably, invisible until {@link #complete}. */
+    StagingArea.Prepared prepare(int partition, List<Staged> rows) throws IOException {
+        return stagingArea.prepare(partition, rows);
     }
 
-    /** Deletes the partition's unused pool files (the partition is released). */
+    /** Makes a committed epoch visible to {@link #publish}. */
+    void complete(StagingArea.Prepared prepared) throws IOException {
+        stagingArea.complete(prepared);
+    }
+
+    /** Deletes the partition's unused pool files (the partition's task closed). */
     void release(int partition) throws IOException {
         stagingArea.release(partition);
     }
 
     /**
      * The last message id of a partition that is staged or written to a table: a replayed message up to it is a
-     * duplicate. Also checks the directory ({@link #load}) and removes the partition's incomplete pool files: call it
-     * when the partition is opened.
+     * duplicate. Also checks the directory ({@link #load}), completes the epochs of the partition its last committed
+     * transaction recorded and removes its other pending files ({@link StagingArea#recover}): call it when the
+     * partition's task opens.
      *
+     * @param committed the pending file names of the epochs the task's last committed transaction recorded
      * @return the id, or null when nothing of the partition was delivered
      */
-    @Nullable MessageId coverage(int partition, Instant now) throws IOException, DirectoryRefusedException {
+    @Nullable MessageId coverage(int partition, List<String> committed, Instant now) throws IOException,
+            DirectoryRefusedException {
         return locked(() -> {
             SinkProgress progress = load(now);
-            stagingArea.removeIncomplete(partition);
+            stagingArea.recover(partition, committed);
             MessageId covered = progress.covered(partition);
             for (StagedFile f : stagedFiles()) {
                 if (f.partition() == partition && (covered == null || f.lastId().compareTo(covered) > 0)) {
@@ -317,7 +322,7 @@ final class ArrivalOrderTableSink {
                     if (covered) {
                         SinkProgress.Frontier fr = frontiers.get(f.partition());
                         if (fr != null && r.messageId().compareTo(fr.messageId()) <= 0) {
-                            continue; // staged twice (a replay by a zombie deliverer): written once
+                            continue; // staged twice (a replayed input): written once
                         }
                         covered = false;
                     }

@@ -6,12 +6,12 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The input system watermark an arrival-order sink's deliverer knows: per outbox partition it delivers, the latest
- * system watermark its outbox carried, and their minimum, "the system watermark of the input stream". It is unknown
+ * The input system watermark an arrival-order sink's writer knows: per task partition it writes, the latest
+ * system watermark a committed epoch of the task reached, and their minimum, "the system watermark of the input stream". It is unknown
  * while a partition of the input has not reported (one not opened here, or reopened and not reported since), so an
- * instance delivering only some of the partitions never writes an empty table.
+ * instance running only some of the partitions never writes an empty table.
  *
- * <p>Thread-safe: updated on the outbox service's thread, read on the publishing timer's.
+ * <p>Thread-safe: updated on the stream threads, read on the publishing timer's.
  */
 final class InputWatermark {
     private final Map<Integer, Long> byPartition = new ConcurrentHashMap<>();

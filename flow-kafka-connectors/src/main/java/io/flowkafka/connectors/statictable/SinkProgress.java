@@ -17,7 +17,7 @@ import org.jspecify.annotations.Nullable;
  *
  * @param owner who writes the directory
  * @param nextTableTimestamp the next table's {@code table_timestamp}: the open slot
- * @param frontiers per outbox partition, the last message written to a table
+ * @param frontiers per task partition, the last message written to a table
  */
 record SinkProgress(Owner owner, Instant nextTableTimestamp, Map<Integer, Frontier> frontiers) {
     /** The attribute name, on the directory and on every table the sink writes. */

@@ -18,7 +18,7 @@ import org.apache.avro.Schema;
  * The byte layout of a staged file: an Avro object container file (codec {@code null}) of
  * {@link StagedRowReader#SCHEMA} rows, its metadata holding the arrival stamp, partition, first and last id, row count
  * and weight, its blocks of at most about {@value #BLOCK_BYTES} bytes. Written and read here without Avro's
- * {@code DataFileWriter}/{@code DataFileReader}: a staged file is written once per delivered batch and read twice, so
+ * {@code DataFileWriter}/{@code DataFileReader}: a staged file is written once per epoch and read twice, so
  * their per-file work (schema JSON printed and parsed, a sync marker digested, a record decoded per row) cost as much
  * as the rows. The files stay readable by any Avro reader, and files an Avro writer wrote are read alike.
  *

@@ -12,7 +12,7 @@ import org.apache.avro.SchemaBuilder;
 
 /**
  * Reads a staged file of the arrival-order sink row by row ({@link StagedFileFormat}, the whole file in memory): each
- * row's outbox offset, message id, system timestamp, weight and the row itself as Avro binary in the table's schema
+ * row's staging sequence number, message id, system timestamp, weight and the row itself as Avro binary in the table's schema
  * (never decoded). Not thread-safe.
  */
 final class StagedRowReader implements AutoCloseable {

@@ -26,15 +26,19 @@ import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The arrival-order sink's {@code .staging/} directory: one Avro file per delivered batch ({@link StagedFileFormat}
- * layout), its header holding the arrival stamp, partition, first and last id, row count and weight. A delivery
- * writes into a {@link StagingPool} file and fsyncs it; a tail rewrite writes a new file and renames it.
+ * The arrival-order sink's {@code .staging/} directory: one Avro file per task epoch ({@link StagedFileFormat}
+ * layout), its header holding the arrival stamp, partition, first and last id, row count and weight. An epoch is
+ * {@link #prepare prepared} into a hidden {@link StagingPool} file, fsynced, before its transaction commits; once it
+ * committed, {@link #complete} renames it to its staged name, which listings take. A tail rewrite writes a new file
+ * and renames it.
  *
- * <p>Thread-safety: {@link #stage} concurrently for different partitions; {@link #files} from any thread.
+ * <p>Thread-safety: {@link #prepare}, {@link #complete} and {@link #recover} concurrently for different partitions;
+ * {@link #files} from any thread.
  */
 final class StagingArea {
     private final Path staging;
     private final StagingPool pool;
+    private final ListingLock listingLock;
     /** Metadata of complete staged files by path, with the order in which this instance completed them. */
     private final Map<Path, Known> cache = new ConcurrentHashMap<>();
     /** How many files this instance has staged completely: a listing takes those it counted when it began. */
@@ -44,22 +48,25 @@ final class StagingArea {
     private record Known(StagedFile file, long sequence) {
     }
 
+    /** An epoch's rows written durably to a hidden pool file, to be renamed to {@code file.path()} once committed. */
+    record Prepared(Path pending, StagedFile file) {
+    }
+
     StagingArea(Path staging) throws IOException {
         this.staging = staging;
         Files.createDirectories(staging);
         this.pool = new StagingPool(staging);
+        this.listingLock = new ListingLock(staging);
     }
 
     /**
-     * Stages messages of one outbox partition durably; returns once they survive a crash.
+     * Writes an epoch's messages of one task partition durably into a hidden file; returns once they survive a
+     * crash. Nothing lists them until {@link #complete}.
      *
-     * @param partition the outbox partition
-     * @param rows the messages, in outbox order, with increasing ids; none already covered
+     * @param partition the task partition
+     * @param rows the messages, in order, with increasing ids; not empty
      */
-    void stage(int partition, List<Staged> rows) throws IOException {
-        if (rows.isEmpty()) {
-            return;
-        }
+    Prepared prepare(int partition, List<Staged> rows) throws IOException {
         // one fsync: the pool file's directory entry is durable already
         Path file = pool.take(partition);
         long stamp = System.currentTimeMillis();
@@ -69,14 +76,81 @@ final class StagingArea {
             written = true;
         } finally {
             if (!written) {
-                Files.deleteIfExists(file); // this delivery fails: nothing of it is staged
+                Files.deleteIfExists(file); // this epoch fails: nothing of it is staged
                 pool.forget(file);
             }
         }
-        // complete and durable: its metadata is known without reading it back
-        cache.put(file, new Known(new StagedFile(file, stamp, partition, rows.get(0).messageId(),
-                rows.get(rows.size() - 1).messageId(), rows.size(), rows.stream().mapToLong(Staged::weight).sum()),
-                completed.incrementAndGet()));
+        return new Prepared(file, new StagedFile(staging.resolve(stagedName(stamp, partition, rows.get(0).offset())),
+                stamp, partition, rows.get(0).messageId(), rows.get(rows.size() - 1).messageId(), rows.size(),
+                rows.stream().mapToLong(Staged::weight).sum()));
+    }
+
+    /**
+     * Makes a prepared epoch visible: renames it to its staged name, durably. Idempotent: a file renamed already (by
+     * this instance, or by the partition's next owner at {@link #recover}) stays as it is.
+     */
+    void complete(Prepared prepared) throws IOException {
+        Path target = prepared.file().path();
+        pool.claim(target); // a listing meanwhile skips it until it is counted below
+        boolean moved = listingLock.renaming(() -> {
+            try {
+                Files.move(prepared.pending(), target, StandardCopyOption.ATOMIC_MOVE);
+                return true;
+            } catch (NoSuchFileException e) {
+                return Files.exists(target);
+            }
+        });
+        if (!moved) {
+            pool.forget(target);
+            throw new IOException("the committed epoch " + prepared.pending() + " of partition "
+                    + prepared.file().partition() + " is neither staged nor pending: it was removed");
+        }
+        StagingPool.forceDirectory(staging);
+        pool.forget(prepared.pending());
+        cache.put(target, new Known(prepared.file(), completed.incrementAndGet()));
+    }
+
+    /**
+     * When a task partition opens: completes the epochs its last committed transaction recorded, by their pending
+     * names, and deletes every other pending file of the partition (aborted epochs, or an owner's that lost it), but
+     * this pool's unused ones.
+     */
+    void recover(int partition, List<String> committed) throws IOException {
+        for (String name : committed) {
+            Path pending = staging.resolve(name);
+            if (StagingPool.partitionOf(pending) != partition) {
+                throw new IOException("the epoch recorded for partition " + partition + " names " + name
+                        + ", no pending file of it");
+            }
+            if (!Files.exists(pending)) {
+                continue; // completed before (its staged file published, maybe)
+            }
+            ByteBuffer bytes = ByteBuffer.wrap(Files.readAllBytes(pending));
+            StagedFileFormat.Header h = StagedFileFormat.header(pending, bytes);
+            long present = StagedFileFormat.countRows(bytes, h);
+            if (present != h.rows()) {
+                throw new IOException("the committed epoch " + pending + " holds " + present + " rows but its header "
+                        + "says " + h.rows() + ": it was fsynced before its commit, so the file was damaged");
+            }
+            long firstOffset;
+            try (StagedRowReader r = new StagedRowReader(pending)) {
+                if (!r.next()) {
+                    throw new IOException("the committed epoch " + pending + " holds no row");
+                }
+                firstOffset = r.offset();
+            }
+            complete(new Prepared(pending, new StagedFile(staging.resolve(stagedName(h.stamp(), h.partition(),
+                    firstOffset)), h.stamp(), h.partition(), h.firstId(), h.lastId(), h.rows(), h.weight())));
+        }
+        List<Path> left;
+        try (Stream<Path> s = Files.list(staging)) {
+            left = s.filter(p -> StagingPool.partitionOf(p) == partition && !pool.free(partition, p)).toList();
+        }
+        for (Path p : left) {
+            // prepared by an epoch that never committed: its rows are replayed
+            Files.deleteIfExists(p);
+            pool.forget(p);
+        }
     }
 
     /** Deletes the partition's unused pool files (the partition is released). */
@@ -129,13 +203,14 @@ final class StagingArea {
      */
     List<StagedFile> files() throws IOException {
         // Only the files this instance completed before the listing began: one it completes meanwhile waits for the
-        // next listing, as does every later batch of its partition. Else a listing could pass over a batch still being
-        // written and take the next one, whose frontier would then cover the first: its rows were lost.
+        // next listing, as does every later epoch of its partition. Else a listing could pass over an epoch being
+        // renamed and take the next one, whose frontier would then cover the first: its rows were lost.
         long horizon = completed.get();
-        List<Path> paths;
-        try (Stream<Path> s = Files.list(staging)) {
-            paths = s.filter(p -> !p.getFileName().toString().startsWith(".")).toList();
-        }
+        List<Path> paths = listingLock.listing(() -> {
+            try (Stream<Path> s = Files.list(staging)) {
+                return s.filter(p -> !p.getFileName().toString().startsWith(".")).toList();
+            }
+        });
         Set<Path> listed = new HashSet<>(paths);
         cache.entrySet().removeIf(e -> e.getValue().sequence() <= horizon && !listed.contains(e.getKey()));
         List<StagedFile> out = new ArrayList<>();
@@ -146,7 +221,7 @@ final class StagingArea {
                 f = k.file();
                 pool.forget(p);
             } else if (k != null || pool.created(p)) {
-                continue; // ours: unused, being written, or completed after the listing began (the next one takes it)
+                continue; // ours, being made visible or completed after the listing began (the next one takes it)
             } else {
                 f = readStagedFile(p); // staged by another owner, or before a restart
                 if (f == null) {
@@ -175,52 +250,21 @@ final class StagingArea {
         return out;
     }
 
-    /**
-     * A staged file's metadata, or null while it is incomplete: a pool file not written yet, being written, or cut
-     * short by a crash (its delivery did not return, so the outbox delivers its rows again).
-     */
+    /** A staged file's metadata, or null when it was deleted meanwhile; visible files are complete (renamed). */
     private @Nullable StagedFile readStagedFile(Path p) throws IOException {
-        boolean pooled = StagingPool.partitionOf(p) >= 0;
         StagedFile f;
         long present;
         try {
-            if (pooled && Files.size(p) == 0) {
-                return null;
-            }
             ByteBuffer bytes = ByteBuffer.wrap(Files.readAllBytes(p));
             StagedFileFormat.Header h = StagedFileFormat.header(p, bytes);
             f = new StagedFile(p, h.stamp(), h.partition(), h.firstId(), h.lastId(), h.rows(), h.weight());
             present = StagedFileFormat.countRows(bytes, h);
         } catch (NoSuchFileException e) {
             return null; // deleted meanwhile
-        } catch (StagedRowReader.FormatException e) {
-            throw e;
-        } catch (IOException | RuntimeException e) {
-            if (pooled) {
-                return null; // a header cut short
-            }
-            throw e;
         }
         if (present != f.rows()) {
-            if (pooled) {
-                return null;
-            }
             throw new IOException("staged file " + p + " holds " + present + " rows but its header says " + f.rows());
         }
         return f;
-    }
-
-    /** Deletes the incomplete pool files of a partition, but this sink's unused ones: only at the partition's open. */
-    void removeIncomplete(int partition) throws IOException {
-        List<Path> paths;
-        try (Stream<Path> s = Files.list(staging)) {
-            paths = s.filter(p -> StagingPool.partitionOf(p) == partition && !pool.created(p)).toList();
-        }
-        for (Path p : paths) {
-            if (!cache.containsKey(p) && readStagedFile(p) == null) {
-                // left by a crash or by an owner that lost the partition: whatever it writes now is never committed
-                Files.deleteIfExists(p);
-            }
-        }
     }
 }

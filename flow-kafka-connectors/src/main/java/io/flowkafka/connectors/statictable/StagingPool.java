@@ -15,16 +15,16 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Empty staging files created ahead, per outbox partition, {@value #SIZE} at a time with one fsync of the directory:
- * a delivery writes its rows into one and fsyncs only that file, since its directory entry is already durable. A
- * file of the pool is named {@code pool-<partition>-<uuid>.avro}; until it holds a complete staged file it is not
- * staged (see {@link ArrivalOrderTableSink#stagedFiles}).
+ * Empty staging files created ahead, per task partition, {@value #SIZE} at a time with one fsync of the directory:
+ * an epoch writes its rows into one and fsyncs only that file, since its directory entry is already durable. A file
+ * of the pool is named {@code .pool-<partition>-<uuid>.avro}: hidden, so no listing takes it; once its epoch
+ * committed it is renamed to its staged name ({@link StagingArea#complete}).
  *
  * <p>Threading: {@link #take} and {@link #release} of one partition on one thread at a time.
  */
 final class StagingPool {
     static final int SIZE = 16;
-    private static final Pattern NAME = Pattern.compile("pool-(\\d+)-[0-9a-f-]+\\.avro");
+    private static final Pattern NAME = Pattern.compile("\\.pool-(\\d+)-[0-9a-f-]+\\.avro");
 
     private final Path staging;
     private final Map<Integer, Deque<Path>> free = new ConcurrentHashMap<>();
@@ -43,7 +43,7 @@ final class StagingPool {
         Deque<Path> files = free.computeIfAbsent(partition, p -> new ConcurrentLinkedDeque<>());
         if (files.isEmpty()) {
             for (int i = 0; i < SIZE; i++) {
-                Path f = staging.resolve("pool-" + partition + "-" + UUID.randomUUID() + ".avro");
+                Path f = staging.resolve(".pool-" + partition + "-" + UUID.randomUUID() + ".avro");
                 ours.add(f);
                 Files.createFile(f);
                 files.add(f);
@@ -51,6 +51,17 @@ final class StagingPool {
             forceDirectory(staging);
         }
         return files.poll();
+    }
+
+    /** Whether the file is one of the partition's unused files. */
+    boolean free(int partition, Path file) {
+        Deque<Path> files = free.get(partition);
+        return files != null && files.contains(file);
+    }
+
+    /** A staged file this instance is about to make visible: listings skip it until it is counted complete. */
+    void claim(Path file) {
+        ours.add(file);
     }
 
     /**

@@ -19,7 +19,7 @@
  *       {@link io.flowkafka.connectors.statictable.TableSlot}, the arrival-order sink's slot
  *       arithmetic;</li>
  *   <li>{@link io.flowkafka.connectors.statictable.ArrivalOrderSinkProvider}, the sink
- *       {@code TArrivalOrderTableSink} on the transactional outbox.</li>
+ *       {@code TArrivalOrderTableSink}, staged by its tasks and made visible when their epochs commit.</li>
  * </ul>
  */
 @NullMarked

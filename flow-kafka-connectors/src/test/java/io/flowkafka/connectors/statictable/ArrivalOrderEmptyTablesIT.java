@@ -3,6 +3,7 @@ package io.flowkafka.connectors.statictable;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.flowkafka.runtime.FlowRuntime;
 import io.flowkafka.testing.Await;
 import io.flowkafka.testing.ChildJvm;
 import io.flowkafka.testing.KafkaCluster;
@@ -18,6 +19,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.TreeMap;
 import org.apache.avro.generic.GenericRecord;
 import org.junit.jupiter.api.Test;
@@ -26,8 +28,8 @@ import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code TArrivalOrderTableSink} on a real broker once its input stops: the source's system watermark, carried
- * through the outbox, passes the open slot. Reference 001: "An empty slot T is created strictly in order, only if T
+ * {@code TArrivalOrderTableSink} on a real broker once its input stops: the source's system watermark, passed to
+ * the sink by the writing tasks after each commit, passes the open slot. Reference 001: "An empty slot T is created strictly in order, only if T
  * &lt;= wall clock and the known non-zero system watermark of the input stream is strictly greater than T +
  * table_period" and "A partition's frontier is deleted as soon as its system_timestamp drops below the system
  * watermark of the input stream". A burst closes slots by limit, so the sequence runs ahead of the wall clock first.
@@ -62,6 +64,34 @@ class ArrivalOrderEmptyTablesIT {
             Await.until(Duration.ofMinutes(1), "the frontiers dropped below the watermark",
                     () -> progress(output).get("frontiers").isEmpty());
             check(output, records);
+        }
+    }
+
+    @Test
+    @Timeout(300)
+    void shouldStopThePipelineWithTheReasonWhenAnotherOwnerHoldsTheDirectory(KafkaCluster cluster, TestNames names)
+            throws Exception {
+        // reference 001: "If the sink detects another owner's progress, it fails with an error asking the user to
+        // remove it": the tasks write the sink, so the pipeline stops, naming the directory and the fix
+        String input = names.topic("input");
+        Path state = Files.createTempDirectory(tempRoot, "aoo");
+        Path output = state.resolve("tables");
+        cluster.createTopic(input, 1);
+        new ArrivalOrderTableSink(LocalTablesDirectory.open(output), new ArrivalOrderSinkParameters(PERIOD,
+                Duration.ofHours(1), null, null), ArrivalOrderSinkMain.EVENT,
+                new SinkProgress.Owner("another-pipeline", "read", "tables")).load(Instant.now());
+        Properties props = cluster.clientProperties();
+        props.put("state.dir", state.resolve("instance").toString());
+        try (FlowRuntime runtime = FlowRuntime.create(ArrivalOrderSinkMain.spec(names.name("aoo"), input,
+                output.toString()), props)) {
+            runtime.start();
+            assertThat(runtime.awaitState(FlowRuntime.State.FAILED, Duration.ofMinutes(2)))
+                    .as(runtime.state().toString()).isTrue();
+            assertThat(runtime.status()).anySatisfy(e -> {
+                assertThat(e.path()).isEqualTo("/sinks/tables/stopped");
+                assertThat(e.message()).contains("another owner").contains(output.toString())
+                        .contains("remove the 'progress' attribute");
+            });
         }
     }
 

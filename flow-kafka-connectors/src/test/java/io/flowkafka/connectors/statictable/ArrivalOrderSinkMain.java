@@ -35,7 +35,7 @@ public final class ArrivalOrderSinkMain {
                         .outputStreamIds("events")
                         .sink("tables", "TArrivalOrderTableSink", List.of("events"), Map.of(
                                 "output_directory", outputDirectory, "table_period", tablePeriod, "table_ttl", "1h",
-                                "max_row_count", maxRowCount, "format", "avro", "max_batch_records", 200)))
+                                "max_row_count", maxRowCount, "format", "avro")))
                 .build();
     }
 
@@ -44,7 +44,7 @@ public final class ArrivalOrderSinkMain {
         props.put("bootstrap.servers", args[0]);
         props.put("state.dir", args[4]);
         props.put("commit.interval.ms", "100");
-        // a killed instance's tasks and outbox partitions move after 10 s instead of 45 s
+        // a killed instance's tasks move after 10 s instead of 45 s
         props.put("consumer.session.timeout.ms", "10000");
         props.put("consumer.heartbeat.interval.ms", "2000");
         props.put("flow.sink.tables.tick.ms", "100");

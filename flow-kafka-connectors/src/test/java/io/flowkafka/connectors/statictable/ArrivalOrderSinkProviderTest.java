@@ -12,9 +12,11 @@ import io.flowkafka.spi.OutboxBatch;
 import io.flowkafka.spi.OutboxDeliveryException;
 import io.flowkafka.spi.OutboxRecord;
 import io.flowkafka.spi.SinkContext;
+import io.flowkafka.spi.StagedSinkWriter;
 import io.flowkafka.spi.SinkProvider;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -30,7 +32,7 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@code TArrivalOrderTableSink}'s parameters, checked before start, and its deliverer's replay dedup. */
+/** {@code TArrivalOrderTableSink}'s parameters, checked before start, and its writer's epochs and replay dedup. */
 class ArrivalOrderSinkProviderTest {
     static final Schema ROW = SchemaBuilder.record("Row").namespace("t").fields().requiredLong("n")
             .optionalLong("w").requiredString("s").endRecord();
@@ -99,9 +101,10 @@ class ArrivalOrderSinkProviderTest {
         p.put("max_row_count", -1);
         p.put("max_data_weight", "x");
         p.put("payload_column", "s");
+        p.put("max_batch_records", 200); // an outbox sink's parameter: this sink has none
         assertThat(problems(p)).extracting(SinkProvider.Problem::field).containsExactlyInAnyOrder(
                 "parameters.output_directory", "parameters.table_period", "parameters.max_row_count",
-                "parameters.max_data_weight", "parameters.payload_column");
+                "parameters.max_data_weight", "parameters.payload_column", "parameters.max_batch_records");
         // "The sink requires exactly one input stream"
         assertThat(provider.validate(new SinkSpec("tables", "TArrivalOrderTableSink", List.of("a", "b"), valid())))
                 .extracting(SinkProvider.Problem::field).containsExactly("input_stream_ids");
@@ -125,7 +128,7 @@ class ArrivalOrderSinkProviderTest {
         // "the optional data_weight_column (type int64 or uint64, non-negative values)"
         Map<String, Object> p = valid();
         p.put("data_weight_column", "s");
-        assertThatThrownBy(() -> provider.createDeliverer(context(p))).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> provider.createWriter(context(p))).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("'tables'").hasMessageContaining("data_weight_column 's' must be int64");
     }
 
@@ -148,16 +151,28 @@ class ArrivalOrderSinkProviderTest {
         return new OutboxBatch("tables", partition, records, to);
     }
 
+    /** One committed epoch of a task: the batch's records written, prepared, and the commit reported. */
+    private static byte[] commit(StagedSinkWriter writer, OutboxBatch batch) throws Exception {
+        for (OutboxRecord r : batch.records()) {
+            writer.write(batch.partition(), r);
+        }
+        writer.flush(batch.partition());
+        byte[] recorded = writer.prepare(batch.partition());
+        assertThat(recorded).as("an epoch that wrote rows records them").isNotNull();
+        writer.committed(batch.partition(), recorded);
+        return recorded;
+    }
+
     @Test
     void shouldWriteOnlyTheUncoveredTailOfAPartlyCoveredReplay() throws Exception {
         // "with a partially covered replay, the sink writes only the uncovered tail without restarting the job"
-        try (var deliverer = provider.createDeliverer(context(valid()))) {
-            deliverer.open(0, java.util.OptionalLong.empty());
-            deliverer.deliver(batch(0, 0, 5));
-            // the outbox offset commit was lost: the partition is reopened and the batch comes again, longer
-            deliverer.release(0);
-            deliverer.open(0, java.util.OptionalLong.empty());
-            deliverer.deliver(batch(0, 0, 8));
+        try (var writer = provider.createWriter(context(valid()))) {
+            writer.open(0, null);
+            byte[] recorded = commit(writer, batch(0, 0, 5));
+            // the input is read again from its start (a reset): the task reopens and the replay comes, longer
+            writer.discard(0);
+            writer.open(0, recorded);
+            commit(writer, batch(0, 0, 8));
         }
         ArrivalOrderTableSink engine = new ArrivalOrderTableSink(LocalTablesDirectory.open(dir),
                 new ArrivalOrderSinkParameters(Duration.ofHours(1), Duration.ofDays(7), null, null), ROW,
@@ -169,6 +184,38 @@ class ArrivalOrderSinkProviderTest {
         assertThat(rows).containsExactly(0L, 1L, 2L, 3L, 4L, 5L, 6L, 7L);
         assertThat(engine.load(Instant.now()).frontiers().get(0))
                 .isEqualTo(new SinkProgress.Frontier(5_007, ArrivalOrderTableSinkTest.id(7)));
+    }
+
+    @Test
+    void shouldMakeAnEpochVisibleOnlyOnceItsTransactionCommitted() throws Exception {
+        // an aborted epoch is never written; one whose commit a crash separated from the writer's is, by the next open
+        try (var writer = provider.createWriter(context(valid()))) {
+            writer.open(0, null);
+            byte[] first = commit(writer, batch(0, 0, 3));
+            for (OutboxRecord r : batch(0, 3, 6).records()) {
+                writer.write(0, r);
+            }
+            assertThat(writer.prepare(0)).isNotNull();
+            writer.discard(0); // the transaction aborted: the task closes dirty and reopens
+            writer.open(0, first);
+            for (OutboxRecord r : batch(0, 3, 6).records()) { // the replay
+                writer.write(0, r);
+            }
+            byte[] second = writer.prepare(0);
+            writer.discard(0); // committed, then the instance died before the writer heard of it
+            writer.open(0, second);
+        }
+        ArrivalOrderTableSink engine = new ArrivalOrderTableSink(LocalTablesDirectory.open(dir),
+                new ArrivalOrderSinkParameters(Duration.ofHours(1), Duration.ofDays(7), null, null), ROW,
+                new SinkProgress.Owner("pp", "read", "tables"));
+        List<String> tables = engine.publish(Instant.now().plus(Duration.ofHours(2)), null);
+        List<Long> rows = StaticTableReader.open(LocalTablesDirectory.open(dir), tables.get(0)).readAll().stream()
+                .map(r -> (Long) r.get("n")).toList();
+        assertThat(rows).containsExactly(0L, 1L, 2L, 3L, 4L, 5L);
+        try (var left = Files.list(dir.resolve(ArrivalOrderTableSink.STAGING))) {
+            assertThat(left.filter(f -> StagingPool.partitionOf(f) == 0).toList()).as("the aborted epoch's file")
+                    .isEmpty();
+        }
     }
 
     private static OutboxBatch avroBatch(int partition, long from, long to, RowEncoder encoder) {
@@ -203,9 +250,9 @@ class ArrivalOrderSinkProviderTest {
             if (column != null) {
                 p.put("data_weight_column", column);
             }
-            try (var deliverer = provider.createDeliverer(context(p))) {
-                deliverer.open(0, java.util.OptionalLong.empty());
-                deliverer.deliver(batch);
+            try (var writer = provider.createWriter(context(p))) {
+                writer.open(0, null);
+                commit(writer, batch);
             }
             ArrivalOrderTableSink engine = new ArrivalOrderTableSink(LocalTablesDirectory.open(out),
                     new ArrivalOrderSinkParameters(Duration.ofHours(1), Duration.ofDays(7), null, null), ROW,
@@ -226,10 +273,11 @@ class ArrivalOrderSinkProviderTest {
     @Test
     void shouldStopOnMessageIdsThatDoNotIncrease() throws Exception {
         // "The sink requires exactly one input stream with increasing MessageId values within it"
-        try (var deliverer = provider.createDeliverer(context(valid()))) {
-            deliverer.open(0, java.util.OptionalLong.empty());
-            OutboxBatch bad = new OutboxBatch("tables", 0, List.of(record(3), record(1)), 5);
-            assertThatThrownBy(() -> deliverer.deliver(bad)).isInstanceOfSatisfying(OutboxDeliveryException.class,
+        try (var writer = provider.createWriter(context(valid()))) {
+            writer.open(0, null);
+            writer.write(0, record(3));
+            writer.write(0, record(1));
+            assertThatThrownBy(() -> writer.prepare(0)).isInstanceOfSatisfying(OutboxDeliveryException.class,
                     e -> assertThat(e.fatal()).isTrue()).hasMessageContaining("needs increasing message ids");
         }
     }
@@ -239,8 +287,8 @@ class ArrivalOrderSinkProviderTest {
         new ArrivalOrderTableSink(LocalTablesDirectory.open(dir), new ArrivalOrderSinkParameters(Duration.ofHours(1),
                 Duration.ofDays(7), null, null), ROW, new SinkProgress.Owner("other", "read", "tables"))
                 .load(Instant.now());
-        try (var deliverer = provider.createDeliverer(context(valid()))) {
-            assertThatThrownBy(() -> deliverer.open(0, java.util.OptionalLong.empty()))
+        try (var writer = provider.createWriter(context(valid()))) {
+            assertThatThrownBy(() -> writer.open(0, null))
                     .isInstanceOfSatisfying(OutboxDeliveryException.class, e -> assertThat(e.fatal()).isTrue())
                     .hasMessageContaining("another owner");
         }

@@ -46,6 +46,12 @@ class ArrivalOrderTableSinkTest {
         return MessageId.of(ByteBuffer.allocate(8).putLong(n).array());
     }
 
+    /** Stages rows as a task's committed epoch: prepared, then made visible. */
+    static void stage(ArrivalOrderTableSink sink, int partition, List<ArrivalOrderTableSink.Staged> rows)
+            throws java.io.IOException {
+        sink.complete(sink.prepare(partition, rows));
+    }
+
     static List<ArrivalOrderTableSink.Staged> rows(long from, long to) {
         List<ArrivalOrderTableSink.Staged> out = new ArrayList<>();
         RowEncoder encoder = new RowEncoder(ROW);
@@ -70,7 +76,7 @@ class ArrivalOrderTableSinkTest {
         // reached"
         ArrivalOrderTableSink sink = sink(null);
         sink.load(T0.plusSeconds(5));
-        sink.stage(0, rows(0, 5));
+        stage(sink, 0, rows(0, 5));
         assertThat(sink.publish(T0.plus(HOUR).minusNanos(1), null)).isEmpty();
         assertThat(sink.publish(T0.plus(HOUR), null)).containsExactly("2026-12-03T10:00:00Z");
         assertThat(read("2026-12-03T10:00:00Z")).containsExactly(0L, 1L, 2L, 3L, 4L);
@@ -85,7 +91,7 @@ class ArrivalOrderTableSinkTest {
         // restart doesn't reset this, because the lag is kept in external state."
         ArrivalOrderTableSink sink = sink(3L);
         sink.load(T0);
-        sink.stage(0, rows(0, 7));
+        stage(sink, 0, rows(0, 7));
         assertThat(sink.publish(T0.plusSeconds(1), null))
                 .containsExactly("2026-12-03T10:00:00Z", "2026-12-03T11:00:00Z");
         assertThat(read("2026-12-03T10:00:00Z")).containsExactly(0L, 1L, 2L);
@@ -126,7 +132,7 @@ class ArrivalOrderTableSinkTest {
         ArrivalOrderTableSink sink = sink(null);
         sink.load(T0);
         ObjectNode before = LocalTablesDirectory.open(dir).directoryAttributes();
-        sink.stage(0, rows(0, 2));
+        stage(sink, 0, rows(0, 2));
         sink.publish(T0.plus(HOUR), null);
         LocalTablesDirectory d = LocalTablesDirectory.open(dir);
         assertThat(d.attributes("2026-12-03T10:00:00Z").custom().get("progress").toString())
@@ -144,14 +150,14 @@ class ArrivalOrderTableSinkTest {
         // partition"
         ArrivalOrderTableSink sink = sink(null);
         sink.load(T0);
-        sink.stage(0, rows(0, 3));
-        sink.stage(1, rows(100, 102));
+        stage(sink, 0, rows(0, 3));
+        stage(sink, 1, rows(100, 102));
         sink.publish(T0.plus(HOUR), null);
         assertThat(read("2026-12-03T10:00:00Z")).containsExactlyInAnyOrder(0L, 1L, 2L, 100L, 101L);
         SinkProgress progress = sink.load(T0.plus(HOUR));
         assertThat(progress.frontiers()).containsEntry(0, new SinkProgress.Frontier(1_002, id(2)))
                 .containsEntry(1, new SinkProgress.Frontier(1_101, id(101)));
-        assertThat(sink.coverage(1, T0.plus(HOUR))).isEqualTo(id(101));
+        assertThat(sink.coverage(1, List.of(), T0.plus(HOUR))).isEqualTo(id(101));
     }
 
     @Test
@@ -159,8 +165,8 @@ class ArrivalOrderTableSinkTest {
         // "the frontier is used for deduplication during replay"
         ArrivalOrderTableSink sink = sink(null);
         sink.load(T0);
-        sink.stage(0, rows(0, 4));
-        sink.stage(0, rows(2, 6)); // a zombie deliverer staged an overlapping replay
+        stage(sink, 0, rows(0, 4));
+        stage(sink, 0, rows(2, 6)); // a zombie deliverer staged an overlapping replay
         sink.publish(T0.plus(HOUR), null);
         assertThat(read("2026-12-03T10:00:00Z")).containsExactly(0L, 1L, 2L, 3L, 4L, 5L);
     }
@@ -184,7 +190,7 @@ class ArrivalOrderTableSinkTest {
         // "the new owner continues the grid after the most recent table in the directory"
         ArrivalOrderTableSink first = sink(null);
         first.load(T0);
-        first.stage(0, rows(0, 1));
+        stage(first, 0, rows(0, 1));
         first.publish(T0.plus(HOUR), null);
         LocalTablesDirectory d = LocalTablesDirectory.open(dir);
         ObjectNode attrs = d.directoryAttributes();
@@ -215,7 +221,7 @@ class ArrivalOrderTableSinkTest {
         // expire table_ttl after it's created"
         ArrivalOrderTableSink sink = sink(null);
         sink.load(T0);
-        sink.stage(0, rows(0, 1));
+        stage(sink, 0, rows(0, 1));
         Instant created = T0.plus(Duration.ofDays(3)); // a catch-up table, written long after its slot
         sink.publish(created, null);
         LocalTablesDirectory d = LocalTablesDirectory.open(dir);
@@ -235,17 +241,17 @@ class ArrivalOrderTableSinkTest {
         // input stream"
         ArrivalOrderTableSink sink = sink(null);
         sink.load(T0);
-        sink.stage(0, rows(0, 2)); // system timestamps 1000, 1001 ns
-        sink.stage(1, rows(10, 12)); // 1010, 1011 ns
+        stage(sink, 0, rows(0, 2)); // system timestamps 1000, 1001 ns
+        stage(sink, 1, rows(10, 12)); // 1010, 1011 ns
         Instant watermark = Instant.EPOCH.plusNanos(1_005);
         sink.publish(T0.plus(HOUR), watermark);
         assertThat(sink.load(T0.plus(HOUR)).frontiers()).as("the table's rows are still staged: both kept")
                 .containsOnlyKeys(0, 1);
-        sink.stage(1, rows(12, 13));
+        stage(sink, 1, rows(12, 13));
         sink.publish(T0.plus(Duration.ofHours(2)), watermark);
         assertThat(sink.load(T0.plus(Duration.ofHours(2))).frontiers())
                 .as("partition 0 is below the watermark, partition 1 is not").containsOnlyKeys(1);
-        sink.stage(0, rows(2, 3));
+        stage(sink, 0, rows(2, 3));
         sink.publish(T0.plus(Duration.ofHours(3)), Instant.EPOCH.plusNanos(1_013));
         assertThat(sink.load(T0.plus(Duration.ofHours(3))).frontiers()).as("partition 1 is below it now")
                 .doesNotContainKey(1);
@@ -257,7 +263,7 @@ class ArrivalOrderTableSinkTest {
         // table just written count as unwritten
         ArrivalOrderTableSink sink = sink(null);
         sink.load(T0);
-        sink.stage(0, rows(0, 2)); // system timestamps 1000, 1001 ns, far below the watermark
+        stage(sink, 0, rows(0, 2)); // system timestamps 1000, 1001 ns, far below the watermark
         Instant watermark = T0.plus(Duration.ofHours(2)).plusNanos(1);
         assertThat(sink.publish(T0.plus(HOUR).plusSeconds(1), watermark))
                 .containsExactly("2026-12-03T10:00:00Z", "2026-12-03T11:00:00Z");
@@ -280,7 +286,7 @@ class ArrivalOrderTableSinkTest {
                 work.add(pool.submit(() -> {
                     for (int batch = 0; batch < 20; batch++) {
                         long base = partition * 1_000_000L + batch * 25L;
-                        (partition % 2 == 0 ? first : second).stage(partition, rows(base, base + 25));
+                        stage(partition % 2 == 0 ? first : second, partition, rows(base, base + 25));
                     }
                     return null;
                 }));
@@ -352,18 +358,19 @@ class ArrivalOrderTableSinkTest {
     }
 
     @Test
-    void shouldNeitherPublishNorKeepAStagedFileCutShort() throws Exception {
-        // a delivery fsyncs only its own file (its directory entry was made durable with the pool): a file cut short
-        // (a delivery in progress, or a crash during one) is not staged, and the partition's next owner removes it
+    void shouldNeitherPublishNorKeepAPendingFileCutShort() throws Exception {
+        // an epoch fsyncs only its own pool file (its directory entry was made durable with the pool): a file cut
+        // short (an epoch being prepared, or a crash during one) is never listed, and the partition's next owner,
+        // whose last commit did not record it, removes it
         ArrivalOrderTableSink sink = sink(null);
         sink.load(T0);
-        sink.stage(0, rows(0, 300));
+        stage(sink, 0, rows(0, 300));
         Path complete = sink.stagedFiles().get(0).path();
         byte[] bytes = Files.readAllBytes(complete);
         Path staging = dir.resolve(ArrivalOrderTableSink.STAGING);
         List<Path> cut = new ArrayList<>();
         for (int length = 0; length < bytes.length; length += 1 + length / 8) {
-            Path f = staging.resolve("pool-0-" + UUID.nameUUIDFromBytes(new byte[] {(byte) cut.size()})
+            Path f = staging.resolve(".pool-0-" + UUID.nameUUIDFromBytes(new byte[] {(byte) cut.size()})
                     + ".avro");
             Files.write(f, Arrays.copyOf(bytes, length));
             cut.add(f);
@@ -372,7 +379,7 @@ class ArrivalOrderTableSinkTest {
         assertThat(sink.publish(T0.plus(HOUR), null)).containsExactly("2026-12-03T10:00:00Z");
         assertThat(read("2026-12-03T10:00:00Z")).hasSize(300).doesNotHaveDuplicates();
         assertThat(cut).as("the publisher leaves files being written alone").allMatch(Files::exists);
-        assertThat(sink(null).coverage(0, T0.plus(HOUR))).isEqualTo(id(299));
+        assertThat(sink(null).coverage(0, List.of(), T0.plus(HOUR))).isEqualTo(id(299));
         assertThat(cut).as("removed when the partition is opened").noneMatch(Files::exists);
     }
 
@@ -382,7 +389,7 @@ class ArrivalOrderTableSinkTest {
         // must not cover the earlier batch
         ArrivalOrderTableSink sink = sink(null);
         sink.load(T0);
-        sink.stage(0, rows(0, 3));
+        stage(sink, 0, rows(0, 3));
         Path earlier = dir.resolve(ArrivalOrderTableSink.STAGING).resolve(StagingArea.stagedName(0, 0, 3));
         try (DataFileWriter<GenericRecord> w = new DataFileWriter<>(
                 new GenericDatumWriter<GenericRecord>(StagedRowReader.SCHEMA))) {
@@ -413,7 +420,7 @@ class ArrivalOrderTableSinkTest {
         // a limit close took part of a staged file; the crash came after its tail was written, before the file went
         ArrivalOrderTableSink sink = sink(3L);
         sink.load(T0);
-        sink.stage(0, rows(0, 5));
+        stage(sink, 0, rows(0, 5));
         Path original = sink.stagedFiles().get(0).path();
         Path copy = dir.resolve("original.bak");
         Files.copy(original, copy);

@@ -43,7 +43,7 @@ class StagingAreaListingTest {
         Thread stager = new Thread(() -> {
             try {
                 for (int b = 0; b < batches; b++) {
-                    area.stage(0, batch((long) b * rows, rows));
+                    area.complete(area.prepare(0, batch((long) b * rows, rows)));
                 }
             } catch (Throwable t) {
                 failure.set(t);

@@ -208,12 +208,13 @@ public final class PipelineCompiler {
                         continue;
                     }
                     io.flowkafka.spi.SinkProvider provider = io.flowkafka.internal.outbox.Sinks.provider(sink.sinkClassName());
+                    boolean staged = provider != null && provider.synchronous(sink) && provider.staged(sink);
                     if (provider != null && provider.synchronous(sink) && !singleTask) {
                         // a synchronous external sink: records sent after each call by the runtime's writer, the epoch
                         // waiting for their acknowledgements (on the test driver: written to its topic like KafkaSink)
                         String name = c.id() + "/" + sink.id();
                         io.flowkafka.internal.outbox.SyncSinkSlot slot = syncSlots.computeIfAbsent(name, k -> {
-                            var sl = new io.flowkafka.internal.outbox.SyncSinkSlot(sink.id());
+                            var sl = new io.flowkafka.internal.outbox.SyncSinkSlot(sink.id(), staged);
                             asyncSinks.add(new CompiledPipeline.AsyncSink(sink, c.id(), "", null, sl));
                             return sl;
                         });
@@ -221,7 +222,8 @@ public final class PipelineCompiler {
                                 Objects.toString(sink.parameters().get("topic")), sink, false, null, slot));
                         continue;
                     }
-                    if (provider != null && provider.synchronous(sink)) {
+                    if (provider != null && provider.synchronous(sink) && !staged) {
+                        // on the test driver a staged sink shows what it is handed in an outbox-named topic (below)
                         String topic = Objects.toString(sink.parameters().get("topic"));
                         routes.add(ComputationPlan.SinkRoute.sync(c.id() + ".sink." + sink.id() + "." + topic, topic, sink));
                         sinkTopics.putIfAbsent(topic, partitionsOf(c, spec));
@@ -335,6 +337,10 @@ public final class PipelineCompiler {
             }));
             if (plan.hasEpochBarrier()) {
                 topology.addStateStore(io.flowkafka.internal.outbox.EpochBarrierStore.builder(c.id(), slots), processorName);
+            }
+            if (slots.stream().anyMatch(io.flowkafka.internal.outbox.SyncSinkSlot::staged)) {
+                topology.addStateStore(logged(io.flowkafka.internal.outbox.StagedEpochs.builder(c.id()), changelogs),
+                        processorName);
             }
             if (!c.timers().isEmpty()) {
                 for (var b : io.flowkafka.internal.timers.TimerStore.storeBuilders(c.id(), persistentStores,

@@ -30,10 +30,16 @@ public final class EpochBarrierStore extends PreCommitStore {
     private int partition = -1;
     private boolean open;
     private Runnable beforeCommit = () -> { };
+    private Runnable afterFlush = () -> { };
 
     /** Sets what the task's processor runs before each commit, before the sinks are waited for. */
     public void beforeCommit(Runnable hook) {
         this.beforeCommit = hook;
+    }
+
+    /** Sets what the task's processor runs before each commit once its sinks flushed ({@link StagedEpochs}). */
+    public void afterFlush(Runnable hook) {
+        this.afterFlush = hook;
     }
 
     private EpochBarrierStore(String name, List<SyncSinkSlot> slots) {
@@ -87,6 +93,7 @@ public final class EpochBarrierStore extends PreCommitStore {
                         + "; the epoch is aborted and replayed", e);
             }
         }
+        afterFlush.run();
     }
 
     @Override

@@ -2,6 +2,7 @@ package io.flowkafka.internal.outbox;
 
 import io.flowkafka.spi.OutboxDeliveryException;
 import io.flowkafka.spi.OutboxRecord;
+import io.flowkafka.spi.StagedSinkWriter;
 import io.flowkafka.spi.SyncSinkWriter;
 import org.jspecify.annotations.Nullable;
 
@@ -12,10 +13,22 @@ import org.jspecify.annotations.Nullable;
  */
 public final class SyncSinkSlot {
     private final String sink;
+    private final boolean staged;
     private volatile @Nullable SyncSinkWriter writer;
 
     public SyncSinkSlot(String sink) {
+        this(sink, false);
+    }
+
+    /** @param staged whether the sink's writer is a {@link StagedSinkWriter} (see {@link StagedEpochs}) */
+    public SyncSinkSlot(String sink, boolean staged) {
         this.sink = sink;
+        this.staged = staged;
+    }
+
+    /** Whether the sink's writer is a {@link StagedSinkWriter}. */
+    public boolean staged() {
+        return staged;
     }
 
     /** The sink id. */
@@ -47,6 +60,19 @@ public final class SyncSinkSlot {
         if (w != null) {
             w.discard(partition);
         }
+    }
+
+    /** The staged writer, or null outside a FlowRuntime (nothing to stage: no record is written either). */
+    @Nullable StagedSinkWriter stagedWriter() {
+        SyncSinkWriter w = writer;
+        if (w == null) {
+            return null;
+        }
+        if (!(w instanceof StagedSinkWriter s)) {
+            throw new IllegalStateException("sink '" + sink + "' is staged but its writer " + w.getClass().getName()
+                    + " is no StagedSinkWriter");
+        }
+        return s;
     }
 
     private SyncSinkWriter writer() {

@@ -1,9 +1,11 @@
 package io.flowkafka.internal.processor;
 
+import io.flowkafka.internal.outbox.SyncSinkSlot;
 import io.flowkafka.spec.ComputationSpec;
 import io.flowkafka.spec.GroupByColumn;
 import io.flowkafka.spec.SinkSpec;
 import io.flowkafka.spec.SourceSpec;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.apache.avro.Schema;
@@ -52,6 +54,20 @@ public record ComputationPlan(String pipeline, ComputationSpec spec, Map<String,
      */
     public static boolean hasStateStore(ComputationSpec spec, io.flowkafka.internal.external.ExternalPlan external) {
         return !spec.states().isEmpty() || !spec.externalStateManagers().isEmpty() || !external.published().isEmpty();
+    }
+
+    /** The computation's staged sinks (see {@code StagedEpochs}), each once. */
+    public List<SyncSinkSlot> stagedSinks() {
+        List<SyncSinkSlot> staged = new ArrayList<>();
+        for (List<Route> rs : outputs().values()) {
+            for (Route r : rs) {
+                if (r instanceof SinkRoute sr && sr.writer() != null && sr.writer().staged()
+                        && !staged.contains(sr.writer())) {
+                    staged.add(sr.writer());
+                }
+            }
+        }
+        return staged;
     }
 
     /**

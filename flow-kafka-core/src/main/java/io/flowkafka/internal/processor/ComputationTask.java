@@ -22,6 +22,8 @@ import io.flowkafka.internal.outbox.AtMostOnceEpochs;
 import io.flowkafka.internal.outbox.EpochBarrierStore;
 import io.flowkafka.internal.outbox.EpochCommits;
 import io.flowkafka.internal.outbox.OutboxWatermarks;
+import io.flowkafka.internal.outbox.StagedEpochs;
+import io.flowkafka.internal.outbox.SyncSinkSlot;
 import io.flowkafka.internal.serde.KeyCodec;
 import io.flowkafka.internal.skip.MessageSkipper;
 import io.flowkafka.internal.source.FiniteSourceProgress;
@@ -157,6 +159,8 @@ final class ComputationTask {
     private WatermarkEmitter emitter;
     /** Writes this task's input system watermark to its async sinks' outboxes. */
     private OutboxWatermarks outboxWatermarks;
+    /** Records what the task's staged sinks prepare in each epoch; null without staged sinks. */
+    private @Nullable StagedEpochs stagedEpochs;
     /** How far this task read its finite source partitions (from the changelogged store). */
     private FiniteSourceProgress finite;
     /** Produces the committed rows of managers and state-joined states to their table topics. */
@@ -175,9 +179,9 @@ final class ComputationTask {
         rejectedOutputs = rejected instanceof RejectedOutputs r ? r : null;
         atMostOnce = new AtMostOnceEpochs(context.appConfigs().get(EpochCommits.CONFIG) instanceof EpochCommits c ? c
                 : null);
+        EpochBarrierStore barrier = null;
         if (plan.hasEpochBarrier()) {
-            EpochBarrierStore barrier = context.getStateStore(
-                    EpochBarrierStore.storeName(spec.id()));
+            barrier = context.getStateStore(EpochBarrierStore.storeName(spec.id()));
             barrier.beforeCommit(atMostOnce::beforeCommit);
         }
         KeyValueStore<Bytes, byte[]> store = !ComputationPlan.hasStateStore(spec, plan.external()) ? null
@@ -239,6 +243,15 @@ final class ComputationTask {
                 .forEach(r -> outboxNodes.putIfAbsent(r.topic(), r.sinkNode()));
         this.outboxWatermarks = new OutboxWatermarks(List.copyOf(outboxNodes.values()), context.taskId().partition(),
                 partitionCount, plan.watermarks().intervalMs());
+        List<SyncSinkSlot> stagedSinks = plan.stagedSinks();
+        if (!stagedSinks.isEmpty() && barrier != null) {
+            StagedEpochs epochs = new StagedEpochs(context.getStateStore(StagedEpochs.storeName(spec.id())),
+                    stagedSinks, context.taskId().partition(), partitionCount,
+                    context.appConfigs().get(EpochCommits.CONFIG) instanceof EpochCommits c ? c : null);
+            epochs.open();
+            barrier.afterFlush(epochs::beforeCommit);
+            this.stagedEpochs = epochs;
+        }
         if (aligned) {
             Set<TopicPartition> tps = new HashSet<>();
             plan.inputs().values().stream().filter(i -> i.source() != null)
@@ -1128,6 +1141,9 @@ final class ComputationTask {
             system = Long.MAX_VALUE;
         }
         outboxWatermarks.maybeWrite(now, system, context); // the input system watermark, to the async sinks
+        if (stagedEpochs != null) {
+            stagedEpochs.inputSystemWatermark(system); // and to the staged ones, after the epoch commits
+        }
         taskMeters.watermarks(inputEvent, inputSystem);
         plan.visitors().status().reading(spec.id(), context.taskId().partition()).update(event, system,
                 timerStore == null ? TaskReading.NO_TIMERS : timerStore.approximatePending());

@@ -10,28 +10,27 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
-import java.util.OptionalLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The deliverer feeds the engine the input system watermark its outbox partitions carry. Reference 001: "An empty
+ * The writer feeds the engine the input system watermark that its tasks' committed epochs reached. Reference 001: "An empty
  * slot T is created strictly in order, only if T &lt;= wall clock and the known non-zero system watermark of the
  * input stream is strictly greater than T + table_period. A watermark equal to the boundary is therefore not enough,
  * and empty tables aren't created in the future."
  */
-class ArrivalOrderDelivererTest {
+class ArrivalOrderWriterTest {
     private static final Duration PERIOD = Duration.ofHours(1);
 
     @TempDir
     Path dir;
 
-    private ArrivalOrderDeliverer deliverer() {
+    private ArrivalOrderWriter writer() {
         SinkSpec sink = new SinkSpec("tables", "TArrivalOrderTableSink", List.of("rows"), Map.of(
                 "output_directory", dir.toString(), "table_period", "1h", "table_ttl", "7d"));
         SinkContext context = new SinkContext("pp", "pp", "read", sink, Map.of(), Map.of("tick.ms", "3600000"),
                 new SimpleMeterRegistry(), "pp.dlq", Map.of("rows", ArrivalOrderSinkProviderTest.ROW));
-        return (ArrivalOrderDeliverer) new ArrivalOrderSinkProvider().createDeliverer(context);
+        return (ArrivalOrderWriter) new ArrivalOrderSinkProvider().createWriter(context);
     }
 
     private List<String> tables() throws Exception {
@@ -44,9 +43,9 @@ class ArrivalOrderDelivererTest {
 
     @Test
     void shouldWriteAnEmptyTableOnceEveryPartitionsWatermarkIsStrictlyPastTheSlot() throws Exception {
-        try (ArrivalOrderDeliverer d = deliverer()) {
-            d.open(0, OptionalLong.empty());
-            d.open(1, OptionalLong.empty());
+        try (ArrivalOrderWriter d = writer()) {
+            d.open(0, null);
+            d.open(1, null);
             Instant t = new ArrivalOrderTableSink(LocalTablesDirectory.open(dir), new ArrivalOrderSinkParameters(
                     PERIOD, Duration.ofDays(7), null, null), ArrivalOrderSinkProviderTest.ROW,
                     new SinkProgress.Owner("pp", "read", "tables")).load(Instant.now()).nextTableTimestamp();
@@ -75,17 +74,17 @@ class ArrivalOrderDelivererTest {
     }
 
     @Test
-    void shouldForgetAReleasedPartitionsWatermark() throws Exception {
-        try (ArrivalOrderDeliverer d = deliverer()) {
-            d.open(0, OptionalLong.empty());
-            d.release(0);
-            d.open(0, OptionalLong.empty());
+    void shouldForgetAClosedPartitionsWatermark() throws Exception {
+        try (ArrivalOrderWriter d = writer()) {
+            d.open(0, null);
+            d.discard(0);
+            d.open(0, null);
             d.onSystemWatermark(0, Long.MAX_VALUE, 2);
-            d.open(1, OptionalLong.empty());
+            d.open(1, null);
             d.onSystemWatermark(1, Long.MAX_VALUE, 2);
-            d.release(1);
+            d.discard(1);
             d.publish();
-            assertThat(tables()).as("partition 1 released: unknown").isEmpty();
+            assertThat(tables()).as("partition 1 closed: unknown").isEmpty();
         }
     }
 }
