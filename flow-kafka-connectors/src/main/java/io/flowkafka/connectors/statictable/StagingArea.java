@@ -80,9 +80,13 @@ final class StagingArea {
                 pool.forget(file);
             }
         }
+        long weight = 0;
+        for (Staged r : rows) {
+            weight += r.weight();
+        }
         return new Prepared(file, new StagedFile(staging.resolve(stagedName(stamp, partition, rows.get(0).offset())),
                 stamp, partition, rows.get(0).messageId(), rows.get(rows.size() - 1).messageId(), rows.size(),
-                rows.stream().mapToLong(Staged::weight).sum()));
+                weight));
     }
 
     /**

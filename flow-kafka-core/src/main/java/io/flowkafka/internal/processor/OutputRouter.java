@@ -46,6 +46,8 @@ final class OutputRouter {
     private final AtMostOnceEpochs atMostOnce;
     private final long computationTag;
     private final Map<String, OutputBinding> outputs = new HashMap<>();
+    private @Nullable String lastStreamId;
+    private @Nullable OutputBinding lastBinding;
     /** Writes of the current call to synchronous external sinks, run once the call succeeded. */
     private final List<Runnable> sinkWrites = new ArrayList<>(0);
 
@@ -115,10 +117,18 @@ final class OutputRouter {
             List<MessageId> parents = o.parentsOrInput(inputId);
             MessageId id = MessageIds.output(parents, computationTag, position);
             long ets = o.eventTimestampOr(inputEts);
-            OutputBinding binding = outputs.get(o.message().streamId);
-            binding.encode(o.message().payload, id, ets, nowNanos, parents, records, nodes);
+            binding(o.message().streamId).encode(o.message().payload, id, ets, nowNanos, parents, records, nodes);
         }
         return records;
+    }
+
+    /** The binding of an output stream: the last one again when the id is the same instance (no hashing). */
+    private OutputBinding binding(String streamId) {
+        if (streamId != lastStreamId) {
+            lastBinding = outputs.get(streamId);
+            lastStreamId = streamId;
+        }
+        return lastBinding;
     }
 
     /**
@@ -141,7 +151,7 @@ final class OutputRouter {
             MessageId id = MessageIds.deriveFromSet(parents, computationTag, position);
             long ets = o.message().eventTimestamp != Long.MIN_VALUE ? o.message().eventTimestamp
                     : call.batchEventTimestamp(parents);
-            outputs.get(o.message().streamId).encode(o.message().payload, id, ets, nowNanos, parents, records, nodes);
+            binding(o.message().streamId).encode(o.message().payload, id, ets, nowNanos, parents, records, nodes);
         }
         return records;
     }
