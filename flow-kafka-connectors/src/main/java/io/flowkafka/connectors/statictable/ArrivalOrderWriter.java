@@ -29,8 +29,8 @@ import org.slf4j.LoggerFactory;
  * task's epoch is staged into one hidden file per {@value #PART_BYTES} bytes of rows, the task's transaction records
  * their names, and they are made visible once it committed ({@link StagedSinkWriter}). A timer
  * ({@code flow.sink.<id>.tick.ms}) publishes the open slot as a table when it is due, by limit or by time, with the
- * input system watermark the committed epochs reached ({@link InputWatermark}), by which it writes empty tables and
- * drops frontiers. Replay dedup: a message whose id is at or below the partition's coverage when its task opened (its
+ * input system watermark the committed epochs of all instances reached ({@link InputWatermark}, kept in the
+ * directory), by which it writes empty tables and drops frontiers. Replay dedup: a message whose id is at or below the partition's coverage when its task opened (its
  * frontier, or what is staged) is skipped, so a replay of what is already written (a reset input) adds only its tail.
  *
  * <p>Threading: each task partition on its stream thread; the timer on its own. They share only the engine, which
@@ -54,7 +54,7 @@ final class ArrivalOrderWriter implements StagedSinkWriter {
     private final Map<Integer, Epoch> epochs = new ConcurrentHashMap<>();
     /** Staging sequence numbers: unique per partition, so a staged file's name is too. */
     private final AtomicLong sequence = new AtomicLong(System.currentTimeMillis() * 1_000L);
-    private final InputWatermark watermark = new InputWatermark();
+    private final InputWatermark watermark;
     private volatile @Nullable String refused;
 
     /** One task partition's state between its open and its close; used by its stream thread only. */
@@ -99,6 +99,8 @@ final class ArrivalOrderWriter implements StagedSinkWriter {
         } catch (IOException e) {
             throw new UncheckedIOException(name() + ": cannot open output_directory " + config.outputDirectory(), e);
         }
+        this.watermark = new InputWatermark(config.outputDirectory().resolve(ArrivalOrderTableSink.STAGING)
+                .resolve(".watermarks"));
         this.avro = "avro".equals(String.valueOf(context.sink().parameters().getOrDefault("format", "json")));
         this.decode = !avro || config.dataWeightColumn() != null;
         this.encoder = new RowEncoder(schema);
@@ -118,7 +120,6 @@ final class ArrivalOrderWriter implements StagedSinkWriter {
     @Override
     public void open(int partition, byte @Nullable [] lastRecorded) throws OutboxDeliveryException {
         checkNotRefused();
-        watermark.forget(partition);
         try {
             MessageId covered = sink.coverage(partition, names(lastRecorded), Instant.now());
             epochs.put(partition, new Epoch(covered));
@@ -226,7 +227,6 @@ final class ArrivalOrderWriter implements StagedSinkWriter {
     public void discard(int partition) {
         // what the epoch prepared stays on disk: only the task's next open knows whether it committed
         epochs.remove(partition);
-        watermark.forget(partition);
         try {
             sink.release(partition);
         } catch (IOException e) {
@@ -265,7 +265,7 @@ final class ArrivalOrderWriter implements StagedSinkWriter {
 
     /**
      * Closes what is due, with the input system watermark: unknown (no empty table, no frontier dropped) until every
-     * partition of the input reported one to this instance. Package-private: tests publish without the timer.
+     * partition of the input reported one, to any instance. Package-private: tests publish without the timer.
      */
     void publish() {
         if (refused != null) {

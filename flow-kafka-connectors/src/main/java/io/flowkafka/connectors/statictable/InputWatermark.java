@@ -1,46 +1,126 @@
 package io.flowkafka.connectors.statictable;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Instant;
+import java.util.HashMap;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * The input system watermark an arrival-order sink's writer knows: per task partition it writes, the latest
- * system watermark a committed epoch of the task reached, and their minimum, "the system watermark of the input stream". It is unknown
- * while a partition of the input has not reported (one not opened here, or reopened and not reported since), so an
- * instance running only some of the partitions never writes an empty table.
+ * The input system watermark of an arrival-order sink, shared by every instance through the output directory: each
+ * task partition's latest watermark, reported after the commit of the epoch that reached it, is kept in
+ * {@code .staging/.watermarks/<partition>}; their minimum is "the system watermark of the input stream". It is
+ * unknown while a partition of the input has never reported, so the partitions may be spread over several instances
+ * and an instance that runs none of them still publishes with it. A partition's file keeps its highest report, also
+ * across owners: what a committed epoch reached stays true.
  *
- * <p>Thread-safe: updated on the stream threads, read on the publishing timer's.
+ * <p>Thread-safe: reported on the stream threads, read on the publishing timer's.
  */
 final class InputWatermark {
-    private final Map<Integer, Long> byPartition = new ConcurrentHashMap<>();
-    private volatile int partitionCount;
+    /** At most one write of a partition's file per this many ms (a completed input is written at once). */
+    static final long MIN_WRITE_INTERVAL_MS = 1_000;
+    private static final Logger LOG = LoggerFactory.getLogger(InputWatermark.class);
 
-    /** A partition's watermark, in nanoseconds; watermarks only advance. */
-    void update(int partition, long systemWatermarkNs, int partitionCount) {
-        this.partitionCount = partitionCount;
-        byPartition.merge(partition, systemWatermarkNs, Math::max);
+    private final Path dir;
+    /** Per partition: {highest reported, highest written, last write ms, partition count}. */
+    private final Map<Integer, long[]> reported = new ConcurrentHashMap<>();
+
+    InputWatermark(Path dir) {
+        this.dir = dir;
     }
 
-    /** Forgets a partition (opened again, or released). */
-    void forget(int partition) {
-        byPartition.remove(partition);
+    /** A partition's watermark, in nanoseconds; written to its file when it advanced and the interval passed. */
+    void update(int partition, long systemWatermarkNs, int partitionCount) {
+        long[] r = reported.computeIfAbsent(partition, p -> new long[] {Long.MIN_VALUE, Long.MIN_VALUE, 0, 0});
+        r[0] = Math.max(r[0], systemWatermarkNs);
+        r[3] = partitionCount;
+        long now = System.currentTimeMillis();
+        if (r[0] > r[1] && (now - r[2] >= MIN_WRITE_INTERVAL_MS || r[0] == Long.MAX_VALUE)) {
+            try {
+                write(partition, r[0], partitionCount);
+                r[1] = r[0];
+                r[2] = now;
+            } catch (IOException e) {
+                LOG.warn("the input watermark of partition {} could not be written to {} (retried at its next "
+                        + "report): {}", partition, dir, e.toString());
+            }
+        }
+    }
+
+    private void write(int partition, long ns, int partitionCount) throws IOException {
+        Files.createDirectories(dir);
+        Path file = dir.resolve(Integer.toString(partition));
+        Long before = read(file);
+        if (before != null && before >= ns) {
+            return; // an owner before this one got further
+        }
+        Path tmp = dir.resolve(".tmp-" + UUID.randomUUID());
+        try {
+            Files.writeString(tmp, ns + " " + partitionCount, StandardCharsets.US_ASCII);
+            Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } finally {
+            Files.deleteIfExists(tmp);
+        }
+    }
+
+    private static @Nullable Long read(Path file) throws IOException {
+        try {
+            String[] parts = Files.readString(file, StandardCharsets.US_ASCII).trim().split(" ");
+            return Long.parseLong(parts[0]);
+        } catch (NoSuchFileException e) {
+            return null;
+        } catch (RuntimeException e) {
+            throw new IOException("unreadable watermark file " + file + ": " + e, e);
+        }
     }
 
     /**
-     * The minimum over the input's partitions.
+     * The minimum over the input's partitions, as the directory and this instance know them.
      *
      * @return the watermark, or null while a partition's is unknown
      */
-    @Nullable Instant current() {
-        int count = partitionCount;
+    @Nullable Instant current() throws IOException {
+        Map<Integer, Long> known = new HashMap<>();
+        int count = 0;
+        for (Map.Entry<Integer, long[]> e : reported.entrySet()) {
+            known.merge(e.getKey(), e.getValue()[0], Math::max);
+            count = Math.max(count, (int) e.getValue()[3]);
+        }
+        if (Files.isDirectory(dir)) {
+            try (Stream<Path> files = Files.list(dir)) {
+                for (Path f : files.filter(p -> !p.getFileName().toString().startsWith(".")).toList()) {
+                    String[] parts;
+                    try {
+                        parts = Files.readString(f, StandardCharsets.US_ASCII).trim().split(" ");
+                    } catch (NoSuchFileException e) {
+                        continue;
+                    }
+                    try {
+                        known.merge(Integer.parseInt(f.getFileName().toString()), Long.parseLong(parts[0]),
+                                Math::max);
+                        count = Math.max(count, Integer.parseInt(parts[1]));
+                    } catch (RuntimeException e) {
+                        throw new IOException("unreadable watermark file " + f + ": " + e, e);
+                    }
+                }
+            }
+        }
         if (count <= 0) {
             return null;
         }
         long min = Long.MAX_VALUE;
         for (int p = 0; p < count; p++) {
-            Long w = byPartition.get(p);
+            Long w = known.get(p);
             if (w == null) {
                 return null;
             }

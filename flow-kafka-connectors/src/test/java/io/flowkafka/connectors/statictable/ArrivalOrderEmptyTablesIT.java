@@ -33,6 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
  * &lt;= wall clock and the known non-zero system watermark of the input stream is strictly greater than T +
  * table_period" and "A partition's frontier is deleted as soon as its system_timestamp drops below the system
  * watermark of the input stream". A burst closes slots by limit, so the sequence runs ahead of the wall clock first.
+ * Two instances run the input's four partitions between them.
  */
 @WithKafka
 class ArrivalOrderEmptyTablesIT {
@@ -52,7 +53,9 @@ class ArrivalOrderEmptyTablesIT {
         Path output = state.resolve("tables");
         cluster.createTopic(input, 4);
         ArrivalOrderSinkIT.produce(cluster, input, 0, records); // a burst: 8 slots closed by limit
-        try (ChildJvm a = ArrivalOrderSinkIT.instance(cluster, pipeline, input, output, state, "a", "1s", "500")) {
+        // two instances: the input's partitions are spread, and each learns the others' watermarks from the directory
+        try (ChildJvm a = ArrivalOrderSinkIT.instance(cluster, pipeline, input, output, state, "a", "1s", "500");
+                ChildJvm b = ArrivalOrderSinkIT.instance(cluster, pipeline, input, output, state, "b", "1s", "500")) {
             Await.until(Duration.ofMinutes(2), records + " rows in published tables",
                     () -> ArrivalOrderSinkIT.rowsIn(output) >= records);
             Instant lastWithRows = tables(output).entrySet().stream().filter(e -> e.getValue().rowCount() > 0)

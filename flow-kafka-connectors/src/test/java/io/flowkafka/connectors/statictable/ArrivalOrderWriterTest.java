@@ -73,18 +73,29 @@ class ArrivalOrderWriterTest {
         }
     }
 
+    private Instant openSlot() throws Exception {
+        return new ArrivalOrderTableSink(LocalTablesDirectory.open(dir), new ArrivalOrderSinkParameters(PERIOD,
+                Duration.ofDays(7), null, null), ArrivalOrderSinkProviderTest.ROW,
+                new SinkProgress.Owner("pp", "read", "tables")).load(Instant.now()).nextTableTimestamp();
+    }
+
     @Test
-    void shouldForgetAClosedPartitionsWatermark() throws Exception {
-        try (ArrivalOrderWriter d = writer()) {
-            d.open(0, null);
-            d.discard(0);
-            d.open(0, null);
-            d.onSystemWatermark(0, Long.MAX_VALUE, 2);
-            d.open(1, null);
-            d.onSystemWatermark(1, Long.MAX_VALUE, 2);
-            d.discard(1);
-            d.publish();
-            assertThat(tables()).as("partition 1 closed: unknown").isEmpty();
+    void shouldKnowTheWatermarksOfPartitionsThatOtherInstancesRun() throws Exception {
+        // the input's partitions spread over two instances: each learns the others' through the output directory
+        try (ArrivalOrderWriter a = writer(); ArrivalOrderWriter b = writer()) {
+            a.open(0, null);
+            b.open(1, null);
+            Instant t = openSlot();
+            long past = nanos(t.plus(PERIOD)) + 1;
+            a.onSystemWatermark(0, past, 2);
+            a.publish();
+            b.publish();
+            assertThat(tables()).as("partition 1 never reported: the input's watermark is unknown").isEmpty();
+            b.onSystemWatermark(1, past, 2);
+            b.discard(1); // the partition moves away: what its committed epochs reached stays known
+            a.publish();
+            assertThat(tables()).as("instance a publishes with partition 1's watermark from instance b")
+                    .containsExactly(ArrivalOrderTableSink.tableName(t));
         }
     }
 }

@@ -2,14 +2,22 @@ package io.flowkafka.connectors.statictable;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.nio.file.Path;
 import java.time.Instant;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
-/** The input system watermark from the outbox partitions' watermarks: their minimum, unknown if one is. */
+/**
+ * The input system watermark from the partitions' reports, shared through the directory: their minimum, unknown if
+ * one is.
+ */
 class InputWatermarkTest {
+    @TempDir
+    Path dir;
+
     @Test
-    void shouldBeTheMinimumOverAllPartitionsAndUnknownWhileOneIsUnknown() {
-        InputWatermark w = new InputWatermark();
+    void shouldBeTheMinimumOverAllPartitionsAndUnknownWhileOneIsUnknown() throws Exception {
+        InputWatermark w = new InputWatermark(dir);
         assertThat(w.current()).as("nothing reported").isNull();
         w.update(0, 2_000, 3);
         w.update(2, 1_000, 3);
@@ -18,14 +26,26 @@ class InputWatermarkTest {
         assertThat(w.current()).isEqualTo(Instant.EPOCH.plusNanos(1_000));
         w.update(2, 500, 3);
         assertThat(w.current()).as("a watermark never goes back").isEqualTo(Instant.EPOCH.plusNanos(1_000));
-        w.forget(1);
-        assertThat(w.current()).as("released: unknown again").isNull();
     }
 
     @Test
-    void shouldCarryACompletedInput() {
-        InputWatermark w = new InputWatermark();
+    void shouldShareReportsThroughTheDirectoryAndKeepTheHighest() throws Exception {
+        InputWatermark a = new InputWatermark(dir);
+        InputWatermark b = new InputWatermark(dir);
+        a.update(0, 2_000, 2);
+        b.update(1, 3_000, 2);
+        assertThat(a.current()).as("a knows b's partition").isEqualTo(Instant.EPOCH.plusNanos(2_000));
+        assertThat(b.current()).isEqualTo(Instant.EPOCH.plusNanos(2_000));
+        InputWatermark next = new InputWatermark(dir); // partition 0's next owner, after a restart
+        next.update(0, 1_500, 2);
+        assertThat(new InputWatermark(dir).current()).as("a lower report does not lower the file")
+                .isEqualTo(Instant.EPOCH.plusNanos(2_000));
+    }
+
+    @Test
+    void shouldCarryACompletedInput() throws Exception {
+        InputWatermark w = new InputWatermark(dir);
         w.update(0, Long.MAX_VALUE, 1);
-        assertThat(w.current()).isEqualTo(Instant.EPOCH.plusNanos(Long.MAX_VALUE));
+        assertThat(new InputWatermark(dir).current()).isEqualTo(Instant.EPOCH.plusNanos(Long.MAX_VALUE));
     }
 }
