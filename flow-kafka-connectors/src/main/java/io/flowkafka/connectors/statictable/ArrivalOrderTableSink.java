@@ -149,37 +149,45 @@ final class ArrivalOrderTableSink {
      */
     List<String> publish(Instant now, @Nullable Instant inputSystemWatermark) throws IOException,
             DirectoryRefusedException {
-        return locked(() -> {
-            SinkProgress progress = load(now);
-            if (!sweptAbandoned) {
-                // tables are written only under this lock, so no writer is running: what is pending was abandoned by
-                // a publisher that crashed mid-table
-                directory.removeAbandoned();
-                sweptAbandoned = true;
+        // the lock is taken per table: a task opening a partition (coverage) waits for one table at most
+        List<String> written = new ArrayList<>();
+        while (written.size() < MAX_TABLES_PER_PUBLISH) {
+            String table = locked(() -> publishOne(now, inputSystemWatermark));
+            if (table == null) {
+                break;
             }
-            List<StagedFile> files = normalize(progress);
-            List<String> written = new ArrayList<>();
-            while (written.size() < MAX_TABLES_PER_PUBLISH) {
-                long rows = 0;
-                long weight = 0;
-                for (StagedFile f : files) {
-                    rows += f.rows();
-                    weight += f.weight();
-                }
-                TableSlot slot = new TableSlot(progress.nextTableTimestamp(), rows, weight);
-                SlotClose close = slot.decide(parameters, now, inputSystemWatermark);
-                if (close == SlotClose.NONE) {
-                    break;
-                }
-                progress = writeTable(progress, close == SlotClose.EMPTY ? List.of() : files,
-                        close == SlotClose.BY_LIMIT, now, inputSystemWatermark);
-                written.add(tableName(slot.start()));
-                directory.replaceDirectoryAttributes(withProgress(directory.directoryAttributes(), progress));
-                files = normalize(progress);
-            }
-            expire(now);
-            return written;
-        });
+            written.add(table);
+        }
+        locked(() -> expire(now));
+        return written;
+    }
+
+    /** Writes the open slot's table if it is due; returns its name, or null. Under the lock. */
+    private @Nullable String publishOne(Instant now, @Nullable Instant inputSystemWatermark) throws IOException,
+            DirectoryRefusedException {
+        SinkProgress progress = load(now);
+        if (!sweptAbandoned) {
+            // tables are written only under this lock, so no writer is running: what is pending was abandoned by
+            // a publisher that crashed mid-table
+            directory.removeAbandoned();
+            sweptAbandoned = true;
+        }
+        List<StagedFile> files = normalize(progress);
+        long rows = 0;
+        long weight = 0;
+        for (StagedFile f : files) {
+            rows += f.rows();
+            weight += f.weight();
+        }
+        TableSlot slot = new TableSlot(progress.nextTableTimestamp(), rows, weight);
+        SlotClose close = slot.decide(parameters, now, inputSystemWatermark);
+        if (close == SlotClose.NONE) {
+            return null;
+        }
+        progress = writeTable(progress, close == SlotClose.EMPTY ? List.of() : files, close == SlotClose.BY_LIMIT,
+                now, inputSystemWatermark);
+        directory.replaceDirectoryAttributes(withProgress(directory.directoryAttributes(), progress));
+        return tableName(slot.start());
     }
 
     /**

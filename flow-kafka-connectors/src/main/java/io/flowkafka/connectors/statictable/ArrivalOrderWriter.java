@@ -237,6 +237,10 @@ final class ArrivalOrderWriter implements StagedSinkWriter {
 
     @Override
     public void onSystemWatermark(int partition, long systemWatermarkNs, int partitionCount) {
+        Epoch epoch = epochs.get(partition);
+        if (epoch != null && !epoch.prepared.isEmpty()) {
+            return; // a committed epoch is not visible yet: the watermark waits for a report after it is
+        }
         watermark.update(partition, systemWatermarkNs, partitionCount);
     }
 

@@ -22,6 +22,8 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
@@ -36,6 +38,9 @@ import org.jspecify.annotations.Nullable;
  * {@link #files} from any thread.
  */
 final class StagingArea {
+    private static final Pattern STAGED_NAME = Pattern.compile("\\d+-(\\d+)-\\d+\\.avro");
+    /** A staged file's header is read from this many bytes, unless it is longer. */
+    private static final int HEADER_READ = 8 << 10;
     private final Path staging;
     private final StagingPool pool;
     private final ListingLock listingLock;
@@ -69,9 +74,19 @@ final class StagingArea {
     Prepared prepare(int partition, List<Staged> rows) throws IOException {
         // one fsync: the pool file's directory entry is durable already
         Path file = pool.take(partition);
+        FileChannel opened;
+        try {
+            opened = FileChannel.open(file, StandardOpenOption.WRITE);
+        } catch (NoSuchFileException e) {
+            // the partition's next owner removed this pool's unused files: the partition moved away and came back
+            pool.forget(file);
+            pool.release(partition);
+            file = pool.take(partition);
+            opened = FileChannel.open(file, StandardOpenOption.WRITE);
+        }
         long stamp = System.currentTimeMillis();
         boolean written = false;
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
+        try (FileChannel ch = opened) {
             writeStaged(ch, stamp, partition, rows);
             written = true;
         } finally {
@@ -95,23 +110,28 @@ final class StagingArea {
      */
     void complete(Prepared prepared) throws IOException {
         Path target = prepared.file().path();
-        pool.claim(target); // a listing meanwhile skips it until it is counted below
-        boolean moved = listingLock.renaming(() -> {
-            try {
-                Files.move(prepared.pending(), target, StandardCopyOption.ATOMIC_MOVE);
-                return true;
-            } catch (NoSuchFileException e) {
-                return Files.exists(target);
+        pool.claim(target); // a listing meanwhile skips the partition until the file is counted below
+        boolean counted = false;
+        try {
+            boolean moved = listingLock.renaming(() -> {
+                try {
+                    Files.move(prepared.pending(), target, StandardCopyOption.ATOMIC_MOVE);
+                    return true;
+                } catch (NoSuchFileException e) {
+                    return false; // renamed before (here, or by the partition's next owner); published since, maybe
+                }
+            });
+            if (moved) {
+                StagingPool.forceDirectory(staging);
+                cache.put(target, new Known(prepared.file(), completed.incrementAndGet()));
+                counted = true;
             }
-        });
-        if (!moved) {
-            pool.forget(target);
-            throw new IOException("the committed epoch " + prepared.pending() + " of partition "
-                    + prepared.file().partition() + " is neither staged nor pending: it was removed");
+            pool.forget(prepared.pending());
+        } finally {
+            if (!counted) {
+                pool.forget(target); // whatever is there is read as anyone's
+            }
         }
-        StagingPool.forceDirectory(staging);
-        pool.forget(prepared.pending());
-        cache.put(target, new Known(prepared.file(), completed.incrementAndGet()));
     }
 
     /**
@@ -200,6 +220,12 @@ final class StagingArea {
         return String.format("%013d-%05d-%019d.avro", stamp, partition, firstOffset);
     }
 
+    /** The partition in a staged file's name ({@link #stagedName}), or -1 for another name. */
+    static int partitionOfStaged(Path file) {
+        Matcher m = STAGED_NAME.matcher(file.getFileName().toString());
+        return m.matches() ? Integer.parseInt(m.group(1)) : -1;
+    }
+
     /**
      * The complete staged files, in arrival order (by stamp), except that each partition's files come in the order of
      * their ids: a stamp of a clock that went back (on this instance or the partition's next owner) never makes a
@@ -209,23 +235,29 @@ final class StagingArea {
         // Only the files this instance completed before the listing began: one it completes meanwhile waits for the
         // next listing, as does every later epoch of its partition. Else a listing could pass over an epoch being
         // renamed and take the next one, whose frontier would then cover the first: its rows were lost.
-        long horizon = completed.get();
+        // A partition with a file of ours being made visible waits whole: its next epoch may be visible already (renamed
+        // by the partition's next owner) and must not be taken before it.
+        long[] horizon = new long[1];
         List<Path> paths = listingLock.listing(() -> {
+            horizon[0] = completed.get(); // no rename of this instance runs while the lock is held
             try (Stream<Path> s = Files.list(staging)) {
                 return s.filter(p -> !p.getFileName().toString().startsWith(".")).toList();
             }
         });
         Set<Path> listed = new HashSet<>(paths);
-        cache.entrySet().removeIf(e -> e.getValue().sequence() <= horizon && !listed.contains(e.getKey()));
+        cache.entrySet().removeIf(e -> e.getValue().sequence() <= horizon[0] && !listed.contains(e.getKey()));
         List<StagedFile> out = new ArrayList<>();
+        Set<Integer> waiting = new HashSet<>();
         for (Path p : paths) {
             Known k = cache.get(p); // a complete staged file never changes
             StagedFile f;
-            if (k != null && k.sequence() <= horizon) {
+            if (k != null && k.sequence() <= horizon[0]) {
                 f = k.file();
                 pool.forget(p);
             } else if (k != null || pool.created(p)) {
-                continue; // ours, being made visible or completed after the listing began (the next one takes it)
+                // ours, being made visible or completed after the listing began: the next listing takes it
+                waiting.add(k != null ? k.file().partition() : partitionOfStaged(p));
+                continue;
             } else {
                 f = readStagedFile(p); // staged by another owner, or before a restart
                 if (f == null) {
@@ -235,6 +267,7 @@ final class StagingArea {
             }
             out.add(f);
         }
+        out.removeIf(f -> waiting.contains(f.partition()));
         out.sort(Comparator.comparingLong(StagedFile::stamp).thenComparing(StagedFile::path));
         return idOrderPerPartition(out);
     }
@@ -254,21 +287,26 @@ final class StagingArea {
         return out;
     }
 
-    /** A staged file's metadata, or null when it was deleted meanwhile; visible files are complete (renamed). */
+    /**
+     * A staged file's metadata from its header, or null when it was deleted meanwhile. A visible file is complete: it
+     * was renamed into place after its data was fsynced.
+     */
     private @Nullable StagedFile readStagedFile(Path p) throws IOException {
-        StagedFile f;
-        long present;
-        try {
-            ByteBuffer bytes = ByteBuffer.wrap(Files.readAllBytes(p));
-            StagedFileFormat.Header h = StagedFileFormat.header(p, bytes);
-            f = new StagedFile(p, h.stamp(), h.partition(), h.firstId(), h.lastId(), h.rows(), h.weight());
-            present = StagedFileFormat.countRows(bytes, h);
+        StagedFileFormat.Header h;
+        try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ)) {
+            ByteBuffer head = ByteBuffer.allocate((int) Math.min(ch.size(), HEADER_READ));
+            while (head.hasRemaining() && ch.read(head) >= 0) {
+                // fill
+            }
+            head.flip();
+            try {
+                h = StagedFileFormat.header(p, head);
+            } catch (RuntimeException e) {
+                h = StagedFileFormat.header(p, ByteBuffer.wrap(Files.readAllBytes(p))); // a longer header
+            }
         } catch (NoSuchFileException e) {
             return null; // deleted meanwhile
         }
-        if (present != f.rows()) {
-            throw new IOException("staged file " + p + " holds " + present + " rows but its header says " + f.rows());
-        }
-        return f;
+        return new StagedFile(p, h.stamp(), h.partition(), h.firstId(), h.lastId(), h.rows(), h.weight());
     }
 }

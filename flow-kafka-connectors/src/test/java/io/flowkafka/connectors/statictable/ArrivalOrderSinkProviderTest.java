@@ -187,6 +187,36 @@ class ArrivalOrderSinkProviderTest {
     }
 
     @Test
+    void shouldHoldTheWatermarkBackWhileACommittedEpochIsNotVisible() throws Exception {
+        // "only if ... the known non-zero system watermark of the input stream is strictly greater than T +
+        // table_period": the watermark may cover only rows the publisher can see, or an empty table passes them by
+        try (var writer = (ArrivalOrderWriter) provider.createWriter(context(valid()))) {
+            writer.open(0, null);
+            for (OutboxRecord r : batch(0, 0, 3).records()) {
+                writer.write(0, r);
+            }
+            byte[] recorded = writer.prepare(0);
+            Path lock = dir.resolve(ArrivalOrderTableSink.STAGING).resolve(".listing-lock");
+            Files.deleteIfExists(lock);
+            Files.createDirectories(lock); // the rename cannot take its lock: it fails, the epoch stays pending
+            writer.committed(0, recorded);
+            Files.delete(lock); // publishing can list again
+            writer.onSystemWatermark(0, Long.MAX_VALUE, 1);
+            writer.publish();
+            assertThat(LocalTablesDirectory.open(dir).tableNames()).as("no empty table past the pending rows")
+                    .isEmpty();
+            byte[] next = writer.prepare(0); // the next epoch records the pending one again; its commit renames it
+            writer.committed(0, next);
+            writer.onSystemWatermark(0, Long.MAX_VALUE, 1);
+            writer.publish();
+        }
+        ArrivalOrderTableSink engine = new ArrivalOrderTableSink(LocalTablesDirectory.open(dir),
+                new ArrivalOrderSinkParameters(Duration.ofHours(1), Duration.ofDays(7), null, null), ROW,
+                new SinkProgress.Owner("pp", "read", "tables"));
+        assertThat(engine.stagedFiles()).singleElement().satisfies(f -> assertThat(f.rows()).isEqualTo(3));
+    }
+
+    @Test
     void shouldMakeAnEpochVisibleOnlyOnceItsTransactionCommitted() throws Exception {
         // an aborted epoch is never written; one whose commit a crash separated from the writer's is, by the next open
         try (var writer = provider.createWriter(context(valid()))) {

@@ -1,11 +1,14 @@
 package io.flowkafka.connectors.statictable;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.flowkafka.api.MessageId;
 import io.flowkafka.connectors.statictable.ArrivalOrderTableSink.Staged;
 import io.flowkafka.connectors.statictable.ArrivalOrderTableSink.StagedFile;
+import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -67,5 +70,39 @@ class StagingAreaListingTest {
         stager.join();
         assertThat(failure.get()).isNull();
         assertThat(area.files()).hasSize(batches);
+    }
+
+    private static List<Long> firsts(List<StagedFile> files) {
+        return files.stream().map(f -> ByteBuffer.wrap(f.firstId().toBytes()).getLong(4)).toList();
+    }
+
+    @Test
+    void shouldListAnEpochWhoseRenameFailedOnceThePartitionsNextOwnerMadeItVisible() throws Exception {
+        // instance x commits epoch N but cannot rename it; the partition moves to y, which renames N from its record
+        // and then N + 1: x's publisher must see N before it takes N + 1, or N + 1's frontier covers N's rows
+        StagingArea x = new StagingArea(dir);
+        StagingArea y = new StagingArea(dir);
+        StagingArea.Prepared n = x.prepare(0, batch(0, 20));
+        Path lock = dir.resolve(".listing-lock");
+        Files.createDirectories(lock); // the rename's lock cannot be taken
+        assertThatThrownBy(() -> x.complete(n)).isInstanceOf(IOException.class);
+        Files.delete(lock);
+        y.recover(0, List.of(n.pending().getFileName().toString()));
+        y.complete(y.prepare(0, batch(20, 20)));
+        assertThat(firsts(x.files())).containsExactly(0L, 20L);
+        assertThat(firsts(y.files())).containsExactly(0L, 20L);
+    }
+
+    @Test
+    void shouldTakeACommittedEpochThatWasRenamedAndPublishedElsewhereAsDone() throws Exception {
+        // x's rename comes after the partition's next owner renamed the epoch and a publisher removed it: nothing to do
+        StagingArea x = new StagingArea(dir);
+        StagingArea.Prepared n = x.prepare(0, batch(0, 20));
+        new StagingArea(dir).recover(0, List.of(n.pending().getFileName().toString()));
+        Files.delete(n.file().path());
+        x.complete(n);
+        assertThat(x.files()).isEmpty();
+        x.complete(x.prepare(0, batch(20, 20)));
+        assertThat(firsts(x.files())).as("the partition's next epochs are made visible").containsExactly(20L);
     }
 }
