@@ -68,12 +68,7 @@ public final class StagedEpochs {
             try {
                 w.open(partition, store.get(key(slot)));
             } catch (OutboxDeliveryException e) {
-                if (e.fatal()) {
-                    throw new FatalSinkException(slot.sink(), "sink '" + slot.sink() + "' of task partition "
-                            + partition + ": " + e.getMessage(), e);
-                }
-                throw new StreamsException("sink '" + slot.sink() + "' of task partition " + partition
-                        + " cannot open: " + e.getMessage() + "; the task is retried", e);
+                throw failure(slot, e, " cannot open: ", "; the task is retried");
             }
         }
     }
@@ -95,12 +90,7 @@ public final class StagedEpochs {
             try {
                 prepared = w.prepare(partition);
             } catch (OutboxDeliveryException e) {
-                if (e.fatal()) {
-                    throw new FatalSinkException(slot.sink(), "sink '" + slot.sink() + "' of task partition "
-                            + partition + ": " + e.getMessage(), e);
-                }
-                throw new StreamsException("sink '" + slot.sink() + "' of task partition " + partition + ": "
-                        + e.getMessage() + "; the epoch is aborted and replayed", e);
+                throw failure(slot, e, ": ", "; the epoch is aborted and replayed");
             }
             if (prepared != null) {
                 store.put(key(slot), prepared); // sent to the changelog now: inside this transaction
@@ -122,6 +112,15 @@ public final class StagedEpochs {
         } else {
             after.forEach(Runnable::run);
         }
+    }
+
+    /** A sink's failure: fatal ones stop the pipeline, others fail the task, which Kafka Streams retries. */
+    private StreamsException failure(SyncSinkSlot slot, OutboxDeliveryException e, String what, String then) {
+        String where = "sink '" + slot.sink() + "' of task partition " + partition;
+        if (e.fatal()) {
+            return new FatalSinkException(slot.sink(), where + ": " + e.getMessage(), e);
+        }
+        return new StreamsException(where + what + e.getMessage() + then, e);
     }
 
     private static Bytes key(SyncSinkSlot slot) {
