@@ -18,6 +18,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -374,6 +375,36 @@ class FlowTestDriverTest {
             assertThat(clicks).extracting(m -> m.getPayload().get("user").toString()).containsExactly("alice");
             assertThat(clicks.get(0).getEventTimestamp()).as("record timestamp, no event_timestamp_column")
                     .isEqualTo(t.toEpochMilli() * MS);
+        }
+    }
+
+    @Test
+    void aSourceComputationPassesAvroOnAsItReadIt() throws IOException {
+        // no process function: the payload keeps its input bytes; a sink reading a field still sees the values
+        PipelineSpec avro = PipelineSpec.builder("avro")
+                .stream("raw", CLICK)
+                .stream("clicks", CLICK)
+                .computation("read", c -> c.kind(ComputationKind.SOURCE)
+                        .source("raw", "KafkaSource", Map.of("topics", "avro-in", "format", "avro"))
+                        .outputStreamIds("clicks")
+                        .sink("copy", "KafkaSink", List.of("clicks"), Map.of("topic", "avro-out", "format", "avro"))
+                        .sink("keyed", "KafkaSink", List.of("clicks"), Map.of("topic", "json-out", "key_column", "user")))
+                .build();
+        try (FlowTestDriver driver = FlowTestDriver.create(avro)) {
+            Instant t = Instant.parse("2026-02-01T00:00:00Z");
+            List<byte[]> in = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                GenericRecord r = new GenericData.Record(CLICK);
+                r.put("user", "user-" + i);
+                r.put("page", "page-" + i);
+                r.put("ts", (long) i);
+                in.add(avroBytes(r));
+                driver.pipeSource("avro-in", null, in.get(i), t);
+            }
+            assertThat(driver.readTopic("avro-out")).extracting(TestRecord::value).containsExactlyElementsOf(in);
+            assertThat(driver.readTopic("json-out")).extracting(r -> new String(r.key(), StandardCharsets.UTF_8))
+                    .containsExactly("user-0", "user-1", "user-2");
+            assertThat(driver.readDeadLetters()).isEmpty();
         }
     }
 
