@@ -20,6 +20,18 @@ public interface SyncSinkWriter extends AutoCloseable {
     void write(int partition, OutboxRecord record);
 
     /**
+     * Refuses a record this sink can never write, while the call that produced it is still running: the call then
+     * fails and its input goes to the dead-letter topic with the exception's message, and the pipeline goes on. A
+     * record that passes is {@link #write written} once the call succeeded. Called by the task's stream thread; the
+     * default takes every record.
+     *
+     * @param record the record the call produced
+     * @throws IllegalArgumentException if the sink can never write it (say why and what to fix)
+     */
+    default void check(OutboxRecord record) {
+    }
+
+    /**
      * Waits until every record sent for the task {@code partition} so far is acknowledged; called
      * before the task's epoch commits.
      *

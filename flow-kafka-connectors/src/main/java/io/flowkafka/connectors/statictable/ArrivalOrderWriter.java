@@ -131,6 +131,26 @@ final class ArrivalOrderWriter implements StagedSinkWriter {
         }
     }
 
+    /**
+     * Refuses, in the producing call, a message the sink can never write: no value, or a negative
+     * {@code data_weight_column}; its input then goes to the dead-letter topic and the pipeline goes on.
+     */
+    @Override
+    public void check(OutboxRecord r) {
+        byte[] value = r.value();
+        if (value == null) {
+            throw new IllegalArgumentException(name() + " cannot write message " + r.messageId() + ": it has no value");
+        }
+        if (decode) {
+            try {
+                weight.weightOf(context.decodeValue(config.inputStream(), value), value.length);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(name() + " cannot write message " + r.messageId() + ": "
+                        + e.getMessage(), e);
+            }
+        }
+    }
+
     @Override
     public void write(int partition, OutboxRecord r) {
         Epoch epoch = epoch(partition);
@@ -156,9 +176,15 @@ final class ArrivalOrderWriter implements StagedSinkWriter {
         long w = value.length;
         byte[] row = value;
         if (decode) {
-            GenericRecord decoded = context.decodeValue(config.inputStream(), value);
-            w = weight.weightOf(decoded, value.length);
-            row = avro ? value : encoder.encode(decoded);
+            try {
+                GenericRecord decoded = context.decodeValue(config.inputStream(), value);
+                w = weight.weightOf(decoded, value.length);
+                row = avro ? value : encoder.encode(decoded);
+            } catch (RuntimeException e) { // check() refuses these in the producing call; never a task crash loop
+                epoch.failed = OutboxDeliveryException.fatal(name() + ": message " + r.messageId() + ": "
+                        + e.getMessage());
+                return;
+            }
         }
         epoch.rows.add(new ArrivalOrderTableSink.Staged(sequence.incrementAndGet(), r.messageId(), r.systemTimestamp(),
                 w, row));

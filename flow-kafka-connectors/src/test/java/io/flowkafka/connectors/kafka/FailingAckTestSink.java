@@ -17,7 +17,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * A test-only synchronous sink ({@code FailingAckTestSink}): records every write, counts the
  * epoch barriers ({@link SyncSinkWriter#flush}) and fails the first barrier that follows a write, as
- * a lost acknowledgement would.
+ * a lost acknowledgement would; with {@link #refuseInCall} set, its {@link SyncSinkWriter#check} refuses the
+ * records of that key and no barrier fails.
  */
 public final class FailingAckTestSink implements SinkProvider {
     static final ConcurrentLinkedQueue<String> WRITTEN = new ConcurrentLinkedQueue<>();
@@ -25,12 +26,22 @@ public final class FailingAckTestSink implements SinkProvider {
     static final AtomicBoolean FAILED = new AtomicBoolean();
     /** Whether the failure is one no retry can fix (a record the target rejects for good). */
     static volatile boolean fatal;
+    /** A record key the sink refuses in the producing call, or null. */
+    static volatile String refuseInCall;
 
     static void reset(boolean fatalFailure) {
         WRITTEN.clear();
         FLUSHES.set(0);
         FAILED.set(false);
         fatal = fatalFailure;
+        refuseInCall = null;
+    }
+
+    /** No barrier fails; the records of {@code key} are refused in the call that produces them. */
+    static void refusing(String key) {
+        reset(false);
+        FAILED.set(true);
+        refuseInCall = key;
     }
 
     @Override
@@ -64,6 +75,14 @@ public final class FailingAckTestSink implements SinkProvider {
             @Override
             public void write(int partition, OutboxRecord record) {
                 WRITTEN.add(new String(record.key(), StandardCharsets.UTF_8));
+            }
+
+            @Override
+            public void check(OutboxRecord record) {
+                String key = new String(record.key(), StandardCharsets.UTF_8);
+                if (key.equals(refuseInCall)) {
+                    throw new IllegalArgumentException("FailingAckTestSink never writes " + key);
+                }
             }
 
             @Override

@@ -102,6 +102,44 @@ class SyncSinkBarrierIT {
     }
 
     /**
+     * A record the sink refuses in the call that produced it ({@code SyncSinkWriter.check}): that input goes to the
+     * dead-letter topic with the sink's reason, every other input's record is written, the pipeline keeps running.
+     */
+    @Test
+    @Timeout(300)
+    void shouldDeadLetterTheInputOfARecordTheSinkRefusesInItsCall(KafkaCluster cluster, TestNames names)
+            throws Exception {
+        FailingAckTestSink.refusing("e2");
+        String input = names.topic("input");
+        cluster.createTopic(input, 1);
+        Rejections.send(cluster, input, "u1", "{\"id\":\"e1\",\"user\":\"u1\"}",
+                "u2", "{\"id\":\"e2\",\"user\":\"u2\"}", "u3", "{\"id\":\"e3\",\"user\":\"u3\"}");
+        Properties props = cluster.clientProperties();
+        props.put("state.dir", Files.createTempDirectory(tempRoot, "sync-refused").toString());
+        props.put("commit.interval.ms", "100");
+        try (FlowRuntime runtime = FlowRuntime.create(OutboxPipeline.spec(names.name("sq"), input, "unused",
+                "FailingAckTestSink", Map.of()), props);
+                org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]> dead =
+                        Rejections.reader(cluster, runtime.deadLetterTopic())) {
+            runtime.start();
+            java.util.List<org.apache.kafka.clients.consumer.ConsumerRecord<byte[], byte[]>> dlq =
+                    new java.util.ArrayList<>();
+            Await.until(Duration.ofMinutes(2), "e1 and e3 written, the input of e2 dead-lettered", () -> {
+                dead.poll(Duration.ofMillis(100)).forEach(dlq::add);
+                return FailingAckTestSink.WRITTEN.containsAll(Set.of("e1", "e3")) && !dlq.isEmpty();
+            });
+            dead.poll(Duration.ofMillis(500)).forEach(dlq::add); // a second dead letter would arrive soon after
+            assertThat(FailingAckTestSink.WRITTEN).containsExactlyInAnyOrder("e1", "e3");
+            assertThat(dlq).singleElement().satisfies(r -> {
+                assertThat(new String(r.value(), java.nio.charset.StandardCharsets.UTF_8)).contains("\"e2\"");
+                assertThat(Rejections.header(r, "flow.dlq.computation")).isEqualTo("count");
+                assertThat(Rejections.header(r, "flow.dlq.error.message")).contains("FailingAckTestSink never writes e2");
+            });
+            assertThat(runtime.state()).isEqualTo(FlowRuntime.State.RUNNING);
+        }
+    }
+
+    /**
      * TAtLeastOnceKafkaSink to a topic that rejects one output for good (larger than its {@code max.message.bytes}):
      * the epoch is replayed, the input producing that output goes to the dead-letter topic with the reason, and
      * every other input's output is written; the pipeline keeps running.

@@ -301,6 +301,32 @@ class ArrivalOrderSinkProviderTest {
     }
 
     @Test
+    void shouldRefuseInTheCallAMessageWithANegativeWeightOrNoValue() throws Exception {
+        // "data_weight_column (type int64 or uint64, non-negative values)": a negative value is bad input; the
+        // producing call fails (its input goes to the dead letters) instead of the task failing on every replay
+        Map<String, Object> p = valid();
+        p.put("data_weight_column", "w");
+        try (var writer = provider.createWriter(context(p))) {
+            writer.check(record(1));
+            OutboxRecord negative = new OutboxRecord(2, ArrivalOrderTableSinkTest.id(2), null,
+                    "{\"n\":2,\"w\":-5,\"s\":\"x\"}".getBytes(StandardCharsets.UTF_8), new RecordHeaders(), 0, 5_002);
+            assertThatThrownBy(() -> writer.check(negative)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("TArrivalOrderTableSink 'tables' cannot write message")
+                    .hasMessageContaining("data_weight_column 'w' must hold non-negative values but held -5");
+            OutboxRecord empty = new OutboxRecord(3, ArrivalOrderTableSinkTest.id(3), null, null, new RecordHeaders(),
+                    0, 5_003);
+            assertThatThrownBy(() -> writer.check(empty)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("has no value");
+            // a writer handed it anyway (no check) stops with the reason rather than throwing from write
+            writer.open(0, null);
+            writer.write(0, record(1));
+            writer.write(0, negative);
+            assertThatThrownBy(() -> writer.prepare(0)).isInstanceOfSatisfying(OutboxDeliveryException.class,
+                    e -> assertThat(e.fatal()).isTrue()).hasMessageContaining("must hold non-negative values");
+        }
+    }
+
+    @Test
     void shouldStopOnMessageIdsThatDoNotIncrease() throws Exception {
         // "The sink requires exactly one input stream with increasing MessageId values within it"
         try (var writer = provider.createWriter(context(valid()))) {

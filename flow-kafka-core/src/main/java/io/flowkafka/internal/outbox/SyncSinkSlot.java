@@ -46,6 +46,14 @@ public final class SyncSinkSlot {
         writer().write(partition, record);
     }
 
+    /** Refuses a record the sink can never write ({@link SyncSinkWriter#check}); takes all outside a FlowRuntime. */
+    public void check(OutboxRecord record) {
+        SyncSinkWriter w = writer;
+        if (w != null) {
+            w.check(record);
+        }
+    }
+
     /** Waits for the acknowledgements of task {@code partition}'s records. */
     public void flush(int partition) throws OutboxDeliveryException {
         SyncSinkWriter w = writer;

@@ -236,8 +236,9 @@ final class OutputRouter {
                     Record<byte[], byte[]> r = sinkRecord(sinks.get(i), payload, id, ets, sts);
                     checkNotRejected(targets.get(i), r);
                     var writer = sinkRoute.writer();
-                                        sinkWrites.add(() -> writer.write(partition, new OutboxRecord(-1, id, r.key(),
-                            r.value(), r.headers(), r.timestamp(), sts)));
+                    OutboxRecord record = new OutboxRecord(-1, id, r.key(), r.value(), r.headers(), r.timestamp(), sts);
+                    writer.check(record); // a record the sink can never write fails the call: to the dead letters
+                    sinkWrites.add(() -> writer.write(partition, record));
                     continue;
                 } else if (sinkRoute.queue() != null) {
                     // at most once: into the sink's in-memory queue once the call's epoch committed (dropped when full)
