@@ -98,6 +98,22 @@ record StaticTableSourceParameters(List<Path> tables, @Nullable Path tablesPath,
                         + " or \"attribute\" (the table_timestamp attribute)"));
             }
         }
+        // a listed table the locator cannot date, or the filter leaves out, would be skipped at run time: unread
+        TableTimestampLocator listed = TableTimestampLocator.of(locatorSource, filter);
+        for (Path table : tables) {
+            String name = table.getFileName() == null ? table.toString() : table.getFileName().toString();
+            if (!listed.accepts(name)) {
+                problems.add(Problem.error("parameters.tables", of + " lists table " + table + ", which "
+                        + "table_name_filter " + filter + " leaves out: it would never be read",
+                        "drop it from tables or widen table_name_filter"));
+            } else if (locatorSource == TableTimestampLocator.Source.NAME
+                    && TableTimestampLocator.parseIso8601(name).isEmpty()) {
+                problems.add(Problem.error("parameters.tables", of + " lists table " + table + ", whose name is no "
+                        + "ISO 8601 timestamp: it would never be read", "name the table as a timestamp (e.g. "
+                        + "2026-12-03T10:00:00Z), or set table_timestamp_locator \"attribute\" and give each table "
+                        + "a table_timestamp attribute"));
+            }
+        }
         boolean newest = false;
         Object m = p.get("read_mode");
         if (m != null) {

@@ -75,6 +75,15 @@ class StaticTableSourceTest {
                 .build();
     }
 
+    private static PipelineSpec listing(Map<String, Object> parameters) {
+        Map<String, Object> p = new HashMap<>(parameters);
+        return PipelineSpec.builder("st").stream("rows", ROW).stream("out", OUT)
+                .computation("reader", c -> c.kind(ComputationKind.SOURCE)
+                        .source("rows", StaticTableSource.FLOW_NAME, p)
+                        .processingFunction(Copier::new).outputStreamIds("out"))
+                .build();
+    }
+
     private void table(String name, long rows) throws IOException {
         List<GenericRecord> list = new ArrayList<>();
         for (long i = 0; i < rows; i++) {
@@ -176,6 +185,22 @@ class StaticTableSourceTest {
                 Map.of("rows", Map.of("max_rows_per_second", 60))))));
         advance(Duration.ofSeconds(2));
         assertThat(read().size() - first).as("60 rows/s from the change on").isBetween(100, 125);
+    }
+
+    @Test
+    void shouldLimitBytesPerSecondAndChangeTheLimitThroughTheDynamicSpec() throws IOException {
+        // the byte limit is the other dynamic read limit: 20 rows' worth of bytes a second, then 60 rows' worth
+        table("2026-01-01", 400);
+        StaticTableReader reader = StaticTableReader.open(LocalTablesDirectory.open(dir), "2026-01-01");
+        double rowBytes = (double) reader.dataWeight() / reader.rowCount();
+        driver = FlowTestDriver.create(spec(Map.of("max_bytes_per_second", Math.round(20 * rowBytes))));
+        advance(Duration.ofSeconds(2));
+        int first = read().size();
+        assertThat(first).as("a bucket of one second, then 20 rows' bytes a second").isBetween(45, 65);
+        driver.reconfigure(Map.of("computations", Map.of("reader", Map.of("source_streams",
+                Map.of("rows", Map.of("max_bytes_per_second", Math.round(60 * rowBytes)))))));
+        advance(Duration.ofSeconds(2));
+        assertThat(read().size() - first).as("60 rows' bytes a second from the change on").isBetween(95, 130);
     }
 
     @Test
@@ -327,6 +352,28 @@ class StaticTableSourceTest {
                 .isInstanceOf(InvalidSpecException.class)
                 .hasMessageContaining("computation 'reader'").hasMessageContaining("parameters.tables")
                 .hasMessageContaining("set exactly one");
+    }
+
+    @Test
+    void shouldRejectListedTablesThatWouldNeverBeRead() {
+        // "the newest table in the directory whose name parses as an ISO8601 timestamp": with the default locator a
+        // listed table named otherwise has no timestamp, and one the filter leaves out is not read either
+        Map<String, Object> p = new HashMap<>();
+        p.put("tables", List.of(dir.resolve("2026-01-01").toString(), dir.resolve("products").toString()));
+        p.put("finite", true);
+        PipelineSpec byName = listing(p);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> FlowTestDriver.create(byName))
+                .isInstanceOf(InvalidSpecException.class)
+                .hasMessageContaining("computation 'reader'").hasMessageContaining("parameters.tables")
+                .hasMessageContaining("products, whose name is no ISO 8601 timestamp")
+                .hasMessageContaining("table_timestamp_locator \"attribute\"");
+        p.put("table_timestamp_locator", "attribute"); // dated by their attributes: accepted
+        p.put("table_name_filter", "\\d{4}-.*");
+        PipelineSpec filtered = listing(p);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> FlowTestDriver.create(filtered))
+                .isInstanceOf(InvalidSpecException.class)
+                .hasMessageContaining("products, which table_name_filter")
+                .hasMessageContaining("it would never be read");
     }
 
     @Test
