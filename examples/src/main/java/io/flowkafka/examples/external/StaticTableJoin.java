@@ -6,6 +6,7 @@ import io.flowkafka.api.RowFunction;
 import io.flowkafka.api.RuntimeContext;
 import io.flowkafka.api.StateAccessor;
 import io.flowkafka.connectors.statictable.StaticTableSource;
+import io.flowkafka.runtime.FlowRuntime;
 import io.flowkafka.spec.ColumnType;
 import io.flowkafka.spec.ComputationKind;
 import io.flowkafka.spec.ComputationSpec;
@@ -18,6 +19,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import org.apache.avro.Schema;
@@ -141,6 +143,29 @@ public final class StaticTableJoin {
     }
 
     /**
+     * Runs {@link #specFromTables} against a cluster until the process is stopped: the newest table of the
+     * directory is loaded (publish tables with {@code StaticTableWriter}), orders are enriched from it.
+     *
+     * @param args bootstrap servers, product tables directory, orders topic, loaded topic, enriched topic
+     * @throws Exception if the runtime cannot start
+     */
+    public static void main(String[] args) throws Exception {
+        if (args.length != 5) {
+            System.err.println("usage: StaticTableJoin BOOTSTRAP_SERVERS TABLES_DIR ORDERS_TOPIC LOADED_TOPIC "
+                    + "ENRICHED_TOPIC");
+            System.exit(2);
+        }
+        Properties props = new Properties();
+        props.put("bootstrap.servers", args[0]);
+        try (FlowRuntime runtime = FlowRuntime.create(specFromTables("static-table-join", args[1], args[2], args[3],
+                args[4], 4), props)) {
+            runtime.start();
+            Runtime.getRuntime().addShutdownHook(new Thread(runtime::close));
+            Thread.currentThread().join();
+        }
+    }
+
+    /**
      * The spec reading the reference from a directory of static tables, with the default {@link Reload}.
      *
      * @param name the pipeline's name
@@ -226,11 +251,12 @@ public final class StaticTableJoin {
                         .sink("loaded_topic", "KafkaSink", List.of("loaded"), Map.of("topic", loadedTopic,
                                 "key_column", "sku"))
                         .desiredPartitionCount(partitions))
-                .computation(VersionLedger.COMPUTATION, c -> bySku(c.inputStreamIds(VersionLedger.ACKS))
+                .computation(VersionLedger.COMPUTATION, c -> VersionLedger.locating(bySku(c.inputStreamIds(
+                                VersionLedger.ACKS))
                         .state(VersionLedger.COUNTS_STATE, VersionLedger.COUNTS)
                         .externalStateManager(ExternalStateManagerSpec.of(VersionLedger.VERSIONS,
                                 VersionLedger.LOADED))
-                        .parameter(VersionLedger.TABLES_PATH, tablesPath)
+                        .parameter(VersionLedger.TABLES_PATH, tablesPath), reload.sourceParameters())
                         .keyVisitorStream(KeyVisitorStreamSpec.builder(VersionLedger.RECHECK)
                                 .names(VersionLedger.COUNTS_STATE).period(reload.cleanupPeriod()).finite(false)
                                 .build())

@@ -2,6 +2,7 @@ package io.flowkafka.examples.reconciliation;
 
 import io.flowkafka.connectors.statictable.StaticTableWriter;
 import io.flowkafka.connectors.statictable.TablesDirectory;
+import io.flowkafka.runtime.FlowRuntime;
 import io.flowkafka.spec.ColumnType;
 import io.flowkafka.spec.ComputationKind;
 import io.flowkafka.spec.ExternalStateJoinerSpec;
@@ -12,6 +13,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
 import org.apache.avro.generic.GenericRecord;
@@ -101,6 +103,28 @@ public final class ReconciliationPipeline {
                         .desiredPartitionCount(partitions))
                 .build();
         // end::spec[]
+    }
+
+    /**
+     * Runs the pipeline against a cluster until the process is stopped; publish ledger tables with
+     * {@link #writeLedger} (or any Avro writer, rows sorted by the key).
+     *
+     * @param args bootstrap servers, accounts topic, changes topic, ledger tables directory
+     * @throws Exception if the runtime cannot start
+     */
+    public static void main(String[] args) throws Exception {
+        if (args.length != 4) {
+            System.err.println("usage: ReconciliationPipeline BOOTSTRAP_SERVERS ACCOUNTS_TOPIC CHANGES_TOPIC TABLES_DIR");
+            System.exit(2);
+        }
+        Properties props = new Properties();
+        props.put("bootstrap.servers", args[0]);
+        try (FlowRuntime runtime = FlowRuntime.create(spec("reconciliation", args[1], args[2], args[3],
+                Duration.ofMinutes(1), 4), props)) {
+            runtime.start();
+            Runtime.getRuntime().addShutdownHook(new Thread(runtime::close));
+            Thread.currentThread().join();
+        }
     }
 
     /**

@@ -130,6 +130,39 @@ class VersionedReloadTest {
     }
 
     @Test
+    void shouldDateVersionsAsTheSourceDoesWithTheAttributeLocatorAndAFilter() throws IOException {
+        // tables named freely, dated by their table_timestamp attribute, next to a table the filter leaves out: the
+        // ledger must see the same versions as the source, or no version is ever confirmed and nothing cleaned up
+        StaticTableJoin.Reload byAttribute = new StaticTableJoin.Reload(Duration.ofSeconds(1), Map.of(
+                "max_rows_per_second", 2, "table_timestamp_locator", "attribute", "table_name_filter", "products-.*"));
+        attributeTable("products-v1", V1, "a", "b", "c");
+        attributeTable("other", "2027-01-01T00:00:00Z", "x");
+        driver = FlowTestDriver.create(StaticTableJoin.specFromTables("shop", tables.toString(), "orders", "loaded",
+                "enriched", 2, byAttribute));
+        advance(Duration.ofSeconds(3));
+        assertThat(loadedVersion()).as("version 1 fully loaded").isEqualTo(ms(V1));
+        attributeTable("products-v2", V2, "a", "c");
+        advance(Duration.ofSeconds(4));
+        assertThat(loadedVersion()).as("version 2 fully loaded").isEqualTo(ms(V2));
+        advance(Duration.ofSeconds(2));
+        assertThat(row("b")).as("b, missing from version 2, is deleted").isEmpty();
+        assertThat(row("x")).as("the filtered-out table is no version").isEmpty();
+        assertThat(List.of(version("a"), version("c"))).containsOnly(ms(V2));
+    }
+
+    private void attributeTable(String name, String timestamp, String... skus) throws IOException {
+        List<GenericRecord> rows = new ArrayList<>();
+        for (String sku : skus) {
+            GenericRecord r = new GenericData.Record(StaticTableJoin.PRODUCT);
+            r.put("sku", sku);
+            r.put("name", sku + "@" + name);
+            rows.add(r);
+        }
+        StaticTableWriter.write(LocalTablesDirectory.open(tables), name, StaticTableJoin.PRODUCT,
+                Instant.parse(timestamp), rows);
+    }
+
+    @Test
     void shouldDeleteNothingWhenTheNewVersionDisappearsWhileLoading() throws IOException {
         table(V1, "a", "b", "c");
         start();
