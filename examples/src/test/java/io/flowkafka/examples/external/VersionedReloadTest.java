@@ -50,6 +50,11 @@ class VersionedReloadTest {
     }
 
     private void table(String name, String... skus) throws IOException {
+        table(name, null, skus);
+    }
+
+    /** A table of product rows named {@code sku@table}, with a {@code table_timestamp} attribute or none. */
+    private void table(String name, Instant timestamp, String... skus) throws IOException {
         List<GenericRecord> rows = new ArrayList<>();
         for (String sku : skus) {
             GenericRecord r = new GenericData.Record(StaticTableJoin.PRODUCT);
@@ -57,7 +62,7 @@ class VersionedReloadTest {
             r.put("name", sku + "@" + name);
             rows.add(r);
         }
-        StaticTableWriter.write(LocalTablesDirectory.open(tables), name, StaticTableJoin.PRODUCT, null, rows);
+        StaticTableWriter.write(LocalTablesDirectory.open(tables), name, StaticTableJoin.PRODUCT, timestamp, rows);
     }
 
     private void start() {
@@ -135,31 +140,19 @@ class VersionedReloadTest {
         // ledger must see the same versions as the source, or no version is ever confirmed and nothing cleaned up
         StaticTableJoin.Reload byAttribute = new StaticTableJoin.Reload(Duration.ofSeconds(1), Map.of(
                 "max_rows_per_second", 2, "table_timestamp_locator", "attribute", "table_name_filter", "products-.*"));
-        attributeTable("products-v1", V1, "a", "b", "c");
-        attributeTable("other", "2027-01-01T00:00:00Z", "x");
+        table("products-v1", Instant.parse(V1), "a", "b", "c");
+        table("other", Instant.parse("2027-01-01T00:00:00Z"), "x");
         driver = FlowTestDriver.create(StaticTableJoin.specFromTables("shop", tables.toString(), "orders", "loaded",
                 "enriched", 2, byAttribute));
         advance(Duration.ofSeconds(3));
         assertThat(loadedVersion()).as("version 1 fully loaded").isEqualTo(ms(V1));
-        attributeTable("products-v2", V2, "a", "c");
+        table("products-v2", Instant.parse(V2), "a", "c");
         advance(Duration.ofSeconds(4));
         assertThat(loadedVersion()).as("version 2 fully loaded").isEqualTo(ms(V2));
         advance(Duration.ofSeconds(2));
         assertThat(row("b")).as("b, missing from version 2, is deleted").isEmpty();
         assertThat(row("x")).as("the filtered-out table is no version").isEmpty();
         assertThat(List.of(version("a"), version("c"))).containsOnly(ms(V2));
-    }
-
-    private void attributeTable(String name, String timestamp, String... skus) throws IOException {
-        List<GenericRecord> rows = new ArrayList<>();
-        for (String sku : skus) {
-            GenericRecord r = new GenericData.Record(StaticTableJoin.PRODUCT);
-            r.put("sku", sku);
-            r.put("name", sku + "@" + name);
-            rows.add(r);
-        }
-        StaticTableWriter.write(LocalTablesDirectory.open(tables), name, StaticTableJoin.PRODUCT,
-                Instant.parse(timestamp), rows);
     }
 
     @Test
