@@ -11,6 +11,7 @@ import io.flowkafka.api.RuntimeContext;
 import io.flowkafka.api.StateAccessor;
 import io.flowkafka.spec.ColumnType;
 import io.flowkafka.spec.ComputationKind;
+import io.flowkafka.spec.ComputationSpec;
 import io.flowkafka.spec.InvalidSpecException;
 import io.flowkafka.spec.PipelineSpec;
 import java.io.ByteArrayOutputStream;
@@ -22,6 +23,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.function.UnaryOperator;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
 import org.apache.avro.generic.GenericData;
@@ -346,15 +348,20 @@ class FlowTestDriverTest {
         }
     }
 
-    @Test
-    void shouldSendSourceRecordThatIsNotAvroToDeadLetters() throws IOException {
-        PipelineSpec avro = PipelineSpec.builder("avro")
+    /** A Source computation without a process function reading Avro from {@code avro-in} into {@code clicks}. */
+    private static PipelineSpec avroSource(UnaryOperator<ComputationSpec.Builder> sinks) {
+        return PipelineSpec.builder("avro")
                 .stream("raw", CLICK)
                 .stream("clicks", CLICK)
-                .computation("read", c -> c.kind(ComputationKind.SOURCE)
+                .computation("read", c -> sinks.apply(c.kind(ComputationKind.SOURCE)
                         .source("raw", "KafkaSource", Map.of("topics", "avro-in", "format", "avro"))
-                        .outputStreamIds("clicks"))
+                        .outputStreamIds("clicks")))
                 .build();
+    }
+
+    @Test
+    void shouldSendSourceRecordThatIsNotAvroToDeadLetters() throws IOException {
+        PipelineSpec avro = avroSource(c -> c);
         try (FlowTestDriver driver = FlowTestDriver.create(avro)) {
             Instant t = Instant.parse("2026-02-01T00:00:00Z");
             driver.pipeSource("avro-in", null, "not avro at all".getBytes(StandardCharsets.UTF_8), t);
@@ -380,16 +387,10 @@ class FlowTestDriverTest {
 
     @Test
     void aSourceComputationPassesAvroOnAsItReadIt() throws IOException {
-        // no process function: the payload keeps its input bytes; a sink reading a field still sees the values
-        PipelineSpec avro = PipelineSpec.builder("avro")
-                .stream("raw", CLICK)
-                .stream("clicks", CLICK)
-                .computation("read", c -> c.kind(ComputationKind.SOURCE)
-                        .source("raw", "KafkaSource", Map.of("topics", "avro-in", "format", "avro"))
-                        .outputStreamIds("clicks")
-                        .sink("copy", "KafkaSink", List.of("clicks"), Map.of("topic", "avro-out", "format", "avro"))
-                        .sink("keyed", "KafkaSink", List.of("clicks"), Map.of("topic", "json-out", "key_column", "user")))
-                .build();
+        // no process function: an Avro sink writes the input's bytes as they came; a sink reading a field sees it
+        PipelineSpec avro = avroSource(c -> c
+                .sink("copy", "KafkaSink", List.of("clicks"), Map.of("topic", "avro-out", "format", "avro"))
+                .sink("keyed", "KafkaSink", List.of("clicks"), Map.of("topic", "json-out", "key_column", "user")));
         try (FlowTestDriver driver = FlowTestDriver.create(avro)) {
             Instant t = Instant.parse("2026-02-01T00:00:00Z");
             List<byte[]> in = new ArrayList<>();

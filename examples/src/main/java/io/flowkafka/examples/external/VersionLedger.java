@@ -44,8 +44,6 @@ public final class VersionLedger implements RowFunction {
     public static final String VERSIONS = "/versions";
     /** The computation parameter naming the tables directory. */
     public static final String TABLES_PATH = "tables_path";
-    /** The source parameters that decide which tables are versions and their timestamps; the ledger reads them too. */
-    static final List<String> LOCATOR_PARAMETERS = List.of("table_timestamp_locator", "table_name_filter");
     /** The reserved sku every acknowledgement and the ledger's row carry. */
     public static final String LEDGER_SKU = "";
 
@@ -129,19 +127,12 @@ public final class VersionLedger implements RowFunction {
 
     /** The ledger's computation with the source's table locator parameters, so it dates the tables as the source. */
     static ComputationSpec.Builder locating(ComputationSpec.Builder ledger, Map<String, Object> sourceParameters) {
-        for (String name : LOCATOR_PARAMETERS) {
+        for (String name : TableTimestampLocator.SOURCE_PARAMETERS) {
             if (sourceParameters.containsKey(name)) {
                 ledger.parameter(name, sourceParameters.get(name));
             }
         }
         return ledger;
-    }
-
-    private static TableTimestampLocator locator(Map<String, Object> parameters) {
-        Object filter = parameters.get("table_name_filter");
-        return TableTimestampLocator.of("attribute".equals(String.valueOf(parameters.get("table_timestamp_locator")))
-                ? TableTimestampLocator.Source.ATTRIBUTE : TableTimestampLocator.Source.NAME,
-                filter == null ? null : filter.toString());
     }
 
     /** The row count of the table of {@code version}; empty when no such table is readable, or it is empty. */
@@ -153,7 +144,8 @@ public final class VersionLedger implements RowFunction {
         try {
             TablesDirectory dir = LocalTablesDirectory.open(Path.of(context.getParameters().get(TABLES_PATH)
                     .toString()));
-            List<LocatedTable> tables = locator(context.getParameters()).inOrder(dir);
+            List<LocatedTable> tables = TableTimestampLocator.ofSourceParameters(context.getParameters())
+                    .inOrder(dir); // dated as the source dates them
             for (int i = tables.size() - 1; i >= 0; i--) {
                 if (tables.get(i).timestamp().toEpochMilli() == version) {
                     long rows = StaticTableReader.open(dir, tables.get(i).name()).rowCount();

@@ -141,7 +141,7 @@ final class ArrivalOrderWriter implements StagedSinkWriter {
         if (value == null) {
             throw new IllegalArgumentException(name() + " cannot write message " + r.messageId() + ": it has no value");
         }
-        if (decode) {
+        if (config.dataWeightColumn() != null) { // the weight is read again at the write: only a column needs this
             try {
                 weight.weightOf(context.decodeValue(config.inputStream(), value), value.length);
             } catch (IllegalArgumentException e) {

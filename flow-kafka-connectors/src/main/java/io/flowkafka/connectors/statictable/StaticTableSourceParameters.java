@@ -150,8 +150,7 @@ record StaticTableSourceParameters(List<Path> tables, @Nullable Path tablesPath,
         if (problems.size() > before) {
             return null;
         }
-        return new StaticTableSourceParameters(List.copyOf(tables), tablesPath,
-                TableTimestampLocator.of(locatorSource, filter), newest, delay, finite, range,
+        return new StaticTableSourceParameters(List.copyOf(tables), tablesPath, listed, newest, delay, finite, range,
                 (int) Math.min(Integer.MAX_VALUE, perIteration), new ReadLimits(rows, bytes), planned);
     }
 

@@ -12,6 +12,7 @@ import java.time.temporal.TemporalAccessor;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.regex.Pattern;
@@ -76,6 +77,22 @@ public final class TableTimestampLocator {
     public static TableTimestampLocator of(Source source, @Nullable String tableNameFilter) {
         Objects.requireNonNull(source, "source");
         return new TableTimestampLocator(source, tableNameFilter == null ? null : Pattern.compile(tableNameFilter));
+    }
+
+    /** The static-table source's parameters that choose its locator. */
+    public static final List<String> SOURCE_PARAMETERS = List.of("table_timestamp_locator", "table_name_filter");
+
+    /**
+     * The locator of a static-table source's parameters, already validated ({@code table_timestamp_locator},
+     * {@code table_name_filter}): for code that must date tables as a source does.
+     *
+     * @param sourceParameters the source's parameters; not null
+     * @return the locator
+     */
+    public static TableTimestampLocator ofSourceParameters(Map<String, ?> sourceParameters) {
+        Object filter = sourceParameters.get("table_name_filter");
+        return of("attribute".equals(String.valueOf(sourceParameters.get("table_timestamp_locator"))) ? Source.ATTRIBUTE
+                : Source.NAME, filter == null ? null : filter.toString());
     }
 
     /**
