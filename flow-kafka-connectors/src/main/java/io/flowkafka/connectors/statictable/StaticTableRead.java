@@ -7,6 +7,7 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -33,7 +34,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Invariants. Everything that decides what is emitted is in the changelogged {@link PunctuatedSource.Progress}
  * (key {@code state}): the last finished table, the table being read with its {@link TableReadPlan} (fixed when the
- * table starts: "Process restarts preserve the schedule") and how many rows of the share were read. It is written at
+ * table starts: "Process restarts preserve the schedule") and how many rows of the share were read; and (key
+ * {@code range_row_count}) the range size the task started its first table with, kept for every table. It is written at
  * the end of every step, in the transaction of the step's messages, so a restart or a rebalance resumes after the
  * last committed row: every row is emitted once ("exactly-once — deduplication by read ranges", reference 002). The
  * rate limit alone is on the heap: it decides when, never what.
@@ -51,6 +53,8 @@ import org.jspecify.annotations.Nullable;
  */
 final class StaticTableRead implements PunctuatedSource.Reader {
     private static final String STATE = "state";
+    /** The progress key of the range size this task started its first table with (see {@link #rangeRowCount}). */
+    private static final String RANGE_ROW_COUNT = "range_row_count";
 
     private final PunctuatedSource.Context context;
     private final StaticTableSourceParameters fixed;
@@ -160,13 +164,17 @@ final class StaticTableRead implements PunctuatedSource.Reader {
             if (s.finished()) {
                 return;
             }
-            State started = start(s, now, nowMs);
+            long range = rangeRowCount(progress);
+            State started = start(s, now, nowMs, range);
             if (started == null) {
                 return;
             }
             s = started;
             progressed = true;
             progress.put(STATE, s.toBytes());
+            if (progress.get(RANGE_ROW_COUNT) == null) {
+                progress.put(RANGE_ROW_COUNT, Long.toString(range).getBytes(StandardCharsets.UTF_8));
+            }
             if (s.plan() == null) {
                 return; // skipped a table that vanished, or finished
             }
@@ -197,8 +205,33 @@ final class StaticTableRead implements PunctuatedSource.Reader {
         open.close();
     }
 
-    /** Starts the next table; null when there is none yet (progress unchanged). */
-    private @Nullable State start(State s, StaticTableSourceParameters now, long nowMs) {
+    /**
+     * The range size of the next table: the one this task started its first table with. The tasks of a source share
+     * a table by cutting it at the same size, and those that started a table before a restart keep its size, so a
+     * new {@code range_row_count} would cut tables differently in different tasks (rows read twice or not at all);
+     * the change is reported in the status instead.
+     */
+    private long rangeRowCount(PunctuatedSource.Progress progress) {
+        byte[] recorded = progress.get(RANGE_ROW_COUNT);
+        long configured = fixed.rangeRowCount();
+        if (recorded == null) {
+            return configured;
+        }
+        long range = Long.parseLong(new String(recorded, StandardCharsets.UTF_8));
+        if (range == configured) {
+            context.status().clear(RANGE_ROW_COUNT);
+        } else {
+            context.status().report(RANGE_ROW_COUNT, "range_row_count is " + configured + " in the spec, but source '"
+                    + context.source().streamId() + "' started with " + range + ": it keeps " + range + ", since its "
+                    + "tasks share each table by cutting it at one size and a task inside a table keeps that table's "
+                    + "size. Fix: set range_row_count back to " + range + ", or read with the new size under a new "
+                    + "computation id (a new source progress)");
+        }
+        return range;
+    }
+
+    /** Starts the next table, cut in ranges of {@code range} rows; null when there is none yet (progress unchanged). */
+    private @Nullable State start(State s, StaticTableSourceParameters now, long nowMs, long range) {
         Optional<Candidate> next;
         try {
             next = next(s);
@@ -233,7 +266,6 @@ final class StaticTableRead implements PunctuatedSource.Reader {
         }
         context.status().clear("table/" + c.name() + "/schema");
         long rows = reader.rowCount();
-        long range = fixed.rangeRowCount();
         long share = shareRows(rows, range, context.partition(), context.partitionCount());
         long weight = rows == 0 ? 0 : (long) ((double) reader.dataWeight() * share / rows);
         TableReadPlan plan = TableReadPlan.start(new LocatedTable(c.name(), c.timestamp()),

@@ -35,7 +35,8 @@ import org.jspecify.annotations.Nullable;
  *       (default 1h);</li>
  *   <li>{@code finite}: complete once every listed table is read (tests); default false;</li>
  *   <li>{@code range_row_count} (default 1000) and {@code max_rows_per_iteration} (default 1000): the size of a
- *       row range, the unit spread over the partitions, and the rows read per step at most; a punctuation takes
+ *       row range, the unit spread over the partitions (fixed once a task has started a table: a new value is
+ *       reported in the status, not used), and the rows read per step at most; a punctuation takes
  *       steps while rows are ready and {@code flow.key.visitor.max.punctuation.ms} lasts (one step per punctuation
  *       under FlowTestDriver).</li>
  * </ol>

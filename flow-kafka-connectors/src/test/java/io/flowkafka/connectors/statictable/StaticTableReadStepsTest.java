@@ -49,6 +49,15 @@ class StaticTableReadStepsTest {
     }
 
     private Steps steps(Map<String, Object> extra) {
+        return steps(extra, 0, 1, new HashMap<>(), new HashMap<>(), ids);
+    }
+
+    /**
+     * Partition {@code partition} of {@code partitions}: its progress in {@code store} (kept across a restart), its
+     * status reports in {@code reports} (path to message, removed when cleared), the ids it emits in {@code out}.
+     */
+    private Steps steps(Map<String, Object> extra, int partition, int partitions, Map<String, byte[]> store,
+            Map<String, String> reports, List<Long> out) {
         Map<String, Object> p = new HashMap<>(Map.of("tables_path", dir.toString(), "max_rows_per_iteration", 10,
                 "range_row_count", 4, "finite", true));
         p.putAll(extra);
@@ -56,15 +65,16 @@ class StaticTableReadStepsTest {
         PunctuatedSource.Status status = new PunctuatedSource.Status() {
             @Override
             public void report(String path, String message) {
+                reports.put(path, message);
             }
 
             @Override
             public void clear(String path) {
+                reports.remove(path);
             }
         };
         PunctuatedSource.Reader reader = new StaticTableSource().open(new PunctuatedSource.Context("reader", source,
-                StaticTableSourceTest.ROW, 0, 1, () -> p, status));
-        Map<String, byte[]> store = new HashMap<>();
+                StaticTableSourceTest.ROW, partition, partitions, () -> p, status));
         PunctuatedSource.Progress progress = new PunctuatedSource.Progress() {
             @Override
             public byte @Nullable [] get(String key) {
@@ -76,7 +86,7 @@ class StaticTableReadStepsTest {
                 store.put(key, value);
             }
         };
-        return new Steps(reader, progress, (payload, ts, wm) -> ids.add((Long) payload.get("id")), () -> nowMs);
+        return new Steps(reader, progress, (payload, ts, wm) -> out.add((Long) payload.get("id")), () -> nowMs);
     }
 
     private void table(String name, long rows) throws IOException {
@@ -128,5 +138,41 @@ class StaticTableReadStepsTest {
 
         assertThat(ids).as("a second's bytes: 30 rows").hasSize(30);
         assertThat(steps.ready()).isFalse();
+    }
+
+    @Test
+    void shouldKeepTheRangeSizeItStartedWithWhenRangeRowCountChanges() throws IOException {
+        table("2026-01-01", 8);
+        table("2026-01-02", 24);
+        Map<String, byte[]> store0 = new HashMap<>();
+        Map<String, byte[]> store1 = new HashMap<>();
+        Map<String, String> reports = new HashMap<>();
+        List<Long> first = new ArrayList<>();
+        List<Long> second = new ArrayList<>();
+        Map<String, Object> four = Map.of("max_rows_per_iteration", 4, "range_row_count", 4);
+        Steps task0 = steps(four, 0, 2, store0, reports, first);
+        Steps task1 = steps(four, 1, 2, store1, reports, second);
+        task0.reader().step(nowMs, task0.progress(), task0.emitter()); // the first table, its share of 4 rows
+        task0.reader().step(nowMs, task0.progress(), task0.emitter()); // 4 rows into the second table
+        task1.reader().step(nowMs, task1.progress(), task1.emitter()); // the first table only
+        assertThat(first).containsExactly(0L, 1L, 2L, 3L, 0L, 1L, 2L, 3L);
+        assertThat(second).containsExactly(4L, 5L, 6L, 7L);
+        first.clear();
+        second.clear();
+
+        // both tasks restart with another range size while task 0 is inside the second table and task 1 is not
+        Map<String, Object> three = Map.of("max_rows_per_iteration", 4, "range_row_count", 3);
+        task0 = steps(three, 0, 2, store0, reports, first);
+        task1 = steps(three, 1, 2, store1, reports, second);
+        task0.punctuate();
+        task1.punctuate();
+
+        List<Long> all = new ArrayList<>(List.of(0L, 1L, 2L, 3L));
+        all.addAll(first);
+        all.addAll(second);
+        assertThat(all).as("every row of the second table read once").containsExactlyInAnyOrderElementsOf(
+                LongStream.range(0, 24).boxed().toList());
+        assertThat(reports).hasEntrySatisfying("range_row_count", m -> assertThat(m)
+                .contains("range_row_count is 3", "started with 4", "keeps 4"));
     }
 }
