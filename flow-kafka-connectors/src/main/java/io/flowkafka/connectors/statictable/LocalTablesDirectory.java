@@ -39,7 +39,8 @@ import org.apache.avro.file.SeekableInput;
  * </pre>
  * Names starting with {@code .} or {@code _} are never tables. A child directory without
  * {@code _table.json} (copied in by another tool) is listed with no table timestamp and its
- * {@code .avro} files as parts, their counts read from the Avro block headers.
+ * {@code .avro} files as parts, their counts read from the Avro block headers; it is
+ * {@linkplain #complete complete} once it holds {@code _SUCCESS}.
  *
  * <p>Thread-safe; several processes may share the directory. Two publishers of one name: the
  * second gets {@link FileAlreadyExistsException}.
@@ -47,6 +48,8 @@ import org.apache.avro.file.SeekableInput;
 public final class LocalTablesDirectory implements TablesDirectory {
     static final String MANIFEST = "_table.json";
     static final String DIRECTORY_ATTRIBUTES = "_attributes.json";
+    /** The marker another tool's writer leaves in a table it has finished (Hadoop's output committer). */
+    static final String SUCCESS = "_SUCCESS";
     private static final String PENDING = ".pending-";
     private static final String REMOVING = ".removing-";
 
@@ -104,6 +107,12 @@ public final class LocalTablesDirectory implements TablesDirectory {
             }
             return foreignAttributes(dir);
         }
+    }
+
+    @Override
+    public boolean complete(String table) throws IOException {
+        Path dir = tableDir(table);
+        return Files.exists(dir.resolve(MANIFEST)) || Files.exists(dir.resolve(SUCCESS));
     }
 
     private TableAttributes foreignAttributes(Path dir) throws IOException {

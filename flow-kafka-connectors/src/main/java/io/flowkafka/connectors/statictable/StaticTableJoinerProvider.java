@@ -82,6 +82,10 @@ public final class StaticTableJoinerProvider implements StaticTableProvider {
             throw new NoSuchFileException(root.toString(), null, "the tables directory holds no table with a "
                     + "timestamp yet");
         }
+        if (directory.tableNames().contains(table) && !directory.complete(table)) {
+            throw new NoSuchFileException(root.resolve(table).toString(), null, "the table is not complete yet (no "
+                    + "_table.json and no _SUCCESS file)");
+        }
         StaticTableReader reader = StaticTableReader.open(directory, table);
         TableRowIterator rows = reader.rows(firstRow(reader, hashColumn, fromHash), reader.rowCount());
         return new Rows() {

@@ -66,6 +66,8 @@ final class StaticTableRead implements PunctuatedSource.Reader {
     private long refilledAtMs = Long.MIN_VALUE;
     private final OpenRange open = new OpenRange();
     private boolean progressed;
+    /** Whether the last {@link #next} found a table to wait for (listed but not published or not complete). */
+    private boolean waiting;
     private @Nullable StaticTableSourceParameters limitsNow;
     private double lastRowBytes;
 
@@ -242,12 +244,15 @@ final class StaticTableRead implements PunctuatedSource.Reader {
         }
         context.status().clear("tables");
         if (next.isEmpty()) {
-            if (fixed.finite()) {
+            if (fixed.finite() && !waiting) {
                 return new State(s.lastId(), s.lastTimestamp(), null, null, 0, 0, 0, true);
             }
             return null;
         }
         Candidate c = next.get();
+        if (!complete(c)) {
+            return null;
+        }
         StaticTableReader reader;
         try {
             reader = reader(c);
@@ -300,6 +305,8 @@ final class StaticTableRead implements PunctuatedSource.Reader {
         lastRowBytes = rowBytes;
         long budget = budget(now, nowMs, rowBytes);
         long delayMs = fixed.watermarkDelay().toMillis();
+        boolean countRows = now.limits().rowsPerSecond() > 0;
+        boolean countBytes = now.limits().bytesPerSecond() > 0;
         try {
             while (budget > 0 && read < share) {
                 long inRange = read % s.rangeRows();
@@ -315,8 +322,12 @@ final class StaticTableRead implements PunctuatedSource.Reader {
                     emitter.emit(r, ts, watermark);
                     read++;
                     budget--;
-                    rowTokens--;
-                    byteTokens -= rowBytes;
+                    if (countRows) {
+                        rowTokens--;
+                    }
+                    if (countBytes) {
+                        byteTokens -= rowBytes;
+                    }
                 }
             }
         } catch (UncheckedIOException e) {
@@ -370,6 +381,13 @@ final class StaticTableRead implements PunctuatedSource.Reader {
             byteTokens = Math.min(Math.max(bytesLimit, rowBytes), byteTokens + bytesLimit * secs);
         }
         refilledAtMs = Math.max(refilledAtMs, nowMs);
+        // without a limit the bucket stays empty and rows read leave no debt: a limit set later applies at once
+        if (rowsLimit <= 0) {
+            rowTokens = 0;
+        }
+        if (bytesLimit <= 0) {
+            byteTokens = 0;
+        }
         long budget = now.maxRowsPerIteration();
         if (rowsLimit > 0) {
             budget = Math.min(budget, (long) Math.floor(Math.max(0, rowTokens)));
@@ -380,8 +398,37 @@ final class StaticTableRead implements PunctuatedSource.Reader {
         return budget;
     }
 
-    /** The next table after the last finished one; empty when none is listed yet. */
+    /**
+     * Whether the table is complete (a table of another tool's: once it holds {@code _SUCCESS}); if not, reported:
+     * the source waits for it, in order.
+     */
+    private boolean complete(Candidate c) {
+        String path = "table/" + c.name() + "/incomplete";
+        boolean complete;
+        try {
+            complete = c.directory().complete(c.name());
+        } catch (IOException e) {
+            context.status().report(path, "static-table source cannot read table '" + c.name() + "': " + e
+                    + "; it retries at the next step");
+            return false;
+        }
+        if (complete) {
+            context.status().clear(path);
+            return true;
+        }
+        context.status().report(path, "static table '" + c.name() + "' is not complete: it has no _table.json (it "
+                + "was not written by flow-kafka) and no _SUCCESS file, so its files may still be coming; the source "
+                + "waits for it. Fix: let its writer finish (Spark and other Hadoop committers write _SUCCESS), or "
+                + "publish tables by renaming a finished directory into place with a _SUCCESS file in it");
+        return false;
+    }
+
+    /**
+     * The next table after the last finished one; empty when none is listed yet, and then {@link #waiting} if a
+     * listed table is still to be published.
+     */
     private Optional<Candidate> next(State s) throws IOException {
+        waiting = false;
         if (!fixed.tables().isEmpty()) {
             int from = 0;
             if (s.lastId() != null) {
@@ -392,7 +439,8 @@ final class StaticTableRead implements PunctuatedSource.Reader {
                 TablesDirectory dir = directory(p.toAbsolutePath().getParent());
                 String name = p.getFileName().toString();
                 if (!dir.tableNames().contains(name)) {
-                    return Optional.empty(); // not published yet: wait for it, in order
+                    waiting = true;
+                    return Optional.empty(); // not published yet: wait for it, in order, even if finite
                 }
                 Optional<Instant> ts = fixed.locator().locate(dir, name);
                 if (ts.isPresent()) {

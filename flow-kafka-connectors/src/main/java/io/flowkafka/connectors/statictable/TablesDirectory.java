@@ -43,6 +43,19 @@ public interface TablesDirectory {
     List<String> tableNames() throws IOException;
 
     /**
+     * Whether a listed table is complete. A table published through this SPI always is; a child written by another
+     * tool is once its writer marked it done with a {@code _SUCCESS} file, as Hadoop's output committer (Spark, Hive,
+     * MapReduce) leaves on commit. Readers wait for a table that is not: its files may still be coming.
+     *
+     * @param table the table name; not null
+     * @return whether the table may be read
+     * @throws IOException if the directory cannot be read
+     */
+    default boolean complete(String table) throws IOException {
+        return true;
+    }
+
+    /**
      * The attributes of a published table. A child written by another tool, without attributes,
      * gets no table timestamp, no custom attribute and its part files in name order.
      *

@@ -91,6 +91,21 @@ class LocalTablesDirectoryTest extends TablesDirectoryContractTest {
     }
 
     @Test
+    void shouldCallAForeignChildCompleteOnlyOnceItHoldsSuccess() throws IOException {
+        LocalTablesDirectory tables = LocalTablesDirectory.open(dir);
+        StaticTableWriter.write(tables, "ours", SCHEMA, null, rows(2));
+        StaticTableWriter.write(tables, "theirs", SCHEMA, null, rows(2));
+        Files.delete(dir.resolve("theirs").resolve(LocalTablesDirectory.MANIFEST));
+        assertThat(tables.complete("ours")).isTrue();
+        assertThat(tables.complete("theirs")).isFalse();
+
+        Files.createFile(dir.resolve("theirs").resolve("_SUCCESS"));
+
+        assertThat(tables.complete("theirs")).isTrue();
+        assertThat(tables.tableNames()).containsExactly("ours", "theirs");
+    }
+
+    @Test
     void shouldReplaceDirectoryAttributesAtomically() throws IOException {
         LocalTablesDirectory tables = LocalTablesDirectory.open(dir);
         assertThat(tables.directoryAttributes().isEmpty()).isTrue();

@@ -1,6 +1,7 @@
 package io.flowkafka.connectors.statictable;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.flowkafka.api.Message;
 import io.flowkafka.api.OutputCollector;
@@ -11,8 +12,11 @@ import io.flowkafka.spec.ColumnType;
 import io.flowkafka.spec.ExternalStateJoinerSpec;
 import io.flowkafka.spec.KeyVisitorStreamSpec;
 import io.flowkafka.spec.PipelineSpec;
+import io.flowkafka.spi.StaticTableProvider;
 import io.flowkafka.testing.FlowTestDriver;
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -108,5 +112,32 @@ class StaticTableJoinerTest {
                 .allSatisfy(s -> assertThat(s).contains("external state '/table' is read through a joiner",
                         "TStaticTableKeyVisitorJoiner is read-only"));
         assertThat(driver.status()).noneMatch(e -> e.path().endsWith("/background_fill"));
+    }
+
+    @Test
+    void shouldTreatATableOfAnotherToolWithoutSuccessAsUnavailable() throws IOException {
+        List<GenericRecord> rows = new ArrayList<>();
+        for (long id = 0; id < 3; id++) {
+            GenericRecord r = new GenericData.Record(ROW);
+            r.put("hash", id);
+            r.put("id", id);
+            r.put("value", "v" + id);
+            rows.add(r);
+        }
+        StaticTableWriter.write(LocalTablesDirectory.open(tables), "t", ROW, null, rows);
+        Files.delete(tables.resolve("t").resolve(LocalTablesDirectory.MANIFEST));
+        Map<String, Object> parameters = Map.of("tables_path", tables.toString(), "table", "t");
+        StaticTableJoinerProvider provider = new StaticTableJoinerProvider();
+
+        assertThatThrownBy(() -> provider.open(parameters, "hash", 0)).isInstanceOf(NoSuchFileException.class)
+                .hasMessageContaining("not complete");
+        Files.createFile(tables.resolve("t").resolve("_SUCCESS"));
+        try (StaticTableProvider.Rows read = provider.open(parameters, "hash", 0)) {
+            int n = 0;
+            while (read.hasNext()) {
+                assertThat(read.next().get("value").toString()).isEqualTo("v" + n++);
+            }
+            assertThat(n).isEqualTo(3);
+        }
     }
 }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.flowkafka.spec.SourceSpec;
 import io.flowkafka.spi.PunctuatedSource;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -31,7 +32,7 @@ class StaticTableReadStepsTest {
 
     /** One task's reader, stepped as the runtime does within a (here generous) time bound. */
     private record Steps(PunctuatedSource.Reader reader, PunctuatedSource.Progress progress,
-            PunctuatedSource.Emitter emitter, LongSupplier clock) {
+            PunctuatedSource.Emitter emitter, LongSupplier clock, Map<String, Object> parameters) {
         void punctuate() {
             int steps = 0;
             do {
@@ -61,6 +62,9 @@ class StaticTableReadStepsTest {
         Map<String, Object> p = new HashMap<>(Map.of("tables_path", dir.toString(), "max_rows_per_iteration", 10,
                 "range_row_count", 4, "finite", true));
         p.putAll(extra);
+        if (extra.containsKey("tables")) {
+            p.remove("tables_path");
+        }
         SourceSpec source = new SourceSpec("rows", StaticTableSource.FLOW_NAME, p);
         PunctuatedSource.Status status = new PunctuatedSource.Status() {
             @Override
@@ -86,7 +90,7 @@ class StaticTableReadStepsTest {
                 store.put(key, value);
             }
         };
-        return new Steps(reader, progress, (payload, ts, wm) -> out.add((Long) payload.get("id")), () -> nowMs);
+        return new Steps(reader, progress, (payload, ts, wm) -> out.add((Long) payload.get("id")), () -> nowMs, p);
     }
 
     private void table(String name, long rows) throws IOException {
@@ -174,5 +178,95 @@ class StaticTableReadStepsTest {
                 LongStream.range(0, 24).boxed().toList());
         assertThat(reports).hasEntrySatisfying("range_row_count", m -> assertThat(m)
                 .contains("range_row_count is 3", "started with 4", "keeps 4"));
+    }
+
+    /** Another tool's table (no _table.json): its part files, moved into place only if {@code filesInPlace}. */
+    private Path foreignTable(String name, long rows, boolean filesInPlace) throws IOException {
+        Path elsewhere = dir.resolveSibling(dir.getFileName() + "-elsewhere");
+        List<GenericRecord> list = new ArrayList<>();
+        for (long i = 0; i < rows; i++) {
+            GenericRecord r = new GenericData.Record(StaticTableSourceTest.ROW);
+            r.put("id", i);
+            r.put("table", name);
+            list.add(r);
+        }
+        StaticTableWriter.write(LocalTablesDirectory.open(elsewhere), name, StaticTableSourceTest.ROW, null, list);
+        Path table = Files.createDirectories(dir.resolve(name));
+        Path staging = Files.createDirectories(table.resolve("_temporary"));
+        try (var parts = Files.list(elsewhere.resolve(name))) {
+            for (Path part : parts.filter(f -> f.toString().endsWith(".avro")).toList()) {
+                Files.copy(part, staging.resolve(part.getFileName()));
+            }
+        }
+        if (filesInPlace) {
+            moveInPlace(table);
+        }
+        return table;
+    }
+
+    /** What a Hadoop committer does on commit: the part files into the table, then _SUCCESS. */
+    private static void moveInPlace(Path table) throws IOException {
+        Path staging = table.resolve("_temporary");
+        try (var parts = Files.list(staging)) {
+            for (Path part : parts.toList()) {
+                Files.move(part, table.resolve(part.getFileName()));
+            }
+        }
+        Files.delete(staging);
+    }
+
+    @Test
+    void shouldWaitForATableOfAnotherToolUntilItsWriterLeavesSuccess() throws IOException {
+        Path spark = foreignTable("2026-01-01", 30, false); // a Spark job still writing: its files in _temporary
+        table("2026-01-02", 7);
+        Map<String, String> reports = new HashMap<>();
+        Steps steps = steps(Map.of(), 0, 1, new HashMap<>(), reports, ids);
+
+        steps.punctuate();
+        assertThat(ids).as("nothing read while the first table is being written, nor after it").isEmpty();
+        assertThat(reports).hasEntrySatisfying("table/2026-01-01/incomplete", m -> assertThat(m)
+                .contains("not complete", "_SUCCESS", "waits"));
+        moveInPlace(spark);
+        steps.punctuate();
+        assertThat(ids).as("files in place, no _SUCCESS yet").isEmpty();
+
+        Files.createFile(spark.resolve("_SUCCESS"));
+        steps.punctuate();
+
+        assertThat(ids).containsExactlyElementsOf(LongStream.concat(LongStream.range(0, 30), LongStream.range(0, 7))
+                .boxed().toList());
+        assertThat(reports).doesNotContainKey("table/2026-01-01/incomplete");
+        assertThat(steps.done()).isTrue();
+    }
+
+    @Test
+    void shouldNotCompleteAFiniteListBeforeItsLastTableIsPublished() throws IOException {
+        table("2026-01-01", 5);
+        Steps steps = steps(Map.of("tables", List.of(dir.resolve("2026-01-01").toString(),
+                dir.resolve("2026-01-02").toString())));
+
+        steps.punctuate();
+        assertThat(ids).containsExactly(0L, 1L, 2L, 3L, 4L);
+        assertThat(steps.done()).as("a listed table is still to come").isFalse();
+        table("2026-01-02", 3);
+        steps.punctuate();
+
+        assertThat(ids).containsExactly(0L, 1L, 2L, 3L, 4L, 0L, 1L, 2L);
+        assertThat(steps.done()).isTrue();
+    }
+
+    @Test
+    void shouldApplyARowsLimitSetAfterReadingWithoutOne() throws IOException {
+        table("2026-01-01", 200);
+        Steps steps = steps(Map.of("finite", false));
+        steps.punctuate();
+        assertThat(ids).hasSize(200);
+        table("2026-01-02", 100);
+
+        steps.parameters().put("max_rows_per_second", 25);
+        nowMs += 1_000;
+        steps.punctuate();
+
+        assertThat(ids).as("a second at 25 rows/s, the rows read without a limit left no debt").hasSize(225);
     }
 }
