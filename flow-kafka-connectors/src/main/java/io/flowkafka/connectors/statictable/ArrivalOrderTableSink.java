@@ -21,6 +21,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
@@ -108,6 +109,11 @@ final class ArrivalOrderTableSink {
     /** Makes a committed epoch visible to {@link #publish}. */
     void complete(StagingArea.Prepared prepared) throws IOException {
         stagingArea.complete(prepared);
+    }
+
+    /** The staging area, for tests that stop {@link #complete} half-way ({@link StagingArea#makeVisible}). */
+    StagingArea stagingArea() {
+        return stagingArea;
     }
 
     /** Deletes the partition's unused pool files (the partition's task closed). */
@@ -276,7 +282,7 @@ final class ArrivalOrderTableSink {
             // one pass: the rows go to the table as staged (never decoded), the frontiers after them into its
             // attributes, so that the rename publishing the table also commits the progress
             Map<Integer, SinkProgress.Frontier> frontiers = take(progress, files, byLimit, w::appendEncoded);
-            collectFrontiers(frontiers, files, inputSystemWatermark);
+            collectFrontiers(frontiers, stagingArea.partitionsStaged(), inputSystemWatermark);
             SinkProgress next = progress.withNext(t.plus(parameters.tablePeriod()), frontiers);
             w.attribute(SinkProgress.ATTRIBUTE, next.toJson());
             try {
@@ -295,8 +301,12 @@ final class ArrivalOrderTableSink {
      * system_timestamp drops below the system watermark of the input stream: by that moment the partition has
      * certainly delivered everything it produced". A partition with staged files keeps it, also those the table
      * takes: they are deleted only after it is published, and without the frontier they would be written again.
+     * These are all its files on disk, not only those the table's listing took: a listing skips a partition while
+     * one of its files is being made visible, and a covered file may still be there.
+     *
+     * @param staged the partitions with a staged file on disk
      */
-    static void collectFrontiers(Map<Integer, SinkProgress.Frontier> frontiers, List<StagedFile> files,
+    static void collectFrontiers(Map<Integer, SinkProgress.Frontier> frontiers, Set<Integer> staged,
             @Nullable Instant inputSystemWatermark) {
         if (inputSystemWatermark == null || inputSystemWatermark.equals(Instant.EPOCH)) {
             return;
@@ -304,7 +314,7 @@ final class ArrivalOrderTableSink {
         long watermark = inputSystemWatermark.getEpochSecond() * 1_000_000_000L + inputSystemWatermark.getNano();
         frontiers.entrySet().removeIf(e -> e.getValue().systemTimestamp() >= 0
                 && e.getValue().systemTimestamp() < watermark
-                && files.stream().noneMatch(f -> f.partition() == e.getKey()));
+                && !staged.contains(e.getKey()));
     }
 
     /** Where {@link #take} puts a row, its Avro binary. */

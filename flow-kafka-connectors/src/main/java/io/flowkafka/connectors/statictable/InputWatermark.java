@@ -1,11 +1,14 @@
 package io.flowkafka.connectors.statictable;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
@@ -66,21 +69,36 @@ final class InputWatermark {
         }
         Path tmp = dir.resolve(".tmp-" + UUID.randomUUID());
         try {
-            Files.writeString(tmp, ns + " " + partitionCount, StandardCharsets.US_ASCII);
+            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+                ch.write(ByteBuffer.wrap((ns + " " + partitionCount).getBytes(StandardCharsets.US_ASCII)));
+                ch.force(true); // durable before the rename: a crash leaves the old value or the new, never none
+            }
             Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            StagingPool.forceDirectory(dir);
         } finally {
             Files.deleteIfExists(tmp);
         }
     }
 
+    /** A partition file's watermark; null if there is none, or it is unreadable (the next write replaces it). */
     private static @Nullable Long read(Path file) throws IOException {
         try {
-            String[] parts = Files.readString(file, StandardCharsets.US_ASCII).trim().split(" ");
-            return Long.parseLong(parts[0]);
+            long[] value = parse(file, Files.readString(file, StandardCharsets.US_ASCII));
+            return value == null ? null : value[0];
         } catch (NoSuchFileException e) {
             return null;
+        }
+    }
+
+    /** {watermark, partition count} of a partition file's text; null if torn (then the partition counts as unknown). */
+    private static long @Nullable [] parse(Path file, String text) {
+        String[] parts = text.trim().split(" ");
+        try {
+            return new long[] {Long.parseLong(parts[0]), Integer.parseInt(parts[1])};
         } catch (RuntimeException e) {
-            throw new IOException("unreadable watermark file " + file + ": " + e, e);
+            LOG.warn("unreadable input watermark file {} ({}): its partition counts as unknown until it reports "
+                    + "again", file, e.toString());
+            return null;
         }
     }
 
@@ -98,19 +116,16 @@ final class InputWatermark {
         }
         if (Files.isDirectory(dir)) {
             try (Stream<Path> files = Files.list(dir)) {
-                for (Path f : files.filter(p -> !p.getFileName().toString().startsWith(".")).toList()) {
-                    String[] parts;
+                for (Path f : files.filter(p -> p.getFileName().toString().matches("\\d+")).toList()) {
+                    long[] value;
                     try {
-                        parts = Files.readString(f, StandardCharsets.US_ASCII).trim().split(" ");
+                        value = parse(f, Files.readString(f, StandardCharsets.US_ASCII));
                     } catch (NoSuchFileException e) {
                         continue;
                     }
-                    try {
-                        known.merge(Integer.parseInt(f.getFileName().toString()), Long.parseLong(parts[0]),
-                                Math::max);
-                        count = Math.max(count, Integer.parseInt(parts[1]));
-                    } catch (RuntimeException e) {
-                        throw new IOException("unreadable watermark file " + f + ": " + e, e);
+                    if (value != null) {
+                        known.merge(Integer.parseInt(f.getFileName().toString()), value[0], Math::max);
+                        count = Math.max(count, (int) value[1]);
                     }
                 }
             }

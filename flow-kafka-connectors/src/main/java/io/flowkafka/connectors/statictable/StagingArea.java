@@ -24,6 +24,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
@@ -109,11 +110,18 @@ final class StagingArea {
      * this instance, or by the partition's next owner at {@link #recover}) stays as it is.
      */
     void complete(Prepared prepared) throws IOException {
+        count(prepared, makeVisible(prepared));
+    }
+
+    /**
+     * The first half of {@link #complete}: renames the file to its staged name; a listing skips its partition until
+     * {@link #count} says it is complete. Returns whether this call moved it.
+     */
+    boolean makeVisible(Prepared prepared) throws IOException {
         Path target = prepared.file().path();
         pool.claim(target); // a listing meanwhile skips the partition until the file is counted below
-        boolean counted = false;
         try {
-            boolean moved = listingLock.renaming(() -> {
+            return listingLock.renaming(() -> {
                 try {
                     Files.move(prepared.pending(), target, StandardCopyOption.ATOMIC_MOVE);
                     return true;
@@ -121,6 +129,17 @@ final class StagingArea {
                     return false; // renamed before (here, or by the partition's next owner); published since, maybe
                 }
             });
+        } catch (IOException | RuntimeException e) {
+            pool.forget(target); // whatever is there is read as anyone's
+            throw e;
+        }
+    }
+
+    /** The second half of {@link #complete}: the rename made durable, the file counted complete for listings. */
+    void count(Prepared prepared, boolean moved) throws IOException {
+        Path target = prepared.file().path();
+        boolean counted = false;
+        try {
             if (moved) {
                 StagingPool.forceDirectory(staging);
                 cache.put(target, new Known(prepared.file(), completed.incrementAndGet()));
@@ -224,6 +243,16 @@ final class StagingArea {
     static int partitionOfStaged(Path file) {
         Matcher m = STAGED_NAME.matcher(file.getFileName().toString());
         return m.matches() ? Integer.parseInt(m.group(1)) : -1;
+    }
+
+    /**
+     * The partitions with a visible staged file on disk: complete, being made visible, or covered by a published table
+     * and not deleted yet (what {@link #files} leaves out included).
+     */
+    Set<Integer> partitionsStaged() throws IOException {
+        try (Stream<Path> s = Files.list(staging)) {
+            return s.map(StagingArea::partitionOfStaged).filter(p -> p >= 0).collect(Collectors.toSet());
+        }
     }
 
     /**

@@ -273,6 +273,35 @@ class ArrivalOrderTableSinkTest {
     }
 
     @Test
+    void shouldKeepAFrontierWhileItsPartitionHasAFileBeingMadeVisible() throws Exception {
+        // the frontier "is used for deduplication during replay" and dropped only "as soon as its system_timestamp
+        // drops below the system watermark of the input stream": a listing that skips a partition (one of its files
+        // is being made visible) must not drop its frontier while a covered file of it is still staged
+        ArrivalOrderTableSink sink = sink(null);
+        sink.load(T0);
+        stage(sink, 0, rows(0, 2)); // system timestamps 1000, 1001 ns, far below every watermark below
+        Path covered = sink.stagedFiles().get(0).path();
+        byte[] coveredBytes = Files.readAllBytes(covered);
+        assertThat(sink.publish(T0.plus(HOUR).plusSeconds(1), null)).containsExactly("2026-12-03T10:00:00Z");
+        // the moment before the next table deletes the covered file: it is still there ...
+        Files.write(covered, coveredBytes);
+        // ... when the partition's next epoch is renamed into place and its directory not yet fsynced
+        StagingArea.Prepared next = sink.prepare(0, rows(2, 4));
+        boolean moved = sink.stagingArea().makeVisible(next);
+        assertThat(sink.publish(T0.plus(Duration.ofHours(2)).plusSeconds(1), T0.plus(Duration.ofHours(2))
+                .plusNanos(1))).as("the empty slot, its watermark strictly past it").containsExactly(
+                        "2026-12-03T11:00:00Z");
+        sink.stagingArea().count(next, moved);
+
+        assertThat(sink.publish(T0.plus(Duration.ofHours(3)).plusSeconds(1), T0.plus(Duration.ofHours(3))
+                .plusNanos(1))).containsExactly("2026-12-03T12:00:00Z");
+
+        assertThat(read("2026-12-03T10:00:00Z")).containsExactly(0L, 1L);
+        assertThat(read("2026-12-03T11:00:00Z")).isEmpty();
+        assertThat(read("2026-12-03T12:00:00Z")).as("every message in exactly one table").containsExactly(2L, 3L);
+    }
+
+    @Test
     void shouldKeepOneGapFreeSequenceWhenInstancesStageAndPublishConcurrently() throws Exception {
         // "All partitions share one table sequence": four partitions stage while two instances publish under the lock
         ArrivalOrderTableSink first = sink(50L, Duration.ofDays(30));

@@ -2,6 +2,7 @@ package io.flowkafka.connectors.statictable;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import org.junit.jupiter.api.Test;
@@ -47,5 +48,19 @@ class InputWatermarkTest {
         InputWatermark w = new InputWatermark(dir);
         w.update(0, Long.MAX_VALUE, 1);
         assertThat(new InputWatermark(dir).current()).isEqualTo(Instant.EPOCH.plusNanos(Long.MAX_VALUE));
+    }
+
+    @Test
+    void shouldCountATornFileAsUnknownAndRepairItAtTheNextReport() throws Exception {
+        InputWatermark w = new InputWatermark(dir);
+        w.update(0, 2_000, 2);
+        w.update(1, 3_000, 2);
+        Files.writeString(dir.resolve("1"), ""); // a file a power loss left empty
+        InputWatermark next = new InputWatermark(dir); // another instance, or after a restart
+
+        assertThat(next.current()).as("partition 1 unknown, no error").isNull();
+        next.update(1, 4_000, 2);
+
+        assertThat(new InputWatermark(dir).current()).isEqualTo(Instant.EPOCH.plusNanos(2_000));
     }
 }
