@@ -140,6 +140,15 @@ public interface PunctuatedSource {
          *     source may still emit, less any delay; epoch milliseconds
          */
         void emit(GenericRecord payload, long timestampMs, long watermarkMs);
+
+        /**
+         * Moves the source's event watermark without a message: a task with nothing to emit (its share of a table
+         * is empty) still lets the readers downstream go on. A watermark never goes back; a lower value is ignored.
+         *
+         * @param watermarkMs the earliest timestamp the source may still emit, less any delay; epoch milliseconds
+         */
+        default void advance(long watermarkMs) {
+        }
     }
 
     /** Reads one source in one task. Owned by the task's stream thread. */

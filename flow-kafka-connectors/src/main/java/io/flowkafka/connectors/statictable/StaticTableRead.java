@@ -44,7 +44,7 @@ import org.jspecify.annotations.Nullable;
  * {@code use_planned_timestamps}, the planned start of its range, proportional to the rows of the share assigned
  * before it; the option is read when a table starts, so a change takes effect from the next table. The watermark
  * advances to the earliest timestamp still to be emitted (the current range's, or the table's) less
- * {@code watermark_delay}.
+ * {@code watermark_delay}; a task with an empty share of a table moves it without a row.
  *
  * <p>A table that disappears while read: the rows read so far stay emitted, the rest of the share is skipped, the
  * status reports an error naming the table and the rows skipped, and the source goes on with the next table.
@@ -340,6 +340,9 @@ final class StaticTableRead implements PunctuatedSource.Reader {
             return s.finishTable(c.timestamp());
         }
         if (read >= share) {
+            // a task whose share is empty (more partitions than ranges) emits no row: its watermark moves here, else
+            // it would hold back the readers downstream
+            emitter.advance(plan.timestampAt(0).toEpochMilli() - delayMs);
             open.close();
             readers.remove(c.id());
             return s.finishTable(c.timestamp());

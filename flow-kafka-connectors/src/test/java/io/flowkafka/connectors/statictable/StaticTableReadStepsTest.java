@@ -269,4 +269,38 @@ class StaticTableReadStepsTest {
 
         assertThat(ids).as("a second at 25 rows/s, the rows read without a limit left no debt").hasSize(225);
     }
+
+    @Test
+    void shouldMoveTheWatermarkOfATaskWhoseShareOfATableIsEmpty() throws IOException {
+        table("2026-01-01", 3); // one range of 4 rows: partition 1 of 2 has nothing to read
+        table("2026-01-02", 0);
+        List<Long> watermarks = new ArrayList<>();
+        List<Long> rowWatermarks = new ArrayList<>();
+        for (int partition = 0; partition < 2; partition++) {
+            List<Long> moved = partition == 0 ? rowWatermarks : watermarks;
+            Steps steps = steps(Map.of(), partition, 2, new HashMap<>(), new HashMap<>(), ids);
+            PunctuatedSource.Emitter emitter = new PunctuatedSource.Emitter() {
+                @Override
+                public void emit(GenericRecord payload, long timestampMs, long watermarkMs) {
+                    rowWatermarks.add(watermarkMs);
+                }
+
+                @Override
+                public void advance(long watermarkMs) {
+                    moved.add(watermarkMs);
+                }
+            };
+            for (int i = 0; i < 4; i++) {
+                steps.reader().step(nowMs, steps.progress(), emitter);
+            }
+        }
+
+        long hour = 3_600_000L;
+        long first = java.time.Instant.parse("2026-01-01T00:00:00Z").toEpochMilli() - hour; // watermark_delay 1h
+        long second = java.time.Instant.parse("2026-01-02T00:00:00Z").toEpochMilli() - hour;
+        assertThat(rowWatermarks).as("partition 0: its rows, then the empty table").containsExactly(first, first,
+                first, first, second);
+        assertThat(watermarks).as("partition 1: no row, its watermark moves table by table").containsExactly(first,
+                second);
+    }
 }

@@ -853,8 +853,17 @@ final class ComputationTask {
                     () -> plan.visitors().dynamic().sourceParameters(spec.id(), source), status));
             punctuatedReaders.add(reader);
             steps.add(MessageIds.origin("punctuated:" + spec.id() + ":" + stream, partition), reader, progress,
-                    (id, payload, timestampMs, watermarkMs) -> punctuatedRow(stream, clock, id, payload, timestampMs,
-                            watermarkMs));
+                    new PunctuatedSourceSteps.Rows() {
+                        @Override
+                        public void row(MessageId id, GenericRecord payload, long timestampMs, long watermarkMs) {
+                            punctuatedRow(stream, clock, id, payload, timestampMs, watermarkMs);
+                        }
+
+                        @Override
+                        public void advance(long watermarkMs) {
+                            clocks.advance(clock, watermarkMs * 1_000_000L);
+                        }
+                    });
         }
         if (steps.isEmpty()) {
             return;

@@ -38,6 +38,14 @@ public final class PunctuatedSourceSteps {
          * @param watermarkMs how far the source's watermark may advance, epoch ms
          */
         void row(MessageId id, GenericRecord payload, long timestampMs, long watermarkMs);
+
+        /**
+         * Moves the source's watermark without a message ({@link PunctuatedSource.Emitter#advance}).
+         *
+         * @param watermarkMs how far the source's watermark may advance, epoch ms
+         */
+        default void advance(long watermarkMs) {
+        }
     }
 
     private final List<Source> sources = new ArrayList<>();
@@ -137,6 +145,11 @@ public final class PunctuatedSourceSteps {
         public void emit(GenericRecord payload, long timestampMs, long watermarkMs) {
             long index = next++;
             rows.row(MessageIds.source(origin, index), payload, timestampMs, watermarkMs);
+        }
+
+        @Override
+        public void advance(long watermarkMs) {
+            rows.advance(watermarkMs);
         }
 
         void writeCounter() {

@@ -70,6 +70,14 @@ public final class SourceClocks {
         return clocks.get(stream);
     }
 
+    /**
+     * Moves a source's event time without a record (a punctuated source with nothing to emit): its watermark follows,
+     * its idleness does not change.
+     */
+    public void advance(Clock clock, long eventTs) {
+        clock.maxEventTs = Math.max(clock.maxEventTs, eventTs);
+    }
+
     /** Records a source record's timestamps (nanoseconds). */
     public void onRecord(Clock clock, long eventTs, long systemTs) {
         clock.maxEventTs = Math.max(clock.maxEventTs, eventTs);
