@@ -258,14 +258,7 @@ final class KafkaDeliverer implements OutboxDeliverer {
                     throw new OutboxDeliveryException(what + ": " + e, e);
                 }
                 deadLetter(r, rejected);
-                openProducer(p);
-                try {
-                    commit(p, List.of(), r.offset() + 1, r.messageId().toBytes()); // past the rejected record
-                } catch (RuntimeException again) {
-                    dropProducer(p, true);
-                    throw new OutboxDeliveryException(sinkName() + ": moving the progress marker past the rejected "
-                            + "outbox offset " + r.offset() + " failed: " + again, again);
-                }
+                movePast(p, r);
             }
         }
         if (markerNext.get(p) < batch.nextOffset()) {
@@ -275,6 +268,28 @@ final class KafkaDeliverer implements OutboxDeliverer {
                 dropProducer(p, true);
                 throw new OutboxDeliveryException(sinkName() + ": writing the progress marker failed: " + e, e);
             }
+        }
+    }
+
+    /**
+     * Moves the progress marker past a record the target rejected for good (it is in the dead-letter topic now), in a
+     * transaction of a new producer. The new producer fences any other, so the marker read after it opened is final:
+     * if the partition's next owner moved it further meanwhile (a rejection the client raised before any request does
+     * not tell this instance it was fenced), it stays there and the rest of the batch is skipped.
+     */
+    void movePast(int p, OutboxRecord r) throws OutboxDeliveryException {
+        openProducer(p);
+        Long next = readMarker(p);
+        if (next != null && next > r.offset()) {
+            markerNext.put(p, next);
+            return;
+        }
+        try {
+            commit(p, List.of(), r.offset() + 1, r.messageId().toBytes());
+        } catch (RuntimeException again) {
+            dropProducer(p, true);
+            throw new OutboxDeliveryException(sinkName() + ": moving the progress marker past the rejected "
+                    + "outbox offset " + r.offset() + " failed: " + again, again);
         }
     }
 

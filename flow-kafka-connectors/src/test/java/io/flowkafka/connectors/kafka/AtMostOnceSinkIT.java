@@ -146,17 +146,22 @@ class AtMostOnceSinkIT {
         }
     }
 
-    private static long committedOffset(FlowRuntime runtime, KafkaCluster cluster) {
+    static long committedOffset(FlowRuntime runtime, KafkaCluster cluster) {
+        return committedOffset(runtime, cluster, ".events");
+    }
+
+    /** The pipeline's committed offsets, summed over the partitions of the topics whose name ends so. */
+    static long committedOffset(FlowRuntime runtime, KafkaCluster cluster, String topicSuffix) {
         try {
             return cluster.admin().listConsumerGroupOffsets(runtime.applicationId()).partitionsToOffsetAndMetadata()
-                    .get().entrySet().stream().filter(e -> e.getKey().topic().endsWith(".events"))
+                    .get().entrySet().stream().filter(e -> e.getKey().topic().endsWith(topicSuffix))
                     .mapToLong(e -> e.getValue().offset()).sum();
         } catch (Exception e) {
             throw new IllegalStateException(e);
         }
     }
 
-    private static void produce(KafkaCluster cluster, String topic, int count) throws Exception {
+    static void produce(KafkaCluster cluster, String topic, int count) throws Exception {
         produce(cluster, topic, 0, count);
     }
 

@@ -14,20 +14,31 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A test-only async sink ({@code BlockingTestSink}, registered through
  * {@code META-INF/services} in the test class path): its deliverer records what it delivers and
  * blocks every delivery until {@link #release()}, so a test controls when the at-most-once queue
- * fills and drains.
+ * fills and drains. With {@link #together} it takes several batches per call, and fails every call of more than
+ * {@link #failAbove} batches, as a transaction too large to commit in time would.
  */
 public final class BlockingTestSink implements SinkProvider {
     static final ConcurrentLinkedQueue<String> DELIVERED = new ConcurrentLinkedQueue<>();
+    /** Calls that failed for taking more than {@link #failAbove} batches. */
+    static final AtomicInteger FAILED_CALLS = new AtomicInteger();
     private static volatile CountDownLatch gate = new CountDownLatch(1);
+    /** The most batches per deliverer call. */
+    static volatile int together = 1;
+    /** Calls with more batches than this fail (retryable). */
+    static volatile int failAbove = Integer.MAX_VALUE;
 
-    /** Blocks deliveries from now on and forgets what was delivered. */
+    /** Blocks deliveries from now on and forgets what was delivered; one batch per call. */
     static void reset() {
         DELIVERED.clear();
+        FAILED_CALLS.set(0);
+        together = 1;
+        failAbove = Integer.MAX_VALUE;
         gate = new CountDownLatch(1);
     }
 
@@ -60,7 +71,17 @@ public final class BlockingTestSink implements SinkProvider {
             }
 
             @Override
+            public int maxBatchesTogether() {
+                return together;
+            }
+
+            @Override
             public void deliver(OutboxBatch batch) throws OutboxDeliveryException {
+                deliverTogether(List.of(batch));
+            }
+
+            @Override
+            public void deliverTogether(List<OutboxBatch> batches) throws OutboxDeliveryException {
                 try {
                     if (!gate.await(2, TimeUnit.MINUTES)) {
                         throw OutboxDeliveryException.retryable("the test never released the sink");
@@ -69,8 +90,15 @@ public final class BlockingTestSink implements SinkProvider {
                     Thread.currentThread().interrupt();
                     throw OutboxDeliveryException.retryable("interrupted");
                 }
-                for (OutboxRecord r : batch.records()) {
-                    DELIVERED.add(new String(r.key(), StandardCharsets.UTF_8));
+                if (batches.size() > failAbove) {
+                    FAILED_CALLS.incrementAndGet();
+                    throw OutboxDeliveryException.retryable("injected: a transaction of " + batches.size()
+                            + " batches timed out");
+                }
+                for (OutboxBatch batch : batches) {
+                    for (OutboxRecord r : batch.records()) {
+                        DELIVERED.add(new String(r.key(), StandardCharsets.UTF_8));
+                    }
                 }
             }
 

@@ -70,6 +70,34 @@ class KafkaDelivererIT {
         assertThat(committedOffsets(cluster, topic)).containsExactly(0L, 1L, 2L, 4L, 5L, 7L, 8L, 9L);
     }
 
+    @Test
+    @Timeout(120)
+    void shouldNotMoveTheMarkerBackPastARejectedRecordAnotherOwnerDeliveredSince(KafkaCluster cluster,
+            TestNames names) throws Exception {
+        String topic = names.topic("target");
+        cluster.createTopic(topic, 1);
+        OutboxBatch a = batch(0, 3, 3);
+        OutboxBatch b = batch(3, 3, 6);
+        try (KafkaDeliverer zombie = new KafkaDeliverer(context(cluster, topic));
+                KafkaDeliverer owner = new KafkaDeliverer(context(cluster, topic))) {
+            zombie.open(PARTITION, OptionalLong.empty());
+            // the partition's next owner fences the first and delivers both batches, while the first, which has
+            // not noticed (its rejection came from the client, before any request), dead-letters record 1 ...
+            owner.open(PARTITION, OptionalLong.empty());
+            owner.deliverTogether(List.of(a, b));
+            assertThat(awaitCommitted(cluster, topic, 6)).containsExactly(0L, 1L, 2L, 3L, 4L, 5L);
+            // ... and then moves the marker past it
+            zombie.movePast(PARTITION, a.records().get(1));
+        }
+        try (KafkaDeliverer next = new KafkaDeliverer(context(cluster, topic))) {
+            assertThat(next.open(PARTITION, OptionalLong.of(6))).as("the marker stays after what was delivered")
+                    .hasValue(6);
+            next.deliverTogether(List.of(a, b));
+        }
+        assertThat(committedOffsets(cluster, topic)).as("nothing delivered twice")
+                .containsExactly(0L, 1L, 2L, 3L, 4L, 5L);
+    }
+
     /** The committed records once there are at least {@code count} (commit markers are written after the commit). */
     private static List<Long> awaitCommitted(KafkaCluster cluster, String topic, int count) {
         return Await.untilValue(Duration.ofSeconds(30), count + " committed records in " + topic,

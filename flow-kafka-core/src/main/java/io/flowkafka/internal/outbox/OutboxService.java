@@ -46,7 +46,9 @@ import org.slf4j.LoggerFactory;
  * partitions spread over the pipeline's instances), cuts deterministic batches
  * ({@link OutboxBatcher}), hands them to the sink's {@link OutboxDeliverer} in log order (the ready batches of a
  * partition in one call, up to {@link OutboxDeliverer#maxBatchesTogether}) and commits the group offset only after
- * they were delivered. A failed batch is retried unchanged with
+ * they were delivered. A failed call of several batches is retried with half as many (a transaction too large to
+ * commit in time would otherwise fail forever), back to the most after {@value #GROW_AFTER} successes in a row.
+ * A failed batch is retried unchanged with
  * exponential backoff (the partition is paused meanwhile, the consumer keeps polling, so the group
  * keeps it); a fatal error stops the sink and stays in the status board. Delivered outbox records
  * are purged (deleteRecords below the committed offset) at most every purge interval. Watermark records
@@ -93,6 +95,10 @@ public final class OutboxService implements AutoCloseable {
 
     private final Set<Integer> opened = new HashSet<>();
     private final Map<Integer, Long> retryAt = new HashMap<>();
+    /** Per partition: {batches per call now, successes in a row since it was lowered}; absent: the most. */
+    private final Map<Integer, int[]> together = new HashMap<>();
+    /** Successes in a row after which a lowered number of batches per call doubles. */
+    static final int GROW_AFTER = 8;
     private final Map<Integer, Long> backoff = new HashMap<>();
     private final Map<Integer, Long> deliveredUpTo = new HashMap<>();
     /** Per open partition, the offset after its last delivered batch (watermark records may follow it). */
@@ -302,7 +308,7 @@ public final class OutboxService implements AutoCloseable {
         long position = c.position(tp);
         List<OutboxBatcher.Cut<ConsumerRecord<byte[], byte[]>>> cuts;
         while (running && fatal == null && System.nanoTime() < budgetEnd
-                && !(cuts = batcher.peek(p, position, batchesTogether)).isEmpty()) {
+                && !(cuts = batcher.peek(p, position, batchesNow(p))).isEmpty()) {
             List<OutboxBatch> ready = new ArrayList<>(cuts.size());
             for (OutboxBatcher.Cut<ConsumerRecord<byte[], byte[]>> cut : cuts) {
                 OutboxBatch batch = toBatch(p, cut);
@@ -318,13 +324,16 @@ public final class OutboxService implements AutoCloseable {
                         deliverer.deliverTogether(ready);
                     }
                 } catch (OutboxDeliveryException e) {
+                    fewerBatches(p, ready.size());
                     failed(c, tp, "delivering the batch at outbox offset " + ready.get(0).firstOffset(), e);
                     return;
                 } catch (RuntimeException e) {
+                    fewerBatches(p, ready.size());
                     failed(c, tp, "delivering the batch at outbox offset " + ready.get(0).firstOffset(),
                             new OutboxDeliveryException(e.toString(), e));
                     return;
                 }
+                moreBatches(p);
             }
             cuts.forEach(batcher::remove);
             long next = cuts.get(cuts.size() - 1).nextOffset();
@@ -389,6 +398,32 @@ public final class OutboxService implements AutoCloseable {
         return null;
     }
 
+    /** How many ready batches of the partition go to the deliverer in one call now. */
+    private int batchesNow(int p) {
+        int[] t = together.get(p);
+        return t == null ? batchesTogether : t[0];
+    }
+
+    /** A call of {@code tried} batches failed: the retry takes half as many (at least one). */
+    private void fewerBatches(int p, int tried) {
+        if (tried > 1) {
+            together.put(p, new int[] {Math.max(1, tried / 2), 0});
+        }
+    }
+
+    /** A call succeeded: after {@link #GROW_AFTER} in a row, a lowered number of batches per call doubles. */
+    private void moreBatches(int p) {
+        int[] t = together.get(p);
+        if (t != null && ++t[1] >= GROW_AFTER) {
+            if (t[0] * 2 >= batchesTogether) {
+                together.remove(p);
+            } else {
+                t[0] *= 2;
+                t[1] = 0;
+            }
+        }
+    }
+
     private void failed(KafkaConsumer<byte[], byte[]> c, TopicPartition tp, String doing, OutboxDeliveryException e) {
         int p = tp.partition();
         failures.increment();
@@ -423,6 +458,7 @@ public final class OutboxService implements AutoCloseable {
         messagesNext.remove(p);
         retryAt.remove(p);
         backoff.remove(p);
+        together.remove(p);
         if (opened.remove(p)) {
             try {
                 deliverer.release(p);
