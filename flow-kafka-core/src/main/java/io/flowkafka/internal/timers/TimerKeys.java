@@ -164,6 +164,11 @@ final class TimerKeys {
         }
     }
 
+    /** Whether a stored timer key holds the timer's message id (written where its stream did not deduplicate). */
+    static boolean hasMessageId(byte[] storedKey, PendingTimer t) {
+        return storedKey.length > TIMER_PREFIX + t.encodedKey().length + suffixLength(t.encodedKey().length);
+    }
+
     private static int suffixLength(int keyLength) {
         return keyLength < 0x8000 ? 2 : 4;
     }

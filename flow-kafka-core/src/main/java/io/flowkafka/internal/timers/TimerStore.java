@@ -190,7 +190,8 @@ import org.jspecify.annotations.Nullable;
  *       sorts before them; {@link #overtaken} tells the caller to fetch a fresh batch to keep
  *       per-key trigger order.</li>
  *   <li>Changing {@code deduplicate_equal_timestamps} of a stream with pending timers is allowed,
- *       but timers stored under the other setting are not deduplicated against new ones.</li>
+ *       but timers stored under the other setting are not deduplicated against new ones; {@link #delete}
+ *       removes one that {@link #due} handed out by the key it is stored under.</li>
  *   <li>On in-memory stores (tests), whose range iterator copies the keys of its range, each
  *       {@link #buildHoldsStep} copies the keys from the cursor to the stream's end.</li>
  * </ol>
@@ -281,6 +282,11 @@ public final class TimerStore {
     private final @Nullable Bytes[] addedSinceDue;
     /** Event timestamps of stored timers that {@link #due} read, so that firing them reads nothing. */
     private final Map<Bytes, Long> scannedEvents = new HashMap<>();
+    /**
+     * Timers the last {@link #due} of their stream handed out that are stored under the other
+     * {@code deduplicate_equal_timestamps} setting, with the key they are stored under; empty unless it changed.
+     */
+    private final Map<PendingTimer, Bytes> storedOtherwise = new HashMap<>();
     private boolean endMarksWritten;
 
     /** One buffered change of one timer key. */
@@ -499,7 +505,10 @@ public final class TimerStore {
     public void delete(PendingTimer timer) {
         int s = timer.streamIndex();
         checkStream(s);
-        Bytes key = TimerKeys.timerKey(timer, !deduplicate[s]);
+        Bytes key = storedOtherwise.isEmpty() ? null : storedOtherwise.remove(timer);
+        if (key == null) {
+            key = TimerKeys.timerKey(timer, !deduplicate[s]);
+        }
         Op op = buffer.get(key);
         if (op == null) {
             buffer.put(key, new Op(true, null));
@@ -913,6 +922,9 @@ public final class TimerStore {
         }
         addedSinceDue[streamIndex] = null;
         dueSinceKept[streamIndex] = true;
+        if (!storedOtherwise.isEmpty()) {
+            storedOtherwise.keySet().removeIf(t -> t.streamIndex() == streamIndex); // an older batch: not fired
+        }
         Bytes end = TimerKeys.streamEnd(streamIndex);
         Bytes bound = watermarkExclusive == Long.MAX_VALUE ? end : TimerKeys.dueBound(streamIndex, watermarkExclusive);
         Bytes from = dueFloor[streamIndex];
@@ -994,6 +1006,9 @@ public final class TimerStore {
             return;
         }
         PendingTimer t = TimerValueCodec.decode(streamIndex, kv.value);
+        if (TimerKeys.hasMessageId(kv.key.get(), t) == deduplicate[streamIndex]) {
+            storedOtherwise.put(t, kv.key); // stored before deduplicate_equal_timestamps changed
+        }
         out.add(t);
         if (scannedEvents.size() < MAX_SCANNED) {
             scannedEvents.put(kv.key, t.eventTs());

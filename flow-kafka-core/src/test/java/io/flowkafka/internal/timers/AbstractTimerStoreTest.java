@@ -170,6 +170,32 @@ abstract class AbstractTimerStoreTest {
     }
 
     @Test
+    void shouldFireEachTimerOnceAfterDeduplicationIsSwitched() {
+        // "Changing deduplicate_equal_timestamps of a stream with pending timers is allowed": timers stored under
+        // the other setting fire once and are deleted like the others, their holds with them
+        PendingTimer stored = timer(ALL_STREAM, "k", 100, 50);
+        PendingTimer storedDedup = timer(DEDUP_STREAM, "j", 100, 40);
+        addAndCommit(stored, storedDedup);
+        timers = new TimerStore(stores.timers, stores.holds, STREAMS, new boolean[] {false, true}); // a restart
+
+        List<PendingTimer> fired = new ArrayList<>();
+        for (int step = 0; step < 3; step++) { // a timer that is not deleted is handed out again at every step
+            for (int stream : new int[] {ALL_STREAM, DEDUP_STREAM}) {
+                for (PendingTimer t : timers.due(stream, 101, 10)) {
+                    timers.delete(t);
+                    timers.commitCall();
+                    fired.add(t);
+                }
+            }
+        }
+
+        assertThat(fired).containsExactly(stored, storedDedup);
+
+        assertThat(rows(stores.timers)).as("both deleted").isZero();
+        assertThat(timers.watermarkHold()).as("and their holds").isEqualTo(Long.MAX_VALUE);
+    }
+
+    @Test
     void shouldKeepEqualTimersWhenDeduplicationIsOff() {
         PendingTimer first = timer(ALL_STREAM, "k", 100, 50);
         PendingTimer second = timer(ALL_STREAM, "k", 100, 60);
