@@ -92,13 +92,16 @@ final class DirectTarget implements AutoCloseable {
     }
 
     /**
-     * Runs one {@code INSERT ... FORMAT JSONEachRow} with {@code rows} as its body, without a deduplication token.
+     * Runs one {@code INSERT ... FORMAT JSONEachRow} with {@code rows} as its body, without deduplication: a
+     * Replicated table would otherwise drop a block equal to an earlier one (by its checksum), and with it the
+     * messages of an epoch whose rows equal an earlier epoch's.
      *
      * @param rows the rows
      * @throws IOException as {@link ClickHouseHttpClient#insert} throws it
      */
     void insert(byte[] rows) throws IOException {
-        client.insert(parameters.common().qualifiedTable(), ClickHouseBatchDeliverer.FORMAT, rows, Map.of());
+        client.insert(parameters.common().qualifiedTable(), ClickHouseBatchDeliverer.FORMAT, rows,
+                Map.of("insert_deduplicate", "0"));
     }
 
     @Override

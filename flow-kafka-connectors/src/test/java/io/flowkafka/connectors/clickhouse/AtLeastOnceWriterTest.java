@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import io.flowkafka.spi.OutboxDeliveryException;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.net.URI;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -105,6 +106,25 @@ class AtLeastOnceWriterTest {
             w.flush(0);
             assertThat(server.inserts()).hasSize(2);
             assertThat(server.inserts().get(1).lines()).hasSize(2);
+        }
+    }
+
+    @Test
+    void shouldKeepEqualRowsOfTwoEpochsInAReplicatedTable() throws Exception {
+        // at least once: a message is never lost, also one whose row equals an earlier one (ClickHouse drops an
+        // INSERT whose block equals an earlier one in a Replicated table unless insert_deduplicate is off)
+        URI url = ClickHouseTestServer.url();
+        try (ClickHouseHttpClient ch = ClickHouseTestServer.client()) {
+            ClickHouseTestServer.createReplicated(ch, "alo_equal_rows", "id String, user String, n Int64");
+            try (AtLeastOnceWriter w = new AtLeastOnceWriter(DirectSinkFixtures.context(
+                    ClickHouseDirectSinkProvider.T_AT_LEAST_ONCE, url, Map.of("table", "alo_equal_rows"),
+                    new SimpleMeterRegistry()))) {
+                w.write(0, DirectSinkFixtures.record(0, 7));
+                w.flush(0);
+                w.write(0, DirectSinkFixtures.record(1, 7)); // another message, the same columns
+                w.flush(0);
+            }
+            assertThat(ch.query("SELECT count() FROM default.alo_equal_rows").strip()).isEqualTo("2");
         }
     }
 }

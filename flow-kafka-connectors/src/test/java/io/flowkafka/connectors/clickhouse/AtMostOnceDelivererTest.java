@@ -51,4 +51,23 @@ class AtMostOnceDelivererTest {
             assertThat(meters.get("flow.sink.dropped").counter().count()).isZero();
         }
     }
+
+    @Test
+    void shouldInsertTwoMessagesWithEqualRowsIntoAReplicatedTable() throws Exception {
+        // "Each message generates a separate INSERT": a message whose row equals an earlier one is inserted too, not
+        // dropped by the Replicated table's block deduplication
+        URI url = ClickHouseTestServer.url();
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        try (ClickHouseHttpClient ch = ClickHouseTestServer.client()) {
+            ClickHouseTestServer.createReplicated(ch, "amo_equal_rows", "id String, user String, n Int64");
+            try (AtMostOnceDeliverer d = new AtMostOnceDeliverer(DirectSinkFixtures.context(
+                    ClickHouseDirectSinkProvider.T_AT_MOST_ONCE, url, Map.of("table", "amo_equal_rows"), meters))) {
+                d.open(-1, OptionalLong.empty());
+                d.deliver(new OutboxBatch("ch", -1, List.of(DirectSinkFixtures.record(0, 7),
+                        DirectSinkFixtures.record(1, 7)), 2));
+            }
+            assertThat(ch.query("SELECT count() FROM default.amo_equal_rows").strip()).isEqualTo("2");
+            assertThat(meters.get("flow.sink.dropped").counter().count()).isZero();
+        }
+    }
 }
