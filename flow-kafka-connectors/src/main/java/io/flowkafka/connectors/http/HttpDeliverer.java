@@ -7,6 +7,7 @@ import io.flowkafka.spi.OutboxRecord;
 import io.flowkafka.spi.SinkContext;
 import java.net.http.HttpClient;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -22,6 +23,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -44,11 +46,18 @@ import org.slf4j.LoggerFactory;
  * "retry exhaustion blocks the sink"). Messages of the batch already delivered are remembered and not sent again
  * when it is offered again; after a crash or a rebalance they are (at least once), with the same key and body.
  *
+ * <p>A call sends for at most {@link #BATCH_TIME} ({@code max.poll.interval.ms} is 5 minutes by default): a batch
+ * that takes longer (a slow target, one busy key) is cut short after the requests in flight, and the call throws a
+ * retryable exception; the service polls, offers the batch again and the deliverer goes on where it stopped.
+ *
  * <p>Threading: {@link #open}, {@link #deliver}, {@link #release} and {@link #close} on the delivery service's
  * thread; requests on the sink's own pool of {@code concurrency} daemon threads.
  */
 final class HttpDeliverer implements OutboxDeliverer {
     private static final Logger LOG = LoggerFactory.getLogger(HttpDeliverer.class);
+    /** The longest a call of {@link #deliver} starts requests for, so the delivery service polls in time. */
+    static final Duration BATCH_TIME = Duration.ofMinutes(1);
+    private final Duration batchTime;
     private final SinkContext context;
     private final HttpSinkParameters params;
     private final HttpSinkMeters meters;
@@ -63,6 +72,12 @@ final class HttpDeliverer implements OutboxDeliverer {
     private @Nullable MessagePost post;
 
     HttpDeliverer(SinkContext context, HttpSinkParameters params) {
+        this(context, params, BATCH_TIME);
+    }
+
+    /** With another {@link #BATCH_TIME} (tests). */
+    HttpDeliverer(SinkContext context, HttpSinkParameters params, Duration batchTime) {
+        this.batchTime = batchTime;
         this.context = context;
         this.params = params;
         this.sinkName = "sink '" + context.sink().id() + "' (TAsyncHttpSink " + params.method() + " " + params.url()
@@ -116,11 +131,13 @@ final class HttpDeliverer implements OutboxDeliverer {
         }
         AtomicReference<@Nullable String> blocked = new AtomicReference<>();
         AtomicLong retryAfter = new AtomicLong();
+        long deadline = System.nanoTime() + batchTime.toNanos();
+        BooleanSupplier stop = () -> blocked.get() != null || System.nanoTime() - deadline > 0;
         List<Future<?>> running = new ArrayList<>(lanes.size());
         for (List<OutboxRecord> lane : lanes.values()) {
             running.add(pool.submit(() -> {
                 for (OutboxRecord r : lane) {
-                    MessagePost.Result result = sender.send(r, () -> blocked.get() != null);
+                    MessagePost.Result result = sender.send(r, stop);
                     switch (result.outcome()) {
                         case DELIVERED, DEAD_LETTERED -> delivered.add(r.offset());
                         case STOPPED -> {
@@ -163,6 +180,15 @@ final class HttpDeliverer implements OutboxDeliverer {
             meters.blocked(true);
             LOG.warn(problem);
             throw OutboxDeliveryException.retryable(problem);
+        }
+        int left = 0;
+        for (OutboxRecord r : batch.records()) {
+            left += delivered.contains(r.offset()) ? 0 : 1;
+        }
+        if (left > 0) { // out of time: the delivered ones are remembered, the next call sends the rest
+            throw OutboxDeliveryException.retryable(sinkName + ": " + left + " of the " + batch.records().size()
+                    + " messages of the batch at outbox offset " + batch.firstOffset() + " on outbox partition " + p
+                    + " are still to send after " + batchTime.toSeconds() + " s; they follow (a slow target)");
         }
         delivered.clear();
         notBefore.remove(p);

@@ -244,6 +244,43 @@ class HttpDelivererTest {
         }
     }
 
+    @Test
+    void shouldSendABatchLongerThanItsTimeOverSeveralCallsEachMessageOnce() throws Exception {
+        // the delivery service must poll within max.poll.interval.ms: a call stops starting requests after its time
+        server.plan(r -> Answer.slow(100));
+        Map<String, Object> p = new HashMap<>(Map.of("url", server.uri().toString(), "concurrency", 1));
+        SinkSpec spec = new SinkSpec("web", HttpSinkProvider.T_ASYNC_HTTP_SINK, List.of("out"), p);
+        HttpDeliverer d = new HttpDeliverer(new SinkContext("pipe", "pipe-app", "compute", spec,
+                Map.of("bootstrap.servers", "127.0.0.1:1"), Map.of(), meters),
+                HttpSinkParameters.parse(spec, new ArrayList<>()), Duration.ofMillis(350));
+        deliverers.add(d);
+        d.open(0, OptionalLong.empty());
+        List<String> keys = new ArrayList<>();
+        for (int i = 0; i < 12; i++) {
+            keys.add("k" + i);
+        }
+        OutboxBatch batch = batch(0, 0, keys);
+
+        int calls = 0;
+        boolean done = false;
+        while (!done && calls < 20) {
+            calls++;
+            try {
+                d.deliver(batch);
+                done = true;
+            } catch (OutboxDeliveryException e) {
+                assertThat(e.fatal()).isFalse();
+                assertThat(e).hasMessageContaining("still to send");
+            }
+        }
+
+        assertThat(done).isTrue();
+        assertThat(calls).as("12 requests of 100 ms one after the other do not fit in one call of 350 ms")
+                .isGreaterThan(1);
+        assertThat(server.received()).extracting(Received::key).as("each message once")
+                .containsExactlyInAnyOrderElementsOf(ids(batch));
+    }
+
     // --- helpers
 
     private OutboxDeliverer deliverer(Map<String, Object> extra) {
