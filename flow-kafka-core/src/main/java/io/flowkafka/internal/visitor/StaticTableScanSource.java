@@ -1,10 +1,12 @@
 package io.flowkafka.internal.visitor;
 
 import io.flowkafka.internal.serde.KeyCodec;
+import io.flowkafka.spec.ColumnType;
 import io.flowkafka.spec.GroupByColumn;
 import io.flowkafka.spi.StaticTableProvider;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -300,7 +302,10 @@ public final class StaticTableScanSource implements ScanSource {
         return h == null ? 0L : ((Number) h).longValue();
     }
 
-    /** The order of the table: the hash unsigned, then the other key columns, nulls first. */
+    /**
+     * The order of the table, as YTsaurus sorts: the hash unsigned, then the other key columns, nulls first, a
+     * {@code uint64} unsigned and a string by its UTF-8 bytes.
+     */
     @SuppressWarnings({"unchecked", "rawtypes"})
     private int compare(GenericRecord a, GenericRecord b) {
         int c = Long.compareUnsigned(hash(a), hash(b));
@@ -309,8 +314,11 @@ public final class StaticTableScanSource implements ScanSource {
             Object y = b.get(columns.get(i).name());
             if (x == null || y == null) {
                 c = x == null ? (y == null ? 0 : -1) : 1;
+            } else if (columns.get(i).type() == ColumnType.UINT64) {
+                c = Long.compareUnsigned(((Number) x).longValue(), ((Number) y).longValue());
             } else if (x instanceof CharSequence || y instanceof CharSequence) {
-                c = x.toString().compareTo(y.toString());
+                c = Arrays.compareUnsigned(x.toString().getBytes(StandardCharsets.UTF_8),
+                        y.toString().getBytes(StandardCharsets.UTF_8));
             } else {
                 c = ((Comparable) x).compareTo(y);
             }

@@ -61,6 +61,8 @@ public final class VisitorDriver {
     private final List<KeyVisitorStreamSpec> specs = new ArrayList<>();
     private final List<Meter> registered = new ArrayList<>();
     private final long[] due;
+    /** Punctuations with a time bound so far: which visitor steps first. */
+    private long punctuations;
 
     /**
      * @param spec the computation
@@ -169,7 +171,11 @@ public final class VisitorDriver {
         long nowNanos = nowMs * 1_000_000L;
         // 0: count only (FlowTestDriver's deterministic steps); System.nanoTime() never reaches Long.MAX_VALUE
         long deadline = maxPunctuationMs <= 0 ? Long.MAX_VALUE : System.nanoTime() + maxPunctuationMs * 1_000_000L;
-        for (int i = 0; i < visitors.size(); i++) {
+        // with a time bound each punctuation starts at the next visitor, so one that keeps using the whole time
+        // starves no other (without one, every due visitor steps in every punctuation, in spec order)
+        int first = visitors.isEmpty() || maxPunctuationMs <= 0 ? 0 : (int) (punctuations++ % visitors.size());
+        for (int n = 0; n < visitors.size(); n++) {
+            int i = (first + n) % visitors.size();
             KeyVisitor visitor = visitors.get(i);
             KeyVisitorStreamSpec v = specs.get(i);
             KeyVisitorSettings settings = dynamic.keyVisitor(computation, v.id());

@@ -28,7 +28,7 @@ class StaticTableScanSourceTest {
             new GroupByColumn("id", ColumnType.INT64, null));
 
     /** Rows in memory; seeks by hash, and counts opens and rows handed out. */
-    private static final class Memory implements StaticTableProvider {
+    private static class Memory implements StaticTableProvider {
         List<GenericRecord> rows = new ArrayList<>();
         int opens;
         int handed;
@@ -195,6 +195,39 @@ class StaticTableScanSourceTest {
         memory.rows = List.of(row(1, 1), row(1, 1));
         assertThatThrownBy(() -> source.read(hash(0), null, 100)).as("a duplicate key is not strict")
                 .hasMessageContaining("row 1 has key [1, 1] after [1, 1]");
+    }
+
+    @Test
+    void shouldTakeATableSortedAsYtsaurusSortsUint64AndStringColumns() {
+        // sorted by group_by_schema as YTsaurus sorts: uint64 unsigned (2^63 + 1 after 5), strings by their UTF-8
+        // bytes (U+FF21 before U+1F600, which Java's UTF-16 order puts the other way round)
+        Schema wide = SchemaBuilder.record("Wide").fields().requiredLong("hash").requiredLong("order")
+                .requiredString("name").endRecord();
+        List<GroupByColumn> key = List.of(new GroupByColumn("hash", ColumnType.UINT64, null),
+                new GroupByColumn("order", ColumnType.UINT64, null), new GroupByColumn("name", ColumnType.STRING, null));
+        List<GenericRecord> rows = new ArrayList<>();
+        for (Object[] v : new Object[][] {{5L, 5L, "a"}, {5L, Long.MIN_VALUE + 1, "a"}, {6L, 1L, "\uFF21"},
+                {6L, 1L, "\uD83D\uDE00"}}) {
+            GenericRecord r = new GenericData.Record(wide);
+            r.put("hash", v[0]);
+            r.put("order", v[1]);
+            r.put("name", v[2]);
+            rows.add(r);
+        }
+        Memory table = new Memory() {
+            @Override
+            public Optional<Schema> rowSchema(Map<String, Object> parameters) {
+                return Optional.of(wide);
+            }
+        };
+        table.rows = rows;
+        StaticTableScanSource scan = new StaticTableScanSource("/t", key, KeyCodec.of(key, "c"), table, Map.of());
+
+        ScanSource.Read r = scan.read(hash(0), null, 100);
+
+        assertThat(r.keys()).hasSize(4);
+        assertThat(r.keys()).extracting(k -> scan.row(k).get("name").toString())
+                .containsExactlyInAnyOrder("a", "a", "\uFF21", "\uD83D\uDE00");
     }
 
     @Test
