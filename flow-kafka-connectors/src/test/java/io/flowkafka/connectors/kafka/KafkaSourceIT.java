@@ -166,6 +166,40 @@ class KafkaSourceIT {
         }
     }
 
+    @Test
+    @Timeout(240)
+    void shouldCompleteAFiniteSourceWhoseLastRecordsAreATransactionMarkerOrAborted(KafkaCluster cluster,
+            TestNames names) throws Exception {
+        // finite: "complete once every partition is read to its end"; an end that is no record a task can see (the
+        // commit marker after the last record, a partition holding only aborted records) must not keep it running
+        String input = names.topic("in");
+        String output = names.topic("out");
+        cluster.createTopic(input, 2);
+        Properties p = cluster.clientProperties();
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, names.name("tx"));
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
+            producer.initTransactions();
+            producer.beginTransaction();
+            for (int i = 0; i < 3; i++) { // partition 0: three records, then the commit marker
+                producer.send(new ProducerRecord<>(input, 0, "p0-" + i, "{\"id\":\"p0-" + i + "\",\"ts\":1000}"));
+            }
+            producer.commitTransaction();
+            producer.beginTransaction(); // partition 1: aborted records and the abort marker only
+            producer.send(new ProducerRecord<>(input, 1, "p1-0", "{\"id\":\"p1-0\",\"ts\":1000}"));
+            producer.flush();
+            producer.abortTransaction();
+        }
+        PipelineSpec spec = spec(names.name("fintx"), Map.of("topics", input, "finite", true), output,
+                WatermarkStrategy.DEFAULT);
+        try (FlowRuntime runtime = FlowRuntime.create(spec, props(cluster))) {
+            runtime.start();
+            assertThat(runtime.awaitCompletion(Duration.ofMinutes(1))).as("state " + runtime.state()).isTrue();
+            assertThat(readIds(cluster, output, 3)).containsExactlyInAnyOrder("p0-0", "p0-1", "p0-2");
+        }
+    }
+
     private static Properties props(KafkaCluster cluster) throws Exception {
         Properties p = cluster.clientProperties();
         p.put("state.dir", Files.createTempDirectory(tempRoot, "flow-source-it").toString());

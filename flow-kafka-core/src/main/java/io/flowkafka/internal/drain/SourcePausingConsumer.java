@@ -20,6 +20,7 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
 import org.apache.kafka.clients.consumer.OffsetCommitCallback;
 import org.apache.kafka.clients.consumer.SubscriptionPattern;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.PartitionInfo;
@@ -142,7 +143,11 @@ public final class SourcePausingConsumer implements Consumer<byte[], byte[]> {
             for (TopicPartition tp : records.partitions()) {
                 if (sourceTopics.contains(tp.topic())) {
                     List<ConsumerRecord<byte[], byte[]>> list = records.records(tp);
-                    taken.put(tp, list.get(list.size() - 1).offset() + 1);
+                    long next = list.get(list.size() - 1).offset() + 1;
+                    taken.put(tp, next);
+                    if (idleness != null) {
+                        idleness.returned(tp, next);
+                    }
                 }
             }
         }
@@ -243,6 +248,11 @@ public final class SourcePausingConsumer implements Consumer<byte[], byte[]> {
             if (sourceTopics.contains(tp.topic())) {
                 java.util.OptionalLong lag = delegate.currentLag(tp);
                 idleness.recordsWaiting(tp, lag.isPresent() && lag.getAsLong() > 0);
+                try {
+                    idleness.position(tp, delegate.position(tp, Duration.ZERO));
+                } catch (KafkaException e) {
+                    // no valid position right now (a reset, offset validation): reported at a later poll
+                }
             }
         }
     }

@@ -261,7 +261,7 @@ final class ComputationTask {
             this.alignedWatermark = watermarks.alignedWatermark(); // where the task was before a restart
         }
         this.finite = new FiniteSourceProgress(spec.sourceStreams(), context.taskId().partition(), watermarks,
-                plan.finiteSources(), plan.partitionCounts().singleTask());
+                plan.finiteSources(), plan.partitionCounts().singleTask(), plan.sourceIdleness());
         this.call = new CallContext(spec, states, keyCodec, plan.outputSchemas(),
                 () -> context.currentSystemTimeMs() * 1_000_000L, context.taskId().partition(), partitionCount,
                 this::inputWatermark, this::minInputWatermark);

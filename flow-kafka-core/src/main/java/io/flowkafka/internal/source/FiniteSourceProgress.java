@@ -2,6 +2,7 @@ package io.flowkafka.internal.source;
 
 import io.flowkafka.internal.compiler.PipelineCompiler;
 import io.flowkafka.internal.watermarks.FiniteSources;
+import io.flowkafka.internal.watermarks.SourceIdleness;
 import io.flowkafka.internal.watermarks.WatermarkTracker;
 import io.flowkafka.spec.SourceSpec;
 import org.jspecify.annotations.Nullable;
@@ -23,6 +24,11 @@ import org.apache.kafka.streams.processor.api.RecordMetadata;
  * task attempt starts, and a partition is marked done in it with the record that finishes it. The in-memory sets
  * mirror the store for this attempt only: built fresh at init, dropped with the attempt (DESIGN rule 1), so a
  * replay after an aborted transaction reads the partition again.
+ *
+ * <p>A partition is done once the task processed the record just before its bound, or any record at or after it;
+ * or once the consumer's position passed the bound and the task processed every record the consumer returned below
+ * it: the offsets before the bound may hold no record a task sees (the commit marker after the last record, aborted
+ * records, records deleted by retention).
  */
 public final class FiniteSourceProgress {
     private final WatermarkTracker store;
@@ -31,6 +37,9 @@ public final class FiniteSourceProgress {
     private final Set<TopicPartition> done = new HashSet<>();
     private final List<TopicPartition> partitions = new ArrayList<>();
     private final Set<TopicPartition> filtered = new HashSet<>();
+    /** Per finite partition: the offset after the last record this attempt processed. */
+    private final Map<TopicPartition, Long> processedTo = new HashMap<>();
+    private final @Nullable SourceIdleness consumers;
 
     /** Whether the task's table sources are done; null without table sources. */
     private java.util.function.@Nullable BooleanSupplier tables;
@@ -42,9 +51,11 @@ public final class FiniteSourceProgress {
      * @param runtime the bounds the runtime saw at start, and the partitions it saw done from committed offsets
      * @param singleTask whether the topology runs as one task (a test driver: bounds unknown, a source ends when
      *     the test says so)
+     * @param consumers what the consumers report of their positions, or null (nothing reports)
      */
     public FiniteSourceProgress(List<SourceSpec> sources, int partition, WatermarkTracker store, FiniteSources runtime,
-            boolean singleTask) {
+            boolean singleTask, @Nullable SourceIdleness consumers) {
+        this.consumers = consumers;
         this.store = store;
         this.runtime = runtime;
         for (SourceSpec source : sources) {
@@ -115,6 +126,7 @@ public final class FiniteSourceProgress {
         if (md.offset() == bound - 1) {
             markDone(tp);
         }
+        processedTo.put(tp, md.offset() + 1); // processed next, before the task asks again
         return false;
     }
 
@@ -128,6 +140,12 @@ public final class FiniteSourceProgress {
         }
         if (bounds.containsKey(tp) && runtime.isDone(tp)) {
             markDone(tp);
+            return true;
+        }
+        Long bound = bounds.get(tp);
+        if (bound != null && bound != Long.MAX_VALUE && consumers != null
+                && consumers.readPast(tp, bound, processedTo.getOrDefault(tp, -1L))) {
+            markDone(tp); // what lies before the bound is no record the task sees
             return true;
         }
         return false;

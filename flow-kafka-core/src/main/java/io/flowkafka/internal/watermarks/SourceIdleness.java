@@ -1,6 +1,7 @@
 package io.flowkafka.internal.watermarks;
 
 import java.util.Collection;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.kafka.common.TopicPartition;
@@ -39,6 +40,12 @@ public final class SourceIdleness {
 
     private volatile Snapshot snapshot = new Snapshot(0, NOT_PAUSED);
     private final Set<TopicPartition> waiting = ConcurrentHashMap.newKeySet();
+    /**
+     * Per source partition of this instance's consumers: {the consumer's position (-1 unknown), the offset after the
+     * last record it returned (-1 none)}; what a finite source needs to end a partition whose last offsets hold no
+     * record a task sees (a transaction marker, aborted records).
+     */
+    private final Map<TopicPartition, long[]> read = new ConcurrentHashMap<>();
     /** Why sources are paused (guarded by this): {@code FlowRuntime.pause()}, a drain (never undone). */
     private boolean runtimePaused;
     private boolean draining;
@@ -101,6 +108,27 @@ public final class SourceIdleness {
     /** The partitions left their consumer (revoked, lost): nothing is known of them until their next owner reports. */
     public void forget(Collection<TopicPartition> partitions) {
         waiting.removeAll(partitions);
+        partitions.forEach(read::remove);
+    }
+
+    /** The consumer's position in a source partition (the offset of the next record it will return). */
+    public void position(TopicPartition partition, long position) {
+        read.computeIfAbsent(partition, p -> new long[] {-1, -1})[0] = position;
+    }
+
+    /** The consumer returned records of a source partition up to {@code nextOffset} (exclusive) in its last poll. */
+    public void returned(TopicPartition partition, long nextOffset) {
+        read.computeIfAbsent(partition, p -> new long[] {-1, -1})[1] = nextOffset;
+    }
+
+    /**
+     * Whether the consumer of a source partition has passed {@code offset} and every record it returned below it was
+     * processed: its position is at or after {@code offset}, and it returned no record, or none after
+     * {@code processedTo} (the offset after the last record the partition's task processed; -1: none).
+     */
+    public boolean readPast(TopicPartition partition, long offset, long processedTo) {
+        long[] r = read.get(partition);
+        return r != null && r[0] >= offset && (r[1] < 0 || processedTo >= Math.min(r[1], offset));
     }
 
     /** Whether records are known to wait in the partition. */
