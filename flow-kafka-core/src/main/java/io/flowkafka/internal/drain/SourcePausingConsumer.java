@@ -65,6 +65,10 @@ public final class SourcePausingConsumer implements Consumer<byte[], byte[]> {
     private volatile int alignPausedCount;
     /** How often, at most, the partitions with records waiting are reported. */
     static final long WAITING_REPORT_MS = 10;
+    /** How long a source partition whose lag the consumer does not know yet counts as having records waiting. */
+    static final long UNKNOWN_LAG_WAIT_MS = 5_000;
+    /** Source partitions whose lag is unknown, and since when (the clock of {@link #clock}). */
+    private final Map<TopicPartition, Long> unknownLagSince = new HashMap<>();
     private final io.flowkafka.internal.watermarks.@Nullable SourceIdleness idleness;
     private long nextWaitingReportMs = Long.MIN_VALUE;
     private java.util.function.LongSupplier clockMs = System::currentTimeMillis;
@@ -227,6 +231,7 @@ public final class SourcePausingConsumer implements Consumer<byte[], byte[]> {
         alignPausedCount = alignPaused.size();
         if (idleness != null) {
             idleness.forget(partitions);
+            partitions.forEach(unknownLagSince::remove);
             nextWaitingReportMs = Long.MIN_VALUE; // what is assigned now: at the next poll
         }
     }
@@ -247,12 +252,22 @@ public final class SourcePausingConsumer implements Consumer<byte[], byte[]> {
         for (TopicPartition tp : delegate.assignment()) {
             if (sourceTopics.contains(tp.topic())) {
                 java.util.OptionalLong lag = delegate.currentLag(tp);
-                idleness.recordsWaiting(tp, lag.isPresent() && lag.getAsLong() > 0);
-                try {
-                    idleness.position(tp, delegate.position(tp, Duration.ZERO));
-                } catch (KafkaException e) {
-                    // no valid position right now (a reset, offset validation): reported at a later poll
+                boolean waiting;
+                if (lag.isPresent()) {
+                    unknownLagSince.remove(tp);
+                    waiting = lag.getAsLong() > 0;
+                    try {
+                        idleness.position(tp, delegate.position(tp, Duration.ZERO));
+                    } catch (KafkaException e) {
+                        // no valid position right now (a reset, offset validation): reported at a later poll
+                    }
+                } else {
+                    // not fetched since it was assigned (or sought): a backlog may wait there, so the partition is
+                    // neither quiet nor idle yet, for a bounded time (a partition never fetched, paused say)
+                    long since = unknownLagSince.computeIfAbsent(tp, k -> now);
+                    waiting = now - since < UNKNOWN_LAG_WAIT_MS;
                 }
+                idleness.recordsWaiting(tp, waiting);
             }
         }
     }

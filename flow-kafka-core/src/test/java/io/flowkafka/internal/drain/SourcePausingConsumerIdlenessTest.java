@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -54,6 +55,32 @@ class SourcePausingConsumerIdlenessTest {
         now.addAndGet(SourcePausingConsumer.WAITING_REPORT_MS);
         consumer.poll(Duration.ZERO);
         assertThat(idleness.waiting(CLICKS0)).isTrue();
+    }
+
+    @Test
+    void shouldCountAPartitionWhoseLagIsNotKnownYetAsWaitingForABoundedTime() {
+        // "a source partition is quiet (its system watermark follows the clock) once it is caught up": right after
+        // an assignment the consumer has not fetched yet and a backlog may wait there
+        AtomicReference<OptionalLong> lag = new AtomicReference<>(OptionalLong.empty());
+        MockConsumer<byte[], byte[]> mock = new MockConsumer<>("earliest") {
+            @Override
+            public synchronized OptionalLong currentLag(TopicPartition partition) {
+                return lag.get(); // MockConsumer takes an unknown end offset for none to read
+            }
+        };
+        SourcePausingConsumer consumer = consumer(mock);
+        consumer.assign(List.of(CLICKS0));
+        mock.updateBeginningOffsets(Map.of(CLICKS0, 0L));
+
+        consumer.poll(Duration.ZERO);
+        assertThat(idleness.waiting(CLICKS0)).as("lag unknown right after the assignment").isTrue();
+        now.addAndGet(SourcePausingConsumer.UNKNOWN_LAG_WAIT_MS);
+        consumer.poll(Duration.ZERO);
+        assertThat(idleness.waiting(CLICKS0)).as("not for longer than the bound").isFalse();
+        lag.set(OptionalLong.of(0));
+        now.addAndGet(SourcePausingConsumer.WAITING_REPORT_MS);
+        consumer.poll(Duration.ZERO);
+        assertThat(idleness.waiting(CLICKS0)).as("known: caught up").isFalse();
     }
 
     @Test
