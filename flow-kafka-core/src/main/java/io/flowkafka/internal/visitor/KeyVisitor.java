@@ -383,11 +383,29 @@ public final class KeyVisitor {
                 allValues ? new ArrayList<>(merged.values()) : null);
     }
 
-    /** The visit EventTimestamp: {@code now − max(0, elapsed − ScannedFraction · Period)}. */
+    /**
+     * The visitor stream's watermark: the visit EventTimestamp {@code now − max(0, elapsed − ScannedFraction ·
+     * Period)} of the least advanced bucket. Each read dates its visits by its own bucket's fraction, so while the
+     * buckets catch up one by one an average would run ahead of the visits still to come.
+     */
     private long eventTimestamp(Cursor c, long nowNanos, long period) {
         long elapsed = nowNanos - c.passStartNanos;
-        double lag = Math.max(0.0, elapsed - scannedFraction(c) * period);
+        double lag = Math.max(0.0, elapsed - leastBucketFraction(c) * period);
         return nowNanos - (long) lag;
+    }
+
+    /** The smallest share of its own span a bucket of this pass covered (1 when every bucket is done). */
+    private double leastBucketFraction(Cursor c) {
+        double least = 1.0;
+        for (int b = 0; b < bucketCount; b++) {
+            if (c.done[b] || width[b] == 0) {
+                continue;
+            }
+            double covered = c.positions[b].length == 0 ? 0.0
+                    : Math.max(0.0, Math.min(width[b], unsignedDiff(hashOf(c.positions[b]), start[b])));
+            least = Math.min(least, covered / width[b]);
+        }
+        return least;
     }
 
     /** The share of the partition's hash span this pass covered. */

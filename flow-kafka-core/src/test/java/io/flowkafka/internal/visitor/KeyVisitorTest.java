@@ -109,6 +109,34 @@ class KeyVisitorTest {
     }
 
     @Test
+    void shouldNeverVisitBehindTheWatermarkItReportedWhileCatchingUp() {
+        // the visitor stream's watermark: no later visit may carry an EventTimestamp below it, also while buckets
+        // catch up one by one (the scan fell behind its period and reads one bucket per step)
+        Random r = new Random(11);
+        for (int i = 0; i < 400; i++) {
+            put(states, r.nextLong(), "k" + i, "s");
+        }
+        KeyVisitor v = visitor(0, 1, List.of(KeyVisitor.internalStates(states, null)));
+        long[] watermark = {Long.MIN_VALUE};
+        List<String> behind = new ArrayList<>();
+        KeyVisitor.Handler check = (key, pass, ets, rows) -> {
+            if (ets < watermark[0]) {
+                behind.add(name(key) + " at " + ets + " < " + watermark[0]);
+            }
+        };
+        long now = 0;
+        v.step(now, settings("100s"), false, 1, far(), check); // the pass starts
+        now += 90 * SECOND; // far behind its period: each bucket has all its keys to catch up on
+        for (int step = 0; step < 60 && v.pass() < 1; step++) {
+            v.step(now, settings("100s"), false, 30, far(), check);
+            watermark[0] = Math.max(watermark[0], v.lastEventTimestamp());
+            now += SECOND / 10;
+        }
+
+        assertThat(behind).as("visits behind the reported watermark").isEmpty();
+    }
+
+    @Test
     void shouldMergeSeveralSourcesInKeyOrderAndVisitEachKeyOnceEvenWithCappedReads() {
         // external_names: "Table keys take part in the scan on an equal footing with state keys"
         KeyValueStore<Bytes, byte[]> other = store("other");
