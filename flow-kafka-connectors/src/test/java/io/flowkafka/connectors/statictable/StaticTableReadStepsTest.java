@@ -94,6 +94,11 @@ class StaticTableReadStepsTest {
     }
 
     private void table(String name, long rows) throws IOException {
+        write(dir, name, rows);
+    }
+
+    /** Writes table {@code name} of rows with ids 0 to {@code rows - 1} into the tables directory {@code in}. */
+    private static void write(Path in, String name, long rows) throws IOException {
         List<GenericRecord> list = new ArrayList<>();
         for (long i = 0; i < rows; i++) {
             GenericRecord r = new GenericData.Record(StaticTableSourceTest.ROW);
@@ -101,7 +106,7 @@ class StaticTableReadStepsTest {
             r.put("table", name);
             list.add(r);
         }
-        StaticTableWriter.write(LocalTablesDirectory.open(dir), name, StaticTableSourceTest.ROW, null, list);
+        StaticTableWriter.write(LocalTablesDirectory.open(in), name, StaticTableSourceTest.ROW, null, list);
     }
 
     @Test
@@ -183,14 +188,7 @@ class StaticTableReadStepsTest {
     /** Another tool's table (no _table.json): its part files, moved into place only if {@code filesInPlace}. */
     private Path foreignTable(String name, long rows, boolean filesInPlace) throws IOException {
         Path elsewhere = dir.resolveSibling(dir.getFileName() + "-elsewhere");
-        List<GenericRecord> list = new ArrayList<>();
-        for (long i = 0; i < rows; i++) {
-            GenericRecord r = new GenericData.Record(StaticTableSourceTest.ROW);
-            r.put("id", i);
-            r.put("table", name);
-            list.add(r);
-        }
-        StaticTableWriter.write(LocalTablesDirectory.open(elsewhere), name, StaticTableSourceTest.ROW, null, list);
+        write(elsewhere, name, rows);
         Path table = Files.createDirectories(dir.resolve(name));
         Path staging = Files.createDirectories(table.resolve("_temporary"));
         try (var parts = Files.list(elsewhere.resolve(name))) {
