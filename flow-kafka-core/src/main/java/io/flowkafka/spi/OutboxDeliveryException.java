@@ -9,6 +9,8 @@ public class OutboxDeliveryException extends Exception {
     private static final long serialVersionUID = 1L;
     /** Whether the sink must stop. */
     private final boolean fatal;
+    /** Whether the deliverer only ran out of its time for one call: the batch is offered again at once. */
+    private final boolean unfinished;
     /** Whether the target rejected one record for good. */
     private final boolean rejected;
     /** The key of the rejected record, or null. */
@@ -27,15 +29,17 @@ public class OutboxDeliveryException extends Exception {
     public OutboxDeliveryException(String message, Throwable cause) {
         super(message, cause);
         this.fatal = false;
+        this.unfinished = false;
         this.rejected = false;
         this.rejectedKey = null;
         this.rejectedValue = null;
         this.rejectedTimestamp = -1;
     }
 
-    private OutboxDeliveryException(String message, boolean fatal) {
+    private OutboxDeliveryException(String message, boolean fatal, boolean unfinished) {
         super(message);
         this.fatal = fatal;
+        this.unfinished = unfinished;
         this.rejected = false;
         this.rejectedKey = null;
         this.rejectedValue = null;
@@ -49,7 +53,28 @@ public class OutboxDeliveryException extends Exception {
      * @return a retryable exception
      */
     public static OutboxDeliveryException retryable(String message) {
-        return new OutboxDeliveryException(message, false);
+        return new OutboxDeliveryException(message, false, false);
+    }
+
+    /**
+     * Not a problem: the deliverer delivered part of the batches and stopped, so that the service polls its outbox
+     * in time ({@code max.poll.interval.ms}); the service offers the same batches again at once, without a backoff
+     * or a status error, and the deliverer goes on where it stopped.
+     *
+     * @param message how far it got, for the debug log
+     * @return an unfinished-delivery exception
+     */
+    public static OutboxDeliveryException unfinished(String message) {
+        return new OutboxDeliveryException(message, false, true);
+    }
+
+    /**
+     * Whether the deliverer only ran out of its time for one call ({@link #unfinished(String)}).
+     *
+     * @return true if the batches are to be offered again at once
+     */
+    public boolean unfinished() {
+        return unfinished;
     }
 
     /**
@@ -59,7 +84,7 @@ public class OutboxDeliveryException extends Exception {
      * @return a fatal exception
      */
     public static OutboxDeliveryException fatal(String message) {
-        return new OutboxDeliveryException(message, true);
+        return new OutboxDeliveryException(message, true, false);
     }
 
     /**
@@ -75,6 +100,7 @@ public class OutboxDeliveryException extends Exception {
             byte @org.jspecify.annotations.Nullable [] value, long timestamp, Throwable cause) {
         super(message, cause);
         this.fatal = false;
+        this.unfinished = false;
         this.rejected = true;
         this.rejectedKey = key;
         this.rejectedValue = value;

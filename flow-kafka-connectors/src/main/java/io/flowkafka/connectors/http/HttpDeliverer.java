@@ -47,8 +47,9 @@ import org.slf4j.LoggerFactory;
  * when it is offered again; after a crash or a rebalance they are (at least once), with the same key and body.
  *
  * <p>A call sends for at most {@link #BATCH_TIME} ({@code max.poll.interval.ms} is 5 minutes by default): a batch
- * that takes longer (a slow target, one busy key) is cut short after the requests in flight, and the call throws a
- * retryable exception; the service polls, offers the batch again and the deliverer goes on where it stopped.
+ * that takes longer (a slow target, one busy key) is cut short after the requests in flight, and the call throws
+ * {@link OutboxDeliveryException#unfinished}: the service polls, offers the batch again at once and the deliverer
+ * goes on where it stopped.
  *
  * <p>Threading: {@link #open}, {@link #deliver}, {@link #release} and {@link #close} on the delivery service's
  * thread; requests on the sink's own pool of {@code concurrency} daemon threads.
@@ -186,7 +187,7 @@ final class HttpDeliverer implements OutboxDeliverer {
             left += delivered.contains(r.offset()) ? 0 : 1;
         }
         if (left > 0) { // out of time: the delivered ones are remembered, the next call sends the rest
-            throw OutboxDeliveryException.retryable(sinkName + ": " + left + " of the " + batch.records().size()
+            throw OutboxDeliveryException.unfinished(sinkName + ": " + left + " of the " + batch.records().size()
                     + " messages of the batch at outbox offset " + batch.firstOffset() + " on outbox partition " + p
                     + " are still to send after " + batchTime.toSeconds() + " s; they follow (a slow target)");
         }

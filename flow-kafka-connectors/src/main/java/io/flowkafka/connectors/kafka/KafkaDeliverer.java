@@ -279,7 +279,13 @@ final class KafkaDeliverer implements OutboxDeliverer {
      */
     void movePast(int p, OutboxRecord r) throws OutboxDeliveryException {
         openProducer(p);
-        Long next = readMarker(p);
+        Long next;
+        try {
+            next = readMarker(p);
+        } catch (OutboxDeliveryException e) {
+            dropProducer(p, true); // the retry opens another and reads the marker again
+            throw e;
+        }
         if (next != null && next > r.offset()) {
             markerNext.put(p, next);
             return;

@@ -141,7 +141,7 @@ public final class StaticTableJoinerProvider implements StaticTableProvider {
         return Path.of(String.valueOf(parameters.get("tables_path")));
     }
 
-    /** The table given, or the newest one the locator finds; null if there is none. */
+    /** The table given, or the newest complete one the locator finds; null if there is none. */
     private static @Nullable String table(TablesDirectory directory, Map<String, Object> parameters)
             throws IOException {
         Object table = parameters.get("table");
@@ -151,6 +151,12 @@ public final class StaticTableJoinerProvider implements StaticTableProvider {
         Object filter = parameters.get("table_name_filter");
         TableTimestampLocator locator = TableTimestampLocator.of(TableTimestampLocator.Source.NAME,
                 filter == null ? null : filter.toString());
-        return locator.latest(directory).map(LocatedTable::name).orElse(null);
+        List<LocatedTable> located = locator.inOrder(directory);
+        for (int i = located.size() - 1; i >= 0; i--) {
+            if (directory.complete(located.get(i).name())) {
+                return located.get(i).name(); // a newer one another tool is still writing waits until complete
+            }
+        }
+        return null;
     }
 }

@@ -132,6 +132,13 @@ class StaticTableJoinerTest {
         assertThatThrownBy(() -> provider.open(parameters, "hash", 0)).isInstanceOf(NoSuchFileException.class)
                 .hasMessageContaining("not complete");
         Files.createFile(tables.resolve("t").resolve("_SUCCESS"));
+        Map<String, Object> newest = Map.of("tables_path", tables.toString());
+        StaticTableWriter.write(LocalTablesDirectory.open(tables), "2026-01-02", ROW, null, rows.subList(0, 1));
+        Files.delete(tables.resolve("2026-01-02").resolve(LocalTablesDirectory.MANIFEST)); // still being written
+        StaticTableWriter.write(LocalTablesDirectory.open(tables), "2026-01-01", ROW, null, rows);
+        try (StaticTableProvider.Rows read = provider.open(newest, "hash", 0)) {
+            assertThat(read.table()).as("the newest complete table").endsWith("2026-01-01");
+        }
         try (StaticTableProvider.Rows read = provider.open(parameters, "hash", 0)) {
             int n = 0;
             while (read.hasNext()) {

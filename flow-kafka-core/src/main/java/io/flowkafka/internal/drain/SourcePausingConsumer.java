@@ -495,21 +495,32 @@ public final class SourcePausingConsumer implements Consumer<byte[], byte[]> {
     @Override
     public void seek(TopicPartition partition, long offset) {
         delegate.seek(partition, offset);
+        sought(List.of(partition));
     }
 
     @Override
     public void seek(TopicPartition partition, OffsetAndMetadata offsetAndMetadata) {
         delegate.seek(partition, offsetAndMetadata);
+        sought(List.of(partition));
     }
 
     @Override
     public void seekToBeginning(Collection<TopicPartition> partitions) {
         delegate.seekToBeginning(partitions);
+        sought(partitions);
     }
 
     @Override
     public void seekToEnd(Collection<TopicPartition> partitions) {
         delegate.seekToEnd(partitions);
+        sought(partitions);
+    }
+
+    /** A seek (a task revived from its last commit): what was reported of the partitions' reading no longer holds. */
+    private void sought(Collection<TopicPartition> partitions) {
+        if (idleness != null) {
+            idleness.sought(partitions);
+        }
     }
 
     @Override

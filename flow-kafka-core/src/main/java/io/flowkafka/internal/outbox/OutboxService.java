@@ -324,6 +324,10 @@ public final class OutboxService implements AutoCloseable {
                         deliverer.deliverTogether(ready);
                     }
                 } catch (OutboxDeliveryException e) {
+                    if (e.unfinished()) { // part delivered; the rest at once, after a poll
+                        LOG.debug("sink '{}': {}", sink, e.getMessage());
+                        return;
+                    }
                     fewerBatches(p, ready.size());
                     failed(c, tp, "delivering the batch at outbox offset " + ready.get(0).firstOffset(), e);
                     return;

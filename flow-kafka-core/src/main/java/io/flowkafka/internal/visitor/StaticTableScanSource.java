@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericRecord;
+import org.apache.avro.util.Utf8;
 import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
 
@@ -317,13 +318,23 @@ public final class StaticTableScanSource implements ScanSource {
             } else if (columns.get(i).type() == ColumnType.UINT64) {
                 c = Long.compareUnsigned(((Number) x).longValue(), ((Number) y).longValue());
             } else if (x instanceof CharSequence || y instanceof CharSequence) {
-                c = Arrays.compareUnsigned(x.toString().getBytes(StandardCharsets.UTF_8),
-                        y.toString().getBytes(StandardCharsets.UTF_8));
+                byte[] xs = utf8(x);
+                byte[] ys = utf8(y);
+                c = Arrays.compareUnsigned(xs, 0, utf8Length(x, xs), ys, 0, utf8Length(y, ys));
             } else {
                 c = ((Comparable) x).compareTo(y);
             }
         }
         return c;
+    }
+
+    /** A string's UTF-8 bytes: an Avro {@link Utf8}'s own (no copy), else encoded. */
+    private static byte[] utf8(Object s) {
+        return s instanceof Utf8 u ? u.getBytes() : s.toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static int utf8Length(Object s, byte[] bytes) {
+        return s instanceof Utf8 u ? u.getByteLength() : bytes.length;
     }
 
     private List<String> names() {

@@ -111,6 +111,11 @@ public final class SourceIdleness {
         partitions.forEach(read::remove);
     }
 
+    /** The consumer of the partitions sought: their positions and the records returned are unknown again. */
+    public void sought(Collection<TopicPartition> partitions) {
+        partitions.forEach(read::remove);
+    }
+
     /** The consumer's position in a source partition (the offset of the next record it will return). */
     public void position(TopicPartition partition, long position) {
         read.computeIfAbsent(partition, p -> new long[] {-1, -1})[0] = position;

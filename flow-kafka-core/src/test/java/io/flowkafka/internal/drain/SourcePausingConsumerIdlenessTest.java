@@ -84,6 +84,35 @@ class SourcePausingConsumerIdlenessTest {
     }
 
     @Test
+    void shouldReportHowFarAPartitionWasReadAndForgetItWhenSoughtBack() {
+        // a finite partition ends once the consumer's position passed its bound and every record it returned was
+        // processed; a revived task's seek back to its last commit makes what was returned before count for nothing
+        MockConsumer<byte[], byte[]> mock = new MockConsumer<>("earliest");
+        SourcePausingConsumer consumer = consumer(mock);
+        consumer.assign(List.of(CLICKS0));
+        mock.updateBeginningOffsets(Map.of(CLICKS0, 0L));
+        mock.updateEndOffsets(Map.of(CLICKS0, 3L));
+        for (long o = 0; o < 3; o++) {
+            mock.addRecord(new ConsumerRecord<>("clicks", 0, o, new byte[0], new byte[0]));
+        }
+        consumer.poll(Duration.ZERO);
+        now.addAndGet(SourcePausingConsumer.WAITING_REPORT_MS);
+        consumer.poll(Duration.ZERO); // the position after the records, reported
+        assertThat(idleness.readPast(CLICKS0, 3, 2)).as("record 2 not processed yet").isFalse();
+        assertThat(idleness.readPast(CLICKS0, 3, 3)).isTrue();
+
+        // revived: sought to its last commit, 3, where only a transaction marker is left before the bound 4
+        mock.updateEndOffsets(Map.of(CLICKS0, 4L));
+        consumer.seek(CLICKS0, 4); // (MockConsumer has no markers: the position the fetch past it leaves)
+        assertThat(idleness.readPast(CLICKS0, 4, -1)).as("sought: unknown until reported again").isFalse();
+        now.addAndGet(SourcePausingConsumer.WAITING_REPORT_MS);
+        consumer.poll(Duration.ZERO);
+
+        assertThat(idleness.readPast(CLICKS0, 4, -1)).as("nothing returned since the seek: read past the bound")
+                .isTrue();
+    }
+
+    @Test
     void shouldForgetARevokedPartition() {
         AtomicReference<ConsumerRebalanceListener> installed = new AtomicReference<>();
         MockConsumer<byte[], byte[]> mock = new MockConsumer<>("earliest") {
