@@ -133,10 +133,14 @@ final class KafkaDeliverer implements OutboxDeliverer {
         openProducer(partition);
         Long next = readMarker(partition);
         if (next != null && committedOffset.isPresent() && next < committedOffset.getAsLong()) {
-            release(partition);
-            throw OutboxDeliveryException.retryable(sinkName() + ": the progress marker of outbox partition " + partition
-                    + " says " + next + " but delivery had reached " + committedOffset.getAsLong()
-                    + "; the progress topic " + progressTopic + " is not caught up yet, retrying");
+            // the marker is read to the progress partition's end, so it is not late: the delivery group moved on
+            // without it (the sink ran with delivery_guarantee at_least_once meanwhile, or the progress topic lost
+            // records). The group commits only what was delivered: delivery goes on from there
+            LOG.warn("{}: the progress marker of outbox partition {} says {}, behind the delivery group's offset {} "
+                    + "(the sink ran with delivery_guarantee at_least_once since, or topic {} lost records); "
+                    + "delivery resumes at {}", sinkName(), partition, next, committedOffset.getAsLong(),
+                    progressTopic, committedOffset.getAsLong());
+            next = committedOffset.getAsLong();
         }
         if (next == null) {
             if (committedOffset.isPresent() && committedOffset.getAsLong() > 0) {

@@ -98,6 +98,29 @@ class KafkaDelivererIT {
                 .containsExactly(0L, 1L, 2L, 3L, 4L, 5L);
     }
 
+    @Test
+    @Timeout(120)
+    void shouldResumeAtTheDeliveryGroupsOffsetWhenTheMarkerIsBehindIt(KafkaCluster cluster, TestNames names)
+            throws Exception {
+        // exactly_once, then at_least_once for a while (its progress is the delivery group's offset only), then
+        // exactly_once again: the marker is behind what was delivered; delivery goes on from the group's offset
+        String topic = names.topic("target");
+        cluster.createTopic(topic, 1);
+        OutboxBatch a = batch(0, 3, 3);
+        OutboxBatch b = batch(3, 3, 6);
+        OutboxBatch c = batch(6, 3, 9);
+        try (KafkaDeliverer deliverer = new KafkaDeliverer(context(cluster, topic))) {
+            deliverer.open(PARTITION, OptionalLong.empty());
+            deliverer.deliverTogether(List.of(a));
+        }
+        try (KafkaDeliverer back = new KafkaDeliverer(context(cluster, topic))) {
+            assertThat(back.open(PARTITION, OptionalLong.of(6))).as("where the group's offset says").hasValue(6);
+            back.deliverTogether(List.of(b, c));
+        }
+        assertThat(awaitCommitted(cluster, topic, 6)).as("batch b was delivered at least once meanwhile: not again")
+                .containsExactly(0L, 1L, 2L, 6L, 7L, 8L);
+    }
+
     /** The committed records once there are at least {@code count} (commit markers are written after the commit). */
     private static List<Long> awaitCommitted(KafkaCluster cluster, String topic, int count) {
         return Await.untilValue(Duration.ofSeconds(30), count + " committed records in " + topic,
