@@ -38,6 +38,8 @@ public final class SortedMemoryStore extends MemoryStore {
     private final TreeMap<Bytes, byte[]> map = new TreeMap<>();
     /** Bumped by every insertion or removal of a key: an open scan then seeks past its last key again. */
     private long structuralChanges;
+    /** Scans opened (each a seek down the tree), for tests. */
+    private long scansOpened;
 
     SortedMemoryStore(String name) {
         super(name);
@@ -122,6 +124,7 @@ public final class SortedMemoryStore extends MemoryStore {
     }
 
     private KeyValueIterator<Bytes, byte[]> scan(@Nullable Bytes from, @Nullable Bytes to, boolean reverse) {
+        scansOpened++;
         NavigableMap<Bytes, byte[]> view;
         if (from != null && to != null) {
             view = from.compareTo(to) > 0 ? java.util.Collections.emptyNavigableMap() // as Kafka's stores: empty
@@ -134,6 +137,11 @@ public final class SortedMemoryStore extends MemoryStore {
             view = map;
         }
         return new Scan(reverse ? view.descendingMap() : view);
+    }
+
+    /** How many range scans were opened on this store (each a seek). */
+    public long scansOpened() {
+        return scansOpened;
     }
 
     @Override

@@ -155,7 +155,7 @@ import org.jspecify.annotations.Nullable;
  * would copy all pending timers.
  * {@link #due} returns at most {@code maxTimers} timers per call, so when the watermark jumps over
  * a large backlog, firing proceeds in steps of bounded size that the caller spreads over
- * punctuations, each far inside the transaction timeout. On persistent stores a scan also reads
+ * punctuations, each far inside the transaction timeout. On persistent and sorted in-memory stores a scan also reads
  * the next 128 committed timers past the bound and keeps them, with the key up to
  * which they are complete: while the watermark stays below that key, the next steps hand timers out
  * from them without a seek (a watermark that moves a little per record would otherwise seek once
@@ -214,7 +214,7 @@ public final class TimerStore {
     private static final int MAX_SCANNED = 4_096;
     /** A stream's floors are written to their rows once per {@link #due} step, once this many timers were deleted since the last write. */
     static final int FLOOR_KEPT_EVERY = 128;
-    /** How many committed timers a scan of {@link #due} reads ahead, beyond those it hands out (persistent stores). */
+    /** How many committed timers a scan of {@link #due} reads ahead, beyond those it hands out ({@link #readsAhead}). */
     static final int READ_AHEAD = 128;
     /** At most this many rows are kept read ahead (a batch larger than that is not kept). */
     private static final int READ_AHEAD_MAX = 1_024;
@@ -228,7 +228,12 @@ public final class TimerStore {
      */
     private final KeyValueStore<Bytes, byte[]> timersReads;
     private final @Nullable KeyValueStore<Bytes, byte[]> holdsReads;
-    private final boolean timersPersistent;
+    /**
+     * Whether {@link #due} scans to the end mark and keeps the next timers read ahead: persistent stores (their
+     * tombstones) and a {@link SortedMemoryStore} (a seek costs a walk down the tree, the read-ahead none);
+     * not Kafka's in-memory store, whose range copies every key of the range.
+     */
+    private final boolean readsAhead;
     /** The write-back cache of the holds store, when it has one (persistent stores of a compiled topology). */
     private final io.flowkafka.internal.streams.@Nullable WriteBackStore holdsCache;
     /** The write-back cache of the timers store, when it has one. */
@@ -242,7 +247,7 @@ public final class TimerStore {
     private final @Nullable Bytes[] maxTimer;
     private final boolean[] maxTimerKnown;
     /**
-     * Per stream (persistent stores): the committed timers that {@link #due}'s last scan read, from the due
+     * Per stream ({@link #readsAhead}): the committed timers that {@link #due}'s last scan read, from the due
      * floor on, in key order; with {@link #aheadLimit} they are exactly the stream's timers below that key.
      * Firing pops the first; any other write below the limit drops the lot. Null when not known. Saves a
      * RocksDB seek per watermark step: the next due timers are usually already read.
@@ -320,7 +325,7 @@ public final class TimerStore {
         this.holds = holds;
         this.timersReads = readsOf(timers);
         this.holdsReads = holds == null ? null : readsOf(holds);
-        this.timersPersistent = timers.persistent();
+        this.readsAhead = timers.persistent() || timersReads instanceof SortedMemoryStore;
         this.holdsCache = holds == null ? null : io.flowkafka.internal.streams.WriteBackStore.find(holds);
         this.timersCache = io.flowkafka.internal.streams.WriteBackStore.find(timers);
         this.streamIds = List.copyOf(timerStreamIds);
@@ -950,11 +955,11 @@ public final class TimerStore {
             return out;
         }
         Bytes first = null;
-        // persistent: up to the end mark rather than the bound, so that the first live key past the bound becomes
-        // the next floor (tombstones), and the next READ_AHEAD timers are read on the way. In memory there are no
-        // tombstones, but Kafka's in-memory range copies every key of the range: scan to the bound, and a scan that
-        // meets no key leaves the floor at the bound
-        boolean persistent = timersPersistent;
+        // reading ahead: up to the end mark rather than the bound, so that the first live key past the bound becomes
+        // the next floor (tombstones), and the next READ_AHEAD timers are read on the way. Kafka's in-memory store
+        // has no tombstones, but its range copies every key of the range: scan to the bound, and a scan that meets
+        // no key leaves the floor at the bound
+        boolean persistent = readsAhead;
         Bytes scanEnd = persistent ? end : bound;
         java.util.ArrayDeque<KeyValue<Bytes, byte[]>> read = persistent ? new java.util.ArrayDeque<>() : null;
         Bytes limit = null;
