@@ -71,6 +71,7 @@ final class CallContext implements RuntimeContext, OutputCollector {
     private final Map<String, Schema> outputSchemas;
     private final Map<String, AvroCodec> stateCodecs = new HashMap<>();
     private final Map<String, byte[]> stateNames = new HashMap<>();
+    private final Map<String, AvroState> avroStates = new HashMap<>();
     private final Map<String, Object> parameters;
     private final LongSupplier clockNanos;
     private final int partition;
@@ -270,15 +271,24 @@ final class CallContext implements RuntimeContext, OutputCollector {
     }
 
     private StateAccessor<GenericRecord> avroState(String name, byte[] encodedKey) {
-        StateSpec s = declared(name);
-        if (s.schema() == null) {
-            throw new IllegalArgumentException("state '" + name + "' of computation '" + spec.id()
-                    + "' has no Avro schema: read it with getState(name, serde)");
+        AvroState a = avroStates.get(name);
+        if (a == null) {
+            StateSpec s = declared(name);
+            if (s.schema() == null) {
+                throw new IllegalArgumentException("state '" + name + "' of computation '" + spec.id()
+                        + "' has no Avro schema: read it with getState(name, serde)");
+            }
+            AvroCodec codec = stateCodecs.computeIfAbsent(name, n -> new AvroCodec(s.schema()));
+            Schema schema = s.schema();
+            a = new AvroState(nameBytes(name), codec::encode, codec::decode, () -> newRecordOf(schema));
+            avroStates.put(name, a);
         }
-        AvroCodec codec = stateCodecs.computeIfAbsent(name, n -> new AvroCodec(s.schema()));
-        Schema schema = s.schema();
-        return new Accessor<>(KeyStates.storeKey(encodedKey, nameBytes(name)), codec::encode, codec::decode,
-                () -> newRecordOf(schema));
+        return new Accessor<>(KeyStates.storeKey(encodedKey, a.name()), a.encode(), a.decode(), a.fresh());
+    }
+
+    /** What the accessors of a declared Avro state share, built at its first read (none per call). */
+    private record AvroState(byte[] name, Function<GenericRecord, byte[]> encode, Function<byte[], GenericRecord> decode,
+            Supplier<GenericRecord> fresh) {
     }
 
     @Override

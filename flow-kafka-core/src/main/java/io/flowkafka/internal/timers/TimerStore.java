@@ -938,7 +938,7 @@ public final class TimerStore {
         } else if (from.compareTo(bound) >= 0) {
             return new ArrayList<>(); // no timer below the floor, and the floor is past the bound
         }
-        List<PendingTimer> out = new ArrayList<>(Math.min(maxTimers, 256));
+        List<PendingTimer> out = new ArrayList<>(); // sized as it fills: most steps hand out none or a few
         if (scannedEvents.size() > MAX_SCANNED - Math.min(maxTimers, MAX_SCANNED)) {
             scannedEvents.clear();
         }
