@@ -6,6 +6,7 @@ import java.util.List;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The record headers that carry message metadata on internal topics.
@@ -15,6 +16,9 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
  *       record instead of four: {@code event timestamp (8 bytes, big-endian nanoseconds) |
  *       system timestamp (8) | id length (unsigned varint) | id | per parent: length (varint) | id};</li>
  *   <li>{@code flow.control}: present on control records (watermarks, completion).</li>
+ *   <li>{@code flow.wm}: on a message, a control record's value that the reader applies right after the message,
+ *       as if that control record followed it (FlowTestDriver's one-partition topics, where a control record
+ *       would reach the same partition: one record routed and committed per message instead of two).</li>
  * </ul>
  * The stream id is the topic's. Stateless and thread-safe.
  */
@@ -23,6 +27,8 @@ public final class FlowHeaders {
     public static final String META = "flow.meta";
     /** Marks control records. */
     public static final String CONTROL = "flow.control";
+    /** A control record's value carried by a message, applied right after it. */
+    public static final String WATERMARK_AFTER = "flow.wm";
 
     private FlowHeaders() {
     }
@@ -90,6 +96,12 @@ public final class FlowHeaders {
     /** Whether the record is a control record. */
     public static boolean isControl(Headers headers) {
         return headers.lastHeader(CONTROL) != null;
+    }
+
+    /** The control record value a message carries ({@link #WATERMARK_AFTER}), or null. */
+    public static byte @Nullable [] watermarkAfter(Headers headers) {
+        Header h = headers.lastHeader(WATERMARK_AFTER);
+        return h == null ? null : h.value();
     }
 
     private static MessageId readId(byte[] b, int[] cursor) {

@@ -157,6 +157,12 @@ final class ComputationTask {
     private final ControlRecords controlCodec = new ControlRecords();
     /** Records and sends this task's output watermarks and completion. */
     private WatermarkEmitter emitter;
+    /**
+     * FlowTestDriver's each-change watermarks on one-partition topics: the internal output sink nodes of a source
+     * computation, to their streams, whose last message of a call carries the watermark after it instead of a
+     * control record following it ({@link FlowHeaders#WATERMARK_AFTER}); null otherwise.
+     */
+    private @Nullable Map<String, String> stampNodes;
     /** Writes this task's input system watermark to its async sinks' outboxes. */
     private OutboxWatermarks outboxWatermarks;
     /** Records what the task's staged sinks prepare in each epoch; null without staged sinks. */
@@ -225,13 +231,17 @@ final class ComputationTask {
         int partitionCount = plan.partitionCounts().singleTask() ? 1
                 : sourceComputation ? plan.partitionCounts().of(spec.id()) : spec.desiredPartitionCount();
         Map<String, List<String>> controlNodesByStream = new LinkedHashMap<>();
+        Map<String, String> internalNodes = new HashMap<>();
         for (Map.Entry<String, List<ComputationPlan.Route>> e : plan.outputs().entrySet()) {
             for (ComputationPlan.Route r : e.getValue()) {
                 if (r instanceof ComputationPlan.InternalRoute) {
                     controlNodesByStream.computeIfAbsent(e.getKey(), k -> new ArrayList<>()).add(r.sinkNode());
+                    internalNodes.put(r.sinkNode(), e.getKey());
                 }
             }
         }
+        this.stampNodes = plan.partitionCounts().singleTask() && plan.watermarks().eachChange() && sourceComputation
+                && !internalNodes.isEmpty() ? internalNodes : null;
         this.emitter = new WatermarkEmitter(spec.id(), watermarks, context, controlNodesByStream,
                 spec.streamsDependency(), plan.statusNode(), plan.controlTopic() == null ? null
                         : spec.id() + ".sink.control",
@@ -308,21 +318,42 @@ final class ComputationTask {
             return;
         }
         if (in.source() == null && FlowHeaders.isControl(record.headers())) {
-            ControlRecord control;
-            try {
-                control = controlCodec.decode(record.value());
-            } catch (RuntimeException e) { // not written by a task: a dead letter, not a task failing on it forever
-                throw new FlowProcessingException(spec.id(), "decode the control record of topic " + md.topic(), e);
-            }
-            if (watermarks.onControl(in.streamId(), control)) {
-                fireTimers();
-                if (batch != null && !batch.isEmpty() && inputsCompleted()) {
-                    batch.cutAtCompletion();
-                }
-                maybeEmitWatermarks();
-            }
+            applyControl(in, decodeControl(record.value(), md));
             return;
         }
+        byte[] after = in.source() == null ? FlowHeaders.watermarkAfter(record.headers()) : null;
+        if (after == null) {
+            processMessage(record, md, in);
+            return;
+        }
+        ControlRecord control = decodeControl(after, md);
+        try {
+            processMessage(record, md, in);
+        } finally {
+            applyControl(in, control); // as the control record that would have followed the message
+        }
+    }
+
+    private ControlRecord decodeControl(byte[] value, RecordMetadata md) {
+        try {
+            return controlCodec.decode(value);
+        } catch (RuntimeException e) { // not written by a task: a dead letter, not a task failing on it forever
+            throw new FlowProcessingException(spec.id(), "decode the control record of topic " + md.topic(), e);
+        }
+    }
+
+    /** A writer's watermarks and completion on an internal input: timers they make due fire. */
+    private void applyControl(InputBinding in, ControlRecord control) {
+        if (watermarks.onControl(in.streamId(), control)) {
+            fireTimers();
+            if (batch != null && !batch.isEmpty() && inputsCompleted()) {
+                batch.cutAtCompletion();
+            }
+            maybeEmitWatermarks();
+        }
+    }
+
+    private void processMessage(Record<byte[], byte[]> record, RecordMetadata md, InputBinding in) {
         FlowMessage message;
         byte[] encodedKey;
         try {
@@ -430,6 +461,9 @@ final class ComputationTask {
             timerStore.commitCall();
         }
         call.end();
+        if (stampNodes != null && !forwards.isEmpty()) {
+            stampWatermarks(stampNodes, forwards, nodes);
+        }
         for (int i = 0; i < forwards.size(); i++) {
             context.forward(forwards.get(i), nodes.get(i));
         }
@@ -1093,9 +1127,36 @@ final class ComputationTask {
      */
     private void emitWatermarks() {
         long now = context.currentSystemTimeMs();
+        TaskWatermarks w = taskWatermarks(now);
+        if (sourceComputation && alignedPartitions != null) {
+            reportAlignment(true, w.sourcesIdle());
+        }
+        long system = w.system();
+        outboxWatermarks.maybeWrite(now, system, context); // the input system watermark, to the async sinks
+        if (stagedEpochs != null) {
+            stagedEpochs.inputSystemWatermark(system); // and to the staged ones, after the epoch commits
+        }
+        taskMeters.watermarks(w.inputEvent(), w.inputSystem());
+        plan.visitors().status().reading(spec.id(), context.taskId().partition()).update(w.event(), system,
+                timerStore == null ? TaskReading.NO_TIMERS : timerStore.approximatePending());
+        emitter.emit(now, new WatermarkEmitter.Values(w.event(), system, w.idle(), w.completed()),
+                deps -> dependencyWatermarks(deps, now));
+    }
+
+    /** A task's watermarks as {@link #emitWatermarks} computes them, before it records and sends them. */
+    private record TaskWatermarks(long event, long system, boolean idle, boolean completed, long inputEvent,
+            long inputSystem, boolean sourcesIdle) {
+    }
+
+    /**
+     * The task's output watermarks and completion now, from its inputs, sources, timer holds, batch and visitors;
+     * no side effect, so that {@link #stampWatermarks} gets the values {@link #emitWatermarks} would send.
+     */
+    private TaskWatermarks taskWatermarks(long now) {
         long event;
         long system;
         boolean idle = false;
+        boolean sourcesIdle = false;
         boolean completed = false;
         long inputEvent; // the input watermarks, before timer holds and batches: what the watermark-lag gauges show
         long inputSystem;
@@ -1109,10 +1170,8 @@ final class ComputationTask {
             // (its records would then arrive behind their watermark); it holds nothing back, being ahead of its group
             // nor is one with records waiting in its topic (the consumer has not handed them over yet)
             idle = sourcesIdle();
+            sourcesIdle = idle;
             completed = sourcesDone && visitors.allDone();
-            if (alignedPartitions != null) {
-                reportAlignment(true, idle);
-            }
             if (timerStore != null) { // a keyed source with timers: the same hold as on internal inputs
                 event = Math.min(event, timerStore.watermarkHold());
                 boolean holding = Objects.requireNonNull(firing).holdingPending();
@@ -1149,15 +1208,43 @@ final class ComputationTask {
             event = Long.MAX_VALUE;
             system = Long.MAX_VALUE;
         }
-        outboxWatermarks.maybeWrite(now, system, context); // the input system watermark, to the async sinks
-        if (stagedEpochs != null) {
-            stagedEpochs.inputSystemWatermark(system); // and to the staged ones, after the epoch commits
+        return new TaskWatermarks(event, system, idle, completed, inputEvent, inputSystem, sourcesIdle);
+    }
+
+    /**
+     * Gives the last message of a call to each internal output node the watermarks {@link #emitWatermarks} would
+     * send after it ({@link #stampNodes}). Only where nothing between this call and the next emission can lower
+     * them: a source computation without timers (a fired timer's call may hold the watermark back), key visitors or
+     * batches, whose watermarks follow its source clocks alone.
+     */
+    private void stampWatermarks(Map<String, String> nodeStreams, List<Record<byte[], byte[]>> forwards,
+            List<String> nodes) {
+        if (timerStore != null || batch != null || visitors.any()) {
+            return;
         }
-        taskMeters.watermarks(inputEvent, inputSystem);
-        plan.visitors().status().reading(spec.id(), context.taskId().partition()).update(event, system,
-                timerStore == null ? TaskReading.NO_TIMERS : timerStore.approximatePending());
-        emitter.emit(now, new WatermarkEmitter.Values(event, system, idle, completed),
-                deps -> dependencyWatermarks(deps, now));
+        WatermarkEmitter.Values values = null;
+        Set<String> stamped = null;
+        for (int i = forwards.size() - 1; i >= 0; i--) {
+            String node = nodes.get(i);
+            String stream = nodeStreams.get(node);
+            if (stream == null) {
+                continue; // a sink route
+            }
+            if (stamped == null) {
+                stamped = new HashSet<>(4);
+            }
+            if (!stamped.add(node)) {
+                continue; // not the node's last message of the call
+            }
+            if (values == null) {
+                TaskWatermarks w = taskWatermarks(context.currentSystemTimeMs());
+                values = new WatermarkEmitter.Values(w.event(), w.system(), w.idle(), w.completed());
+            }
+            byte[] control = emitter.stamp(node, stream, values);
+            if (control != null) {
+                forwards.get(i).headers().add(FlowHeaders.WATERMARK_AFTER, control);
+            }
+        }
     }
 
     /**

@@ -45,6 +45,8 @@ public final class WatermarkEmitter {
     private long sequence;
     private WatermarkTracker.Output lastEmitted;
     private Map<String, WatermarkTracker.Output> lastEmittedOwn = Map.of();
+    /** Per control sink node: the control record (sequence aside) the last message to it carried ({@link #stamp}). */
+    private final Map<String, ControlRecord> stamped = new HashMap<>();
 
     /**
      * @param computation the computation
@@ -119,15 +121,18 @@ public final class WatermarkEmitter {
         boolean heartbeat = lastEmitWallMs == Long.MIN_VALUE || now - lastEmitWallMs >= heartbeatMs;
         if ((changed || heartbeat) && !controlNodesByStream.isEmpty()) {
             long seq = ++sequence;
+            boolean completedNow = out.completed() && !wasCompleted;
             for (Map.Entry<String, List<String>> e : controlNodesByStream.entrySet()) {
                 WatermarkTracker.Output o = own.getOrDefault(e.getKey(), out);
-                ControlRecord r = ControlRecord.newBuilder()
-                        .setComputation(computation).setPartition(partition)
-                        .setEventWatermark(o.eventWatermark()).setSystemWatermark(o.systemWatermark())
-                        .setCompleted(o.completed()).setIdle(values.idle() && !o.completed())
-                        .setMaxIdleProducers(maxIdleProducers).setSequence(seq).build();
-                byte[] value = codec.encode(r);
+                ControlRecord r = control(o, values.idle(), seq);
+                byte[] value = null;
                 for (String node : e.getValue()) {
+                    if (!heartbeat && !completedNow && sameValues(stamped.get(node), r)) {
+                        continue; // the last message to this node carried these values
+                    }
+                    if (value == null) {
+                        value = codec.encode(r);
+                    }
                     RecordHeaders h = new RecordHeaders();
                     h.add(FlowHeaders.CONTROL, new byte[] {1});
                     context.forward(new Record<>(new byte[8], value, now, h), node);
@@ -142,6 +147,41 @@ public final class WatermarkEmitter {
             lastEmittedOwn = own;
             lastEmitWallMs = now;
         }
+    }
+
+    /**
+     * The control record value a message to {@code node} (a sink node of internal output {@code stream}) carries as
+     * {@link FlowHeaders#WATERMARK_AFTER}: what {@link #emit} with {@code values} would send now. {@link #emit} then
+     * sends no control record to that node while its values stay these. Only where the control record would reach
+     * the message's partition (one-partition topics: FlowTestDriver), and only with {@code values} that cannot go
+     * down before the next {@link #emit} (the caller's rule). Null for a stream with its own
+     * {@code streams_dependency}: its values are not {@code values}.
+     */
+    public byte @Nullable [] stamp(String node, String stream, Values values) {
+        if (ownDependencies.containsKey(stream)) {
+            return null;
+        }
+        WatermarkTracker.Output last = store.output();
+        WatermarkTracker.Output o = new WatermarkTracker.Output(Math.max(last.eventWatermark(), values.event()),
+                Math.max(last.systemWatermark(), values.system()), last.completed() || values.completed());
+        ControlRecord r = control(o, values.idle(), ++sequence);
+        stamped.put(node, r);
+        return codec.encode(r);
+    }
+
+    private ControlRecord control(WatermarkTracker.Output o, boolean idle, long seq) {
+        return ControlRecord.newBuilder()
+                .setComputation(computation).setPartition(partition)
+                .setEventWatermark(o.eventWatermark()).setSystemWatermark(o.systemWatermark())
+                .setCompleted(o.completed()).setIdle(idle && !o.completed())
+                .setMaxIdleProducers(maxIdleProducers).setSequence(seq).build();
+    }
+
+    /** Whether two control records carry the same values (their sequence numbers aside). */
+    private static boolean sameValues(@Nullable ControlRecord a, ControlRecord b) {
+        return a != null && a.getEventWatermark() == b.getEventWatermark()
+                && a.getSystemWatermark() == b.getSystemWatermark() && a.getCompleted() == b.getCompleted()
+                && a.getIdle() == b.getIdle() && a.getMaxIdleProducers() == b.getMaxIdleProducers();
     }
 
     /** The output streams that have their own {@code streams_dependency}. */
