@@ -189,7 +189,7 @@ class DynamicSpecIT {
         a.reconfigureKeyVisitor("auditor", "v", Map.of("period", "5m"));
         // what a newer build could write: a setting this build does not know
         String newer = "{\"version\": 7, \"dynamic_spec\": {\"computations\": {\"auditor\": {\"key_visitor_streams\": "
-                + "{\"v\": {\"period\": \"9m\", \"warp_factor\": 9}}}}}}";
+                + "{\"v\": {\"period\": \"9m\", \"warp_factor\": 9}, \"w\": {\"period\": \"3m\"}}}}}}";
         Properties p = cluster.clientProperties();
         try (var producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
             producer.send(new ProducerRecord<>(a.dynamicSpecTopic(), 0, pipeline.getBytes(StandardCharsets.UTF_8),
@@ -199,6 +199,15 @@ class DynamicSpecIT {
                 .filter(s -> s.path().equals("/dynamic_spec/rejected")).findFirst().orElse(null), Objects::nonNull);
         assertThat(error.message()).contains("version 7").contains("key_visitor_streams.v.warp_factor");
         assertThat(settings(a, "v").period()).as("the previous settings stay").isEqualTo(Duration.ofMinutes(5));
+        assertThat(settings(a, "w").period()).isEqualTo(Duration.ofHours(1));
+
+        // an instance that starts now does not run with the static settings: it applies what it can of version 7
+        FlowRuntime b = instance(cluster, pipeline, "b");
+        assertThat(settings(b, "w").period()).as("the entry it can apply").isEqualTo(Duration.ofMinutes(3));
+        assertThat(settings(b, "v").period()).as("the entry it cannot apply: static").isEqualTo(Duration.ofHours(1));
+        assertThat(b.status()).filteredOn(s -> s.path().equals("/dynamic_spec/rejected")).singleElement()
+                .satisfies(s -> assertThat(s.message()).contains("version 7").contains("applied except")
+                        .contains("key_visitor_streams.v.warp_factor"));
 
         assertThatThrownBy(() -> a.reconfigureKeyVisitor("auditor", "w", Map.of("period", "2m")))
                 .as("a change merged into the unknown setting is rejected naming it")
@@ -208,5 +217,8 @@ class DynamicSpecIT {
         a.reconfigureKeyVisitor("auditor", "v", remove);
         assertThat(settings(a, "v").period()).isEqualTo(Duration.ofMinutes(9));
         assertThat(a.status()).noneMatch(s -> s.path().equals("/dynamic_spec/rejected"));
+        Await.until(BOUND, "B applies the corrected document", () -> settings(b, "v").period().equals(Duration.ofMinutes(9))
+                && b.status().stream().noneMatch(s -> s.path().equals("/dynamic_spec/rejected")));
+        assertThat(settings(b, "w").period()).isEqualTo(Duration.ofMinutes(3));
     }
 }

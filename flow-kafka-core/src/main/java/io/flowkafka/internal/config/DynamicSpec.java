@@ -172,6 +172,23 @@ public final class DynamicSpec {
     }
 
     /**
+     * Replaces the whole dynamic document as {@link #replace} does, except what this instance's spec cannot apply
+     * (a computation, stream or sink it does not have, a value it does not accept): that part is left out instead
+     * of the whole document being refused. For an instance that starts while the document in the topic was written
+     * for another version of the spec (a rolling deploy): it must not run with the static settings then, ignoring
+     * a pause, a stop, a drain, a skip expression or a rate limit the document sets.
+     *
+     * @param newDocument the whole dynamic document
+     * @return the problems of the parts left out, each with its field; empty when all of it applied
+     */
+    public synchronized List<String> replaceWhatApplies(Map<String, ?> newDocument) {
+        Map<String, Object> copy = merge(Map.of(), newDocument);
+        List<String> problems = new ArrayList<>();
+        install(plan(copy, problems), copy);
+        return problems;
+    }
+
+    /**
      * Checks a whole dynamic document against the static spec without applying it.
      *
      * @param candidate the whole dynamic document
@@ -285,6 +302,15 @@ public final class DynamicSpec {
      */
     private Plan plan(Map<String, ?> change, String prefix) {
         List<String> problems = new ArrayList<>();
+        Plan plan = plan(change, problems);
+        if (!problems.isEmpty()) {
+            throw new IllegalArgumentException(prefix + String.join("; ", problems));
+        }
+        return plan;
+    }
+
+    /** What a document sets, leaving out its parts with problems, which are added to {@code problems}. */
+    private Plan plan(Map<String, ?> change, List<String> problems) {
         Map<String, KeyVisitorSettings> updates = new LinkedHashMap<>();
         Map<String, Long> queueUpdates = new LinkedHashMap<>();
         Map<String, Map<String, Object>> sourceUpdates = new LinkedHashMap<>();
@@ -371,9 +397,6 @@ public final class DynamicSpec {
                     }
                 }
             }
-        }
-        if (!problems.isEmpty()) {
-            throw new IllegalArgumentException(prefix + String.join("; ", problems));
         }
         return new Plan(updates, queueUpdates, sourceUpdates, skipUpdates, drainingUpdates, pausedUpdate,
                 stoppedUpdate);

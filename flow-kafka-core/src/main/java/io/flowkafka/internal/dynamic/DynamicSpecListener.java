@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -134,10 +135,27 @@ final class DynamicSpecListener implements Runnable {
         seenVersion = doc.version();
         try {
             dynamic.replace(doc.spec());
-        } catch (RuntimeException e) { // IllegalArgumentException listing the problems; anything else is a bug
+        } catch (IllegalArgumentException e) {
+            if (!started) {
+                // starting: the static settings would drop the document's pause, stop, drains, skip expressions and
+                // limits; apply what this instance's spec can, report the rest
+                List<String> left = dynamic.replaceWhatApplies(doc.spec());
+                String message = "dynamic spec version " + doc.version() + " (" + where + ") applied except what this "
+                        + "instance cannot apply: " + String.join("; ", left) + "; fix: publish a corrected document "
+                        + "with FlowRuntime.reconfigure (a null value removes a setting), or upgrade this instance to "
+                        + "the build that wrote it";
+                LOG.warn("pipeline '{}': {}", pipeline, message);
+                status.report("*", -1, STATUS_PATH, message, Instant.now());
+                return true;
+            }
             reject("dynamic spec version " + doc.version() + " (" + where + ") cannot be applied by this instance: "
-                    + (e instanceof IllegalArgumentException ? e.getMessage() : e.toString()) + "; fix: publish a corrected document with FlowRuntime.reconfigure (a null "
+                    + e.getMessage() + "; fix: publish a corrected document with FlowRuntime.reconfigure (a null "
                     + "value removes a setting), or upgrade this instance to the build that wrote it");
+            return false;
+        } catch (RuntimeException e) { // a bug
+            reject("dynamic spec version " + doc.version() + " (" + where + ") cannot be applied by this instance: "
+                    + e + "; fix: publish a corrected document with FlowRuntime.reconfigure (a null value removes a "
+                    + "setting), or upgrade this instance to the build that wrote it");
             return false;
         }
         status.clear("*", -1, STATUS_PATH);

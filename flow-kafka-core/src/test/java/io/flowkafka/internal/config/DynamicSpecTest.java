@@ -126,6 +126,28 @@ class DynamicSpecTest {
         assertThat(d.document()).isEqualTo(visitor("v", Map.of("period", "1h")));
     }
 
+    /** An instance starting with a document written for another spec applies what its spec can (helper audit). */
+    @Test
+    void shouldApplyWhatItCanOfADocumentWrittenForAnotherSpecListingTheRest() {
+        DynamicSpec d = dynamic();
+        Map<String, Object> other = Map.of("paused", true, "computations", Map.of(
+                "c", Map.of("key_visitor_streams", Map.of("v", Map.of("period", "soon"),
+                        "w", Map.of("max_scan_rows_per_iteration", 7))),
+                "ghost", Map.of()));
+
+        List<String> left = d.replaceWhatApplies(other);
+
+        assertThat(left).hasSize(2);
+        assertThat(String.join("; ", left)).contains("dynamic_spec.computations.c.key_visitor_streams.v.period")
+                .contains("dynamic_spec.computations.ghost: unknown computation 'ghost'");
+        assertThat(d.paused()).as("the pause it names is in force").isTrue();
+        assertThat(d.keyVisitor("c", "w").maxScanRowsPerIteration()).isEqualTo(7);
+        assertThat(d.keyVisitor("c", "v").period()).as("the entry left out keeps its static value")
+                .isEqualTo(Duration.ofSeconds(10));
+        assertThat(d.replaceWhatApplies(visitor("w", Map.of("max_scan_rows_per_iteration", 8)))).isEmpty();
+        assertThat(d.paused()).as("a whole document: what it does not name is static again").isFalse();
+    }
+
     @Test
     void shouldRejectAChangeWhoseMergedDocumentIsInvalidAndKeepTheDocument() {
         DynamicSpec d = dynamic();
