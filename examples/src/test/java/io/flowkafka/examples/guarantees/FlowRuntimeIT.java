@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.flowkafka.api.FlowException;
 import io.flowkafka.examples.activity.ActivityPipeline;
+import io.flowkafka.examples.external.StaticTableJoin;
 import io.flowkafka.runtime.FlowRuntime;
+import io.flowkafka.spec.ExternalTables;
 import io.flowkafka.spec.PipelineSpec;
 import io.flowkafka.testing.Await;
 import io.flowkafka.testing.KafkaCluster;
@@ -15,7 +17,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -108,6 +114,39 @@ class FlowRuntimeIT {
                     .hasMessageContaining(spec.name() + ".dlq does not exist")
                     .hasMessageContaining("flow.topics.mode=create");
             assertThat(runtime.state()).isEqualTo(FlowRuntime.State.FAILED);
+        }
+    }
+
+    /**
+     * A table topic someone created with the broker's default retention (a delete policy, 7 days) would lose rows
+     * for instances that rebuild the table from it (helper audit): refused at start, naming the topic and the fix.
+     */
+    @Test
+    @Timeout(120)
+    void shouldRefuseToStartWhileATableTopicDeletesOldRows(KafkaCluster cluster, TestNames names) throws Exception {
+        String products = names.topic("products");
+        String orders = names.topic("orders");
+        cluster.createTopic(products, 2);
+        cluster.createTopic(orders, 2);
+        String pipeline = names.name("tables");
+        String table = ExternalTables.defaultTopic(pipeline,
+                StaticTableJoin.TABLE);
+        cluster.createTopic(table, 2); // the broker's defaults: cleanup.policy=delete
+        PipelineSpec spec = StaticTableJoin.spec(pipeline, products, orders,
+                names.topic("loaded"), names.topic("enriched"), 2);
+        try (FlowRuntime runtime = FlowRuntime.create(spec, props(cluster))) {
+            assertThatThrownBy(runtime::start).isInstanceOf(FlowException.class)
+                    .hasMessageContaining("topic " + table + " holds a table that instances rebuild from its beginning, "
+                            + "but its cleanup.policy is delete with retention.ms ")
+                    .hasMessageContaining("--add-config cleanup.policy=compact");
+        }
+        ConfigResource r = new ConfigResource(ConfigResource.Type.TOPIC, table);
+        cluster.admin().incrementalAlterConfigs(Map.of(r, List.of(new AlterConfigOp(
+                new ConfigEntry("cleanup.policy", "compact"), AlterConfigOp.OpType.SET)))).all()
+                .get(30, TimeUnit.SECONDS);
+        try (FlowRuntime runtime = FlowRuntime.create(spec, props(cluster))) {
+            runtime.start(); // compacted now: starts
+            assertThat(runtime.state()).isNotEqualTo(FlowRuntime.State.FAILED);
         }
     }
 

@@ -2,9 +2,11 @@ package io.flowkafka.internal.compiler;
 
 import io.flowkafka.api.FlowException;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -13,8 +15,11 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.TopicExistsException;
 
 /**
@@ -108,6 +113,11 @@ public final class TopicManager {
                 }
             }
         }
+        Set<String> tablesKept = new LinkedHashSet<>(compacted);
+        tablesKept.addAll(tables.keySet());
+        tablesKept.addAll(compiled.externalTableTopics());
+        tablesKept.retainAll(existing); // those created now are compacted
+        problems.addAll(retentionProblems(tablesKept));
         if (!problems.isEmpty()) {
             throw new FlowException("pipeline '" + pipeline + "' cannot start:\n  - " + String.join("\n  - ", problems));
         }
@@ -154,6 +164,38 @@ public final class TopicManager {
         if (!problems.isEmpty()) {
             throw new FlowException("pipeline '" + pipeline + "' cannot start:\n  - " + String.join("\n  - ", problems));
         }
+    }
+
+    /**
+     * The existing topics among {@code topics}, which hold tables read from their beginning (external tables, the
+     * dynamic spec, the instances' status), whose retention would delete records: an instance that rebuilds such a
+     * table (a new instance, a lost disk) would miss the rows written longer ago than {@code retention.ms}.
+     */
+    private List<String> retentionProblems(Collection<String> topics) {
+        if (topics.isEmpty()) {
+            return List.of();
+        }
+        List<ConfigResource> resources = topics.stream()
+                .map(t -> new ConfigResource(ConfigResource.Type.TOPIC, t)).toList();
+        Map<ConfigResource, Config> configs = call(() -> admin.describeConfigs(resources).all()
+                .get(TIMEOUT_SECONDS, TimeUnit.SECONDS));
+        List<String> out = new ArrayList<>();
+        for (ConfigResource r : resources) {
+            Config c = configs.get(r);
+            ConfigEntry policy = c == null ? null : c.get("cleanup.policy");
+            ConfigEntry retention = c == null ? null : c.get("retention.ms");
+            String policyValue = policy == null || policy.value() == null ? "delete" : policy.value();
+            Set<String> policies = Set.of(policyValue.replace(" ", "").split(","));
+            boolean keepsAll = retention != null && "-1".equals(retention.value());
+            if (!policies.contains("compact") || (policies.contains("delete") && !keepsAll)) {
+                out.add("topic " + r.name() + " holds a table that instances rebuild from its beginning, but its "
+                        + "cleanup.policy is " + policyValue + (policies.contains("delete") ? " with retention.ms "
+                        + (retention == null ? "unknown" : retention.value()) : "") + ": rows older than the retention "
+                        + "would be missing on an instance that rebuilds it; fix: kafka-configs --alter --entity-type "
+                        + "topics --entity-name " + r.name() + " --add-config cleanup.policy=compact");
+            }
+        }
+        return out;
     }
 
     /** Describes topics, retrying while just-created topics are not yet known to every broker. */
