@@ -176,6 +176,33 @@ class SwiftMapBatchingTest {
         }
     }
 
+    /**
+     * An input whose buffered row (the record and where it came from, a row of the buffer's changelog) is larger
+     * than the producer sends goes to the dead-letter topic: on a broker the changelog send would otherwise fail the
+     * task's commit on every replay (helper audit). The batch goes on without it.
+     */
+    @Test
+    void shouldDeadLetterAnInputTooLargeToBufferAndGoOn() {
+        java.util.Properties props = new java.util.Properties();
+        props.put("producer.max.request.size", "2000");
+        try (FlowTestDriver driver = FlowTestDriver.create(spec(BatchTotal::new, batches(2)), props)) {
+            pipe(driver, "a", 1, 10);
+            pipe(driver, "x".repeat(3000), 100, 20);
+            pipe(driver, "b", 2, 30);
+
+            assertThat(driver.readStream("sums")).singleElement().satisfies(m -> {
+                assertThat(m.getPayload().get("count")).isEqualTo(2L);
+                assertThat(m.getPayload().get("total")).isEqualTo(3L);
+            });
+            assertThat(driver.readDeadLetters()).singleElement().satisfies(d -> {
+                assertThat(d.computation()).isEqualTo("batch");
+                assertThat(d.stage()).isEqualTo("buffer the record for its batch");
+                assertThat(d.errorMessage()).contains("this input buffered for its batch (a row of the changelog of "
+                        + "store batch.batch)").contains("more than the producer's max.request.size of 2000 bytes");
+            });
+        }
+    }
+
     @Test
     void shouldGiveTheWholeBatchAsDefaultParents() {
         try (FlowTestDriver driver = FlowTestDriver.create(spec(BatchTotal::new, batches(3)))) {

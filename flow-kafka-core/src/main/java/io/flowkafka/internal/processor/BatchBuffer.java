@@ -2,6 +2,8 @@ package io.flowkafka.internal.processor;
 
 import io.flowkafka.avro.BatchedInput;
 import io.flowkafka.avro.FlowAvroClasses;
+import io.flowkafka.internal.dlq.RecordSizeLimit;
+import io.flowkafka.internal.dlq.RejectedRecordException;
 import io.flowkafka.internal.message.FlowMessage;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -89,8 +91,16 @@ public final class BatchBuffer {
     private long minEventTimestamp = Long.MAX_VALUE;
     private long firstBufferedWallMs = Long.MIN_VALUE;
 
+    private final @Nullable RecordSizeLimit limit;
+
     BatchBuffer(KeyValueStore<Bytes, byte[]> store) {
+        this(store, null);
+    }
+
+    /** @param limit the largest record the producer sends, which a row of the store's changelog must not pass */
+    BatchBuffer(KeyValueStore<Bytes, byte[]> store, @Nullable RecordSizeLimit limit) {
         this.store = store;
+        this.limit = limit;
     }
 
     /** The store of {@code computationId}'s buffer. */
@@ -135,8 +145,15 @@ public final class BatchBuffer {
 
     /** Buffers a decoded input and its record (a row of the store). */
     void add(FlowMessage message, BatchedInput record, long nowMs) {
-        Bytes key = Bytes.wrap(ByteBuffer.allocate(8).putLong(nextSequence++).array());
-        store.put(key, encodeRecord(record));
+        Bytes key = Bytes.wrap(ByteBuffer.allocate(8).putLong(nextSequence).array());
+        byte[] row = encodeRecord(record);
+        if (limit != null && !limit.fits(key.get(), row, null)) {
+            // the changelog send would fail the task's commit on every replay: the input is refused instead
+            throw new RejectedRecordException(limit.tooLarge("this input buffered for its batch (a row of the "
+                    + "changelog of store " + store.name() + ")", key.get(), row, null) + "; " + limit.raiseAdvice());
+        }
+        nextSequence++;
+        store.put(key, row);
         if (entries.isEmpty()) {
             firstBufferedWallMs = nowMs;
         }

@@ -13,6 +13,7 @@ import io.flowkafka.internal.dlq.Failures;
 import io.flowkafka.internal.dlq.FlowProcessingException;
 import io.flowkafka.internal.dlq.RecordSizeLimit;
 import io.flowkafka.internal.dlq.RejectedOutputs;
+import io.flowkafka.internal.dlq.RejectedRecordException;
 import io.flowkafka.internal.message.FlowHeaders;
 import io.flowkafka.internal.message.FlowMessage;
 import io.flowkafka.internal.message.MessageIds;
@@ -366,7 +367,11 @@ final class ComputationTask {
         boolean skipped = skipper.skips(message);
         if (batch != null) {
             if (!skipped) {
-                batch.add(record, md, message, context.currentSystemTimeMs());
+                try {
+                    batch.add(record, md, message, context.currentSystemTimeMs());
+                } catch (RejectedRecordException e) {
+                    throw new FlowProcessingException(spec.id(), "buffer the record for its batch", e);
+                }
             }
             return;
         }
@@ -962,7 +967,7 @@ final class ComputationTask {
                     + (function == null ? "missing" : "a " + function.getClass().getName())
                     + ": implement io.flowkafka.api.BatchFunction, or remove the parameter");
         }
-        BatchBuffer buffer = new BatchBuffer(context.getStateStore(BatchBuffer.storeName(spec.id())));
+        BatchBuffer buffer = new BatchBuffer(context.getStateStore(BatchBuffer.storeName(spec.id())), recordLimit);
         buffer.restore(this::decodeBuffered, context.currentSystemTimeMs());
         batch = new SwiftMapBatching(spec.id(), buffer, spec.maxBatchSize(), spec.maxBatchDelay().toMillis(),
                 plan.deadLetters(), new SwiftMapBatching.Calls() {
