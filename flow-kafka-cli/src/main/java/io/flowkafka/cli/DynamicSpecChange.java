@@ -89,7 +89,7 @@ final class DynamicSpecChange {
             out.flush();
             return FlowKafkaCli.OK;
         }
-        try (DynamicSpecTopic published = DynamicSpecTopic.start(cluster.pipeline, topic, cluster.applicationId(),
+        try (DynamicSpecTopic published = DynamicSpecTopic.start(cluster.pipeline, topic,
                 cluster.clientProperties(), dynamic, new StatusBoard())) {
             DynamicSpecDocument doc = published.publish(delta);
             out.println("published version " + doc.version() + "; every running instance applies it within ~1 s");

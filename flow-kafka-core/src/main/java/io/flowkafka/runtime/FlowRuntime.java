@@ -660,7 +660,7 @@ public final class FlowRuntime implements AutoCloseable {
             new TopicPreparation(spec, compiled, config, streamsProps).prepare(admin);
             ProducerBatchSize.fitDefault(admin, streamsProps, userProps, compiled, spec.name());
             // before the tasks start: a restarted instance comes up with the current dynamic spec
-            sharedSpec = DynamicSpecTopic.start(spec.name(), dynamicSpecTopic(), applicationId(), streamsProps,
+            sharedSpec = DynamicSpecTopic.start(spec.name(), dynamicSpecTopic(), streamsProps,
                     dynamicSpec, statusBoard);
             publishSpec(sharedSpec);
         } catch (RuntimeException e) {

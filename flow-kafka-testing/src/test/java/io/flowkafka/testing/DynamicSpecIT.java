@@ -75,7 +75,13 @@ class DynamicSpecIT {
     }
 
     private FlowRuntime instance(KafkaCluster cluster, String pipeline, String name) throws Exception {
+        return instance(cluster, pipeline, name, new Properties());
+    }
+
+    private FlowRuntime instance(KafkaCluster cluster, String pipeline, String name, Properties extra)
+            throws Exception {
         Properties props = new Properties();
+        props.putAll(extra);
         props.put("bootstrap.servers", cluster.bootstrapServers());
         props.put("state.dir", Files.createDirectories(stateRoot.resolve(name)).toString());
         props.put("commit.interval.ms", "100");
@@ -149,7 +155,10 @@ class DynamicSpecIT {
     void shouldKeepBothOfTwoConcurrentChangesFromTwoInstances(KafkaCluster cluster, TestNames names) throws Exception {
         String pipeline = names.name("dyn-race");
         FlowRuntime a = instance(cluster, pipeline, "a");
-        FlowRuntime b = instance(cluster, pipeline, "b");
+        // an application.id set by hand (or a CLI run without the instances' prefix) writes the same document
+        Properties own = new Properties();
+        own.put("application.id", pipeline + "-by-hand");
+        FlowRuntime b = instance(cluster, pipeline, "b", own);
         for (int round = 1; round <= 3; round++) {
             int rows = 100 + round;
             CyclicBarrier together = new CyclicBarrier(2);

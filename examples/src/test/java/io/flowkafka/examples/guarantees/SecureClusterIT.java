@@ -195,9 +195,9 @@ class SecureClusterIT {
             } else if (r.equals("transactional ids `<application.id>-*`")) {
                 return Optional.of(new ResourcePattern(ResourceType.TRANSACTIONAL_ID, applicationId() + "-",
                         PatternType.PREFIXED));
-            } else if (r.startsWith("transactional id `<application.id>.dynamic-spec`")) {
+            } else if (r.startsWith("transactional id `<flow.topic.prefix><pipeline>.dynamic-spec`")) {
                 return Optional.of(new ResourcePattern(ResourceType.TRANSACTIONAL_ID,
-                        applicationId() + ".dynamic-spec", PatternType.LITERAL));
+                        pipeline + ".dynamic-spec", PatternType.LITERAL));
             } else if (r.equals("cluster")) {
                 return Optional.of(new ResourcePattern(ResourceType.CLUSTER, "kafka-cluster", PatternType.LITERAL));
             } else if (r.startsWith("group `<application.id>.outbox.<sink>`")) {
@@ -254,7 +254,7 @@ class SecureClusterIT {
      * spec) and the cluster's IdempotentWrite (only brokers before 2.8).
      */
     static boolean neededToRun(AclTable.Row row) {
-        return !row.resource().startsWith("transactional id `<application.id>.dynamic-spec`")
+        return !row.resource().startsWith("transactional id `<flow.topic.prefix><pipeline>.dynamic-spec`")
                 && !row.resource().equals("cluster");
     }
 

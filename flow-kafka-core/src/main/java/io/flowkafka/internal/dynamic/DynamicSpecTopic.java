@@ -77,7 +77,7 @@ public final class DynamicSpecTopic implements AutoCloseable {
     private final Map<String, Object> consumerProps;
     private final DynamicSpecListener listener;
 
-    private DynamicSpecTopic(String pipeline, String topic, String applicationId, Map<?, ?> streamsProps,
+    private DynamicSpecTopic(String pipeline, String topic, Map<?, ?> streamsProps,
             DynamicSpec dynamic, StatusBoard status) {
         this.pipeline = pipeline;
         this.partition = new TopicPartition(topic, 0);
@@ -85,7 +85,7 @@ public final class DynamicSpecTopic implements AutoCloseable {
         this.dynamic = dynamic;
         this.consumerProps = consumerProperties(streamsProps);
         this.producerProps = ClientProperties.producer(streamsProps);
-        producerProps.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId(applicationId));
+        producerProps.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId(topic));
         producerProps.put(ProducerConfig.ACKS_CONFIG, "all");
         producerProps.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         producerProps.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
@@ -170,9 +170,13 @@ public final class DynamicSpecTopic implements AutoCloseable {
         return topicPrefix + pipeline + ".dynamic-spec";
     }
 
-    /** The transactional id of the pipeline's dynamic-spec writers: the same on every instance, so they fence. */
-    static String transactionalId(String applicationId) {
-        return applicationId + ".dynamic-spec";
+    /**
+     * The transactional id of the pipeline's dynamic-spec writers: the topic's name, which every instance and the CLI
+     * agree on (an {@code application.id} set by hand, or a CLI run without the instances' prefix, would give two
+     * writers that do not fence each other, and one of two concurrent changes would be lost).
+     */
+    static String transactionalId(String topic) {
+        return topic;
     }
 
     /**
@@ -180,14 +184,13 @@ public final class DynamicSpecTopic implements AutoCloseable {
      * cannot be applied) and starts the listener. Call before the tasks start.
      *
      * @param topic the topic, created (with the pipeline's other topics, by {@code TopicManager})
-     * @param applicationId the pipeline's {@code application.id}, for the transactional id
      * @param streamsProps the runtime's Kafka Streams properties, for the clients' connection settings
      * @return the running topic; close it to stop the listener
      * @throws FlowException if the topic cannot be read to its end within 60 s
      */
-    public static DynamicSpecTopic start(String pipeline, String topic, String applicationId, Map<?, ?> streamsProps,
+    public static DynamicSpecTopic start(String pipeline, String topic, Map<?, ?> streamsProps,
             DynamicSpec dynamic, StatusBoard status) {
-        DynamicSpecTopic t = new DynamicSpecTopic(pipeline, topic, applicationId, streamsProps, dynamic, status);
+        DynamicSpecTopic t = new DynamicSpecTopic(pipeline, topic, streamsProps, dynamic, status);
         try {
             ConsumerRecord<byte[], byte[]> latest = t.readLatest(t.listener.consumer());
             if (latest != null) {
