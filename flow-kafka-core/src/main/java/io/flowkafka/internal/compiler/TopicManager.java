@@ -19,8 +19,11 @@ import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.TopicExistsException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Creates or checks the topics a compiled pipeline needs, with Admin, before Kafka Streams starts.
@@ -30,6 +33,7 @@ import org.apache.kafka.common.errors.TopicExistsException;
  * must exist. Not thread-safe; used once at start.
  */
 public final class TopicManager {
+    private static final Logger LOG = LoggerFactory.getLogger(TopicManager.class);
     private static final long TIMEOUT_SECONDS = 60;
     private final Admin admin;
     private final int replicationFactor;
@@ -46,9 +50,11 @@ public final class TopicManager {
      *
      * @param sharedTopics the topics every instance shares (the dynamic spec, the instances' status): one partition,
      *     compacted, like the status topic
+     * @param dynamicSpecTopic the shared topic that holds the dynamic spec: like the tables, read from its beginning
      * @throws FlowException listing every missing topic or wrong partition count, with the fix
      */
-    public void prepare(String pipeline, CompiledPipeline compiled, boolean create, List<String> sharedTopics) {
+    public void prepare(String pipeline, CompiledPipeline compiled, boolean create, List<String> sharedTopics,
+            String dynamicSpecTopic) {
         Map<String, Integer> owned = new LinkedHashMap<>(compiled.internalTopics());
         owned.putAll(compiled.outboxTopics());
         owned.put(compiled.deadLetterTopic(), 1);
@@ -113,7 +119,8 @@ public final class TopicManager {
                 }
             }
         }
-        Set<String> tablesKept = new LinkedHashSet<>(compacted);
+        // not the instances' topic: each instance rewrites its part every interval, and a retention there is harmless
+        Set<String> tablesKept = new LinkedHashSet<>(List.of(compiled.statusTopic(), dynamicSpecTopic));
         tablesKept.addAll(tables.keySet());
         tablesKept.addAll(compiled.externalTableTopics());
         tablesKept.retainAll(existing); // those created now are compacted
@@ -175,24 +182,39 @@ public final class TopicManager {
         if (topics.isEmpty()) {
             return List.of();
         }
-        List<ConfigResource> resources = topics.stream()
-                .map(t -> new ConfigResource(ConfigResource.Type.TOPIC, t)).toList();
-        Map<ConfigResource, Config> configs = call(() -> admin.describeConfigs(resources).all()
-                .get(TIMEOUT_SECONDS, TimeUnit.SECONDS));
+        Map<ConfigResource, KafkaFuture<Config>> futures = admin.describeConfigs(topics.stream()
+                .map(t -> new ConfigResource(ConfigResource.Type.TOPIC, t)).toList()).values();
         List<String> out = new ArrayList<>();
-        for (ConfigResource r : resources) {
-            Config c = configs.get(r);
-            ConfigEntry policy = c == null ? null : c.get("cleanup.policy");
-            ConfigEntry retention = c == null ? null : c.get("retention.ms");
-            String policyValue = policy == null || policy.value() == null ? "delete" : policy.value();
-            Set<String> policies = Set.of(policyValue.replace(" ", "").split(","));
+        for (Map.Entry<ConfigResource, KafkaFuture<Config>> e : futures.entrySet()) {
+            String topic = e.getKey().name();
+            Config c;
+            try {
+                c = e.getValue().get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+            } catch (ExecutionException ex) {
+                // e.g. no DescribeConfigs ACL on a topic another team owns: the check is advice, not a gate
+                LOG.warn("cannot check the retention of table topic {} ({}); make sure it is compacted "
+                        + "(cleanup.policy=compact): an instance that rebuilds its table reads it from the beginning",
+                        topic, ex.getCause().toString());
+                continue;
+            } catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+                throw new FlowException("interrupted while describing the configs of " + topic, ex);
+            } catch (TimeoutException ex) {
+                throw new FlowException("timed out describing the configs of " + topic, ex);
+            }
+            ConfigEntry policy = c.get("cleanup.policy");
+            ConfigEntry retention = c.get("retention.ms");
+            if (policy == null || policy.value() == null) {
+                continue; // not known: nothing to say
+            }
+            Set<String> policies = Set.of(policy.value().replace(" ", "").split(","));
             boolean keepsAll = retention != null && "-1".equals(retention.value());
             if (!policies.contains("compact") || (policies.contains("delete") && !keepsAll)) {
-                out.add("topic " + r.name() + " holds a table that instances rebuild from its beginning, but its "
-                        + "cleanup.policy is " + policyValue + (policies.contains("delete") ? " with retention.ms "
+                out.add("topic " + topic + " holds a table that instances rebuild from its beginning, but its "
+                        + "cleanup.policy is " + policy.value() + (policies.contains("delete") ? " with retention.ms "
                         + (retention == null ? "unknown" : retention.value()) : "") + ": rows older than the retention "
                         + "would be missing on an instance that rebuilds it; fix: kafka-configs --alter --entity-type "
-                        + "topics --entity-name " + r.name() + " --add-config cleanup.policy=compact");
+                        + "topics --entity-name " + topic + " --add-config cleanup.policy=compact");
             }
         }
         return out;

@@ -184,7 +184,14 @@ public final class DynamicSpec {
     public synchronized List<String> replaceWhatApplies(Map<String, ?> newDocument) {
         Map<String, Object> copy = merge(Map.of(), newDocument);
         List<String> problems = new ArrayList<>();
-        install(plan(copy, problems), copy);
+        Plan plan = plan(copy, problems);
+        if (plan.safetyUnknown()) {
+            // a pause, stop, drain or skip expression this instance cannot read: it must not process in its place
+            plan = plan.pausing();
+            problems.add("this instance stays paused: it cannot apply a pause, stop, drain or skip_if_expression of "
+                    + "the document");
+        }
+        install(plan, copy);
         return problems;
     }
 
@@ -273,7 +280,11 @@ public final class DynamicSpec {
     /** What a valid document sets, computed from the static values. */
     private record Plan(Map<String, KeyVisitorSettings> visitors, Map<String, Long> queueLimits,
             Map<String, Map<String, Object>> sourceParameters, Map<String, SkipExpression> skipIf,
-            Set<String> draining, boolean paused, boolean stopped) {
+            Set<String> draining, boolean paused, boolean stopped, boolean safetyUnknown) {
+        /** The plan with the pipeline paused. */
+        Plan pausing() {
+            return new Plan(visitors, queueLimits, sourceParameters, skipIf, draining, true, stopped, safetyUnknown);
+        }
     }
 
     private void install(Plan plan, Map<String, Object> newDocument) {
@@ -318,9 +329,11 @@ public final class DynamicSpec {
         Set<String> drainingUpdates = new LinkedHashSet<>();
         boolean pausedUpdate = false;
         boolean stoppedUpdate = false;
+        boolean safetyUnknown = false;
         for (Map.Entry<String, ?> top : change.entrySet()) {
             if (top.getKey().equals("paused") || top.getKey().equals("stopped")) {
                 if (!(top.getValue() instanceof Boolean b)) {
+                    safetyUnknown = true;
                     problems.add("dynamic_spec." + top.getKey() + " must be true or false but was " + top.getValue());
                 } else if (top.getKey().equals("paused")) {
                     pausedUpdate = b;
@@ -355,6 +368,7 @@ public final class DynamicSpec {
                     }
                     if (fe.getKey().equals("draining")) {
                         if (!(fe.getValue() instanceof Boolean b)) {
+                            safetyUnknown = true;
                             problems.add(cfield + ".draining must be true or false but was " + fe.getValue());
                         } else if (c.sourceStreams().isEmpty()) {
                             problems.add(cfield + ".draining: computation '" + cid + "' has no source_streams; "
@@ -369,6 +383,7 @@ public final class DynamicSpec {
                         try {
                             skipUpdates.put(cid, skipIf.get(cid).compile(fe.getValue()));
                         } catch (IllegalArgumentException e) {
+                            safetyUnknown = true;
                             problems.add(cfield + "." + e.getMessage()); // the message starts with skip_if_expression
                         }
                         continue;
@@ -399,7 +414,7 @@ public final class DynamicSpec {
             }
         }
         return new Plan(updates, queueUpdates, sourceUpdates, skipUpdates, drainingUpdates, pausedUpdate,
-                stoppedUpdate);
+                stoppedUpdate, safetyUnknown);
     }
 
     private void applySources(ComputationSpec c, String field, Map<String, ?> sources, List<String> problems,
@@ -417,6 +432,7 @@ public final class DynamicSpec {
                 continue;
             }
             String k = key(c.id(), source.streamId());
+            int problemsBefore = problems.size();
             Map<String, Object> merged = new LinkedHashMap<>(updates.getOrDefault(k, Map.of()));
             for (Map.Entry<String, ?> pe : map(se.getValue(), sfield, problems).entrySet()) {
                 if (!dynamic.contains(pe.getKey())) {
@@ -438,7 +454,9 @@ public final class DynamicSpec {
                     }
                 }
             }
-            updates.put(k, merged);
+            if (problems.size() == problemsBefore) {
+                updates.put(k, merged); // a source's parameters apply together or not at all
+            }
         }
     }
 

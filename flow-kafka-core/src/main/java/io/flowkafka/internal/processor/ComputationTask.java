@@ -164,6 +164,8 @@ final class ComputationTask {
      * control record following it ({@link FlowHeaders#WATERMARK_AFTER}); null otherwise.
      */
     private @Nullable Map<String, String> stampNodes;
+    /** Whether the call running is a Kafka source record's, whose emission follows right after it (stamps allowed). */
+    private boolean stampingCall;
     /** Writes this task's input system watermark to its async sinks' outboxes. */
     private OutboxWatermarks outboxWatermarks;
     /** Records what the task's staged sinks prepare in each epoch; null without staged sinks. */
@@ -330,9 +332,13 @@ final class ComputationTask {
         ControlRecord control = decodeControl(after, md);
         try {
             processMessage(record, md, in);
-        } finally {
-            applyControl(in, control); // as the control record that would have followed the message
+        } catch (RuntimeException e) {
+            if (e instanceof FlowProcessingException && plan.deadLetters() && !Failures.retriable(e)) {
+                applyControl(in, control); // the message becomes a dead letter: the control record still follows
+            }
+            throw e; // otherwise the task fails and retries the message, its watermark with it
         }
+        applyControl(in, control); // as the control record that would have followed the message
     }
 
     private ControlRecord decodeControl(byte[] value, RecordMetadata md) {
@@ -387,8 +393,13 @@ final class ComputationTask {
             }
         }
         if (!skipped) {
-            runCall(message.key(), encodedKey, message.messageId(), message.eventTimestamp(), "message",
-                    () -> call.deliverMessage(function, message, call, call), null);
+            stampingCall = in.source() != null;
+            try {
+                runCall(message.key(), encodedKey, message.messageId(), message.eventTimestamp(), "message",
+                        () -> call.deliverMessage(function, message, call, call), null);
+            } finally {
+                stampingCall = false;
+            }
         }
         if (in.source() != null) {
             if (firing != null && firing.mayBeDue(sourceTimerWatermarkBound())) {
@@ -466,7 +477,7 @@ final class ComputationTask {
             timerStore.commitCall();
         }
         call.end();
-        if (stampNodes != null && !forwards.isEmpty()) {
+        if (stampNodes != null && stampingCall && !forwards.isEmpty()) {
             stampWatermarks(stampNodes, forwards, nodes);
         }
         for (int i = 0; i < forwards.size(); i++) {
@@ -1219,8 +1230,9 @@ final class ComputationTask {
     /**
      * Gives the last message of a call to each internal output node the watermarks {@link #emitWatermarks} would
      * send after it ({@link #stampNodes}). Only where nothing between this call and the next emission can lower
-     * them: a source computation without timers (a fired timer's call may hold the watermark back), key visitors or
-     * batches, whose watermarks follow its source clocks alone.
+     * them: the call of one Kafka source record (a punctuated source's step runs several streams' rows, whose
+     * clocks move between them), of a source computation without timers (a fired timer's call may hold the
+     * watermark back), key visitors or batches, whose watermarks follow its source clocks alone.
      */
     private void stampWatermarks(Map<String, String> nodeStreams, List<Record<byte[], byte[]>> forwards,
             List<String> nodes) {

@@ -110,7 +110,8 @@ public final class TopicPreparation {
         acls.checkBeforeStart(admin, every, toCreate);
         new TopicManager(admin, config.getInt(FlowConfig.REPLICATION_FACTOR_CONFIG),
                 config.getInt(FlowConfig.MIN_INSYNC_REPLICAS_CONFIG))
-                .prepare(spec.name(), compiled, create, sharedTopics());
+                .prepare(spec.name(), compiled, create, sharedTopics(),
+                        DynamicSpecTopic.name(config.getString(FlowConfig.TOPIC_PREFIX_CONFIG), spec.name()));
         acls.checkTopics(admin, owned); // now they exist: the operations the principal has on them
         if (compiled.sourceTopicsByComputation().isEmpty()) {
             return;

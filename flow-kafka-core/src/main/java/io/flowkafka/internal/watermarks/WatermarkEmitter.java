@@ -45,8 +45,11 @@ public final class WatermarkEmitter {
     private long sequence;
     private WatermarkTracker.Output lastEmitted;
     private Map<String, WatermarkTracker.Output> lastEmittedOwn = Map.of();
-    /** Per control sink node: the control record (sequence aside) the last message to it carried ({@link #stamp}). */
-    private final Map<String, ControlRecord> stamped = new HashMap<>();
+    /**
+     * Per control sink node: the values (sequence aside) it got last, from a control record or a message's stamp
+     * ({@link #stamp}).
+     */
+    private final Map<String, ControlRecord> lastSent = new HashMap<>();
 
     /**
      * @param computation the computation
@@ -127,7 +130,7 @@ public final class WatermarkEmitter {
                 ControlRecord r = control(o, values.idle(), seq);
                 byte[] value = null;
                 for (String node : e.getValue()) {
-                    if (!heartbeat && !completedNow && sameValues(stamped.get(node), r)) {
+                    if (!heartbeat && !completedNow && sameValues(lastSent.get(node), r)) {
                         continue; // the last message to this node carried these values
                     }
                     if (value == null) {
@@ -136,6 +139,9 @@ public final class WatermarkEmitter {
                     RecordHeaders h = new RecordHeaders();
                     h.add(FlowHeaders.CONTROL, new byte[] {1});
                     context.forward(new Record<>(new byte[8], value, now, h), node);
+                    if (!lastSent.isEmpty()) {
+                        lastSent.put(node, r); // only once stamps are in use: one map entry per node, no other cost
+                    }
                 }
             }
         }
@@ -165,7 +171,7 @@ public final class WatermarkEmitter {
         WatermarkTracker.Output o = new WatermarkTracker.Output(Math.max(last.eventWatermark(), values.event()),
                 Math.max(last.systemWatermark(), values.system()), last.completed() || values.completed());
         ControlRecord r = control(o, values.idle(), ++sequence);
-        stamped.put(node, r);
+        lastSent.put(node, r);
         return codec.encode(r);
     }
 

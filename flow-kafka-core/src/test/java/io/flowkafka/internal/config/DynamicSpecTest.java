@@ -146,6 +146,13 @@ class DynamicSpecTest {
                 .isEqualTo(Duration.ofSeconds(10));
         assertThat(d.replaceWhatApplies(visitor("w", Map.of("max_scan_rows_per_iteration", 8)))).isEmpty();
         assertThat(d.paused()).as("a whole document: what it does not name is static again").isFalse();
+
+        // a skip expression (or a pause, stop, drain) it cannot read: it must not process in the setting's place
+        List<String> unreadable = d.replaceWhatApplies(Map.of("computations", Map.of("c", Map.of(
+                "skip_if_expression", "nope = = 1"))));
+        assertThat(String.join("; ", unreadable)).contains("dynamic_spec.computations.c.skip_if_expression")
+                .contains("this instance stays paused");
+        assertThat(d.paused()).isTrue();
     }
 
     @Test
