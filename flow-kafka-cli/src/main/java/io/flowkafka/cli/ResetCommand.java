@@ -21,8 +21,10 @@ import picocli.CommandLine.Spec;
  * its sources from the start: deletes its consumer groups (the application's and its outbox delivery groups) and its
  * internal topics (Kafka Streams' {@code <application.id>-...-changelog/-repartition}, flow-kafka's
  * {@code <topic prefix><pipeline>.*} and {@code <application.id>.*}). Keeps the rules: a dry run unless
- * {@code --execute}; refuses (exit 4) while any instance runs; never deletes the dead-letter topic (unless
- * {@code --include-dead-letters}) or the dynamic spec, nor a topic the pipeline's sinks or sources name.
+ * {@code --execute}; refuses (exit 4) while any instance runs; keeps the topics of a pipeline whose name extends
+ * this one's; never deletes the dead-letter topic (unless {@code --include-dead-letters}) or the dynamic spec.
+ * Without the spec it cannot tell a sink topic named under the pipeline's prefix from an internal stream's: the
+ * dry run lists it.
  * Local state directories are the instances' own: start them with a fresh {@code state.dir} or call
  * {@code KafkaStreams#cleanUp} (the docs say how).
  */
@@ -66,14 +68,19 @@ final class ResetCommand implements Callable<Integer> {
             List<String> kept = new ArrayList<>();
             String dlq = cluster.topicNamePrefix() + "dlq";
             String dynamicSpec = DynamicSpecTopic.name(cluster.topicPrefix, cluster.pipeline);
-            for (String t : admin.listTopics().names().get()) {
+            Set<String> all = admin.listTopics().names().get();
+            List<String> longer = longerPipelines(all);
+            for (String t : all) {
                 boolean streamsInternal = t.startsWith(app + "-")
                         && (t.endsWith("-changelog") || t.endsWith("-repartition"));
                 boolean flowInternal = t.startsWith(cluster.topicNamePrefix()) || t.startsWith(app + ".");
                 if (!streamsInternal && !flowInternal) {
                     continue;
                 }
-                if (t.equals(dynamicSpec) || (t.equals(dlq) && !includeDeadLetters)) {
+                String owner = longer.stream().filter(p -> ownedBy(t, p)).findFirst().orElse(null);
+                if (owner != null) {
+                    kept.add(t + " (pipeline " + owner + "'s)");
+                } else if (t.equals(dynamicSpec) || (t.equals(dlq) && !includeDeadLetters)) {
                     kept.add(t);
                 } else {
                     topics.add(t);
@@ -102,5 +109,29 @@ final class ResetCommand implements Callable<Integer> {
         }
         out.flush();
         return FlowKafkaCli.OK;
+    }
+
+    /**
+     * The other pipelines on the cluster whose names begin with this one's ({@code orders-eu}, {@code orders.v2} for
+     * {@code orders}): their topics match this pipeline's prefixes too. A pipeline is known by its status topic.
+     */
+    private List<String> longerPipelines(Set<String> topics) {
+        String status = ".status";
+        List<String> out = new ArrayList<>();
+        for (String t : topics) {
+            if (t.startsWith(cluster.topicPrefix + cluster.pipeline) && t.endsWith(status)) {
+                String name = t.substring(cluster.topicPrefix.length(), t.length() - status.length());
+                if (name.length() > cluster.pipeline.length()) {
+                    out.add(name);
+                }
+            }
+        }
+        return out;
+    }
+
+    /** Whether topic {@code t} is named like one of {@code pipeline}'s (flow-kafka's or Kafka Streams'). */
+    private boolean ownedBy(String t, String pipeline) {
+        String app = cluster.applicationIdPrefix + pipeline;
+        return t.startsWith(cluster.topicPrefix + pipeline + ".") || t.startsWith(app + ".") || t.startsWith(app + "-");
     }
 }

@@ -173,16 +173,24 @@ class FlowKafkaCliIT {
             assertThat(refused.exit()).isEqualTo(4);
             assertThat(refused.err()).contains("refused", "running consumer(s)", "stop every instance first");
         }
+        // two other pipelines whose names begin with this one's: their topics match its prefixes (helper audit)
+        for (String other : List.of(pipeline + ".v2.status", pipeline + ".v2.events", pipeline + "-eu.status",
+                pipeline + "-eu-count.state-changelog")) {
+            cluster.createTopic(other, 1);
+        }
         Run dry = cli("reset", "-b", bootstrap, "-p", pipeline);
         assertThat(dry.exit()).as(dry.err()).isZero();
         assertThat(dry.out()).contains("would delete (dry run; add --execute)", "consumer group " + pipeline,
-                "topic " + pipeline + ".status", "keeping topic " + pipeline + ".dynamic-spec");
+                "topic " + pipeline + ".status", "keeping topic " + pipeline + ".dynamic-spec",
+                "keeping topic " + pipeline + ".v2.events (pipeline " + pipeline + ".v2's)",
+                "keeping topic " + pipeline + "-eu-count.state-changelog (pipeline " + pipeline + "-eu's)");
         assertThat(cli("status", "-b", bootstrap, "-p", pipeline).exit()).as("a dry run deletes nothing").isZero();
         Run reset = cli("reset", "-b", bootstrap, "-p", pipeline, "--execute");
         assertThat(reset.exit()).as(reset.err()).isZero();
         assertThat(reset.out()).contains("reset done");
         assertThat(cluster.admin().listTopics().names().get()).doesNotContain(pipeline + ".status")
-                .contains(input, output);
+                .contains(input, output, pipeline + ".v2.status", pipeline + ".v2.events",
+                        pipeline + "-eu-count.state-changelog");
         Run gone = cli("status", "-b", bootstrap, "-p", pipeline);
         assertThat(gone.exit()).as(gone.err()).isEqualTo(3);
         assertThat(gone.err()).contains("no pipeline '" + pipeline + "'");
