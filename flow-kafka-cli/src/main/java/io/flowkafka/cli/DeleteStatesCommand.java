@@ -40,9 +40,20 @@ final class DeleteStatesCommand implements Callable<Integer> {
             command.commandLine().getErr().println("flow-kafka delete-states: " + usage);
             return FlowKafkaCli.USAGE;
         }
-        StateQueryClient.Answer a = dryRun ? query.get() : query.delete();
-        if (a.status() != 200 || (query.range() && a.body().path("keys").isEmpty())) {
+        // what would be deleted, and of which pipeline: checked before anything is deleted
+        StateQueryClient.Answer before = query.get();
+        String pipeline = before.body().path("pipeline").asText(null);
+        if (before.status() != 200 || (pipeline != null && !pipeline.equals(cluster.pipeline))
+                || (query.range() && before.body().path("keys").isEmpty())) {
             return ReadStatesCommand.print(command, cluster, query, "delete-states");
+        }
+        StateQueryClient.Answer a = dryRun ? before : query.delete();
+        if (a.status() != 200) {
+            command.commandLine().getErr().println("flow-kafka delete-states: the instance at " + query.instance
+                    + " answered " + a.status() + " to the delete: " + a.error() + "; some of it may be deleted "
+                    + "already: read-states tells what is left");
+            return a.status() == 400 ? FlowKafkaCli.USAGE : a.status() == 404 ? FlowKafkaCli.NOT_FOUND
+                    : FlowKafkaCli.FAILED;
         }
         String what = query.range() ? a.body().path("keys").size() + " key(s) with a hash in ["
                 + a.body().path("hash_from").asText() + ", " + a.body().path("hash_to").asText("end") + ")"

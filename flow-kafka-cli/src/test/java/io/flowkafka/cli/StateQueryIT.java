@@ -21,6 +21,7 @@ import io.flowkafka.testing.WithKafka;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -41,6 +42,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -80,12 +82,14 @@ class StateQueryIT {
     static final Schema COUNT_SCHEMA = new Schema.Parser().parse(
             "{\"type\": \"record\", \"name\": \"Count\", \"namespace\": \"t\", \"fields\": [{\"name\": \"n\", \"type\": \"long\"}]}");
 
-    /** One instance: its runtime and the HTTP server at its application.server. */
-    record Instance(FlowRuntime runtime, HttpServer server, String address) implements AutoCloseable {
+    /** One instance: its runtime and the HTTP server at its application.server (null: the runtime's own). */
+    record Instance(FlowRuntime runtime, @Nullable HttpServer server, String address) implements AutoCloseable {
         @Override
         public void close() {
             runtime.close();
-            server.stop(0);
+            if (server != null) {
+                server.stop(0);
+            }
         }
     }
 
@@ -130,7 +134,8 @@ class StateQueryIT {
             expected.put("u" + i, (long) (i % 3 + 1));
         }
 
-        try (Instance a = start(spec, cluster, "a"); Instance b = start(spec, cluster, "b")) {
+        // b serves /states on the runtime's own operations server (flow.http.port), GET and DELETE alike
+        try (Instance a = start(spec, cluster, "a"); Instance b = startWithOperationsServer(spec, cluster, "b")) {
             produce(cluster, input, expected);
             Set<String> owners = new HashSet<>();
             Await.until(Duration.ofMinutes(3), "every user's count answered, from both instances", () -> {
@@ -280,6 +285,24 @@ class StateQueryIT {
         server.start();
         runtime.start();
         return new Instance(runtime, server, address);
+    }
+
+    private Instance startWithOperationsServer(PipelineSpec spec, KafkaCluster cluster, String name)
+            throws IOException {
+        int port;
+        try (ServerSocket free = new ServerSocket(0)) {
+            port = free.getLocalPort();
+        }
+        String address = "localhost:" + port;
+        Properties props = cluster.clientProperties();
+        props.put("state.dir", dir.resolve("state-" + name).toString());
+        props.put("commit.interval.ms", "100");
+        props.put("application.server", address);
+        props.put("flow.http.port", String.valueOf(port));
+        props.put("flow.http.host", "localhost");
+        FlowRuntime runtime = FlowRuntime.create(spec, props);
+        runtime.start();
+        return new Instance(runtime, null, address);
     }
 
     /** A user whose states live on {@code owner}. */

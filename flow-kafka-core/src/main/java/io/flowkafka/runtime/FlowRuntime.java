@@ -60,6 +60,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -770,7 +771,7 @@ public final class FlowRuntime implements AutoCloseable {
         instanceStatus = topic;
         StatusPage.mount(server, spec, topic::view);
         server.mount("/health", new HealthHandler(this));
-        server.mount(StateQueryHandler.PATH, stateQueryHandler());
+        server.mount(StateQueryHandler.PATH, stateQueryHandler(), Set.of("GET", "HEAD", "DELETE"));
         mountPrometheus(server);
     }
 

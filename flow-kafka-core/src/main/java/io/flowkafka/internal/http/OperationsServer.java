@@ -10,6 +10,7 @@ import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -89,7 +90,18 @@ public final class OperationsServer implements AutoCloseable {
      * @throws IllegalArgumentException if the path does not start with {@code /} or is already mounted
      */
     public void mount(String path, HttpHandler handler) {
+        mount(path, handler, Set.of("GET", "HEAD"));
+    }
+
+    /**
+     * Serves {@code path} (exactly) with {@code handler} for the request methods {@code methods}; others answer 405.
+     *
+     * @param handler answers the requests of {@code methods}; it must send a response
+     * @throws IllegalArgumentException if the path does not start with {@code /} or is already mounted
+     */
+    public void mount(String path, HttpHandler handler, Set<String> methods) {
         Objects.requireNonNull(handler, "handler");
+        String allowed = String.join(", ", new java.util.TreeSet<>(methods));
         if (!path.startsWith("/")) {
             throw new IllegalArgumentException("path '" + path + "' must start with '/'");
         }
@@ -98,8 +110,10 @@ public final class OperationsServer implements AutoCloseable {
                 if (!exchange.getRequestURI().getPath().equals(path)) {
                     respond(exchange, 404, "text/plain; charset=utf-8", ("no page at " + exchange.getRequestURI()
                             .getPath() + "\n").getBytes(StandardCharsets.UTF_8));
-                } else if (!"GET".equals(exchange.getRequestMethod()) && !"HEAD".equals(exchange.getRequestMethod())) {
-                    respond(exchange, 405, "text/plain; charset=utf-8", "GET only\n".getBytes(StandardCharsets.UTF_8));
+                } else if (!methods.contains(exchange.getRequestMethod())) {
+                    exchange.getResponseHeaders().set("Allow", allowed);
+                    respond(exchange, 405, "text/plain; charset=utf-8", (allowed + " only\n")
+                            .getBytes(StandardCharsets.UTF_8));
                 } else {
                     handler.handle(exchange);
                 }
