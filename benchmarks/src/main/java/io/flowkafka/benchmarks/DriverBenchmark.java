@@ -88,7 +88,7 @@ public final class DriverBenchmark {
     }
 
     /** One run: records/s, thread CPU us/record, other processes' cores, problem (null if ok). */
-    private record Run(double rate, double cpuUs, double otherCores, long results, String problem) {
+    private record Run(double rate, double cpuUs, double allocBytes, double otherCores, long results, String problem) {
     }
 
     public static void main(String[] args) throws Exception {
@@ -168,8 +168,9 @@ public final class DriverBenchmark {
                 jfrName = null;
                 all.computeIfAbsent(flow, k -> new ArrayList<>()).add(r);
                 problems += r.problem() == null ? 0 : 1;
-                System.out.printf("  round %d %-6s %,9.0f records/s, thread CPU %.2f us/record, other CPU %.2f cores, "
-                        + "%,d results: %s%n", round, flow ? "flow" : "plain", r.rate(), r.cpuUs(), r.otherCores(),
+                System.out.printf("  round %d %-6s %,9.0f records/s, thread CPU %.2f us/record, allocated %,.0f "
+                        + "B/record, other CPU %.2f cores, %,d results: %s%n", round, flow ? "flow" : "plain", r.rate(),
+                        r.cpuUs(), r.allocBytes(), r.otherCores(),
                         r.results(), check(r));
             }
         }
@@ -376,9 +377,11 @@ public final class DriverBenchmark {
         private final @org.jspecify.annotations.Nullable Path jfrFile;
         private final CpuSampler sampler = CpuSampler.start();
         private final long cpu0 = THREADS.getCurrentThreadCpuTime();
+        private final long alloc0 = allocated();
         private final long wall0 = System.nanoTime();
         private double rate;
         private double cpuUs;
+        private double allocBytes;
 
         private Measure(jdk.jfr.@org.jspecify.annotations.Nullable Recording jfr,
                 @org.jspecify.annotations.Nullable Path jfrFile) {
@@ -406,6 +409,7 @@ public final class DriverBenchmark {
         void stop(int records) {
             long wall = System.nanoTime() - wall0;
             long cpu = THREADS.getCurrentThreadCpuTime() - cpu0;
+            long alloc = allocated() - alloc0;
             sampler.stop();
             if (jfr != null) {
                 jfr.stop();
@@ -419,10 +423,16 @@ public final class DriverBenchmark {
             }
             rate = records / (wall / 1e9);
             cpuUs = cpu / 1e3 / records;
+            allocBytes = (double) alloc / records;
+        }
+
+        /** Bytes this thread allocated so far (HotSpot's counter), or 0 where the JVM does not count them. */
+        private static long allocated() {
+            return THREADS instanceof com.sun.management.ThreadMXBean t ? t.getCurrentThreadAllocatedBytes() : 0;
         }
 
         Run run(Object[] check) {
-            return new Run(rate, cpuUs, sampler.otherCores(), (Long) check[0], (String) check[1]);
+            return new Run(rate, cpuUs, allocBytes, sampler.otherCores(), (Long) check[0], (String) check[1]);
         }
     }
 

@@ -118,6 +118,8 @@ final class ComputationTask {
     private KeyStates states;
     private @Nullable ProcessFunction function;
     private KeyCodec keyCodec;
+    /** This task's watermarks and pending timers on the status page. */
+    private TaskReading reading;
     private io.flowkafka.internal.external.@Nullable ExternalReads externalReads;
     private final List<io.flowkafka.internal.visitor.StaticTableScanSource> staticScans = new ArrayList<>();
     private final Map<String, InputBinding> inputs = new HashMap<>();
@@ -201,6 +203,7 @@ final class ComputationTask {
                     storeTags()));
         }
         this.keyCodec = KeyCodec.of(spec.groupBySchema(), spec.id());
+        this.reading = plan.visitors().status().reading(spec.id(), context.taskId().partition());
         this.skipper = new MessageSkipper(plan.visitors().dynamic().skipIf(spec.id()), plan.visitors().meters(),
                 plan.pipeline(), spec.id());
         this.computationTag = MessageIds.computationTag(spec.id());
@@ -1153,7 +1156,7 @@ final class ComputationTask {
             stagedEpochs.inputSystemWatermark(system); // and to the staged ones, after the epoch commits
         }
         taskMeters.watermarks(w.inputEvent(), w.inputSystem());
-        plan.visitors().status().reading(spec.id(), context.taskId().partition()).update(w.event(), system,
+        reading.update(w.event(), system,
                 timerStore == null ? TaskReading.NO_TIMERS : timerStore.approximatePending());
         emitter.emit(now, new WatermarkEmitter.Values(w.event(), system, w.idle(), w.completed()),
                 deps -> dependencyWatermarks(deps, now));

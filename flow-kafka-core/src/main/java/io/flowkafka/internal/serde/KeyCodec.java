@@ -3,6 +3,8 @@ package io.flowkafka.internal.serde;
 import io.flowkafka.internal.key.KeyExpression;
 import io.flowkafka.spec.ColumnType;
 import io.flowkafka.spec.GroupByColumn;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
@@ -10,6 +12,11 @@ import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
 import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericRecord;
+import org.apache.avro.io.BinaryDecoder;
+import org.apache.avro.io.BinaryEncoder;
+import org.apache.avro.io.DecoderFactory;
+import org.apache.avro.io.EncoderFactory;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The group-by key of one computation: its Avro schema, how to compute it from a payload, and its
@@ -27,6 +34,17 @@ public final class KeyCodec {
     private final Schema restSchema;
     private final AvroCodec restCodec;
     private final boolean empty;
+    /** The types of the columns after the hash, in order: each a nullable union with null first. */
+    private final ColumnType[] restTypes;
+    /**
+     * Whether keys are written and read column by column ({@link #encodeDirect}, {@link #decodeDirect}): when the
+     * first column is the uint64 hash, which the spec validation requires of every computation with a key.
+     */
+    private final boolean direct;
+    /** Where {@link #encode} writes: the 8-byte hash, then the Avro binary of the other columns. */
+    private final ByteArrayOutputStream buffer = new ByteArrayOutputStream(64);
+    private BinaryEncoder encoder;
+    private BinaryDecoder decoder;
 
     private KeyCodec(List<GroupByColumn> columns, String name) {
         SchemaBuilder.FieldAssembler<Schema> all = SchemaBuilder.record(name).namespace("io.flowkafka.key").fields();
@@ -46,6 +64,9 @@ public final class KeyCodec {
         this.restSchema = rest.endRecord();
         this.restCodec = new AvroCodec(restSchema);
         this.empty = columns.isEmpty();
+        boolean hashFirst = !columns.isEmpty() && columns.get(0).type() == ColumnType.UINT64;
+        this.restTypes = columns.stream().skip(hashFirst ? 1 : 0).map(GroupByColumn::type).toArray(ColumnType[]::new);
+        this.direct = hashFirst;
     }
 
     /** The codec of a computation's key; {@code name} names the Avro record (sanitized). */
@@ -73,6 +94,12 @@ public final class KeyCodec {
         if (empty) {
             return new byte[8];
         }
+        if (direct) {
+            byte[] b = encodeDirect(key);
+            if (b != null) {
+                return b;
+            }
+        }
         GenericData.Record rest = new GenericData.Record(restSchema);
         for (Schema.Field f : restSchema.getFields()) {
             rest.put(f.pos(), key.get(f.name()));
@@ -93,6 +120,12 @@ public final class KeyCodec {
             throw new IllegalArgumentException("record key is " + (bytes == null ? "null" : bytes.length + " bytes")
                     + ", but a flow key starts with an 8-byte hash");
         }
+        if (direct) {
+            GenericRecord key = decodeDirect(bytes);
+            if (key != null) {
+                return key;
+            }
+        }
         GenericData.Record key = new GenericData.Record(keySchema);
         if (empty) {
             return key;
@@ -103,6 +136,96 @@ public final class KeyCodec {
             key.put(f.name(), rest.get(f.pos()));
         }
         return key;
+    }
+
+    /**
+     * The encoding of {@code key} written column by column, the same bytes as the Avro writer of the rest schema
+     * gives; null at a value of another class than the column's (the caller then takes the writer's path).
+     */
+    private byte @Nullable [] encodeDirect(GenericRecord key) {
+        buffer.reset();
+        encoder = EncoderFactory.get().directBinaryEncoder(buffer, encoder);
+        try {
+            Object h = key.get(0);
+            long hash = h == null ? 0L : ((Number) h).longValue();
+            for (int shift = 56; shift >= 0; shift -= 8) {
+                buffer.write((int) (hash >>> shift));
+            }
+            for (int i = 0; i < restTypes.length; i++) {
+                Object v = key.get(i + 1);
+                if (v == null) {
+                    encoder.writeIndex(0);
+                    continue;
+                }
+                encoder.writeIndex(1);
+                switch (restTypes[i]) {
+                    case UINT64, INT64 -> {
+                        if (!(v instanceof Long l)) {
+                            return null;
+                        }
+                        encoder.writeLong(l);
+                    }
+                    case STRING -> {
+                        if (!(v instanceof CharSequence cs)) {
+                            return null;
+                        }
+                        encoder.writeString(cs);
+                    }
+                    case DOUBLE -> {
+                        if (!(v instanceof Double d)) {
+                            return null;
+                        }
+                        encoder.writeDouble(d);
+                    }
+                    case BOOLEAN -> {
+                        if (!(v instanceof Boolean b)) {
+                            return null;
+                        }
+                        encoder.writeBoolean(b);
+                    }
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return null; // the writer's path reports it
+        }
+        return buffer.toByteArray();
+    }
+
+    /**
+     * The key record of {@code bytes} read column by column, as the Avro reader of the rest schema reads it (strings
+     * as {@code String}); null for bytes it would reject, so that the reader's path reports them.
+     */
+    private @Nullable GenericRecord decodeDirect(byte[] bytes) {
+        if (bytes == null || bytes.length < 8) {
+            return null;
+        }
+        GenericData.Record key = new GenericData.Record(keySchema);
+        long hash = 0;
+        for (int i = 0; i < 8; i++) {
+            hash = (hash << 8) | (bytes[i] & 0xFF);
+        }
+        key.put(0, hash);
+        decoder = DecoderFactory.get().binaryDecoder(bytes, 8, bytes.length - 8, decoder);
+        try {
+            for (int i = 0; i < restTypes.length; i++) {
+                int branch = decoder.readIndex();
+                if (branch == 0) {
+                    continue;
+                }
+                if (branch != 1) {
+                    return null;
+                }
+                key.put(i + 1, switch (restTypes[i]) {
+                    case UINT64, INT64 -> decoder.readLong();
+                    case STRING -> decoder.readString();
+                    case DOUBLE -> decoder.readDouble();
+                    case BOOLEAN -> decoder.readBoolean();
+                });
+            }
+            return decoder.isEnd() ? key : null;
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
     }
 
     /** Computes keys of this computation from payloads of one input stream. */

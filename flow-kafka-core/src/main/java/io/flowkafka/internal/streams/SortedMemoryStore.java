@@ -40,6 +40,8 @@ public final class SortedMemoryStore extends MemoryStore {
     private long structuralChanges;
     /** Scans opened (each a seek down the tree), for tests. */
     private long scansOpened;
+    /** Point reads ({@link #get}), for tests. */
+    private long gets;
 
     SortedMemoryStore(String name) {
         super(name);
@@ -69,6 +71,7 @@ public final class SortedMemoryStore extends MemoryStore {
 
     @Override
     public byte @Nullable [] get(Bytes key) {
+        gets++;
         return map.get(key);
     }
 
@@ -137,6 +140,11 @@ public final class SortedMemoryStore extends MemoryStore {
             view = map;
         }
         return new Scan(reverse ? view.descendingMap() : view);
+    }
+
+    /** How many point reads this store served. */
+    public long gets() {
+        return gets;
     }
 
     /** How many range scans were opened on this store (each a seek). */

@@ -239,7 +239,7 @@ public final class TimerStore {
     /** The write-back cache of the timers store, when it has one. */
     private final io.flowkafka.internal.streams.@Nullable WriteBackStore timersCache;
     /**
-     * Per stream (with a timers cache only): a key at or above which the timers store holds no timer of the
+     * Per stream: a key at or above which the timers store holds no timer of the
      * stream (null: the stream holds none), when known. A timer added above it is new without a read:
      * event-time timers at a constant delay arrive in trigger order, so nearly every add skips the
      * deduplication read. Adds raise it; deletes leave it an upper bound.
@@ -687,7 +687,7 @@ public final class TimerStore {
             }
             removeHold(s, oldEvent, key);
         }
-        if (known) {
+        if (known && timersCache != null) {
             timersCache.putNew(key, TimerValueCodec.encode(add, streamIdBytes[s]));
         } else {
             timers.put(key, TimerValueCodec.encode(add, streamIdBytes[s]));
@@ -744,11 +744,8 @@ public final class TimerStore {
         return Bytes.wrap(Arrays.copyOf(k, k.length + 1));
     }
 
-    /** Whether {@code key} is above every timer of stream {@code s} in the store (only known with a timers cache). */
+    /** Whether {@code key} is above every timer of stream {@code s} in the store. */
     private boolean aboveMaxTimer(int s, Bytes key) {
-        if (timersCache == null) {
-            return false;
-        }
         if (!maxTimerKnown[s]) {
             maxTimer[s] = null;
             // once per stream and object: the last row before the end mark (the cache writes its rows through first)
