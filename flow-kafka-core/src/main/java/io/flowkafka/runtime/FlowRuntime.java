@@ -771,7 +771,7 @@ public final class FlowRuntime implements AutoCloseable {
         instanceStatus = topic;
         StatusPage.mount(server, spec, topic::view);
         server.mount("/health", new HealthHandler(this));
-        server.mount(StateQueryHandler.PATH, stateQueryHandler(), Set.of("GET", "HEAD", "DELETE"));
+        server.mountSlow(StateQueryHandler.PATH, stateQueryHandler(), Set.of("GET", "HEAD", "DELETE"));
         mountPrometheus(server);
     }
 

@@ -11,8 +11,13 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.Objects;
 import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -20,26 +25,41 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The operations HTTP server of one runtime ({@code flow.http.port}): a JDK {@link HttpServer} on a small fixed pool
- * of daemon threads, on which the runtime mounts handlers by exact path (the status page now; metrics and health
- * later, with {@link #mount}). It keeps the rule that serving never touches the stream threads: handlers only read
- * what others measured.
+ * of daemon threads, on which the runtime mounts handlers by exact path (status page, health, metrics, state
+ * queries). It keeps the rule that serving never touches the stream threads: handlers only read what others measured.
  *
- * <p>Threading: {@link #mount} and {@link #close} from any thread; handlers run on the server's pool.
+ * <p>Handlers that may wait (a state query forwarded to another instance) are mounted with {@link #mountSlow}: they
+ * run on a pool of their own with a bounded queue, and past it answer 503 at once, so that {@code /health} and
+ * {@code /metrics} always have a thread; a liveness probe that times out would restart a healthy instance.
+ *
+ * <p>Threading: {@link #mount} and {@link #close} from any thread; handlers run on the server's pools.
  */
 public final class OperationsServer implements AutoCloseable {
     /** Threads serving requests: a page polls every 2 s, so a handful of operators never wait. */
     static final int THREADS = 2;
+    /** Threads of the handlers that may wait ({@link #mountSlow}). */
+    static final int SLOW_THREADS = 4;
+    /** Requests of those handlers that wait for a thread; past them, 503. */
+    static final int SLOW_QUEUE = 16;
 
     private static final Logger LOG = LoggerFactory.getLogger(OperationsServer.class);
 
     private final String pipeline;
     private final HttpServer server;
     private final ExecutorService executor;
+    private final ThreadPoolExecutor slowExecutor;
 
     private OperationsServer(String pipeline, HttpServer server, ExecutorService executor) {
         this.pipeline = pipeline;
         this.server = server;
         this.executor = executor;
+        AtomicInteger n = new AtomicInteger();
+        this.slowExecutor = new ThreadPoolExecutor(SLOW_THREADS, SLOW_THREADS, 0, TimeUnit.MILLISECONDS,
+                new ArrayBlockingQueue<>(SLOW_QUEUE), r -> {
+                    Thread t = new Thread(r, "flow-" + pipeline + "-http-slow-" + n.incrementAndGet());
+                    t.setDaemon(true);
+                    return t;
+                });
     }
 
     /**
@@ -100,13 +120,27 @@ public final class OperationsServer implements AutoCloseable {
      * @throws IllegalArgumentException if the path does not start with {@code /} or is already mounted
      */
     public void mount(String path, HttpHandler handler, Set<String> methods) {
+        mount(path, handler, methods, false);
+    }
+
+    /**
+     * As {@link #mount(String, HttpHandler, Set)}, for a handler that may wait (on another instance, a store): it
+     * runs on the slow pool; when its {@value #SLOW_THREADS} threads are busy and {@value #SLOW_QUEUE} requests
+     * wait, the next answers 503 with {@code Retry-After} at once.
+     */
+    public void mountSlow(String path, HttpHandler handler, Set<String> methods) {
+        mount(path, handler, methods, true);
+    }
+
+    private void mount(String path, HttpHandler handler, Set<String> methods, boolean slow) {
         Objects.requireNonNull(handler, "handler");
-        String allowed = String.join(", ", new java.util.TreeSet<>(methods));
+        String allowed = String.join(", ", new TreeSet<>(methods));
         if (!path.startsWith("/")) {
             throw new IllegalArgumentException("path '" + path + "' must start with '/'");
         }
         server.createContext(path, exchange -> {
-            try (exchange) {
+            boolean handedOver = false;
+            try {
                 if (!exchange.getRequestURI().getPath().equals(path)) {
                     respond(exchange, 404, "text/plain; charset=utf-8", ("no page at " + exchange.getRequestURI()
                             .getPath() + "\n").getBytes(StandardCharsets.UTF_8));
@@ -114,13 +148,38 @@ public final class OperationsServer implements AutoCloseable {
                     exchange.getResponseHeaders().set("Allow", allowed);
                     respond(exchange, 405, "text/plain; charset=utf-8", (allowed + " only\n")
                             .getBytes(StandardCharsets.UTF_8));
-                } else {
+                } else if (!slow) {
                     handler.handle(exchange);
+                } else {
+                    handedOver = handOver(path, handler, exchange);
                 }
             } catch (IOException | RuntimeException e) {
                 LOG.debug("pipeline '{}': request for {} failed: {}", pipeline, path, e.toString());
+            } finally {
+                if (!handedOver) {
+                    exchange.close();
+                }
             }
         });
+    }
+
+    /** Runs {@code handler} on the slow pool, which then closes the exchange; false after answering 503 instead. */
+    private boolean handOver(String path, HttpHandler handler, HttpExchange exchange) {
+        try {
+            slowExecutor.execute(() -> {
+                try (exchange) {
+                    handler.handle(exchange);
+                } catch (IOException | RuntimeException e) {
+                    LOG.debug("pipeline '{}': request for {} failed: {}", pipeline, path, e.toString());
+                }
+            });
+            return true;
+        } catch (RejectedExecutionException e) {
+            exchange.getResponseHeaders().set("Retry-After", "1");
+            respond(exchange, 503, "text/plain; charset=utf-8", (path + " is busy: " + SLOW_THREADS
+                    + " requests are being served and " + SLOW_QUEUE + " wait; retry\n").getBytes(StandardCharsets.UTF_8));
+            return false;
+        }
     }
 
     /**
@@ -164,5 +223,6 @@ public final class OperationsServer implements AutoCloseable {
     public void close() {
         server.stop(0);
         executor.shutdownNow();
+        slowExecutor.shutdownNow();
     }
 }

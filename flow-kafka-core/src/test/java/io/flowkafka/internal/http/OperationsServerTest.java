@@ -14,8 +14,15 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
 import org.junit.jupiter.api.Test;
@@ -85,6 +92,55 @@ class OperationsServerTest {
             assertThat(count.path("partitions").asInt()).isEqualTo(3);
             assertThat(count.path("inputs").get(0).asText()).isEqualTo("clicks");
             assertThat(count.path("sinks").get(0).path("topic").asText()).isEqualTo("counts");
+        }
+    }
+
+    /**
+     * A slow handler (a state query waiting on another instance) must not hold the threads that answer /health: a
+     * liveness probe that times out restarts a healthy instance. Past its pool and queue, a slow path answers 503.
+     */
+    @Test
+    void shouldAnswerHealthWhileSlowRequestsWait() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        Semaphore started = new Semaphore(0);
+        try (OperationsServer server = OperationsServer.start("p", "127.0.0.1", 0)) {
+            server.mountSlow("/states", exchange -> {
+                started.release();
+                try {
+                    release.await(60, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                OperationsServer.respond(exchange, 200, "text/plain", "late\n".getBytes(StandardCharsets.UTF_8));
+            }, Set.of("GET"));
+            server.mount("/health", "text/plain", () -> "ok\n".getBytes(StandardCharsets.UTF_8));
+
+            int held = OperationsServer.SLOW_THREADS + OperationsServer.SLOW_QUEUE;
+            int refused = 3;
+            List<CompletableFuture<HttpResponse<String>>> slow = new ArrayList<>();
+            for (int i = 0; i < held + refused; i++) {
+                slow.add(http.sendAsync(HttpRequest.newBuilder(URI.create("http://" + server.hostAndPort() + "/states"))
+                        .build(), HttpResponse.BodyHandlers.ofString()));
+            }
+            assertThat(started.tryAcquire(OperationsServer.SLOW_THREADS, 30, TimeUnit.SECONDS)).isTrue();
+            // every slow thread busy and the queue full: the requests beyond are refused at once, not left hanging
+            HttpResponse<?> first = (HttpResponse<?>) CompletableFuture.anyOf(slow.toArray(CompletableFuture[]::new))
+                    .get(30, TimeUnit.SECONDS);
+            assertThat(first.statusCode()).isEqualTo(503);
+            assertThat(first.headers().firstValue("Retry-After")).isPresent();
+            assertThat((String) first.body()).contains("busy");
+
+            HttpResponse<String> health = http.send(HttpRequest.newBuilder(URI.create("http://" + server.hostAndPort()
+                    + "/health")).timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(health.statusCode()).isEqualTo(200);
+
+            release.countDown();
+            List<Integer> codes = new ArrayList<>();
+            for (CompletableFuture<HttpResponse<String>> f : slow) {
+                codes.add(f.get(30, TimeUnit.SECONDS).statusCode());
+            }
+            assertThat(codes).filteredOn(c -> c == 200).hasSize(held);
+            assertThat(codes).filteredOn(c -> c == 503).hasSize(refused);
         }
     }
 }
