@@ -9,8 +9,8 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.Callable;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.ConsumerGroupDescription;
-import org.apache.kafka.clients.admin.ConsumerGroupListing;
+import org.apache.kafka.clients.admin.GroupListing;
+import org.apache.kafka.common.GroupType;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -49,19 +49,14 @@ final class ResetCommand implements Callable<Integer> {
         PrintWriter err = command.commandLine().getErr();
         String app = cluster.applicationId();
         try (Admin admin = cluster.admin()) {
-            List<String> groups = new ArrayList<>();
-            for (ConsumerGroupListing g : admin.listConsumerGroups().all().get()) {
-                if (g.groupId().equals(app) || g.groupId().startsWith(app + ".outbox.")) {
-                    groups.add(g.groupId());
-                }
-            }
-            groups.sort(null);
-            Map<String, ConsumerGroupDescription> described = admin.describeConsumerGroups(groups).all().get();
-            int running = described.values().stream().mapToInt(d -> d.members().size()).sum();
+            List<GroupListing> listed = PipelineGroup.list(admin, g -> g.equals(app) || g.startsWith(app + ".outbox."));
+            List<String> groups = listed.stream().map(GroupListing::groupId).toList();
+            Map<String, Integer> members = PipelineGroup.memberCounts(admin, listed);
+            int running = members.values().stream().mapToInt(Integer::intValue).sum();
             if (running > 0) {
                 err.println("flow-kafka reset: refused: pipeline '" + cluster.pipeline + "' has " + running
-                        + " running consumer(s) in " + described.values().stream().filter(d -> !d.members()
-                        .isEmpty()).map(ConsumerGroupDescription::groupId).toList() + "; stop every instance first");
+                        + " running consumer(s) in " + members.entrySet().stream().filter(e -> e.getValue() > 0)
+                        .map(Map.Entry::getKey).toList() + "; stop every instance first");
                 return FlowKafkaCli.REFUSED;
             }
             Set<String> topics = new TreeSet<>();
@@ -93,13 +88,12 @@ final class ResetCommand implements Callable<Integer> {
             }
             out.println((execute ? "deleting" : "would delete (dry run; add --execute)") + " for pipeline "
                     + cluster.pipeline + ":");
-            groups.forEach(g -> out.println("  consumer group " + g));
+            listed.forEach(g -> out.println("  " + (g.type().orElse(GroupType.CLASSIC) == GroupType.STREAMS ? "streams"
+                    : "consumer") + " group " + g.groupId()));
             topics.forEach(t -> out.println("  topic " + t));
             kept.forEach(t -> out.println("  keeping topic " + t));
             if (execute) {
-                if (!groups.isEmpty()) {
-                    admin.deleteConsumerGroups(groups).all().get();
-                }
+                PipelineGroup.delete(admin, listed);
                 if (!topics.isEmpty()) {
                     admin.deleteTopics(topics).all().get();
                 }

@@ -2,31 +2,26 @@ package io.flowkafka.cli;
 
 import java.io.PrintWriter;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutionException;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.ConsumerGroupDescription;
-import org.apache.kafka.clients.admin.ConsumerGroupListing;
+import org.apache.kafka.clients.admin.GroupListing;
 import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
-import org.apache.kafka.clients.admin.MemberDescription;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.errors.GroupIdNotFoundException;
-import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Spec;
 
 /**
  * {@code flow-kafka status}: what a pipeline is doing, from the cluster alone (no instance needs to answer): its
- * running instances (the members of its consumer group), the lag of every topic it reads (committed offset to end
+ * running instances (the members of its group: a consumer group, or a streams group with
+ * {@code group.protocol=streams}), the lag of every topic it reads (committed offset to end
  * offset, per partition), the backlog of each outbox sink's delivery group, and the records in its dead-letter topic.
  * A pipeline with neither members nor committed offsets is not found (exit 3).
  */
@@ -46,20 +41,20 @@ final class StatusCommand implements Callable<Integer> {
         PrintWriter out = command.commandLine().getOut();
         String app = cluster.applicationId();
         try (Admin admin = cluster.admin()) {
-            ConsumerGroupDescription group = describe(admin, app);
+            PipelineGroup group = PipelineGroup.describe(admin, app);
             Map<TopicPartition, OffsetAndMetadata> committed = group == null ? Map.of() : committed(admin, app);
             if (group == null || group.members().isEmpty() && committed.isEmpty()) {
                 command.commandLine().getErr().println("flow-kafka status: no pipeline '" + cluster.pipeline
-                        + "' on " + cluster.bootstrapServers + ": its consumer group '" + app + "' has no instances "
+                        + "' on " + cluster.bootstrapServers + ": its group '" + app + "' has no instances "
                         + "and no committed offsets (check --pipeline and --application-id-prefix)");
                 return FlowKafkaCli.NOT_FOUND;
             }
             out.println("pipeline " + cluster.pipeline + " (application.id " + app + ") on "
                     + cluster.bootstrapServers);
-            out.println("instances: " + group.members().size() + " (group " + group.groupState() + ")");
-            for (MemberDescription m : group.members()) {
-                out.println("  " + m.clientId() + " " + m.host() + "  " + m.assignment().topicPartitions().size()
-                        + " partition(s)");
+            out.println("instances: " + group.members().size() + " (" + (group.streams() ? "streams group " : "group ")
+                    + group.state() + ")");
+            for (PipelineGroup.Member m : group.members()) {
+                out.println("  " + m.clientId() + " " + m.host() + "  " + m.assigned());
             }
             printLag(out, admin, "input", committed);
             for (String outbox : outboxGroups(admin, app)) {
@@ -77,18 +72,6 @@ final class StatusCommand implements Callable<Integer> {
         }
         out.flush();
         return FlowKafkaCli.OK;
-    }
-
-    /** The group, or null when the cluster has no such group. */
-    static @Nullable ConsumerGroupDescription describe(Admin admin, String group) throws Exception {
-        try {
-            return admin.describeConsumerGroups(List.of(group)).all().get().get(group);
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof GroupIdNotFoundException) {
-                return null;
-            }
-            throw e;
-        }
     }
 
     private static Map<TopicPartition, OffsetAndMetadata> committed(Admin admin, String group) throws Exception {
@@ -132,9 +115,8 @@ final class StatusCommand implements Callable<Integer> {
     }
 
     private static List<String> outboxGroups(Admin admin, String app) throws Exception {
-        Collection<ConsumerGroupListing> groups = admin.listConsumerGroups().all().get();
-        return groups.stream().map(ConsumerGroupListing::groupId).filter(g -> g.startsWith(app + ".outbox."))
-                .sorted().toList();
+        return PipelineGroup.list(admin, g -> g.startsWith(app + ".outbox.")).stream().map(GroupListing::groupId)
+                .toList();
     }
 
     static long records(Admin admin, String topic) throws Exception {

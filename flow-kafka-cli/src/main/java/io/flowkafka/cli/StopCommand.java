@@ -6,7 +6,6 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -72,7 +71,7 @@ final class StopCommand implements Callable<Integer> {
     }
 
     private static int members(Admin admin, String group) throws Exception {
-        ConsumerGroupDescription described = StatusCommand.describe(admin, group);
+        PipelineGroup described = PipelineGroup.describe(admin, group);
         return described == null ? 0 : described.members().size();
     }
 

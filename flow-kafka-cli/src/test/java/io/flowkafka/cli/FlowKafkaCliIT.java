@@ -118,6 +118,42 @@ class FlowKafkaCliIT {
         assertThat(invalid.err()).contains("is not a valid spec", "read", "ordres").doesNotContain("\tat ");
     }
 
+    /**
+     * With {@code group.protocol=streams} (KIP-1071) the instances form a streams group, which the consumer-group
+     * listing does not show: {@code status} must still count them and {@code reset} must still refuse.
+     */
+    @Test
+    @Timeout(240)
+    void shouldSeeTheInstancesOfAStreamsGroupAndRefuseToResetThem(KafkaCluster cluster, TestNames names)
+            throws Exception {
+        String pipeline = names.name("clis");
+        String input = names.topic("in");
+        String output = names.topic("out");
+        cluster.createTopic(input, 2);
+        cluster.createTopic(output, 2);
+        produce(cluster, input, 50);
+        Path specFile = sourceToSinkSpec(dir.resolve("pipeline.yaml"), pipeline, input, output);
+        Properties props = cluster.clientProperties();
+        props.put("state.dir", dir.resolve("state").toString());
+        props.put("commit.interval.ms", "100");
+        props.put("group.protocol", "streams");
+        String bootstrap = cluster.bootstrapServers();
+        try (FlowRuntime runtime = FlowRuntime.create(specFile, props)) {
+            runtime.start();
+            Await.until(Duration.ofMinutes(1), "the input committed", () -> committed(cluster, pipeline, input) == 50);
+            Run status = cli("status", "-b", bootstrap, "-p", pipeline);
+            assertThat(status.exit()).as(status.err()).isZero();
+            assertThat(status.out()).contains("instances: 1 (streams group ", "task(s)", input + ": p0 ");
+            Run refused = cli("reset", "-b", bootstrap, "-p", pipeline, "--execute");
+            assertThat(refused.exit()).as(refused.out()).isEqualTo(4);
+            assertThat(refused.err()).contains("refused", "stop every instance first");
+        }
+        Run reset = cli("reset", "-b", bootstrap, "-p", pipeline, "--execute");
+        assertThat(reset.exit()).as(reset.err()).isZero();
+        assertThat(reset.out()).contains("streams group " + pipeline, "reset done");
+        assertThat(cli("status", "-b", bootstrap, "-p", pipeline).exit()).as("the group is gone").isEqualTo(3);
+    }
+
     @Test
     @Timeout(240)
     void shouldShowStatusAndRefuseToResetARunningPipelineThenResetItOnceStopped(KafkaCluster cluster,

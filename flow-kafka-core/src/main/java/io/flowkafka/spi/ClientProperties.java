@@ -41,7 +41,19 @@ public final class ClientProperties {
     public static Map<String, Object> consumer(Map<?, ?> props) {
         Map<String, Object> c = only(props, ConsumerConfig.configNames());
         c.remove(ConsumerConfig.GROUP_ID_CONFIG);
+        dropStreamsProtocol(c);
         return c;
+    }
+
+    /**
+     * Removes {@code group.protocol=streams}: Kafka Streams' own protocol (KIP-1071), which a plain consumer refuses
+     * ("must be one of CONSUMER, CLASSIC"). The pipeline's other consumers then take the consumer default.
+     */
+    private static void dropStreamsProtocol(Map<String, Object> consumer) {
+        Object protocol = consumer.get(ConsumerConfig.GROUP_PROTOCOL_CONFIG);
+        if (protocol != null && "streams".equalsIgnoreCase(protocol.toString().trim())) {
+            consumer.remove(ConsumerConfig.GROUP_PROTOCOL_CONFIG);
+        }
     }
 
     /**
@@ -77,6 +89,7 @@ public final class ClientProperties {
             });
         }
         c.remove(ConsumerConfig.GROUP_ID_CONFIG);
+        dropStreamsProtocol(c);
         return c;
     }
 

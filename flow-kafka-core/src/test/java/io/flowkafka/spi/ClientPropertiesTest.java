@@ -62,4 +62,18 @@ class ClientPropertiesTest {
         admin.put("client.id", "mine");
         assertThat(admin).containsEntry("client.id", "mine");
     }
+
+    /** {@code group.protocol=streams} is Kafka Streams' own; a plain consumer refuses it, so the pipeline failed to start. */
+    @Test
+    void shouldNotGiveTheStreamsGroupProtocolToConsumers() {
+        Properties p = props();
+        p.put("group.protocol", "Streams");
+        assertThat(ClientProperties.consumer(p)).doesNotContainKey("group.protocol");
+        assertThat(ClientProperties.mainConsumer(p)).doesNotContainKey("group.protocol");
+        p.put("main.consumer.group.protocol", "streams");
+        assertThat(ClientProperties.mainConsumer(p)).doesNotContainKey("group.protocol");
+        p.put("group.protocol", "consumer");
+        p.remove("main.consumer.group.protocol");
+        assertThat(ClientProperties.consumer(p)).containsEntry("group.protocol", "consumer");
+    }
 }
