@@ -121,6 +121,10 @@ final class DynamicSpecListener implements Runnable {
         apply(doc, where);
     }
 
+    /** How a user mends a document an instance cannot apply. */
+    private static final String FIX = "; fix: publish a corrected document with FlowRuntime.reconfigure (a null value "
+            + "removes a setting), or upgrade this instance to the build that wrote it";
+
     /**
      * Applies a document if it is newer than the one applied: replaces the whole dynamic spec, or reports why not.
      *
@@ -141,21 +145,17 @@ final class DynamicSpecListener implements Runnable {
                 // limits; apply what this instance's spec can, report the rest
                 List<String> left = dynamic.replaceWhatApplies(doc.spec());
                 String message = "dynamic spec version " + doc.version() + " (" + where + ") applied except what this "
-                        + "instance cannot apply: " + String.join("; ", left) + "; fix: publish a corrected document "
-                        + "with FlowRuntime.reconfigure (a null value removes a setting), or upgrade this instance to "
-                        + "the build that wrote it";
+                        + "instance cannot apply: " + String.join("; ", left) + FIX;
                 LOG.warn("pipeline '{}': {}", pipeline, message);
                 status.report("*", -1, STATUS_PATH, message, Instant.now());
                 return true;
             }
             reject("dynamic spec version " + doc.version() + " (" + where + ") cannot be applied by this instance: "
-                    + e.getMessage() + "; fix: publish a corrected document with FlowRuntime.reconfigure (a null "
-                    + "value removes a setting), or upgrade this instance to the build that wrote it");
+                    + e.getMessage() + FIX);
             return false;
         } catch (RuntimeException e) { // a bug
             reject("dynamic spec version " + doc.version() + " (" + where + ") cannot be applied by this instance: "
-                    + e + "; fix: publish a corrected document with FlowRuntime.reconfigure (a null value removes a "
-                    + "setting), or upgrade this instance to the build that wrote it");
+                    + e + FIX);
             return false;
         }
         status.clear("*", -1, STATUS_PATH);

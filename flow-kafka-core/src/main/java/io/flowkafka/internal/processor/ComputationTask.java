@@ -1230,6 +1230,9 @@ final class ComputationTask {
         return new TaskWatermarks(event, system, idle, completed, inputEvent, inputSystem, sourcesIdle);
     }
 
+    /** The nodes {@link #stampWatermarks} stamped in the current call; reused across calls. */
+    private final Set<String> stampedNodes = new HashSet<>(4);
+
     /**
      * Gives the last message of a call to each internal output node the watermarks {@link #emitWatermarks} would
      * send after it ({@link #stampNodes}). Only where nothing between this call and the next emission can lower
@@ -1243,15 +1246,13 @@ final class ComputationTask {
             return;
         }
         WatermarkEmitter.Values values = null;
-        Set<String> stamped = null;
+        Set<String> stamped = stampedNodes;
+        stamped.clear();
         for (int i = forwards.size() - 1; i >= 0; i--) {
             String node = nodes.get(i);
             String stream = nodeStreams.get(node);
             if (stream == null) {
                 continue; // a sink route
-            }
-            if (stamped == null) {
-                stamped = new HashSet<>(4);
             }
             if (!stamped.add(node)) {
                 continue; // not the node's last message of the call
