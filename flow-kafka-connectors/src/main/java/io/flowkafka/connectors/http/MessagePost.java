@@ -104,10 +104,11 @@ final class MessagePost {
                                 + secrets.redact(e.toString());
                         continue;
                     }
+                } else {
+                    problem = answer;
+                    retryAfter = RetryDelay.retryAfter(response.headers().firstValue("Retry-After").orElse(null),
+                            System.currentTimeMillis());
                 }
-                problem = answer;
-                retryAfter = RetryDelay.retryAfter(response.headers().firstValue("Retry-After").orElse(null),
-                        System.currentTimeMillis());
             } catch (HttpTimeoutException e) {
                 meters.request("timeout", System.nanoTime() - start);
                 problem = "no response within request_timeout " + params.requestTimeout();
@@ -116,6 +117,11 @@ final class MessagePost {
                 problem = "the request failed: " + secrets.redact(e.toString());
             }
             if (attempt == params.maxRetries()) {
+                if (retryAfter != null) { // the last answer's Retry-After still holds: no request before it
+                    return new Result(Outcome.BLOCKED, problem + " after " + (params.maxRetries() + 1) + " attempts "
+                            + "(Retry-After " + retryAfter.toSeconds() + " s)",
+                            System.currentTimeMillis() + retryAfter.toMillis());
+                }
                 break;
             }
             Duration delay = RetryDelay.backoff(attempt + 1, params.retryBackoff(), params.maxRetryBackoff());

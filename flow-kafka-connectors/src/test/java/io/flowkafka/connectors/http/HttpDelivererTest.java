@@ -141,6 +141,20 @@ class HttpDelivererTest {
                         Duration.ofMillis(950));
     }
 
+    /** A Retry-After on the last attempt still holds: "no request is sent before that time" (http-sink.md). */
+    @Test
+    void shouldHonourRetryAfterOnTheLastAttemptToo() throws Exception {
+        OutboxDeliverer d = deliverer(Map.of("max_retries", 0, "retry_backoff", "5ms", "max_retry_backoff", "1s"));
+        server.plan(r -> Answer.retryAfter(503, "3600"));
+        d.open(0, OptionalLong.empty());
+        OutboxBatch batch = batch(0, 0, List.of("k"));
+        assertThatThrownBy(() -> d.deliver(batch)).isInstanceOfSatisfying(OutboxDeliveryException.class,
+                e -> assertThat(e.getMessage()).contains("after 1 attempts", "Retry-After 3600 s"));
+        assertThatThrownBy(() -> d.deliver(batch)).isInstanceOfSatisfying(OutboxDeliveryException.class,
+                e -> assertThat(e.getMessage()).contains("asked not to retry before", "(Retry-After)"));
+        assertThat(server.received()).as("the service's next offer sent nothing before the Retry-After").hasSize(1);
+    }
+
     @Test
     void shouldBlockWithAStatusErrorAfterTheRetriesAndResumeWhenTheTargetRecovers() throws Exception {
         OutboxDeliverer d = deliverer(Map.of("concurrency", 1, "max_retries", 2, "retry_backoff", "5ms"));
