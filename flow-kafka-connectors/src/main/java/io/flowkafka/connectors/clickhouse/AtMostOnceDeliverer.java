@@ -99,13 +99,13 @@ final class AtMostOnceDeliverer implements OutboxDeliverer {
             if (r.offset() < from) {
                 continue; // attempted before this batch was offered again: never a second INSERT
             }
-            insertOnce(r);
+            insertOnce(partition, r);
             startedUpTo.put(partition, r.offset() + 1);
         }
     }
 
     /** One INSERT of one message; returns when it succeeded or failed after it started. */
-    private void insertOnce(OutboxRecord r) throws OutboxDeliveryException {
+    private void insertOnce(int partition, OutboxRecord r) throws OutboxDeliveryException {
         byte[] row;
         try {
             row = target.rows(List.of(r));
@@ -117,12 +117,32 @@ final class AtMostOnceDeliverer implements OutboxDeliverer {
             target.insert(row);
         } catch (IOException e) {
             if (InsertErrorKind.notSent(e)) {
+                lowerMarker(partition, r.offset());
                 throw new OutboxDeliveryException(target.name() + ": message " + r.messageId() + " did not reach "
                         + "ClickHouse, its INSERT did not start, retrying: " + e, e);
             }
             dropped.increment();
             LOG.warn("{}: the INSERT of message {} failed after it started and is not retried (at most once; "
                     + "counted in flow.sink.dropped): {}", target.name(), r.messageId(), e.getMessage());
+        }
+    }
+
+    /**
+     * Moves the started marker of {@code partition} back to {@code offset}, the first message whose INSERT did not
+     * start: written ahead for the whole batch, it would otherwise make the partition's next owner (after a rebalance
+     * or a restart during an outage) skip messages that never reached ClickHouse. Best effort: if the marker cannot be
+     * written, those messages are lost only if the partition moves before a retry succeeds.
+     */
+    private void lowerMarker(int partition, long offset) {
+        if (partition < 0 || marked.getOrDefault(partition, -1L) <= offset) {
+            return;
+        }
+        try {
+            markers.write(partition, offset);
+            marked.put(partition, offset);
+        } catch (Exception e) {
+            LOG.warn("{}: cannot move its started marker of partition {} back to {} after an INSERT that did not "
+                    + "start: {}", target.name(), partition, offset, e.toString());
         }
     }
 

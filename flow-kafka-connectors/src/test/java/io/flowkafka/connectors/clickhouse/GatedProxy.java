@@ -109,6 +109,21 @@ final class GatedProxy implements AutoCloseable {
         }
     }
 
+    /** Stops listening and drops every connection: refused again until {@link #listen} (the gate stays as it is). */
+    GatedProxy refuse() {
+        ServerSocket s = server;
+        if (s != null) {
+            try {
+                s.close();
+            } catch (IOException e) {
+                // closing anyway
+            }
+        }
+        sockets.forEach(GatedProxy::close);
+        sockets.clear();
+        return this;
+    }
+
     @Override
     public void close() {
         gate.countDown();
