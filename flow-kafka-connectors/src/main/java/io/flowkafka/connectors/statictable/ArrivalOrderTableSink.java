@@ -18,6 +18,7 @@ import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -402,10 +403,28 @@ final class ArrivalOrderTableSink {
             }
             Files.deleteIfExists(f.path());
         }
-        List<StagedFile> out = new ArrayList<>();
-        for (StagedFile f : stagedFiles()) {
+        return uncovered(stagedFiles(), progress);
+    }
+
+    /**
+     * The files of a listing still to be written: those the progress does not cover, except every file of a partition
+     * with a partly covered one. The listing that {@link #normalize} rewrote can have skipped such a partition (one of
+     * its files was being made visible then); its files wait for the next table, where the partly covered one is cut
+     * to its tail first. Taking the partition's later files now would move its frontier past that tail, which the next
+     * normalization would then delete unwritten.
+     */
+    static List<StagedFile> uncovered(List<StagedFile> files, SinkProgress progress) {
+        Set<Integer> unsettled = new HashSet<>();
+        for (StagedFile f : files) {
             MessageId covered = progress.covered(f.partition());
-            if (covered == null || f.firstId().compareTo(covered) > 0) {
+            if (covered != null && f.firstId().compareTo(covered) <= 0 && f.lastId().compareTo(covered) > 0) {
+                unsettled.add(f.partition());
+            }
+        }
+        List<StagedFile> out = new ArrayList<>();
+        for (StagedFile f : files) {
+            MessageId covered = progress.covered(f.partition());
+            if (!unsettled.contains(f.partition()) && (covered == null || f.firstId().compareTo(covered) > 0)) {
                 out.add(f);
             }
         }

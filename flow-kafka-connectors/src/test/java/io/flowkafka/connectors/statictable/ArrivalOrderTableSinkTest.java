@@ -13,6 +13,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
@@ -299,6 +300,31 @@ class ArrivalOrderTableSinkTest {
         assertThat(read("2026-12-03T10:00:00Z")).containsExactly(0L, 1L);
         assertThat(read("2026-12-03T11:00:00Z")).isEmpty();
         assertThat(read("2026-12-03T12:00:00Z")).as("every message in exactly one table").containsExactly(2L, 3L);
+    }
+
+    /**
+     * "Every input message in exactly one table": a partly covered file that the normalizing listing skipped (its
+     * partition had a file being made visible) holds its whole partition back, so that the partition's later file does
+     * not move the frontier past the uncut tail, which the next normalization would delete unwritten.
+     */
+    @Test
+    void shouldHoldBackAPartitionWithAPartlyCoveredFile() {
+        SinkProgress progress = new SinkProgress(OWNER, T0, Map.of(0,
+                new SinkProgress.Frontier(1, id(5))));
+        ArrivalOrderTableSink.StagedFile cut = staged(1, 0, 1, 10);
+        ArrivalOrderTableSink.StagedFile later = staged(2, 0, 11, 20);
+        ArrivalOrderTableSink.StagedFile covered = staged(0, 0, 1, 4);
+        ArrivalOrderTableSink.StagedFile other = staged(3, 1, 1, 3);
+        assertThat(ArrivalOrderTableSink.uncovered(List.of(covered, cut, later, other), progress))
+                .as("partition 0 waits for its tail; partition 1 goes on").containsExactly(other);
+        assertThat(ArrivalOrderTableSink.uncovered(List.of(covered, later, other), progress))
+                .as("once cut (the tail is a file after the frontier), the partition goes on")
+                .containsExactly(later, other);
+    }
+
+    private static ArrivalOrderTableSink.StagedFile staged(long stamp, int partition, long first, long last) {
+        return new ArrivalOrderTableSink.StagedFile(Path.of("staged-" + stamp), stamp, partition, id(first), id(last),
+                last - first + 1, 0);
     }
 
     @Test
