@@ -53,6 +53,8 @@ import org.jspecify.annotations.Nullable;
  */
 final class ArrivalOrderTableSink {
     static final String STAGING = ".staging";
+    /** The directory under {@link #STAGING} of the input watermarks ({@link InputWatermark}). */
+    static final String WATERMARKS = ".watermarks";
     static final String LOCK = ".sink-lock";
     static final String EXPIRATION_TIME = "expiration_time";
     static final String CREATION_TIME = "creation_time";
@@ -221,11 +223,14 @@ final class ArrivalOrderTableSink {
         Map.Entry<String, TableAttributes> newest = tables.entrySet().stream()
                 .max(Comparator.comparing(e -> e.getValue().tableTimestamp())).orElse(null);
         SinkProgress fromTable = null;
+        SinkProgress.@Nullable Owner previous = null;
         if (newest != null && newest.getValue().custom().containsKey(SinkProgress.ATTRIBUTE)) {
             SinkProgress p = SinkProgress.fromJson(newest.getValue().custom().get(SinkProgress.ATTRIBUTE),
                     "table " + newest.getKey());
             if (p.owner().equals(owner)) {
                 fromTable = p;
+            } else {
+                previous = p.owner();
             }
         }
         if (fromTable != null && (progress == null || fromTable.nextTableTimestamp().isAfter(
@@ -236,12 +241,40 @@ final class ArrivalOrderTableSink {
         }
         if (progress == null) {
             // a new directory, or one handed over: "the new owner continues the grid after the most recent table"
+            handOver(previous);
             Instant next = newest == null ? TableSlot.first(now, parameters.tablePeriod()).start()
                     : TableSlot.after(newest.getValue().tableTimestamp(), parameters.tablePeriod()).start();
             progress = new SinkProgress(owner, next, Map.of());
             directory.replaceDirectoryAttributes(withProgress(dirAttributes, progress));
         }
         return progress;
+    }
+
+    /**
+     * Takes the directory over from a previous writer (the progress was removed), or starts a new one. Refused while
+     * {@code .staging/} holds rows staged by the writer of the newest table, another owner: they are their only copy,
+     * and their message ids (another input's) would count as covered for this writer's partitions, which would then
+     * skip its own messages. The previous writer's input watermarks are removed: they are not this input's.
+     *
+     * @param previous the owner of the newest table's progress when it is not this sink, or null
+     */
+    private void handOver(SinkProgress.@Nullable Owner previous) throws IOException, DirectoryRefusedException {
+        List<StagedFile> left = stagedFiles();
+        if (previous != null && !left.isEmpty()) {
+            throw new DirectoryRefusedException(sinkName + ": output_directory " + directory.root() + " is being "
+                    + "handed over from " + previous + ", whose " + left.size() + " staged file(s) in " + staging
+                    + " are not in a table yet; they are their rows' only copy. Run that pipeline again (its newest "
+                    + "table gives it its progress back) until " + staging + " holds no staged file, stop it, then "
+                    + "start this one; or, if those rows are not wanted, delete " + staging);
+        }
+        Path watermarks = staging.resolve(WATERMARKS);
+        if (Files.isDirectory(watermarks)) {
+            try (var files = Files.list(watermarks)) {
+                for (Path f : files.toList()) {
+                    Files.deleteIfExists(f);
+                }
+            }
+        }
     }
 
     private void refreshTables() throws IOException {

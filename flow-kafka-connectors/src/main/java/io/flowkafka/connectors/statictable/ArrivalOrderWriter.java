@@ -100,7 +100,7 @@ final class ArrivalOrderWriter implements StagedSinkWriter {
             throw new UncheckedIOException(name() + ": cannot open output_directory " + config.outputDirectory(), e);
         }
         this.watermark = new InputWatermark(config.outputDirectory().resolve(ArrivalOrderTableSink.STAGING)
-                .resolve(".watermarks"));
+                .resolve(ArrivalOrderTableSink.WATERMARKS));
         this.avro = "avro".equals(String.valueOf(context.sink().parameters().getOrDefault("format", "json")));
         this.decode = !avro || config.dataWeightColumn() != null;
         this.encoder = new RowEncoder(schema);

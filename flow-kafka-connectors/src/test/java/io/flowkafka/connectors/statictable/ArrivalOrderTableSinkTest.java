@@ -202,6 +202,44 @@ class ArrivalOrderTableSinkTest {
         assertThat(other.load(T0.plus(Duration.ofHours(30))).nextTableTimestamp()).isEqualTo(T0.plus(HOUR));
     }
 
+    /**
+     * A handover with rows of the previous writer still staged is refused: they are their only copy, and their ids,
+     * another input's, would count as covered for the new writer's partitions, which would skip its own messages.
+     */
+    @Test
+    void shouldRefuseAHandoverWhileThePreviousWritersRowsAreStaged() throws Exception {
+        ArrivalOrderTableSink first = sink(null);
+        first.load(T0);
+        stage(first, 0, rows(0, 2));
+        assertThat(first.publish(T0.plus(HOUR).plusSeconds(1), null)).containsExactly("2026-12-03T10:00:00Z");
+        stage(first, 0, rows(2, 4)); // staged, not in a table yet, when the pipeline is stopped
+        Path watermark = dir.resolve(ArrivalOrderTableSink.STAGING).resolve(ArrivalOrderTableSink.WATERMARKS)
+                .resolve("0");
+        Files.createDirectories(watermark.getParent());
+        Files.writeString(watermark, Long.toString(Long.MAX_VALUE)); // the previous input's: complete
+        LocalTablesDirectory d = LocalTablesDirectory.open(dir);
+        ObjectNode attrs = d.directoryAttributes();
+        attrs.remove("progress");
+        d.replaceDirectoryAttributes(attrs);
+        ArrivalOrderTableSink other = new ArrivalOrderTableSink(d, new ArrivalOrderSinkParameters(HOUR,
+                Duration.ofDays(1), null, null), ROW, new SinkProgress.Owner("other", "c", "tables"));
+        assertThatThrownBy(() -> other.coverage(0, List.of(), T0.plus(HOUR)))
+                .isInstanceOf(ArrivalOrderTableSink.DirectoryRefusedException.class)
+                .hasMessageContaining("handed over from pipeline 'p'").hasMessageContaining("1 staged file(s)")
+                .hasMessageContaining("Run that pipeline again");
+
+        // the previous writer runs again (its newest table gives it its progress back) and publishes them
+        assertThat(first.publish(T0.plus(Duration.ofHours(2)).plusSeconds(1), null))
+                .containsExactly("2026-12-03T11:00:00Z");
+        assertThat(read("2026-12-03T11:00:00Z")).containsExactly(2L, 3L);
+        attrs = d.directoryAttributes();
+        attrs.remove("progress");
+        d.replaceDirectoryAttributes(attrs);
+        assertThat(other.coverage(0, List.of(), T0.plus(Duration.ofHours(2)))).as("nothing covered: a new input")
+                .isNull();
+        assertThat(watermark).as("the previous input's watermark is not this one's").doesNotExist();
+    }
+
     @Test
     void shouldRefuseChildrenWithoutATableTimestampUntilTheyAreRemoved() throws Exception {
         // "The sink doesn't accept a directory with children that have no table_timestamp attribute: it fails with an
