@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,7 +48,8 @@ public final class SinkServices {
      * @param client the pipeline cluster's client properties (bootstrap servers, security)
      * @param outboxConsumer the consumer properties of the outbox deliveries: the consumer settings the user gave
      *     Kafka Streams ({@code session.timeout.ms}, {@code heartbeat.interval.ms}, ...), so a killed instance's
-     *     outbox partitions move as soon as its stream tasks do
+     *     outbox partitions move as soon as its stream tasks do; {@code max.poll.interval.ms} at least its default
+     *     ({@link #outboxConsumer})
      * @param streamSchemas the schemas of the pipeline's streams by id, given to each sink for its input streams
      */
     public SinkServices(String pipeline, String applicationId, CompiledPipeline compiled, Properties userProps,
@@ -58,10 +60,28 @@ public final class SinkServices {
         this.compiled = compiled;
         this.userProps = userProps;
         this.client = client;
-        this.outboxConsumer = outboxConsumer;
+        this.outboxConsumer = outboxConsumer(outboxConsumer);
         this.status = status;
         this.meters = meters;
         this.streamSchemas = streamSchemas;
+    }
+
+    /** The default of {@code max.poll.interval.ms}, which the sinks' delivery time limits are sized for. */
+    static final int MIN_MAX_POLL_INTERVAL_MS = 300_000;
+
+    /**
+     * The outbox consumers' properties: a lower {@code max.poll.interval.ms} given for the stream threads is raised to
+     * its default. A sink's delivery call may take that long (the HTTP sink: one minute of sending plus its retry
+     * budget); below it the consumer would leave its group mid-delivery, and another instance would send the same
+     * batch at the same time.
+     */
+    static Map<String, Object> outboxConsumer(Map<String, Object> given) {
+        Map<String, Object> out = new HashMap<>(given);
+        Object interval = out.get(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG);
+        if (interval != null && Long.parseLong(interval.toString().trim()) < MIN_MAX_POLL_INTERVAL_MS) {
+            out.put(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, MIN_MAX_POLL_INTERVAL_MS);
+        }
+        return out;
     }
 
     /** Installs the writers of synchronous external sinks; before processing starts. */
