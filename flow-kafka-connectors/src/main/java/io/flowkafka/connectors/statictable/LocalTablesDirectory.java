@@ -122,10 +122,8 @@ public final class LocalTablesDirectory implements TablesDirectory {
         }
         List<TablePart> parts = new ArrayList<>();
         for (Path f : files) {
-            try (SeekableFileInput in = new SeekableFileInput(f.toFile())) {
-                AvroParts.Counts c = AvroParts.count(in);
-                parts.add(TablePart.of(f.getFileName().toString(), c.rows(), Files.size(f), c.encodedBytes()));
-            }
+            AvroParts.Counts c = AvroParts.count(f);
+            parts.add(TablePart.of(f.getFileName().toString(), c.rows(), Files.size(f), c.encodedBytes()));
         }
         return TableAttributes.of(null, parts);
     }

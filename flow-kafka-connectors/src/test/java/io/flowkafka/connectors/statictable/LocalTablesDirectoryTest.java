@@ -12,6 +12,7 @@ import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -88,6 +89,31 @@ class LocalTablesDirectoryTest extends TablesDirectoryContractTest {
         assertThat(a.timestamp()).isEmpty();
         assertThat(a.rowCount()).isEqualTo(5);
         assertThat(StaticTableReader.open(tables, "t").readAll()).isEqualTo(rows(5));
+    }
+
+    /**
+     * Counting another tool's table inflates every block: it is done once per part file, not at each open (a source
+     * starting the table, its schema check, a task moving), and again only when the file changes.
+     */
+    @Test
+    void shouldCountAForeignTableOnceUntilItsFilesChange() throws IOException {
+        LocalTablesDirectory tables = LocalTablesDirectory.open(dir);
+        StaticTableWriter.write(tables, "theirs", SCHEMA, null, rows(4));
+        Files.delete(dir.resolve("theirs").resolve(LocalTablesDirectory.MANIFEST));
+        long before = AvroParts.countsRead();
+        assertThat(tables.attributes("theirs").rowCount()).isEqualTo(4);
+        assertThat(LocalTablesDirectory.open(dir).attributes("theirs").rowCount()).isEqualTo(4);
+        assertThat(tables.attributes("theirs").rowCount()).isEqualTo(4);
+        assertThat(AvroParts.countsRead() - before).as("one part, counted once").isEqualTo(1);
+
+        StaticTableWriter.write(tables, "next", SCHEMA, null, rows(6)); // its part replaces theirs: another file
+        Files.delete(dir.resolve("next").resolve(LocalTablesDirectory.MANIFEST));
+        try (var parts = Files.list(dir.resolve("next"))) {
+            for (Path p : parts.toList()) {
+                Files.move(p, dir.resolve("theirs").resolve(p.getFileName()), StandardCopyOption.REPLACE_EXISTING);
+            }
+        }
+        assertThat(tables.attributes("theirs").rowCount()).as("the changed file counted again").isEqualTo(6);
     }
 
     @Test
