@@ -5,11 +5,13 @@ import io.flowkafka.spi.SourceProvider.Problem;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
+import java.util.stream.Collectors;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -68,6 +70,13 @@ record StaticTableSourceParameters(List<Path> tables, @Nullable Path tablesPath,
                         "set a non-empty list of table directories, e.g. [\"/data/ref/2026-12-03\"]"));
             } else {
                 list.forEach(e -> tables.add(Path.of((String) e)));
+                List<Path> repeated = tables.stream().map(x -> x.toAbsolutePath().normalize())
+                        .collect(Collectors.groupingBy(x -> x, LinkedHashMap::new, Collectors.counting()))
+                        .entrySet().stream().filter(e -> e.getValue() > 1).map(Map.Entry::getKey).toList();
+                if (!repeated.isEmpty()) { // the read resumes after a table by its path: a repeated one loops
+                    problems.add(Problem.error("parameters.tables", of + " lists " + repeated + " more than once",
+                            "list each table once (a table is read once: see No rereads in docs/static-tables.md)"));
+                }
             }
         } else if (!(tp instanceof String s) || s.isBlank()) {
             problems.add(Problem.error("parameters.tables_path", of + " has tables_path " + tp,

@@ -394,6 +394,19 @@ class StaticTableSourceTest {
                 .hasMessageContaining("it would never be read");
     }
 
+    /** The read resumes after the last table it read, found by its path: a table listed twice would loop forever. */
+    @Test
+    void shouldRejectATableListedTwice() {
+        Map<String, Object> p = new HashMap<>();
+        p.put("tables", List.of(dir.resolve("2026-01-01").toString(), dir.resolve("2026-01-02").toString(),
+                dir.resolve("2026-01-01").toString()));
+        PipelineSpec twice = listing(p);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> FlowTestDriver.create(twice))
+                .isInstanceOf(InvalidSpecException.class)
+                .hasMessageContaining("computation 'reader'").hasMessageContaining("parameters.tables")
+                .hasMessageContaining("2026-01-01] more than once").hasMessageContaining("list each table once");
+    }
+
     @Test
     void shouldSpreadRangesAcrossPartitions() {
         // "ranges spread across partitions": range i belongs to partition i % n; every row to exactly one
