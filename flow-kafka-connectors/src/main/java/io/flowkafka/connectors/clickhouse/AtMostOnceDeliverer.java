@@ -130,14 +130,22 @@ final class AtMostOnceDeliverer implements OutboxDeliverer {
     /**
      * Moves the started marker of {@code partition} back to {@code offset}, the first message whose INSERT did not
      * start: written ahead for the whole batch, it would otherwise make the partition's next owner (after a rebalance
-     * or a restart during an outage) skip messages that never reached ClickHouse. Best effort: if the marker cannot be
-     * written, those messages are lost only if the partition moves before a retry succeeds.
+     * or a restart during an outage) skip messages that never reached ClickHouse. Only while the marker is still the one
+     * this deliverer wrote. Best effort: if the marker cannot be read or written, those messages are lost only if the
+     * partition moves before a retry succeeds.
      */
     private void lowerMarker(int partition, long offset) {
-        if (partition < 0 || marked.getOrDefault(partition, -1L) <= offset) {
+        long mine = marked.getOrDefault(partition, -1L);
+        if (partition < 0 || mine <= offset) {
             return;
         }
         try {
+            // only the marker this deliverer wrote: another owner (this one evicted mid-batch) may have moved it on,
+            // and moving it back under that owner would start its messages again
+            OptionalLong now = markers.read(partition);
+            if (now.isEmpty() || now.getAsLong() != mine) {
+                return;
+            }
             markers.write(partition, offset);
             marked.put(partition, offset);
         } catch (Exception e) {

@@ -252,20 +252,23 @@ final class ArrivalOrderTableSink {
 
     /**
      * Takes the directory over from a previous writer (the progress was removed), or starts a new one. Refused while
-     * {@code .staging/} holds rows staged by the writer of the newest table, another owner: they are their only copy,
-     * and their message ids (another input's) would count as covered for this writer's partitions, which would then
-     * skip its own messages. The previous writer's input watermarks are removed: they are not this input's.
+     * {@code .staging/} holds staged rows: a new directory has none (the first load comes before any staging), so they
+     * are a previous writer's, their only copy, and their message ids (another input's) would count as covered for
+     * this writer's partitions, which would then skip its own messages. The previous writer's input watermarks are
+     * removed: they are not this input's.
      *
      * @param previous the owner of the newest table's progress when it is not this sink, or null
      */
     private void handOver(SinkProgress.@Nullable Owner previous) throws IOException, DirectoryRefusedException {
         List<StagedFile> left = stagedFiles();
-        if (previous != null && !left.isEmpty()) {
-            throw new DirectoryRefusedException(sinkName + ": output_directory " + directory.root() + " is being "
-                    + "handed over from " + previous + ", whose " + left.size() + " staged file(s) in " + staging
-                    + " are not in a table yet; they are their rows' only copy. Run that pipeline again (its newest "
-                    + "table gives it its progress back) until " + staging + " holds no staged file, stop it, then "
-                    + "start this one; or, if those rows are not wanted, delete " + staging);
+        if (!left.isEmpty()) {
+            throw new DirectoryRefusedException(sinkName + ": output_directory " + directory.root() + " has no '"
+                    + SinkProgress.ATTRIBUTE + "' attribute but " + left.size() + " staged file(s) in " + staging
+                    + " of its previous writer" + (previous == null ? "" : " (" + previous + ")") + ", not in a table "
+                    + "yet; they are their rows' only copy. Run that pipeline again until " + staging + " holds no "
+                    + "staged file (it gets its progress back from its newest table), stop it, then start this one; "
+                    + "if it never published a table, or those rows are not wanted, delete " + staging + " (they are "
+                    + "lost)");
         }
         Path watermarks = staging.resolve(WATERMARKS);
         if (Files.isDirectory(watermarks)) {

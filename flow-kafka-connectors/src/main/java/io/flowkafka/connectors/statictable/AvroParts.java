@@ -15,6 +15,7 @@ import org.apache.avro.file.SeekableFileInput;
 import org.apache.avro.file.SeekableInput;
 import org.apache.avro.generic.GenericDatumReader;
 import org.apache.avro.generic.GenericRecord;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Counts an Avro object-container file block by block, without decoding a row; the counts of a file another tool wrote
@@ -36,8 +37,8 @@ final class AvroParts {
             });
     private static final AtomicLong COUNTS_READ = new AtomicLong();
 
-    /** A part file as it is now. */
-    private record PartFile(Path path, long size, FileTime modified) {
+    /** A part file as it is now; {@code fileKey} (the inode, where the filesystem has one) tells a replaced file. */
+    private record PartFile(Path path, long size, FileTime modified, @Nullable Object fileKey) {
     }
 
     private AvroParts() {
@@ -46,7 +47,7 @@ final class AvroParts {
     /** The counts of a part file, read once per path, size and modification time. */
     static Counts count(Path file) throws IOException {
         BasicFileAttributes a = Files.readAttributes(file, BasicFileAttributes.class);
-        PartFile key = new PartFile(file.toAbsolutePath(), a.size(), a.lastModifiedTime());
+        PartFile key = new PartFile(file.toAbsolutePath(), a.size(), a.lastModifiedTime(), a.fileKey());
         Counts kept = COUNTED.get(key);
         if (kept != null) {
             return kept;

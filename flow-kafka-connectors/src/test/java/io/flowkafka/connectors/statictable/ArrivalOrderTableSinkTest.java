@@ -225,8 +225,8 @@ class ArrivalOrderTableSinkTest {
                 Duration.ofDays(1), null, null), ROW, new SinkProgress.Owner("other", "c", "tables"));
         assertThatThrownBy(() -> other.coverage(0, List.of(), T0.plus(HOUR)))
                 .isInstanceOf(ArrivalOrderTableSink.DirectoryRefusedException.class)
-                .hasMessageContaining("handed over from pipeline 'p'").hasMessageContaining("1 staged file(s)")
-                .hasMessageContaining("Run that pipeline again");
+                .hasMessageContaining("(pipeline 'p', computation 'c', sink 'tables')")
+                .hasMessageContaining("1 staged file(s)").hasMessageContaining("Run that pipeline again");
 
         // the previous writer runs again (its newest table gives it its progress back) and publishes them
         assertThat(first.publish(T0.plus(Duration.ofHours(2)).plusSeconds(1), null))

@@ -78,8 +78,12 @@ public final class SinkServices {
     static Map<String, Object> outboxConsumer(Map<String, Object> given) {
         Map<String, Object> out = new HashMap<>(given);
         Object interval = out.get(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG);
-        if (interval != null && Long.parseLong(interval.toString().trim()) < MIN_MAX_POLL_INTERVAL_MS) {
-            out.put(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, MIN_MAX_POLL_INTERVAL_MS);
+        try {
+            if (interval != null && Long.parseLong(interval.toString().trim()) < MIN_MAX_POLL_INTERVAL_MS) {
+                out.put(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, MIN_MAX_POLL_INTERVAL_MS);
+            }
+        } catch (NumberFormatException e) {
+            // not a number: Kafka's consumer config rejects it with its own message
         }
         return out;
     }

@@ -94,7 +94,7 @@ public final class KeyCodec {
         if (empty) {
             return new byte[8];
         }
-        if (direct) {
+        if (direct && key.getSchema() == keySchema) { // another schema's columns may be in another order: by name
             byte[] b = encodeDirect(key);
             if (b != null) {
                 return b;

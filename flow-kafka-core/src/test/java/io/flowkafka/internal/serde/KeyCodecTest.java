@@ -134,6 +134,23 @@ class KeyCodecTest {
                 .hasMessageContaining("trailing data");
     }
 
+    /** A key record of another schema (columns in another order) is encoded by column name, as before. */
+    @Test
+    void shouldEncodeAKeyOfAnotherSchemaByColumnName() {
+        KeyCodec codec = KeyCodec.of(COLUMNS, "count");
+        Schema reordered = SchemaBuilder.record("Mine").fields().requiredLong("hash").optionalString("region")
+                .optionalString("user").optionalLong("shard").optionalDouble("weight").optionalBoolean("vip")
+                .endRecord(); // user and region swapped: the same types, so only their names tell them apart
+        GenericRecord mine = new GenericData.Record(reordered);
+        mine.put("hash", 42L);
+        mine.put("vip", true);
+        mine.put("weight", 0.5);
+        mine.put("shard", 7L);
+        mine.put("region", "eu");
+        mine.put("user", "alice");
+        assertThat(codec.encode(mine)).containsExactly(codec.encode(key(codec, 42L, "alice", "eu", 7L, 0.5, true)));
+    }
+
     @Test
     void shouldEncodeEmptyKeyAsEightZeroBytes() {
         KeyCodec codec = KeyCodec.of(List.of(), "read");
