@@ -127,14 +127,6 @@ final class GatedProxy implements AutoCloseable {
     @Override
     public void close() {
         gate.countDown();
-        ServerSocket s = server;
-        if (s != null) {
-            try {
-                s.close();
-            } catch (IOException e) {
-                // closing anyway
-            }
-        }
-        sockets.forEach(GatedProxy::close);
+        refuse();
     }
 }
