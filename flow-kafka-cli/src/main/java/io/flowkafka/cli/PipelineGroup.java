@@ -53,7 +53,15 @@ record PipelineGroup(String id, boolean streams, String state, List<Member> memb
     /** The group {@code id}, or null when the cluster has no such group. */
     static @Nullable PipelineGroup describe(Admin admin, String id) throws Exception {
         List<GroupListing> listed = list(admin, id::equals);
-        boolean streams = !listed.isEmpty() && listed.get(0).type().orElse(GroupType.CLASSIC) == GroupType.STREAMS;
+        return listed.isEmpty() ? describe(admin, id, false) : describe(admin, listed.get(0));
+    }
+
+    /** The group {@code list} returned, described by the call of its type; null when it is gone meanwhile. */
+    static @Nullable PipelineGroup describe(Admin admin, GroupListing listed) throws Exception {
+        return describe(admin, listed.groupId(), listed.type().orElse(GroupType.CLASSIC) == GroupType.STREAMS);
+    }
+
+    private static @Nullable PipelineGroup describe(Admin admin, String id, boolean streams) throws Exception {
         try {
             return streams ? ofStreams(admin.describeStreamsGroups(List.of(id)).all().get().get(id))
                     : ofConsumer(admin.describeConsumerGroups(List.of(id)).all().get().get(id));
@@ -104,7 +112,7 @@ record PipelineGroup(String id, boolean streams, String state, List<Member> memb
     static Map<String, Integer> memberCounts(Admin admin, List<GroupListing> listed) throws Exception {
         Map<String, Integer> counts = new TreeMap<>();
         for (GroupListing g : listed) {
-            PipelineGroup d = describe(admin, g.groupId());
+            PipelineGroup d = describe(admin, g); // the listing gives the type: no second listing per group
             counts.put(g.groupId(), d == null ? 0 : d.members().size());
         }
         return counts;
