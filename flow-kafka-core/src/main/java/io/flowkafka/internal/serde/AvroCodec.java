@@ -25,8 +25,9 @@ import org.jspecify.annotations.Nullable;
  * keys of a call). A value of another class than the one Avro's generic data maps the field's type
  * to (an {@code Integer} for a long, say) goes through {@link GenericDatumWriter}, and bytes the
  * field-by-field read cannot take through {@link GenericDatumReader}: same bytes, same records
- * (strings as {@code Utf8}; a field schema with properties, such as {@code avro.java.string},
- * always decodes through the reader), same errors.
+ * (strings as {@code Utf8}, or {@code String} where the field's {@code avro.java.string} says so; a
+ * field schema with other properties always decodes through the reader), same errors. Other codecs
+ * write and read such fields inside their own encodings with {@link #writeFlat} and {@link #readFlat}.
  *
  * <p>Threading: not thread-safe; each task owns its codecs.
  */
@@ -41,7 +42,9 @@ public final class AvroCodec {
     private final Schema.Type @Nullable [] flatTypes;
     /** Per field of a flat schema: the union index of null, or -1 for a field that is not a nullable union. */
     private final int[] nullIndex;
-    /** Whether a flat schema's records also decode field by field: no properties (string class, java-class). */
+    /** Per field of a flat schema: whether its strings decode as {@code String} ({@code avro.java.string}). */
+    private final boolean[] javaStrings;
+    /** Whether a flat schema's records also decode field by field: no properties but the string class. */
     private final boolean flatDecode;
 
     public AvroCodec(Schema schema) {
@@ -71,13 +74,21 @@ public final class AvroCodec {
             }
         }
         this.flatTypes = types;
+        this.javaStrings = new boolean[n];
         boolean plain = types != null;
         for (int i = 0; plain && i < n; i++) {
             Schema f = schema.getFields().get(i).schema();
             Schema value = f.getType() == Schema.Type.UNION ? f.getTypes().get(1 - nullIndex[i]) : f;
-            plain = value.getObjectProps().isEmpty();
+            javaStrings[i] = value.getType() == Schema.Type.STRING
+                    && "String".equals(value.getProp(GenericData.STRING_PROP));
+            plain = value.getObjectProps().size() == (javaStrings[i] ? 1 : 0);
         }
         this.flatDecode = plain;
+    }
+
+    /** Whether {@link #writeFlat} and {@link #readFlat} take records of the schema. */
+    boolean flat() {
+        return flatTypes != null && flatDecode;
     }
 
     private static Schema.@Nullable Type primitive(Schema s) {
@@ -103,7 +114,7 @@ public final class AvroCodec {
             if (flatTypes != null) {
                 boolean written;
                 try {
-                    written = encodeFlat(record, flatTypes);
+                    written = writeFlat(record, 0, encoder);
                 } catch (RuntimeException e) {
                     written = false; // the generic writer reports it
                 }
@@ -124,60 +135,65 @@ public final class AvroCodec {
     }
 
     /**
-     * Writes a record of a flat schema as {@link GenericDatumWriter} does; false (part written) at
-     * the first value of another class than generic data's for its type, or a null in a field
-     * that is not nullable: the caller then encodes with {@link GenericDatumWriter}.
+     * Writes the fields of a flat schema, taken from {@code record}'s positions from {@code offset} on, to
+     * {@code out} as {@link GenericDatumWriter} does; false (part written) at the first value of another class than
+     * generic data's for its type, or a null in a field that is not nullable: the caller then encodes with
+     * {@link GenericDatumWriter}.
      */
-    private boolean encodeFlat(IndexedRecord record, Schema.Type[] types) throws IOException {
+    boolean writeFlat(IndexedRecord record, int offset, BinaryEncoder out) throws IOException {
+        Schema.Type[] types = flatTypes;
+        if (types == null) {
+            return false;
+        }
         for (int i = 0; i < types.length; i++) {
-            Object v = record.get(i);
+            Object v = record.get(offset + i);
             int nulls = nullIndex[i];
             if (v == null) {
                 if (nulls < 0) {
                     return false;
                 }
-                encoder.writeIndex(nulls);
+                out.writeIndex(nulls);
                 continue;
             }
             if (nulls >= 0) {
-                encoder.writeIndex(1 - nulls);
+                out.writeIndex(1 - nulls);
             }
             switch (types[i]) {
                 case STRING -> {
                     if (!(v instanceof CharSequence cs)) {
                         return false;
                     }
-                    encoder.writeString(cs);
+                    out.writeString(cs);
                 }
                 case LONG -> {
                     if (!(v instanceof Long l)) {
                         return false;
                     }
-                    encoder.writeLong(l);
+                    out.writeLong(l);
                 }
                 case INT -> {
                     if (!(v instanceof Integer n)) {
                         return false;
                     }
-                    encoder.writeInt(n);
+                    out.writeInt(n);
                 }
                 case BOOLEAN -> {
                     if (!(v instanceof Boolean b)) {
                         return false;
                     }
-                    encoder.writeBoolean(b);
+                    out.writeBoolean(b);
                 }
                 case DOUBLE -> {
                     if (!(v instanceof Double d)) {
                         return false;
                     }
-                    encoder.writeDouble(d);
+                    out.writeDouble(d);
                 }
                 case FLOAT -> {
                     if (!(v instanceof Float f)) {
                         return false;
                     }
-                    encoder.writeFloat(f);
+                    out.writeFloat(f);
                 }
                 default -> {
                     return false;
@@ -195,7 +211,7 @@ public final class AvroCodec {
      */
     public GenericRecord decode(byte[] bytes) {
         if (flatDecode) {
-            GenericRecord fast = decodeFlat(bytes, flatTypes);
+            GenericRecord fast = decodeFlat(bytes);
             if (fast != null) {
                 return fast;
             }
@@ -220,39 +236,53 @@ public final class AvroCodec {
     }
 
     /**
-     * Reads a record of a flat schema as {@link GenericDatumReader} does (strings as {@code Utf8});
-     * null for bytes it would reject (a bad union index, too short, trailing data): the caller then
-     * decodes with it, which reports the error.
+     * Reads a record of a flat schema as {@link GenericDatumReader} does; null for bytes it would reject (a bad union
+     * index, too short, trailing data): the caller then decodes with it, which reports the error.
      */
-    private @Nullable GenericRecord decodeFlat(byte[] bytes, Schema.Type[] types) {
+    private @Nullable GenericRecord decodeFlat(byte[] bytes) {
         decoder = DecoderFactory.get().binaryDecoder(bytes, decoder);
         try {
             GenericData.Record r = new GenericData.Record(schema);
-            for (int i = 0; i < types.length; i++) {
-                int nulls = nullIndex[i];
-                if (nulls >= 0) {
-                    int branch = decoder.readIndex();
-                    if (branch == nulls) {
-                        continue; // null
-                    }
-                    if (branch != 1 - nulls) {
-                        return null;
-                    }
-                }
-                Object v = switch (types[i]) {
-                    case STRING -> decoder.readString(null);
-                    case LONG -> decoder.readLong();
-                    case INT -> decoder.readInt();
-                    case BOOLEAN -> decoder.readBoolean();
-                    case DOUBLE -> decoder.readDouble();
-                    case FLOAT -> decoder.readFloat();
-                    default -> throw new IllegalStateException("not a primitive: " + types[i]);
-                };
-                r.put(i, v);
-            }
-            return decoder.isEnd() ? r : null;
+            return readFlat(decoder, r, 0) && decoder.isEnd() ? r : null;
         } catch (IOException | RuntimeException e) {
             return null;
         }
+    }
+
+    /**
+     * Reads the fields of a flat schema ({@link #flat()}) from {@code in} into {@code into}'s positions from
+     * {@code offset} on, as {@link GenericDatumReader} reads them; false at a union index it would reject.
+     *
+     * @throws IOException if the bytes end early
+     */
+    boolean readFlat(BinaryDecoder in, IndexedRecord into, int offset) throws IOException {
+        Schema.Type[] types = flatTypes;
+        if (types == null || !flatDecode) {
+            return false;
+        }
+        for (int i = 0; i < types.length; i++) {
+            int nulls = nullIndex[i];
+            if (nulls >= 0) {
+                int branch = in.readIndex();
+                if (branch == nulls) {
+                    into.put(offset + i, null);
+                    continue;
+                }
+                if (branch != 1 - nulls) {
+                    return false;
+                }
+            }
+            Object v = switch (types[i]) {
+                case STRING -> javaStrings[i] ? in.readString() : in.readString(null);
+                case LONG -> in.readLong();
+                case INT -> in.readInt();
+                case BOOLEAN -> in.readBoolean();
+                case DOUBLE -> in.readDouble();
+                case FLOAT -> in.readFloat();
+                default -> throw new IllegalStateException("not a primitive: " + types[i]);
+            };
+            into.put(offset + i, v);
+        }
+        return true;
     }
 }

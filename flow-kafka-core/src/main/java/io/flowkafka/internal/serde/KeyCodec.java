@@ -7,6 +7,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
@@ -34,8 +35,6 @@ public final class KeyCodec {
     private final Schema restSchema;
     private final AvroCodec restCodec;
     private final boolean empty;
-    /** The types of the columns after the hash, in order: each a nullable union with null first. */
-    private final ColumnType[] restTypes;
     /**
      * Whether keys are written and read column by column ({@link #encodeDirect}, {@link #decodeDirect}): when the
      * first column is the uint64 hash, which the spec validation requires of every computation with a key.
@@ -65,8 +64,7 @@ public final class KeyCodec {
         this.restCodec = new AvroCodec(restSchema);
         this.empty = columns.isEmpty();
         boolean hashFirst = !columns.isEmpty() && columns.get(0).type() == ColumnType.UINT64;
-        this.restTypes = columns.stream().skip(hashFirst ? 1 : 0).map(GroupByColumn::type).toArray(ColumnType[]::new);
-        this.direct = hashFirst;
+        this.direct = hashFirst && restCodec.flat();
     }
 
     /** The codec of a computation's key; {@code name} names the Avro record (sanitized). */
@@ -131,7 +129,7 @@ public final class KeyCodec {
             return key;
         }
         key.put(0, ByteBuffer.wrap(bytes, 0, 8).getLong());
-        GenericRecord rest = restCodec.decode(java.util.Arrays.copyOfRange(bytes, 8, bytes.length));
+        GenericRecord rest = restCodec.decode(Arrays.copyOfRange(bytes, 8, bytes.length));
         for (Schema.Field f : restSchema.getFields()) {
             key.put(f.name(), rest.get(f.pos()));
         }
@@ -139,8 +137,9 @@ public final class KeyCodec {
     }
 
     /**
-     * The encoding of {@code key} written column by column, the same bytes as the Avro writer of the rest schema
-     * gives; null at a value of another class than the column's (the caller then takes the writer's path).
+     * The encoding of {@code key} written column by column ({@link AvroCodec#writeFlat}), the same bytes as the Avro
+     * writer of the rest schema gives; null at a value of another class than the column's (the caller then takes the
+     * writer's path).
      */
     private byte @Nullable [] encodeDirect(GenericRecord key) {
         buffer.reset();
@@ -151,39 +150,8 @@ public final class KeyCodec {
             for (int shift = 56; shift >= 0; shift -= 8) {
                 buffer.write((int) (hash >>> shift));
             }
-            for (int i = 0; i < restTypes.length; i++) {
-                Object v = key.get(i + 1);
-                if (v == null) {
-                    encoder.writeIndex(0);
-                    continue;
-                }
-                encoder.writeIndex(1);
-                switch (restTypes[i]) {
-                    case UINT64, INT64 -> {
-                        if (!(v instanceof Long l)) {
-                            return null;
-                        }
-                        encoder.writeLong(l);
-                    }
-                    case STRING -> {
-                        if (!(v instanceof CharSequence cs)) {
-                            return null;
-                        }
-                        encoder.writeString(cs);
-                    }
-                    case DOUBLE -> {
-                        if (!(v instanceof Double d)) {
-                            return null;
-                        }
-                        encoder.writeDouble(d);
-                    }
-                    case BOOLEAN -> {
-                        if (!(v instanceof Boolean b)) {
-                            return null;
-                        }
-                        encoder.writeBoolean(b);
-                    }
-                }
+            if (!restCodec.writeFlat(key, 1, encoder)) {
+                return null;
             }
         } catch (IOException | RuntimeException e) {
             return null; // the writer's path reports it
@@ -192,13 +160,11 @@ public final class KeyCodec {
     }
 
     /**
-     * The key record of {@code bytes} read column by column, as the Avro reader of the rest schema reads it (strings
-     * as {@code String}); null for bytes it would reject, so that the reader's path reports them.
+     * The key record of {@code bytes} read column by column ({@link AvroCodec#readFlat}), as the Avro reader of the
+     * rest schema reads it (strings as {@code String}); null for bytes it would reject, so that the reader's path
+     * reports them.
      */
     private @Nullable GenericRecord decodeDirect(byte[] bytes) {
-        if (bytes == null || bytes.length < 8) {
-            return null;
-        }
         GenericData.Record key = new GenericData.Record(keySchema);
         long hash = 0;
         for (int i = 0; i < 8; i++) {
@@ -207,22 +173,7 @@ public final class KeyCodec {
         key.put(0, hash);
         decoder = DecoderFactory.get().binaryDecoder(bytes, 8, bytes.length - 8, decoder);
         try {
-            for (int i = 0; i < restTypes.length; i++) {
-                int branch = decoder.readIndex();
-                if (branch == 0) {
-                    continue;
-                }
-                if (branch != 1) {
-                    return null;
-                }
-                key.put(i + 1, switch (restTypes[i]) {
-                    case UINT64, INT64 -> decoder.readLong();
-                    case STRING -> decoder.readString();
-                    case DOUBLE -> decoder.readDouble();
-                    case BOOLEAN -> decoder.readBoolean();
-                });
-            }
-            return decoder.isEnd() ? key : null;
+            return restCodec.readFlat(decoder, key, 1) && decoder.isEnd() ? key : null;
         } catch (IOException | RuntimeException e) {
             return null;
         }

@@ -109,15 +109,38 @@ class AvroCodecTest {
     }
 
     @Test
-    void stringPropertiesDecodeThroughTheReader() throws IOException {
+    void javaStringFieldsDecodeAsTheReaderDoes() throws IOException {
         Schema javaString = SchemaBuilder.builder().stringBuilder().prop("avro.java.string", "String").endString();
-        Schema schema = SchemaBuilder.record("P").fields().name("s").type(javaString).noDefault().endRecord();
+        Schema schema = SchemaBuilder.record("P").fields().name("s").type(javaString).noDefault()
+                .name("os").type(Schema.createUnion(Schema.create(Schema.Type.NULL), javaString)).withDefault(null)
+                .requiredString("u").endRecord();
         AvroCodec codec = new AvroCodec(schema);
+        assertThat(codec.flat()).isTrue();
+        for (String os : new String[] {null, "y"}) {
+            GenericData.Record r = new GenericData.Record(schema);
+            r.put("s", "x");
+            r.put("os", os);
+            r.put("u", "z");
+            byte[] encoded = codec.encode(r);
+            assertThat(encoded).isEqualTo(generic(schema, r));
+            GenericRecord decoded = codec.decode(encoded);
+            assertSameRecord(decoded, genericRead(schema, encoded));
+            assertThat(decoded.get("s")).isInstanceOf(String.class);
+            assertThat(decoded.get("u")).isInstanceOf(Utf8.class);
+        }
+    }
+
+    @Test
+    void otherPropertiesDecodeThroughTheReader() throws IOException {
+        Schema tagged = SchemaBuilder.builder().stringBuilder().prop("avro.java.string", "String").prop("x", "y")
+                .endString();
+        Schema schema = SchemaBuilder.record("Q").fields().name("s").type(tagged).noDefault().endRecord();
+        AvroCodec codec = new AvroCodec(schema);
+        assertThat(codec.flat()).isFalse();
         GenericData.Record r = new GenericData.Record(schema);
         r.put("s", "x");
         byte[] encoded = codec.encode(r);
-        assertThat(encoded).isEqualTo(generic(schema, r));
-        assertThat(codec.decode(encoded).get("s")).isInstanceOf(String.class);
+        assertSameRecord(codec.decode(encoded), genericRead(schema, encoded));
     }
 
     @Test
