@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -50,7 +51,11 @@ import org.slf4j.LoggerFactory;
  * commit in time would otherwise fail forever), back to the most after {@value #GROW_AFTER} successes in a row.
  * A failed batch is retried unchanged with
  * exponential backoff (the partition is paused meanwhile, the consumer keeps polling, so the group
- * keeps it); a fatal error stops the sink and stays in the status board. Delivered outbox records
+ * keeps it); a fatal error stops the sink and stays in the status board. Each loop iteration serves the assigned
+ * partitions in turn, starting at another one each time, each within an equal share of what is left of the
+ * iteration's delivery budget; a partition whose buffer holds
+ * twice a poll's records is paused until it is delivered below that, so a slow target leaves the backlog in the
+ * outbox topic instead of the heap. Delivered outbox records
  * are purged (deleteRecords below the committed offset) at most every purge interval. Watermark records
  * ({@link OutboxWatermarks}) are no messages: they go to {@link OutboxDeliverer#onSystemWatermark} after the messages
  * before them, and the offset after them is committed like a delivered batch's.
@@ -94,6 +99,15 @@ public final class OutboxService implements AutoCloseable {
     private volatile @Nullable String fatal;
 
     private final Set<Integer> opened = new HashSet<>();
+    /**
+     * Partitions paused because their buffer reached {@link #bufferLimit}: the backlog stays in the outbox topic, not
+     * on the heap, while the target is slower than the input.
+     */
+    private final Set<Integer> full = new HashSet<>();
+    /** The most records buffered per partition before its fetching pauses (a poll may add one poll's more). */
+    private final int bufferLimit;
+    /** Which assigned partition is served first in this loop iteration: each in turn, so none starves. */
+    private int turn;
     private final Map<Integer, Long> retryAt = new HashMap<>();
     /** Per partition: {batches per call now, successes in a row since it was lowered}; absent: the most. */
     private final Map<Integer, int[]> together = new HashMap<>();
@@ -130,8 +144,11 @@ public final class OutboxService implements AutoCloseable {
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         // a poll may hold all the batches that go together (a backlog), not only one
-        p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, (int) Math.max(Math.max(500, maxBatchRecords),
-                Math.min(MAX_POLL_RECORDS, (long) maxBatchRecords * batchesTogether)));
+        int maxPollRecords = (int) Math.max(Math.max(500, maxBatchRecords),
+                Math.min(MAX_POLL_RECORDS, (long) maxBatchRecords * batchesTogether));
+        p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, maxPollRecords);
+        // at least one full batch, so a paused partition always has a complete batch to deliver
+        this.bufferLimit = 2 * maxPollRecords;
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         p.put(ConsumerConfig.CLIENT_ID_CONFIG, groupId + "-" + Long.toHexString(System.nanoTime()));
@@ -211,16 +228,23 @@ public final class OutboxService implements AutoCloseable {
                 for (TopicPartition tp : records.partitions()) {
                     if (opened.contains(tp.partition()) && !openedNow.contains(tp.partition())) {
                         batcher.add(tp.partition(), records.records(tp));
+                        if (batcher.buffered(tp.partition()) >= bufferLimit && full.add(tp.partition())) {
+                            c.pause(Set.of(tp));
+                        }
                     }
                 }
                 long budgetEnd = System.nanoTime() + DELIVERY_BUDGET_NANOS;
-                for (TopicPartition tp : c.assignment()) {
-                    if (fatal != null || !running || System.nanoTime() > budgetEnd) {
+                List<TopicPartition> order = inTurn(c.assignment());
+                for (int i = 0; i < order.size(); i++) {
+                    TopicPartition tp = order.get(i);
+                    long now = System.nanoTime();
+                    if (fatal != null || !running || now > budgetEnd) {
                         break;
                     }
                     if (opened.contains(tp.partition())) {
                         try {
-                            deliverReady(c, tp, budgetEnd);
+                            // an equal share of what is left of the budget: every partition gets its turn
+                            deliverReady(c, tp, now + (budgetEnd - now) / (order.size() - i));
                         } catch (WakeupException e) {
                             throw e;
                         } catch (RuntimeException e) {
@@ -231,6 +255,7 @@ public final class OutboxService implements AutoCloseable {
                         }
                     }
                 }
+                resumeDrained(c);
                 measureBacklog(c);
                 maybePurge();
             }
@@ -244,6 +269,44 @@ public final class OutboxService implements AutoCloseable {
             }
             done.countDown();
         }
+    }
+
+    /**
+     * The assigned partitions in partition order, starting at a different one each iteration: the delivery budget
+     * of an iteration may run out before the last is served, and a partition always ready must not keep the others
+     * waiting.
+     */
+    private List<TopicPartition> inTurn(Set<TopicPartition> assignment) {
+        List<TopicPartition> sorted = new ArrayList<>(assignment);
+        if (sorted.size() < 2) {
+            return sorted;
+        }
+        sorted.sort(Comparator.comparingInt(TopicPartition::partition));
+        int from = Math.floorMod(turn++, sorted.size());
+        List<TopicPartition> order = new ArrayList<>(sorted.subList(from, sorted.size()));
+        order.addAll(sorted.subList(0, from));
+        return order;
+    }
+
+    /** Resumes fetching the full partitions whose buffer was delivered below the limit (unless in backoff). */
+    private void resumeDrained(KafkaConsumer<byte[], byte[]> c) {
+        for (var it = full.iterator(); it.hasNext();) {
+            int p = it.next();
+            if (batcher.buffered(p) < bufferLimit) {
+                it.remove();
+                if (!retryAt.containsKey(p)) {
+                    c.resume(Set.of(new TopicPartition(topic, p)));
+                }
+            }
+        }
+    }
+
+    /**
+     * The records buffered for an outbox partition, polled and not delivered yet (at most {@link #bufferLimit} plus
+     * one poll's). For tests.
+     */
+    public int buffered(int partition) {
+        return batcher.buffered(partition);
     }
 
     /** Whether a partition waits for its retry backoff. */
@@ -450,7 +513,7 @@ public final class OutboxService implements AutoCloseable {
             backoff.remove(p);
             status.clear(computation, p, "/sinks/" + sink + "/delivery");
             KafkaConsumer<byte[], byte[]> c = consumer;
-            if (c != null) {
+            if (c != null && !full.contains(p)) {
                 c.resume(Set.of(new TopicPartition(topic, p)));
             }
         }
@@ -458,6 +521,7 @@ public final class OutboxService implements AutoCloseable {
 
     private void releasePartition(int p) {
         batcher.clear(p);
+        full.remove(p); // a revoked partition's pause ends with it; a reopened one resumes when it opens
         undeliveredFrom.remove(p);
         messagesNext.remove(p);
         retryAt.remove(p);
