@@ -86,6 +86,23 @@ public final class DriverExternalTable {
     }
 
     /**
+     * Writes a record to the table's topic with the key and value bytes as given, as another writer of the topic
+     * might: to test how the pipeline treats a row that is not of the table's key or row schema.
+     *
+     * @param key the record key bytes
+     * @param value the record value bytes, or null (a tombstone)
+     * @throws IllegalStateException if the table has no topic the driver pipes (a manager's own table)
+     */
+    public void putBytes(byte[] key, byte @Nullable [] value) {
+        Objects.requireNonNull(key, "key");
+        if (table.storeName() == null) {
+            throw new IllegalStateException("external table '" + table.name() + "' is read from its manager's state "
+                    + "only: it has no topic to write bytes to");
+        }
+        pipe(key, value);
+    }
+
+    /**
      * Deletes a row of a plain table.
      *
      * @param keyColumns the key columns by name

@@ -15,6 +15,7 @@ import io.flowkafka.spec.KeyVisitorStreamSpec;
 import io.flowkafka.spec.PipelineSpec;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -184,6 +185,25 @@ class ExternalNamesTest {
         assertThat(pass.get("j").get("joined")).hasToString("j-row");
         assertThat(pass.get("j").get("total")).isNull();
         assertThat(pass.get("sm").get("joined")).hasToString("sm-joined");
+    }
+
+    @Test
+    void shouldDeadLetterAScannedRowWhoseKeyIsNotTheComputationsAndVisitTheOthers() {
+        // rows written outside the pipeline into the joiner's topic, with keys of no group_by_schema: one too short
+        // for the hash, one with the hash and then no Avro of the key columns (union index 5)
+        start(KeyVisitorStreamSpec.builder("v").names("total").externalNames("/joined"), false);
+        DriverExternalTable joined = driver.externalTable("keeper", "/joined");
+        joined.putBytes(new byte[] {1, 2, 3}, new byte[] {0});
+        joined.putBytes(new byte[] {(byte) 0x80, 0, 0, 0, 0, 0, 0, 0, 10}, new byte[] {0});
+        assertThat(firstPass().keySet()).as("the other keys visited").containsExactlyInAnyOrder("s", "sm", "j");
+        List<FlowTestDriver.DeadLetter> letters = driver.readDeadLetters(); // a letter per bad key and pass
+        assertThat(letters).isNotEmpty().allSatisfy(l -> {
+            assertThat(l.computation()).isEqualTo("keeper");
+            assertThat(l.stage()).contains("decode the key of visit").contains("of stream v")
+                    .contains("group_by_schema");
+        });
+        assertThat(letters.stream().map(l -> HexFormat.of().formatHex(l.key())).distinct())
+                .containsExactlyInAnyOrder("010203", "80000000000000000a");
     }
 
     @Test

@@ -751,12 +751,29 @@ final class ComputationTask {
         return true;
     }
 
-    /** Runs the process function for one visit; a failing visit goes to the dead-letter topic. */
+    /**
+     * Runs the process function for one visit; a failing visit goes to the dead-letter topic, and so does a key that
+     * is not one of the computation's (a row written outside the pipeline into a scanned joiner's topic).
+     */
     private void visit(String stream, byte[] encodedKey, long pass, long eventTimestamp,
             @Nullable Map<Bytes, byte[]> rows) {
-        GenericRecord key = keyCodec.decode(encodedKey);
         MessageId id = MessageIds.visit(visitOrigins.computeIfAbsent(stream,
                 s -> MessageIds.visitOrigin(spec.id(), s, context.taskId().partition())), pass, encodedKey);
+        GenericRecord key;
+        try {
+            key = keyCodec.decode(encodedKey);
+        } catch (RuntimeException e) {
+            FlowProcessingException failure = new FlowProcessingException(spec.id(), "decode the key of visit " + id
+                    + " of stream " + stream + " (a scanned row whose key is not of the computation's "
+                    + "group_by_schema, such as a joiner's row written outside the pipeline; fix or delete that row)",
+                    e);
+            if (!plan.deadLetters()) {
+                throw failure;
+            }
+            deadLetter(failure, "visit " + id + " of stream " + stream, encodedKey,
+                    Long.toString(pass).getBytes(StandardCharsets.UTF_8), visitWhere(stream, pass, id));
+            return;
+        }
         FlowVisit v = new FlowVisit(id, stream, key, eventTimestamp, context.currentSystemTimeMs() * 1_000_000L, pass);
         if (rows != null) {
             states.prefetch(encodedKey, rows); // the scan just read this key's rows: serve the visit's reads from them
@@ -768,15 +785,20 @@ final class ComputationTask {
             if (!plan.deadLetters() || Failures.retriable(e)) {
                 throw e;
             }
-            Map<String, String> extra = new LinkedHashMap<>();
-            extra.put("flow.dlq.visit.stream", stream);
-            extra.put("flow.dlq.visit.pass", Long.toString(pass));
-            extra.put("flow.dlq.visit.id", id.toString());
             deadLetter(e, "visit " + id + " of stream " + stream, encodedKey,
-                    Long.toString(pass).getBytes(StandardCharsets.UTF_8), extra);
+                    Long.toString(pass).getBytes(StandardCharsets.UTF_8), visitWhere(stream, pass, id));
         } finally {
             states.clearPrefetch();
         }
+    }
+
+    /** The dead-letter headers that say which visit failed. */
+    private static Map<String, String> visitWhere(String stream, long pass, MessageId id) {
+        Map<String, String> where = new LinkedHashMap<>();
+        where.put("flow.dlq.visit.stream", stream);
+        where.put("flow.dlq.visit.pass", Long.toString(pass));
+        where.put("flow.dlq.visit.id", id.toString());
+        return where;
     }
 
     // ---------------------------------------------------------------- service-log sources
