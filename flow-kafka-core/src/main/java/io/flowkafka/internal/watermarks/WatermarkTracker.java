@@ -32,7 +32,8 @@ import org.apache.kafka.streams.state.Stores;
  *
  * <p>Invariants. Per producer, a newer record replaces an older one only field by field upwards
  * (watermarks never go back, completion is sticky), so a duplicated or reordered control record
- * cannot move a watermark back. The task's output watermark is persisted when sent and never
+ * cannot move a watermark back. A skipped idle producer that turns active again is raised to the watermark it was
+ * skipped at, so its return (or its task's restart, which starts active) does not move the stream's back. The task's output watermark is persisted when sent and never
  * decreases, including after a restore on another instance.
  *
  * <p>Storage: a small changelogged store {@code <computation>.watermarks} with one entry per
@@ -133,6 +134,14 @@ public final class WatermarkTracker {
                 : new ProducerState(Math.max(old.eventWatermark(), r.getEventWatermark()),
                         Math.max(old.systemWatermark(), r.getSystemWatermark()), old.completed() || r.getCompleted(),
                         r.getIdle() && !(old.completed() || r.getCompleted()), r.getMaxIdleProducers());
+        if (old != null && old.idle() && !merged.idle() && !merged.completed()) {
+            // an idle producer comes back (or its task restarted elsewhere, which starts active): as Flow raises an
+            // ignored idle partition's watermark, it resumes at the stream's watermark it was skipped at, so that
+            // watermark does not go back; its records behind it are late
+            merged = new ProducerState(Math.max(merged.eventWatermark(), watermark(stream, true)),
+                    Math.max(merged.systemWatermark(), watermark(stream, false)), false, false,
+                    merged.maxIdleProducers());
+        }
         if (merged.equals(old)) {
             return false;
         }

@@ -106,6 +106,34 @@ class WatermarkTrackerTest {
     }
 
     @Test
+    void shouldNotGoBackWhenASkippedIdleProducerTurnsActiveAgain() {
+        // "Watermarks never go back, across restarts and rebalances too": an idle partition's task that restarts
+        // elsewhere starts active and sends its old watermark; Flow raises an ignored idle partition's watermark
+        WatermarkTracker t = tracker(2);
+        t.onControl("s", control(0, 500, 50, false, false, 1));
+        t.onControl("s", control(1, 10, 1, false, true, 1));
+        assertThat(t.eventWatermark("s")).as("the idle one skipped").isEqualTo(500);
+        t.onControl("s", control(1, 10, 1, false, false, 1));
+        assertThat(t.eventWatermark("s")).as("it resumes at the watermark it was skipped at").isEqualTo(500);
+        assertThat(t.systemWatermark("s")).isEqualTo(50);
+        t.onControl("s", control(0, 700, 70, false, false, 1));
+        assertThat(t.eventWatermark("s")).as("then it holds the stream back as any producer").isEqualTo(500);
+        t.onControl("s", control(1, 600, 60, false, false, 1));
+        assertThat(t.eventWatermark("s")).isEqualTo(600);
+        assertThat(tracker(2).eventWatermark("s")).as("the raise is kept in the store").isEqualTo(600);
+    }
+
+    @Test
+    void shouldNotRaiseAnIdleProducerThatCountedWhenItTurnsActive() {
+        WatermarkTracker t = tracker(2);
+        t.onControl("s", control(0, 500, 50, false, false, 0));
+        t.onControl("s", control(1, 10, 1, false, true, 0));
+        assertThat(t.eventWatermark("s")).as("no idle producer may be skipped").isEqualTo(10);
+        t.onControl("s", control(1, 20, 2, false, false, 0));
+        assertThat(t.eventWatermark("s")).isEqualTo(20);
+    }
+
+    @Test
     void shouldAlwaysCountOneProducerThatHasNotCompletedWhenTheRestAreIdle() {
         // 3 source partitions with max_ratio 0.4: ceil(0.4*3) = 2 may be skipped; one completed, the other two idle
         WatermarkTracker t = tracker(3);
