@@ -748,13 +748,20 @@ public final class TimerStore {
     private boolean aboveMaxTimer(int s, Bytes key) {
         if (!maxTimerKnown[s]) {
             maxTimer[s] = null;
-            // once per stream and object: the last row before the end mark (the cache writes its rows through first)
-            try (KeyValueIterator<Bytes, byte[]> it = timers.reverseRange(TimerKeys.streamStart(s), TimerKeys.streamEnd(s))) {
-                while (it.hasNext()) {
-                    Bytes k = it.next().key;
-                    if (!TimerKeys.isEndMark(k.get())) {
-                        maxTimer[s] = k;
-                        break;
+            // once per stream and object: the last row before the end mark (the cache writes its rows through first).
+            // No timer lies below the due floor; at the end mark the stream has none, and the backward step from the
+            // end mark would walk the tombstones of every fired timer before it ends
+            Bytes floor = dueFloor[s];
+            Bytes end = TimerKeys.streamEnd(s);
+            if (floor == null || !floor.equals(end)) {
+                try (KeyValueIterator<Bytes, byte[]> it = timers.reverseRange(
+                        floor != null ? floor : TimerKeys.streamStart(s), end)) {
+                    while (it.hasNext()) {
+                        Bytes k = it.next().key;
+                        if (!TimerKeys.isEndMark(k.get())) {
+                            maxTimer[s] = k;
+                            break;
+                        }
                     }
                 }
             }

@@ -86,4 +86,38 @@ class RocksDbTimerStoreTest extends AbstractTimerStoreTest {
             throw new IllegalStateException(e);
         }
     }
+
+    @Test
+    void shouldNotWalkAnEmptiedStreamsTombstonesOnTheFirstAddOfANewObject() {
+        int count = 50_000;
+        for (int i = 0; i < count; i++) {
+            timers.add(timer(DEDUP_STREAM, "k" + i, i, i));
+        }
+        timers.commitCall();
+        for (List<PendingTimer> due = timers.due(DEDUP_STREAM, Long.MAX_VALUE, 1_000); !due.isEmpty();
+                due = timers.due(DEDUP_STREAM, Long.MAX_VALUE, 1_000)) {
+            for (PendingTimer t : due) {
+                timers.delete(t);
+            }
+            timers.commitCall();
+        }
+        assertThat(timers.minPendingEventTimestamp()).as("every timer fired").isEqualTo(Long.MAX_VALUE);
+        stores.reopen();
+
+        try (Options options = new Options().setCreateIfMissing(true);
+                RocksDB probe = RocksDB.open(options, new File(stateDir, "perf-probe-add").getPath())) {
+            probe.setPerfLevel(PerfLevel.ENABLE_COUNT);
+            PerfContext perf = probe.getPerfContext();
+            TimerStore restored = newTimerStore();
+            perf.reset();
+            restored.add(timer(DEDUP_STREAM, "new", 100_000, 100_000)); // asks whether it is above every stored timer
+            restored.commitCall();
+            long walked = perf.getInternalDeleteSkippedCount();
+            probe.setPerfLevel(PerfLevel.DISABLE);
+            assertThat(walked).as("tombstones walked by a new object's first add").isLessThan(5_000);
+            assertThat(restored.due(DEDUP_STREAM, Long.MAX_VALUE, 10)).hasSize(1);
+        } catch (org.rocksdb.RocksDBException e) {
+            throw new IllegalStateException(e);
+        }
+    }
 }
