@@ -307,6 +307,26 @@ public record ComputationSpec(
     }
 
     /**
+     * The streams whose watermarks a timer stream waits on, with their delays: its {@code streams} /
+     * {@code streams_with_delays}, else its entry in {@code streams_dependency} (each stream without delay); null
+     * when neither is set, for every input and source stream of the computation.
+     *
+     * @param timer one of this computation's timer streams
+     * @return the watched streams in order, or null
+     * @throws IllegalArgumentException for a malformed {@code streams} list or {@code streams_with_delays} map
+     */
+    public @Nullable Map<String, java.time.Duration> timerWatchedStreams(TimerStreamSpec timer) {
+        Map<String, java.time.Duration> own = timer.watchedStreams();
+        List<String> dependency = streamsDependency.get(timer.id());
+        if (own != null || dependency == null) {
+            return own;
+        }
+        Map<String, java.time.Duration> watched = new LinkedHashMap<>();
+        dependency.forEach(d -> watched.put(d, java.time.Duration.ZERO));
+        return watched;
+    }
+
+    /**
      * A builder for a computation; usually reached through
      * {@link PipelineSpec.Builder#computation(String, java.util.function.Consumer)}.
      *

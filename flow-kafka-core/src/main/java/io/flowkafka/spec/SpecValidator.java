@@ -790,6 +790,35 @@ final class SpecValidator {
                 error(c.id(), field, e.getMessage(), "streams is a list of input stream ids; streams_with_delays "
                         + "maps input stream ids to durations like \"5m\"");
             }
+            checkTimerDependency(c, t, field);
+        }
+    }
+
+    /**
+     * A timer's entry in {@code streams_dependency} narrows the streams its watermark waits on, as its
+     * {@code streams} does: given once, input and source streams only, at least one.
+     */
+    private void checkTimerDependency(ComputationSpec c, TimerStreamSpec t, String field) {
+        List<String> dependency = c.streamsDependency().get(t.id());
+        if (dependency == null) {
+            return;
+        }
+        String dep = "streams_dependency." + t.id();
+        if (t.parameters().containsKey("streams") || t.parameters().containsKey("streams_with_delays")) {
+            error(c.id(), dep, "timer stream '" + t.id() + "' names the streams it waits on twice: in " + dep
+                    + " and in " + field + ".streams/streams_with_delays", "keep one of them");
+        }
+        if (dependency.isEmpty()) {
+            error(c.id(), dep, "timer stream '" + t.id() + "' depends on no stream, so its watermark never moves",
+                    "list the input or source streams it waits on, or remove " + dep + " (then it waits on all)");
+        }
+        List<String> watchable = new ArrayList<>(c.inputStreamIds());
+        c.sourceStreams().forEach(src -> watchable.add(src.streamId()));
+        for (String d : dependency) {
+            if (!watchable.contains(d)) {
+                error(c.id(), dep, "timer stream '" + t.id() + "' depends on '" + d + "': a timer's watermark "
+                        + "follows only input and source streams", "list only input or source streams " + watchable);
+            }
         }
     }
 

@@ -741,6 +741,36 @@ class SpecValidatorTest {
     }
 
     @Test
+    void shouldTakeATimersStreamsDependencyAsTheStreamsItWaitsOn() {
+        // "streams_dependency defaults: a timer depends on all input and source streams"; its entry narrows them
+        PipelineSpec spec = spec(read(), count().timer("t", Map.of()).streamsDependency("t", List.of("events")));
+        assertThat(errors(spec)).isEmpty();
+        ComputationSpec c = spec.computations().get("count");
+        assertThat(c.timerWatchedStreams(c.timers().get(0))).containsExactly(Map.entry("events", java.time.Duration.ZERO));
+    }
+
+    @Test
+    void shouldRejectATimerDependingOnAStreamItsWatermarkCannotFollow() {
+        PipelineSpec spec = spec(read(), count().timer("t", Map.of()).timer("u", Map.of())
+                .streamsDependency("t", List.of("u")));
+        assertSingleError(spec, "count", "streams_dependency.t", "timer stream 't' depends on 'u': a timer's watermark "
+                + "follows only input and source streams", "list only input or source streams [events]");
+    }
+
+    @Test
+    void shouldRejectATimerNamingTheStreamsItWaitsOnTwice() {
+        PipelineSpec spec = spec(read(), count().timer("t", Map.of("streams", List.of("events")))
+                .streamsDependency("t", List.of("events")));
+        assertSingleError(spec, "count", "streams_dependency.t", "names the streams it waits on twice", "keep one");
+    }
+
+    @Test
+    void shouldRejectATimerDependingOnNoStream() {
+        PipelineSpec spec = spec(read(), count().timer("t", Map.of()).streamsDependency("t", List.of()));
+        assertSingleError(spec, "count", "streams_dependency.t", "depends on no stream", "remove streams_dependency.t");
+    }
+
+    @Test
     void shouldRejectMalformedDelay() {
         PipelineSpec spec = spec(read(), count().timer("t", Map.of("streams_with_delays", Map.of("events", "later"))));
         assertSingleError(spec, "count", "timers.t", "timers.t.streams_with_delays.events must be a duration",

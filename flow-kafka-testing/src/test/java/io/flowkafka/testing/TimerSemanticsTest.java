@@ -84,7 +84,9 @@ class TimerSemanticsTest {
                         .timer("t_nodedup", Map.of("streams", List.of("a"), "deduplicate_equal_timestamps", false))
                         .timer("t_b_only", Map.of("streams", List.of("b")))
                         .timer("t_wall", Map.of("time_type", "real_time"))
-                        .streamsDependency("audit", List.of("t_b_only")))
+                        .timer("t_dep_a", Map.of())
+                        .streamsDependency("audit", List.of("t_b_only"))
+                        .streamsDependency("t_dep_a", List.of("a")))
                 .build();
         driver = FlowTestDriver.create(spec);
     }
@@ -130,6 +132,18 @@ class TimerSemanticsTest {
         event("a", "x", 600, null);
         assertThat(fired()).as("t_a waits on a only; t_all also waits on b, which has not moved")
                 .containsExactly("t_a:k:500:100");
+        event("b", "y", 700, null);
+        assertThat(fired()).containsExactly("t_all:k:500:100");
+    }
+
+    @Test
+    void shouldCountOnlyTheStreamsATimersDependencyLists() {
+        // "streams_dependency defaults: a timer depends on all input and source streams": its entry narrows them
+        event("a", "k", 100, "add t_all 500 100");
+        event("a", "k", 100, "add t_dep_a 500 100");
+        event("a", "x", 600, null);
+        assertThat(fired()).as("t_dep_a depends on a only; t_all also waits on b, which has not moved")
+                .containsExactly("t_dep_a:k:500:100");
         event("b", "y", 700, null);
         assertThat(fired()).containsExactly("t_all:k:500:100");
     }

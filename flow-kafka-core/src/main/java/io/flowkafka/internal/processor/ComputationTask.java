@@ -517,7 +517,7 @@ final class ComputationTask {
         for (int i = 0; i < n; i++) {
             dedup[i] = spec.timers().get(i).deduplicateEqualTimestamps();
             timeTypes[i] = spec.timers().get(i).timeType();
-            watched.add(spec.timers().get(i).watchedStreams());
+            watched.add(spec.timerWatchedStreams(spec.timers().get(i)));
         }
         watchedStreams = watched;
         anyTimerWatchesStreams = watched.stream().anyMatch(Objects::nonNull);

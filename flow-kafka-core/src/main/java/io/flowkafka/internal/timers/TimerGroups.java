@@ -38,9 +38,11 @@ public final class TimerGroups {
             parent[i] = i;
         }
         List<Set<String>> watched = new ArrayList<>();
+        Set<String> all = new HashSet<>(spec.inputStreamIds());
+        spec.sourceStreams().forEach(src -> all.add(src.streamId())); // a keyed source's timers wait on its sources
         for (TimerStreamSpec t : timers) {
-            Map<String, java.time.Duration> w = t.watchedStreams();
-            watched.add(w == null ? new HashSet<>(spec.inputStreamIds()) : w.keySet());
+            Map<String, java.time.Duration> w = spec.timerWatchedStreams(t);
+            watched.add(w == null ? all : w.keySet());
         }
         for (int i = 0; i < n; i++) {
             for (int j = i + 1; j < n; j++) {
