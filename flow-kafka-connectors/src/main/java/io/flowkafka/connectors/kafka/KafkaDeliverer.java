@@ -150,9 +150,10 @@ final class KafkaDeliverer implements OutboxDeliverer {
                         + "outbox offset " + committedOffset.getAsLong() + ", so messages may already be in " + topic
                         + "; refusing to write them again. (A sink switched from delivery_guarantee at_least_once to "
                         + "exactly_once has no marker yet either: its at-least-once progress is in the delivery group.) "
-                        + "If the target topic was emptied on purpose, or the switch is intended, reset the "
-                        + "consumer group " + context.applicationId() + ".outbox." + context.sink().id()
-                        + " to the offset to resume from (or delete it to deliver everything the outbox still holds)");
+                        + "If the target topic was emptied on purpose, or the switch is intended, stop every instance "
+                        + "and reset the consumer group " + context.applicationId() + ".outbox." + context.sink().id()
+                        + " to the offset to resume from (kafka-consumer-groups --reset-offsets; --to-current resumes "
+                        + "where delivery stopped), or delete it to deliver everything the outbox still holds");
             }
             markerNext.put(partition, -1L);
             return OptionalLong.empty();

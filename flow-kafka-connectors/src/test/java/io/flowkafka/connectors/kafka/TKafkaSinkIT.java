@@ -16,6 +16,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -26,6 +27,7 @@ import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -168,6 +170,30 @@ class TKafkaSinkIT {
         ExactlyOnceChecker.Report report = ExactlyOnceChecker.check(target, run.output(), run.ids(),
                 Duration.ofSeconds(20), r -> new String(r.key(), StandardCharsets.UTF_8));
         assertThat(report.isExact()).as("nothing written twice: " + report).isTrue();
+
+        // the fix the message names: reset the delivery group to the offset to resume from (here: where it is), as
+        // kafka-consumer-groups --reset-offsets does, without metadata
+        String group = outboxGroup(cluster, run);
+        var offsets = cluster.admin().listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
+        Map<TopicPartition, OffsetAndMetadata> reset = new HashMap<>();
+        offsets.forEach((tp, o) -> reset.put(tp, new OffsetAndMetadata(o.offset())));
+        cluster.admin().alterConsumerGroupOffsets(group, reset).all().get();
+        for (int i = 200; i < 300; i++) {
+            run.ids().add("e" + i);
+        }
+        try (FlowRuntime runtime = FlowRuntime.create(spec(run, "exactly_once"), props(cluster, run, "third"))) {
+            runtime.start();
+            ExactlyOnceChecker.Report after = ExactlyOnceChecker.check(target, run.output(), run.ids(),
+                    Duration.ofMinutes(2), r -> new String(r.key(), StandardCharsets.UTF_8));
+            assertThat(after.isExact()).as("delivery resumed at the reset offset: " + after).isTrue();
+            assertThat(runtime.status()).as("no delivery error").noneMatch(e -> e.path().startsWith("/sinks/out/"));
+        }
+    }
+
+    /** The delivery group of sink {@code out}. */
+    private static String outboxGroup(KafkaCluster cluster, Run run) throws Exception {
+        return cluster.admin().listConsumerGroups().all().get().stream().map(g -> g.groupId())
+                .filter(g -> g.contains(run.pipeline()) && g.endsWith(".outbox.out")).findFirst().orElseThrow();
     }
 
     @Test

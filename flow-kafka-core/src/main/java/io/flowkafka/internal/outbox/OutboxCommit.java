@@ -7,7 +7,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * What the outbox delivery group commits for a partition: the offset to resume from and, when watermark records
  * ({@link OutboxWatermarks}) were passed after the last delivered batch, the offset after that batch in the commit's
- * metadata ({@value #MESSAGES_NEXT}{@code <offset>}, or {@code none} before any batch). A deliverer keeping its own
+ * metadata ({@value #MESSAGES_NEXT}{@code <offset>}, or {@code none} before any batch; every commit carries it, so
+ * that an offset set by an operator is told apart). A deliverer keeping its own
  * progress (TKafkaSink's marker) then compares it with the offset after the last batch, not with the watermarks'.
  * Stateless.
  */
@@ -24,11 +25,17 @@ final class OutboxCommit {
      * @param messagesNext the offset after the last delivered batch (this cut's if it held messages), if any
      */
     static OffsetAndMetadata of(long nextOffset, OptionalLong messagesNext) {
-        if (messagesNext.isPresent() && messagesNext.getAsLong() == nextOffset) {
-            return new OffsetAndMetadata(nextOffset);
-        }
         return new OffsetAndMetadata(nextOffset, MESSAGES_NEXT
                 + (messagesNext.isPresent() ? Long.toString(messagesNext.getAsLong()) : "none"));
+    }
+
+    /**
+     * Whether the committed offset was set by someone else than the delivery service (an operator's reset with
+     * {@code kafka-consumer-groups --reset-offsets}, which writes no metadata, or a flow-kafka version before every
+     * commit carried it): the service then tells its deliverer of no delivered batch, and resumes at the offset.
+     */
+    static boolean setElsewhere(@Nullable OffsetAndMetadata committed) {
+        return committed != null && (committed.metadata() == null || !committed.metadata().startsWith(MESSAGES_NEXT));
     }
 
     /**

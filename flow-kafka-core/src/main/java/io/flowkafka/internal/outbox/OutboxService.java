@@ -322,7 +322,9 @@ public final class OutboxService implements AutoCloseable {
         }
         OffsetAndMetadata committed = c.committed(Set.of(tp)).get(tp);
         // the deliverer is told where the last delivered batch ended, not the watermark records after it
-        OptionalLong batchesNext = OutboxCommit.messagesNext(committed);
+        // an offset an operator set (a reset) says where to resume, not what was delivered
+        OptionalLong batchesNext = OutboxCommit.setElsewhere(committed) ? OptionalLong.empty()
+                : OutboxCommit.messagesNext(committed);
         try {
             OptionalLong resume = deliverer.open(p, batchesNext);
             long offset = resume.isPresent() ? OutboxCommit.resumeAt(resume.getAsLong(), batchesNext, committed)

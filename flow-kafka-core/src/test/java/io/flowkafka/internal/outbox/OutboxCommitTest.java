@@ -9,9 +9,10 @@ import org.junit.jupiter.api.Test;
 /** The delivery group's commits past watermark records, and where a deliverer with its own progress resumes. */
 class OutboxCommitTest {
     @Test
-    void shouldCommitABatchAsBefore() {
+    void shouldCommitABatchWithItsMarkOfOrigin() {
         OffsetAndMetadata c = OutboxCommit.of(10, OptionalLong.of(10));
-        assertThat(c).isEqualTo(new OffsetAndMetadata(10));
+        assertThat(c).isEqualTo(new OffsetAndMetadata(10, "flow.messages_next=10"));
+        assertThat(OutboxCommit.setElsewhere(c)).isFalse();
         assertThat(OutboxCommit.messagesNext(c)).hasValue(10);
         assertThat(OutboxCommit.messagesNext(new OffsetAndMetadata(7, "something else"))).hasValue(7);
         assertThat(OutboxCommit.messagesNext(null)).isEmpty();
@@ -30,6 +31,16 @@ class OutboxCommitTest {
         assertThat(OutboxCommit.resumeAt(8, OptionalLong.of(10), c)).isEqualTo(8);
         // one ahead of the commit (delivered, commit lost) resumes there
         assertThat(OutboxCommit.resumeAt(20, OptionalLong.of(10), c)).isEqualTo(20);
+    }
+
+    @Test
+    void shouldTellAnOffsetAnOperatorSetFromTheServicesCommits() {
+        // kafka-consumer-groups --reset-offsets writes no metadata
+        assertThat(OutboxCommit.setElsewhere(new OffsetAndMetadata(6))).isTrue();
+        assertThat(OutboxCommit.setElsewhere(new OffsetAndMetadata(6, "something else"))).isTrue();
+        assertThat(OutboxCommit.setElsewhere(OutboxCommit.of(6, OptionalLong.empty()))).isFalse();
+        assertThat(OutboxCommit.setElsewhere(OutboxCommit.of(6, OptionalLong.of(4)))).isFalse();
+        assertThat(OutboxCommit.setElsewhere(null)).isFalse();
     }
 
     @Test
