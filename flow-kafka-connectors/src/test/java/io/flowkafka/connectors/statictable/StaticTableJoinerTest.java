@@ -68,6 +68,24 @@ class StaticTableJoinerTest {
         }
     }
 
+    /** Looks the table row up from onMessage too, which the table's scan cannot serve. */
+    public static final class LookupProbe implements RowFunction {
+        /** A probe. */
+        public LookupProbe() {
+        }
+
+        @Override
+        public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
+            SEEN.add("message/" + context.getExternalState("/table").get().isPresent());
+        }
+
+        @Override
+        public void onVisit(Visit visit, OutputCollector output, RuntimeContext context) {
+            GenericRecord row = context.getExternalState("/table").get().orElseThrow();
+            SEEN.add(visit.getPass() + "/" + row.get("id") + "=" + row.get("value"));
+        }
+    }
+
     @AfterEach
     void close() {
         SEEN.clear();
@@ -112,6 +130,33 @@ class StaticTableJoinerTest {
                 .allSatisfy(s -> assertThat(s).contains("external state '/table' is read through a joiner",
                         "TStaticTableKeyVisitorJoiner is read-only"));
         assertThat(driver.status()).noneMatch(e -> e.path().endsWith("/background_fill"));
+    }
+
+    @Test
+    void shouldRefuseATableLookupOutsideTheVisitsOfItsScan() throws IOException {
+        // "passes the table row to ProcessVisit as a read-only state for the visit key": the table is read beside the
+        // scan, so a message's call cannot look a row up (it would see whatever the last scan step read)
+        Schema event = SchemaBuilder.record("Ev").fields().requiredLong("id").endRecord();
+        PipelineSpec spec = PipelineSpec.builder("lookup").stream("raw", event).stream("events", event)
+                .computation("read", c -> c.kind(io.flowkafka.spec.ComputationKind.SOURCE)
+                        .source("raw", "KafkaSource", Map.of("topics", "in")).outputStreamIds("events"))
+                .computation("scan", c -> c.inputStreamIds("events")
+                        .groupBy("hash", ColumnType.UINT64, "farm_hash(id)").groupBy("id", ColumnType.INT64, null)
+                        .externalStateJoiner(new ExternalStateJoinerSpec("/table", "TStaticTableKeyVisitorJoiner", null,
+                                null, null, false, Map.of("tables_path", tables.toString(), "table", "t")))
+                        .keyVisitorStream(KeyVisitorStreamSpec.builder("scan_iter").externalNames("/table")
+                                .period(Duration.ofSeconds(10)).finite(false).build())
+                        .processingFunction(LookupProbe::new)).build();
+        driver = FlowTestDriver.create(spec);
+        write(5);
+        driver.advanceWallClockTime(Duration.ofSeconds(11), Duration.ofMillis(100));
+        driver.pipeSource("in", null, "{\"id\": 1}");
+        assertThat(SEEN).as("the visits read their rows; the message's lookup failed").contains("0/1=v1")
+                .noneMatch(s -> s.startsWith("message/"));
+        List<FlowTestDriver.DeadLetter> letters = driver.readDeadLetters();
+        assertThat(letters).singleElement().satisfies(l -> assertThat(l.errorMessage())
+                .contains("static table of joiner '/table'", "key visitor 'scan_iter'",
+                        "readable only in onVisit of that visitor, not in onMessage or onTimer"));
     }
 
     @Test

@@ -26,6 +26,8 @@ public final class ExternalReads {
     private final Map<String, TableView> pinned = new HashMap<>();
     private final LongSupplier clockNanos;
     private final Map<String, Function<byte[], @Nullable GenericRecord>> staticRows = new HashMap<>();
+    /** Per static-table joiner: the key-visitor stream that scans its table. */
+    private final Map<String, String> staticVisitStreams = new HashMap<>();
 
     /**
      * The reads of a task.
@@ -58,20 +60,35 @@ public final class ExternalReads {
      * Where the rows of a static-table joiner come from: the scan of its key visitor.
      *
      * @param name the joiner's name
+     * @param visitStream the key-visitor stream whose scan reads the table
      * @param rows the row of an encoded key, or null
      */
-    public void staticRows(String name, Function<byte[], @Nullable GenericRecord> rows) {
+    public void staticRows(String name, String visitStream, Function<byte[], @Nullable GenericRecord> rows) {
         staticRows.put(name, rows);
+        staticVisitStreams.put(name, visitStream);
     }
 
     /**
-     * The row of {@code encodedKey} in the static table of joiner {@code name}, as its visitor's scan read it.
+     * The row of {@code encodedKey} in the static table of joiner {@code name}, as its visitor's scan read it for the
+     * visit running: a static table is read beside the state scan, not looked up, so only the visits of the stream
+     * that scans it see its rows (reference 001: "the row is passed to the visit as read-only state").
      *
      * @param name a static-table joiner of the computation
      * @param encodedKey the key, encoded by the computation's key codec
-     * @return the row, or null if the table has none (or no visit of the key is running)
+     * @param visitStream the key-visitor stream of the running visit; null in onMessage or onTimer
+     * @return the row, or null if the table has none
+     * @throws IllegalStateException outside a visit of the stream that scans the table
      */
-    public @Nullable GenericRecord staticRow(String name, byte[] encodedKey) {
+    public @Nullable GenericRecord staticRow(String name, byte[] encodedKey, @Nullable String visitStream) {
+        String scanning = staticVisitStreams.get(name);
+        if (visitStream == null || !visitStream.equals(scanning)) {
+            throw new IllegalStateException("the static table of joiner '" + name + "' is read beside the scan of "
+                    + (scanning == null ? "the key visitor that lists it in external_names"
+                            : "key visitor '" + scanning + "'") + ", so its rows are readable only in onVisit of "
+                    + "that visitor, not " + (visitStream == null ? "in onMessage or onTimer"
+                            : "in a visit of '" + visitStream + "'") + "; to look rows up by key from any call, "
+                    + "import the table into state or an external-state joiner (static-tables.md)");
+        }
         Function<byte[], @Nullable GenericRecord> rows = staticRows.get(name);
         return rows == null ? null : rows.apply(encodedKey);
     }

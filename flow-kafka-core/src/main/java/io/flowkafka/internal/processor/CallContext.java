@@ -83,6 +83,8 @@ final class CallContext implements RuntimeContext, OutputCollector {
     private byte @Nullable [] encodedKey;
     private boolean active;
     private @Nullable MessageId parentId;
+    /** The key-visitor stream of the visit being delivered; null in other calls. */
+    private @Nullable String visitStream;
     private int timersAdded;
     private io.flowkafka.internal.timers.@Nullable TimerStore timers;
     private long timerTag;
@@ -483,10 +485,15 @@ final class CallContext implements RuntimeContext, OutputCollector {
      * then checks what it emitted ({@link #checkVisitOutputs}).
      */
     void deliverVisit(@Nullable ProcessFunction function, Visit visit, RuntimeContext context, OutputCollector output) {
-        if (function instanceof RowFunction row) {
-            row.onVisit(visit, output, context);
-        } else if (function instanceof BatchFunction batch) {
-            batch.onVisits(List.of(visit), output, context);
+        visitStream = visit.getStreamId();
+        try {
+            if (function instanceof RowFunction row) {
+                row.onVisit(visit, output, context);
+            } else if (function instanceof BatchFunction batch) {
+                batch.onVisits(List.of(visit), output, context);
+            }
+        } finally {
+            visitStream = null;
         }
         checkVisitOutputs(visit.getStreamId());
     }
@@ -658,7 +665,7 @@ final class CallContext implements RuntimeContext, OutputCollector {
         public Optional<GenericRecord> get() {
             checkActive();
             if (read.staticTable()) {
-                return Optional.ofNullable(Objects.requireNonNull(external).staticRow(name, encodedKey));
+                return Optional.ofNullable(Objects.requireNonNull(external).staticRow(name, encodedKey, visitStream));
             }
             byte[] v = Objects.requireNonNull(external).lookup(name, encodedKey);
             if (v == null) {

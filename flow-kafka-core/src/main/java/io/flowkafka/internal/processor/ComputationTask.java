@@ -715,7 +715,9 @@ final class ComputationTask {
         }
         var scan = new io.flowkafka.internal.visitor.StaticTableScanSource(name, spec.groupBySchema(), keyCodec,
                 provider, joiner.parameters());
-        externalReads.staticRows(name, scan::row);
+        String scanning = spec.keyVisitorStreams().values().stream().filter(v -> v.externalNames().contains(name))
+                .map(v -> v.id()).findFirst().orElse("");
+        externalReads.staticRows(name, scanning, scan::row);
         staticScans.add(scan);
         return scan;
     }
