@@ -36,7 +36,7 @@ class TimerSemanticsTest {
 
     /**
      * Commands in {@code cmd}: {@code add <timer stream> <trigger ms> <event ms>}; a timer whose key
-     * is {@code fail} throws when it fires.
+     * is {@code fail} throws when it fires; one whose key starts with {@code audit} also emits to {@code audit}.
      */
     public static final class Timers implements RowFunction {
         @Override
@@ -59,6 +59,11 @@ class TimerSemanticsTest {
                     .build());
             if (key.equals("fail")) {
                 throw new IllegalStateException("timer handler fails for key fail");
+            }
+            if (key.startsWith("audit")) {
+                output.addMessage(context.createMessageBuilder("audit").set("key", key)
+                        .set("stream", timer.getStreamId()).set("trigger", timer.getTriggerTimestamp() / MS)
+                        .set("event", timer.getEventTimestamp() / MS).build());
             }
         }
     }
@@ -227,6 +232,21 @@ class TimerSemanticsTest {
         });
         event("a", "x", 2000, null);
         assertThat(fired()).as("a dead-lettered timer does not fire again").isEmpty();
+    }
+
+    @Test
+    void shouldRefuseATimersOutputToAStreamWhoseDependencyLeavesTheTimerOut() {
+        // audit depends on t_b_only alone: its watermark does not wait for t_a, so t_a's output there would be late
+        event("a", "audit-a", 100, "add t_a 500 100");
+        event("b", "audit-b", 100, "add t_b_only 500 100");
+        event("a", "x", 600, null);
+        event("b", "y", 600, null);
+        assertThat(driver.readPayloads("audit")).extracting(r -> r.get("key").toString()).containsExactly("audit-b");
+        assertThat(driver.readDeadLetters()).singleElement().satisfies(d -> {
+            assertThat(d.stage()).startsWith("process timer");
+            assertThat(d.errorMessage()).contains("emitted to 'audit' from onTimer of timer stream 't_a'",
+                    "streams_dependency.audit does not list 't_a'");
+        });
     }
 
     @Test

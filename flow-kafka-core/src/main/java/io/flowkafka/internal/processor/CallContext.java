@@ -471,12 +471,34 @@ final class CallContext implements RuntimeContext, OutputCollector {
         }
     }
 
-    /** Hands a timer to the function ({@code onTimer}, or {@code onTimers} with a batch of one). */
+    /**
+     * Hands a timer to the function ({@code onTimer}, or {@code onTimers} with a batch of one), then checks what it
+     * emitted ({@link #checkTimerOutputs}).
+     */
     void deliverTimer(@Nullable ProcessFunction function, Timer timer, RuntimeContext context, OutputCollector output) {
         if (function instanceof RowFunction row) {
             row.onTimer(timer, output, context);
         } else if (function instanceof BatchFunction batch) {
             batch.onTimers(List.of(timer), output, context);
+        }
+        checkTimerOutputs(timer.getStreamId());
+    }
+
+    /**
+     * Outputs from onTimer to a stream whose {@code streams_dependency} entry leaves the timer stream out would come
+     * behind that stream's watermark (which does not wait for the timer): refused, as for visits.
+     */
+    private void checkTimerOutputs(String stream) {
+        for (Output o : outputs) {
+            String out = o.message().streamId;
+            List<String> deps = spec.streamsDependency().get(out);
+            if (deps != null && !deps.contains(stream)) {
+                throw new IllegalStateException("computation '" + spec.id() + "' emitted to '" + out
+                        + "' from onTimer of timer stream '" + stream + "', but streams_dependency." + out
+                        + " does not list '" + stream + "', so that output's watermark does not wait for the timer "
+                        + "and the message would be late; add it: \"streams_dependency\": {\"" + out
+                        + "\": [..., \"" + stream + "\"]}");
+            }
         }
     }
 
