@@ -534,6 +534,9 @@ final class KafkaDeliverer implements OutboxDeliverer {
         return props;
     }
 
+    /** How long compaction keeps the progress topic's transaction markers: a marker read takes seconds. */
+    static final String PROGRESS_DELETE_RETENTION_MS = "3600000";
+
     private void ensureProgressTopic() throws OutboxDeliveryException {
         if (progressTopicReady) {
             return;
@@ -544,9 +547,12 @@ final class KafkaDeliverer implements OutboxDeliverer {
                 try {
                     admin.createTopics(List.of(new NewTopic(progressTopic, Optional.of(1), Optional.empty())
                             // compacted with short segments: a takeover reads the marker partition from its start,
-                            // so the active segment must not grow for days before compaction can shrink it
+                            // so the active segment must not grow for days before compaction can shrink it; and the
+                            // commit marker of every delivery transaction, which compaction keeps for
+                            // delete.retention.ms (a day by default), stays for an hour only
                             .configs(Map.of("cleanup.policy", "compact", "segment.ms", "600000",
-                                    "min.cleanable.dirty.ratio", "0.1")))).all()
+                                    "min.cleanable.dirty.ratio", "0.1", "delete.retention.ms",
+                                    PROGRESS_DELETE_RETENTION_MS)))).all()
                             .get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
                 } catch (ExecutionException e) {
                     if (!(e.getCause() instanceof TopicExistsException)) {

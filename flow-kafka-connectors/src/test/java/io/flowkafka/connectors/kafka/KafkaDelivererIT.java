@@ -25,6 +25,7 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.Test;
@@ -68,6 +69,11 @@ class KafkaDelivererIT {
         }
         assertThat(endOffset(cluster, topic)).as("a new instance writes nothing the marker covers").isEqualTo(end);
         assertThat(committedOffsets(cluster, topic)).containsExactly(0L, 1L, 2L, 4L, 5L, 7L, 8L, 9L);
+        // every delivery transaction leaves a commit marker in the progress topic, which a marker read walks: kept an
+        // hour, not compaction's default day
+        ConfigResource progress = new ConfigResource(ConfigResource.Type.TOPIC, topic + ".flow-progress");
+        assertThat(cluster.admin().describeConfigs(List.of(progress)).all().get().get(progress)
+                .get("delete.retention.ms").value()).isEqualTo("3600000");
     }
 
     @Test
