@@ -235,7 +235,9 @@ public final class KeyVisitor {
                 }
             }
         } finally {
-            lastEventTimestamp = c.completed ? Long.MAX_VALUE : eventTimestamp(c, nowNanos, period);
+            // never back: a shorter period mid-pass dates the rest of the pass earlier than what was reported
+            lastEventTimestamp = c.completed ? Long.MAX_VALUE
+                    : Math.max(lastEventTimestamp, eventTimestamp(c, nowNanos, period));
             finalPass = c.completed ? FinalPass.DONE : c.finalPass ? FinalPass.CURRENT
                     : c.finalPassNext ? FinalPass.NEXT : FinalPass.NONE;
             passStartNanos = c.passStartNanos;
@@ -312,7 +314,9 @@ public final class KeyVisitor {
         // scanned fraction that dates the visits of this read is the bucket's, up to the read's end.
         double bucketFraction = bound == null ? 1.0
                 : Math.max(0.0, Math.min(1.0, unsignedDiff(hashOf(bound), start[b]) / width[b]));
-        long ets = nowNanos - (long) Math.max(0.0, (nowNanos - c.passStartNanos) - bucketFraction * period);
+        // not behind the watermark reported (a period shortened mid-pass would date the rest of the pass before it)
+        long ets = Math.max(lastEventTimestamp == Long.MAX_VALUE ? Long.MIN_VALUE : lastEventTimestamp,
+                nowNanos - (long) Math.max(0.0, (nowNanos - c.passStartNanos) - bucketFraction * period));
         int visited = 0;
         for (byte[] key : keys) {
             if (visited > 0 && System.nanoTime() >= deadlineNanos) {

@@ -137,6 +137,35 @@ class KeyVisitorTest {
     }
 
     @Test
+    void shouldNeverVisitBehindItsWatermarkWhenThePeriodShrinksMidPass() {
+        // a dynamic spec change of period mid-pass (the final-pass status suggests a shorter one) dates the rest of
+        // the pass by the new period: it must not date visits behind the watermark the visitor already reported
+        Random r = new Random(5);
+        for (int i = 0; i < 400; i++) {
+            put(states, r.nextLong(), "k" + i, "s");
+        }
+        KeyVisitor v = visitor(0, 1, List.of(KeyVisitor.internalStates(states, null)));
+        long[] watermark = {Long.MIN_VALUE};
+        List<String> behind = new ArrayList<>();
+        KeyVisitor.Handler check = (key, pass, ets, rows) -> {
+            if (ets < watermark[0]) {
+                behind.add(name(key) + " at " + ets + " < " + watermark[0]);
+            }
+        };
+        v.step(0, settings("1000s"), false, 10_000, far(), check); // the pass starts
+        v.step(500 * SECOND, settings("1000s"), false, 10_000, far(), check); // half of it, on schedule
+        watermark[0] = v.lastEventTimestamp();
+        assertThat(watermark[0]).as("the reported watermark, half a pass in").isGreaterThan(400 * SECOND);
+        for (long now = 501 * SECOND; v.pass() < 1 && now < 600 * SECOND; now += SECOND) {
+            v.step(now, settings("10s"), false, 10_000, far(), check);
+            assertThat(v.lastEventTimestamp()).as("the watermark never goes back").isGreaterThanOrEqualTo(watermark[0]);
+            watermark[0] = v.lastEventTimestamp();
+        }
+        assertThat(v.pass()).as("the pass ended").isEqualTo(1);
+        assertThat(behind).as("visits behind the reported watermark").isEmpty();
+    }
+
+    @Test
     void shouldMergeSeveralSourcesInKeyOrderAndVisitEachKeyOnceEvenWithCappedReads() {
         // external_names: "Table keys take part in the scan on an equal footing with state keys"
         KeyValueStore<Bytes, byte[]> other = store("other");
