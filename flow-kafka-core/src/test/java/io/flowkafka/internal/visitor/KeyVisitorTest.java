@@ -108,22 +108,32 @@ class KeyVisitorTest {
         assertThat(visited).containsExactly("0:a");
     }
 
-    @Test
-    void shouldNeverVisitBehindTheWatermarkItReportedWhileCatchingUp() {
-        // the visitor stream's watermark: no later visit may carry an EventTimestamp below it, also while buckets
-        // catch up one by one (the scan fell behind its period and reads one bucket per step)
-        Random r = new Random(11);
+    /** A visitor of 400 keys of random hashes in the internal states. */
+    private KeyVisitor randomKeysVisitor(long seed) {
+        Random r = new Random(seed);
         for (int i = 0; i < 400; i++) {
             put(states, r.nextLong(), "k" + i, "s");
         }
-        KeyVisitor v = visitor(0, 1, List.of(KeyVisitor.internalStates(states, null)));
-        long[] watermark = {Long.MIN_VALUE};
-        List<String> behind = new ArrayList<>();
-        KeyVisitor.Handler check = (key, pass, ets, rows) -> {
+        return visitor(0, 1, List.of(KeyVisitor.internalStates(states, null)));
+    }
+
+    /** A handler noting each visit dated behind {@code watermark[0]}. */
+    private static KeyVisitor.Handler behindWatermark(long[] watermark, List<String> behind) {
+        return (key, pass, ets, rows) -> {
             if (ets < watermark[0]) {
                 behind.add(name(key) + " at " + ets + " < " + watermark[0]);
             }
         };
+    }
+
+    @Test
+    void shouldNeverVisitBehindTheWatermarkItReportedWhileCatchingUp() {
+        // the visitor stream's watermark: no later visit may carry an EventTimestamp below it, also while buckets
+        // catch up one by one (the scan fell behind its period and reads one bucket per step)
+        KeyVisitor v = randomKeysVisitor(11);
+        long[] watermark = {Long.MIN_VALUE};
+        List<String> behind = new ArrayList<>();
+        KeyVisitor.Handler check = behindWatermark(watermark, behind);
         long now = 0;
         v.step(now, settings("100s"), false, 1, far(), check); // the pass starts
         now += 90 * SECOND; // far behind its period: each bucket has all its keys to catch up on
@@ -140,18 +150,10 @@ class KeyVisitorTest {
     void shouldNeverVisitBehindItsWatermarkWhenThePeriodShrinksMidPass() {
         // a dynamic spec change of period mid-pass (the final-pass status suggests a shorter one) dates the rest of
         // the pass by the new period: it must not date visits behind the watermark the visitor already reported
-        Random r = new Random(5);
-        for (int i = 0; i < 400; i++) {
-            put(states, r.nextLong(), "k" + i, "s");
-        }
-        KeyVisitor v = visitor(0, 1, List.of(KeyVisitor.internalStates(states, null)));
+        KeyVisitor v = randomKeysVisitor(5);
         long[] watermark = {Long.MIN_VALUE};
         List<String> behind = new ArrayList<>();
-        KeyVisitor.Handler check = (key, pass, ets, rows) -> {
-            if (ets < watermark[0]) {
-                behind.add(name(key) + " at " + ets + " < " + watermark[0]);
-            }
-        };
+        KeyVisitor.Handler check = behindWatermark(watermark, behind);
         v.step(0, settings("1000s"), false, 10_000, far(), check); // the pass starts
         v.step(500 * SECOND, settings("1000s"), false, 10_000, far(), check); // half of it, on schedule
         watermark[0] = v.lastEventTimestamp();
