@@ -138,7 +138,7 @@ public final class FiniteSourceProgress {
         if (done.contains(tp)) {
             return true;
         }
-        if (bounds.containsKey(tp) && runtime.isDone(tp)) {
+        if (bounds.containsKey(tp) && runtime.isDone(tp) && coversTaskBound(tp)) {
             markDone(tp);
             return true;
         }
@@ -149,6 +149,17 @@ public final class FiniteSourceProgress {
             return true;
         }
         return false;
+    }
+
+    /**
+     * Whether the runtime's "done" (the committed offset reached the bound this instance saw at start) says the task
+     * read to its own bound: not when the task's bound is later, first set on an instance that started later (the
+     * records between the two bounds are still to be read). A runtime without a bound (a test driver ending the
+     * source) speaks for the task.
+     */
+    private boolean coversTaskBound(TopicPartition tp) {
+        Long instance = runtime.boundOf(tp);
+        return instance == null || instance >= bounds.get(tp);
     }
 
     private void markDone(TopicPartition tp) {
