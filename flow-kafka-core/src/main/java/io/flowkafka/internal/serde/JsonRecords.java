@@ -24,7 +24,9 @@ import org.jspecify.annotations.Nullable;
  * <p>Stateless and thread-safe.
  */
 public final class JsonRecords {
-    private static final ObjectMapper MAPPER = new ObjectMapper();
+    /** Fails on content after the value ({@code {...}{...}}, {@code {...} xyz}): one record holds one object. */
+    private static final ObjectMapper MAPPER = new ObjectMapper()
+            .enable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
     private JsonRecords() {
     }

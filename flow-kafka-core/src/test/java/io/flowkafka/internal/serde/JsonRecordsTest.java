@@ -127,6 +127,21 @@ class JsonRecordsTest {
     }
 
     @Test
+    void shouldRejectContentAfterTheObject() {
+        // newline-delimited objects batched into one record, or trailing garbage: nothing may be dropped silently
+        for (String json : List.of("{\"s\":\"a\"}\n{\"s\":\"b\"}", "{\"s\":\"a\"} xyz", "{\"s\":\"a\"}]")) {
+            assertThatThrownBy(() -> JsonRecords.fromJson(utf8(json), ALL)).as("value %s", json)
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageStartingWith("value is not JSON: ");
+        }
+        Schema one = SchemaBuilder.record("One").namespace("test").fields().requiredString("s").endRecord();
+        assertThat(JsonRecords.fromJson(utf8("{\"s\":\"a\"}\n  "), one).get("s").toString())
+                .as("whitespace after it is fine").isEqualTo("a");
+        assertThatThrownBy(() -> JsonRecords.fromJson(utf8("{\"s\":\"a\"}{\"s\":\"b\"}"), one))
+                .as("a flat schema too").hasMessageStartingWith("value is not JSON: ");
+    }
+
+    @Test
     void shouldRejectJsonThatIsNotAnObject() {
         for (String json : List.of("[1,2]", "42", "\"text\"", "null", "")) {
             assertThatThrownBy(() -> JsonRecords.fromJson(utf8(json), ALL)).as("value %s", json)
