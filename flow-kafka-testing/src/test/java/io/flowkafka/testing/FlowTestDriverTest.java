@@ -348,6 +348,24 @@ class FlowTestDriverTest {
         }
     }
 
+    @Test
+    void shouldSendRecordWithoutAValidTimestampToDeadLettersAndGoOn() {
+        // Kafka Streams' default extractor fails the stream thread on such a record, before any processor
+        try (FlowTestDriver driver = FlowTestDriver.create(spec())) {
+            byte[] value = click("bob", "home", 1000).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            driver.pipeSource(SOURCE_TOPIC, "bob".getBytes(java.nio.charset.StandardCharsets.UTF_8), value,
+                    java.time.Instant.ofEpochMilli(-1));
+            driver.pipeSource(SOURCE_TOPIC, "alice", click("alice", "home", 1000));
+
+            assertThat(driver.readDeadLetters()).singleElement().satisfies(d -> {
+                assertThat(d.computation()).isEqualTo("read");
+                assertThat(d.errorMessage()).startsWith("record timestamp -1 is invalid");
+                assertThat(d.valueAsString()).isEqualTo(new String(value, java.nio.charset.StandardCharsets.UTF_8));
+            });
+            assertThat(driver.readSinkJson(SINK_TOPIC)).containsExactly(label("alice", 1));
+        }
+    }
+
     /** A Source computation without a process function reading Avro from {@code avro-in} into {@code clicks}. */
     private static PipelineSpec avroSource(UnaryOperator<ComputationSpec.Builder> sinks) {
         return PipelineSpec.builder("avro")

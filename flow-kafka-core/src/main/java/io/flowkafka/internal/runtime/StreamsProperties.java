@@ -4,6 +4,7 @@ import io.flowkafka.internal.dlq.DeadLetterHandler;
 import io.flowkafka.internal.dlq.RejectedOutputHandler;
 import io.flowkafka.internal.dlq.RejectedOutputs;
 import io.flowkafka.internal.source.PunctuatedSources;
+import io.flowkafka.internal.source.RecordTimestampExtractor;
 import io.flowkafka.runtime.FlowConfig;
 import io.flowkafka.spec.PipelineSpec;
 import java.util.List;
@@ -65,6 +66,8 @@ public final class StreamsProperties {
         p.putIfAbsent(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.ByteArraySerde.class.getName());
         p.putIfAbsent(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG, DeadLetterHandler.class.getName());
         p.putIfAbsent("processing.exception.handler.global.enabled", "true");
+        // a record without a valid timestamp becomes a dead letter instead of failing the stream thread
+        p.putIfAbsent(StreamsConfig.DEFAULT_TIMESTAMP_EXTRACTOR_CLASS_CONFIG, RecordTimestampExtractor.class.getName());
         // an output its topic rejects for good: remembered, so the replayed input that produces it is a dead letter
         if (!p.containsKey(StreamsConfig.PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG)
                 && !p.containsKey(StreamsConfig.DEFAULT_PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG)) {

@@ -121,6 +121,12 @@ public final class SourceDecoder {
             return new FlowMessage(meta.messageId(), meta.eventTimestamp(), meta.systemTimestamp(), streamId,
                     key, payload, meta.parents());
         }
+        String invalidTimestamp = RecordTimestampExtractor.invalid(
+                record.headers().lastHeader(RecordTimestampExtractor.INVALID));
+        if (invalidTimestamp != null) {
+            throw new IllegalArgumentException("record timestamp " + invalidTimestamp + " is invalid (none, or before "
+                    + "1970); source '" + streamId + "' needs a record timestamp from 0 (CreateTime or LogAppendTime)");
+        }
         if (record.value() == null) {
             throw new IllegalArgumentException("record value is null (a tombstone); source '" + streamId
                     + "' expects a " + (valueSerde != null ? "record of value_serde " + valueSerdeClass
