@@ -552,6 +552,15 @@ class SpecValidatorTest {
     }
 
     @Test
+    void shouldRejectAKeyColumnThatCannotTakeTheKeyString() {
+        // the record key goes into key_column as a string: a long field would fail every record, far from the spec
+        assertSingleError(withSource(Map.of("topics", "t", "key_column", "n")), "read",
+                "source_streams.events.parameters.key_column", "key_column 'n' of stream 'events' is a long, but the "
+                        + "record key goes into it as a string", "name a string field of stream 'events'");
+        assertThat(errors(withSource(Map.of("topics", "t", "key_column", "user")))).isEmpty();
+    }
+
+    @Test
     void shouldRejectAValueSerdeThatIsNotARecordSerde() {
         assertSingleError(withSource(Map.of("topics", "t", "value_serde",
                         org.apache.kafka.common.serialization.Serdes.StringSerde.class.getName())), "read",

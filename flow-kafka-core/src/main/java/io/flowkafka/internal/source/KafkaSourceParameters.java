@@ -90,6 +90,12 @@ public final class KafkaSourceParameters {
                         + "event_timestamp_unit, ms by default); every record would fail",
                         "name a long field of stream '" + stream + "'" + numericFields(schema)
                                 + ", or change the field's type to long"));
+            } else if (column.equals("key_column") && schema != null && schema.getType() == Schema.Type.RECORD
+                    && !takesString(schema.getField(s).schema())) {
+                problems.add(error(column, column + " '" + s + "' of stream '" + stream + "' is "
+                        + describe(schema.getField(s).schema()) + ", but the record key goes into it as a string (the "
+                        + "key bytes as UTF-8); every record would fail", "name a string field of stream '" + stream
+                        + "', or change the field's type to string"));
             }
         }
         Object groupId = p.get("group_id");
@@ -218,6 +224,14 @@ public final class KafkaSourceParameters {
             case INT, LONG, FLOAT, DOUBLE -> true;
             default -> false;
         };
+    }
+
+    /** Whether a field of {@code schema} takes a {@code String}: a string, or a union with a string branch. */
+    private static boolean takesString(Schema schema) {
+        if (schema.getType() == Schema.Type.UNION) {
+            return schema.getTypes().stream().anyMatch(b -> b.getType() == Schema.Type.STRING);
+        }
+        return schema.getType() == Schema.Type.STRING;
     }
 
     /** {@code a string}, {@code a union ["null","string"]}, for messages. */
