@@ -8,6 +8,8 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -267,6 +269,7 @@ final class StaticTableRead implements PunctuatedSource.Reader {
         String schemaProblem = schemaProblem(c, reader);
         if (schemaProblem != null) {
             context.status().report("table/" + c.name() + "/schema", schemaProblem);
+            readers.remove(c.id()); // the fix may publish the table again under its name: read it afresh then
             return null;
         }
         context.status().clear("table/" + c.name() + "/schema");
@@ -478,22 +481,29 @@ final class StaticTableRead implements PunctuatedSource.Reader {
     }
 
     private Candidate candidate(String id, TableReadPlan plan) {
-        if (!fixed.tables().isEmpty()) {
-            Path p = Path.of(id);
-            return new Candidate(id, directory(p.toAbsolutePath().getParent()), p.getFileName().toString(),
-                    plan.locatorTimestamp());
+        try {
+            if (!fixed.tables().isEmpty()) {
+                Path p = Path.of(id);
+                return new Candidate(id, directory(p.toAbsolutePath().getParent()), p.getFileName().toString(),
+                        plan.locatorTimestamp());
+            }
+            return new Candidate(id, directory(fixed.tablesPath()), plan.table(), plan.locatorTimestamp());
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot open the tables directory of table '" + plan.table() + "'", e);
         }
-        return new Candidate(id, directory(fixed.tablesPath()), plan.table(), plan.locatorTimestamp());
     }
 
-    private TablesDirectory directory(Path path) {
-        return directories.computeIfAbsent(path, p -> {
-            try {
-                return LocalTablesDirectory.open(p);
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot open tables directory " + p, e);
+    /** The tables directory at {@code path}, which must exist: a source never creates it (a mistyped path waits). */
+    private TablesDirectory directory(Path path) throws IOException {
+        TablesDirectory d = directories.get(path);
+        if (d == null) {
+            if (!Files.isDirectory(path)) {
+                throw new NoSuchFileException(path.toString(), null, "no such directory");
             }
-        });
+            d = LocalTablesDirectory.open(path);
+            directories.put(path, d);
+        }
+        return d;
     }
 
     private StaticTableReader reader(Candidate c) throws IOException {

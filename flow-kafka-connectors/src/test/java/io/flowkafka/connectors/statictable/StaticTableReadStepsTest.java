@@ -124,6 +124,49 @@ class StaticTableReadStepsTest {
     }
 
     @Test
+    void shouldWaitForAMissingTablesPathWithoutCreatingItOrFinishing() throws IOException {
+        // a mistyped tables_path: a finite source must not complete having read nothing
+        Path missing = dir.resolve("nope");
+        Map<String, String> reports = new HashMap<>();
+        Steps steps = steps(Map.of("tables_path", missing.toString()), 0, 1, new HashMap<>(), reports, ids);
+        steps.punctuate();
+        assertThat(steps.done()).isFalse();
+        assertThat(reports.get("tables")).contains("cannot list its tables", missing.toString());
+        assertThat(missing).doesNotExist();
+
+        write(missing, "2026-01-01", 3);
+        steps.punctuate();
+        assertThat(ids).containsExactly(0L, 1L, 2L);
+        assertThat(steps.done()).isTrue();
+        assertThat(reports).doesNotContainKey("tables");
+    }
+
+    @Test
+    void shouldReadATableRepublishedUnderItsNameAfterItsSchemaWasRefused() throws IOException {
+        // "...or remove the table": the fixed table, published under the same name, is read in full
+        org.apache.avro.Schema other = org.apache.avro.SchemaBuilder.record("Other").fields().requiredString("id")
+                .endRecord();
+        List<GenericRecord> bad = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            GenericRecord r = new GenericData.Record(other);
+            r.put("id", "x" + i);
+            bad.add(r);
+        }
+        StaticTableWriter.write(LocalTablesDirectory.open(dir), "2026-01-01", other, null, bad);
+        Map<String, String> reports = new HashMap<>();
+        Steps steps = steps(Map.of(), 0, 1, new HashMap<>(), reports, ids);
+        steps.punctuate();
+        assertThat(reports).containsKey("table/2026-01-01/schema");
+        assertThat(ids).isEmpty();
+
+        assertThat(LocalTablesDirectory.open(dir).removeTable("2026-01-01")).isTrue();
+        table("2026-01-01", 10);
+        steps.punctuate();
+        assertThat(ids).containsExactlyElementsOf(LongStream.range(0, 10).boxed().toList());
+        assertThat(reports).doesNotContainKey("table/2026-01-01/schema");
+    }
+
+    @Test
     void shouldKeepTheRowsPerSecondLimitAcrossTheStepsOfAPunctuation() throws IOException {
         table("2026-01-01", 200);
         Steps steps = steps(Map.of("max_rows_per_second", 25));
