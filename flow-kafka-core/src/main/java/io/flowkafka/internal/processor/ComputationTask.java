@@ -847,11 +847,20 @@ final class ComputationTask {
         finite.alsoWaitFor(scan::allDone);
         meters.addAll(scan.registerMeters(plan.visitors().meters(), storeTags()));
         schedule(Duration.ofMillis(plan.visitors().tickMs()), now -> {
-            if (!plan.sourceIdleness().paused()) { // FlowRuntime.pause() or a drain: sources are not read
+            if (!sourcesHeld()) {
                 scan.step(now, this::serviceLogRow);
             }
             maybeEmitWatermarks();
         });
+    }
+
+    /**
+     * Whether this computation's punctuated sources (static tables, service logs) are not read now: the runtime is
+     * paused or drains ({@code FlowRuntime.pause()}, {@code drain()}), or the dynamic spec drains this
+     * computation ({@code computations.<id>.draining}), as its topic sources' partitions are paused then.
+     */
+    private boolean sourcesHeld() {
+        return plan.sourceIdleness().paused() || plan.visitors().dynamic().drainingComputations().contains(spec.id());
     }
 
     /** Runs the call of one service-log row; a failing row goes to the dead-letter topic. */
@@ -947,7 +956,7 @@ final class ComputationTask {
         }
         finite.alsoWaitFor(steps::allDone);
         schedule(Duration.ofMillis(plan.visitors().tickMs()), now -> {
-            if (!plan.sourceIdleness().paused()) { // FlowRuntime.pause() or a drain: sources are not read
+            if (!sourcesHeld()) {
                 steps.punctuate(true);
             }
             maybeEmitWatermarks();
@@ -956,7 +965,7 @@ final class ComputationTask {
             // a reader with rows ready reads on as often as the stream thread comes back to punctuate, not only once
             // per tick, with polling and commits in between (not under deterministic steps: one step per tick)
             schedule(Duration.ofMillis(Math.max(1, plan.visitors().tickMs() / 10)), now -> {
-                if (!plan.sourceIdleness().paused() && steps.anyReady()) {
+                if (!sourcesHeld() && steps.anyReady()) {
                     steps.punctuate(false);
                     maybeEmitWatermarks();
                 }
