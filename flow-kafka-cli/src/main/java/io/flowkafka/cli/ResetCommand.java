@@ -81,6 +81,26 @@ final class ResetCommand implements Callable<Integer> {
                     topics.add(t);
                 }
             }
+            // a pipeline running under another application id (flow.application.id.prefix) is not in `groups`: its
+            // groups end with the pipeline's name, or its instances read the topics to delete
+            String name = cluster.pipeline;
+            List<GroupListing> prefixed = PipelineGroup.list(admin, g -> !groups.contains(g)
+                    && (g.endsWith(name) || g.contains(name + ".outbox.")));
+            Set<String> readers = new TreeSet<>();
+            PipelineGroup.memberCounts(admin, prefixed).forEach((g, n) -> {
+                if (n > 0) {
+                    readers.add(g);
+                }
+            });
+            if (!topics.isEmpty()) {
+                readers.addAll(PipelineGroup.readersOf(admin, topics, groups));
+            }
+            if (!readers.isEmpty()) {
+                err.println("flow-kafka reset: refused: running group(s) " + readers + " read topics of pipeline '"
+                        + cluster.pipeline + "'; stop every instance first (if the pipeline runs with "
+                        + "flow.application.id.prefix, give it as --application-id-prefix)");
+                return FlowKafkaCli.REFUSED;
+            }
             if (groups.isEmpty() && topics.isEmpty()) {
                 err.println("flow-kafka reset: nothing of pipeline '" + cluster.pipeline + "' on "
                         + cluster.bootstrapServers + " (no consumer group '" + app + "', no internal topics)");

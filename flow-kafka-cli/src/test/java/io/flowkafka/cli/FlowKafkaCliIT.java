@@ -154,6 +154,38 @@ class FlowKafkaCliIT {
         assertThat(cli("status", "-b", bootstrap, "-p", pipeline).exit()).as("the group is gone").isEqualTo(3);
     }
 
+    /**
+     * A pipeline running with {@code flow.application.id.prefix}, reset without {@code --application-id-prefix}: no
+     * group has the name the CLI looks for, but the running instances read the topics it would delete.
+     */
+    @Test
+    @Timeout(240)
+    void shouldRefuseToResetTheTopicsOfAPipelineRunningUnderAnotherApplicationId(KafkaCluster cluster,
+            TestNames names) throws Exception {
+        String pipeline = names.name("clip");
+        String input = names.topic("in");
+        String output = names.topic("out");
+        cluster.createTopic(input, 2);
+        cluster.createTopic(output, 2);
+        produce(cluster, input, 50);
+        Path specFile = sourceToSinkSpec(dir.resolve("prefixed.yaml"), pipeline, input, output);
+        Properties props = cluster.clientProperties();
+        props.put("state.dir", dir.resolve("state-prefixed").toString());
+        props.put("commit.interval.ms", "100");
+        props.put("flow.application.id.prefix", "app-");
+        String bootstrap = cluster.bootstrapServers();
+        try (FlowRuntime runtime = FlowRuntime.create(specFile, props)) {
+            runtime.start();
+            Await.until(Duration.ofMinutes(1), "the input committed",
+                    () -> committed(cluster, "app-" + pipeline, input) == 50);
+            Run refused = cli("reset", "-b", bootstrap, "-p", pipeline, "--execute");
+            assertThat(refused.exit()).as(refused.out()).isEqualTo(4);
+            assertThat(refused.err()).contains("refused", "app-" + pipeline, "--application-id-prefix");
+            assertThat(cluster.admin().listTopics().names().get()).as("nothing deleted")
+                    .anyMatch(t -> t.startsWith(pipeline + "."));
+        }
+    }
+
     @Test
     @Timeout(240)
     void shouldShowStatusAndRefuseToResetARunningPipelineThenResetItOnceStopped(KafkaCluster cluster,
