@@ -710,6 +710,11 @@ public final class FlowRuntime implements AutoCloseable {
             }
 
             @Override
+            public boolean paused() {
+                return state.get() == State.PAUSED;
+            }
+
+            @Override
             public void pause() {
                 FlowRuntime.this.pause();
             }

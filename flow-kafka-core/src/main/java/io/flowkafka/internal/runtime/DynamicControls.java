@@ -18,6 +18,9 @@ public final class DynamicControls {
         /** Whether the instance runs and can still be paused or stopped. */
         boolean canAct();
 
+        /** Whether processing is paused now (by the application's own {@code pause()}, or by these controls). */
+        boolean paused();
+
         /** Pauses processing, as {@code FlowRuntime.pause()}. */
         void pause();
 
@@ -56,6 +59,9 @@ public final class DynamicControls {
         }
         boolean want = dynamicSpec.paused();
         if (want && !pausedBySpec) {
+            if (target.paused()) {
+                return; // the application's own pause: the spec's end must not resume it
+            }
             pausedBySpec = true;
             target.pause();
             LOG.info("pipeline '{}': paused by the dynamic spec", pipeline);
