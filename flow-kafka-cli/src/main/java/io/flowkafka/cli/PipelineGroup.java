@@ -5,9 +5,7 @@ import java.util.Collection;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.TreeMap;
-import java.util.TreeSet;
 import java.util.concurrent.ExecutionException;
 import java.util.function.Predicate;
 import org.apache.kafka.clients.admin.Admin;
@@ -108,45 +106,6 @@ record PipelineGroup(String id, boolean streams, String state, List<Member> memb
             members.add(new Member(m.clientId(), m.clientHost(), tasks + " task(s)"));
         }
         return new PipelineGroup(d.groupId(), true, String.valueOf(d.groupState()), members);
-    }
-
-    /**
-     * The groups with members that read one of {@code topics}: consumer groups by their members' assignments, streams
-     * groups by their subtopologies' topics. Finds a running pipeline whose group the CLI was not told the name of
-     * (another {@code --application-id-prefix}) before its topics are deleted.
-     *
-     * @param topics the topics
-     * @param except groups to leave out
-     * @return the group ids, sorted
-     */
-    static List<String> readersOf(Admin admin, Set<String> topics, Collection<String> except) throws Exception {
-        List<String> consumer = new ArrayList<>();
-        List<String> streams = new ArrayList<>();
-        for (GroupListing g : list(admin, id -> !except.contains(id))) {
-            (g.type().orElse(GroupType.CLASSIC) == GroupType.STREAMS ? streams : consumer).add(g.groupId());
-        }
-        Set<String> readers = new TreeSet<>();
-        if (!consumer.isEmpty()) {
-            for (ConsumerGroupDescription d : admin.describeConsumerGroups(consumer).all().get().values()) {
-                for (MemberDescription m : d.members()) {
-                    if (m.assignment().topicPartitions().stream().anyMatch(tp -> topics.contains(tp.topic()))) {
-                        readers.add(d.groupId());
-                    }
-                }
-            }
-        }
-        if (!streams.isEmpty()) {
-            for (StreamsGroupDescription d : admin.describeStreamsGroups(streams).all().get().values()) {
-                boolean reads = d.subtopologies().stream().anyMatch(t -> t.sourceTopics().stream()
-                        .anyMatch(topics::contains) || t.repartitionSourceTopics().keySet().stream()
-                        .anyMatch(topics::contains) || t.stateChangelogTopics().keySet().stream()
-                        .anyMatch(topics::contains));
-                if (reads && !d.members().isEmpty()) {
-                    readers.add(d.groupId());
-                }
-            }
-        }
-        return List.copyOf(readers);
     }
 
     /** The number of members of each group {@code listed} returned. */

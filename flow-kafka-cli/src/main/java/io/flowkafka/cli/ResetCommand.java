@@ -81,24 +81,20 @@ final class ResetCommand implements Callable<Integer> {
                     topics.add(t);
                 }
             }
-            // a pipeline running under another application id (flow.application.id.prefix) is not in `groups`: its
-            // groups end with the pipeline's name, or its instances read the topics to delete
-            String name = cluster.pipeline;
-            List<GroupListing> prefixed = PipelineGroup.list(admin, g -> !groups.contains(g)
-                    && (g.endsWith(name) || g.contains(name + ".outbox.")));
+            // a pipeline running under another application id (flow.application.id.prefix) is not in `groups`:
+            // its groups are named <prefix><pipeline> and <prefix><pipeline>.outbox.<sink>
+            List<GroupListing> prefixed = PipelineGroup.list(admin, g -> !groups.contains(g) && runsElsewhere(g, all));
             Set<String> readers = new TreeSet<>();
             PipelineGroup.memberCounts(admin, prefixed).forEach((g, n) -> {
                 if (n > 0) {
                     readers.add(g);
                 }
             });
-            if (!topics.isEmpty()) {
-                readers.addAll(PipelineGroup.readersOf(admin, topics, groups));
-            }
             if (!readers.isEmpty()) {
-                err.println("flow-kafka reset: refused: running group(s) " + readers + " read topics of pipeline '"
-                        + cluster.pipeline + "'; stop every instance first (if the pipeline runs with "
-                        + "flow.application.id.prefix, give it as --application-id-prefix)");
+                err.println("flow-kafka reset: refused: running group(s) " + readers + " look like pipeline '"
+                        + cluster.pipeline + "' run with another flow.application.id.prefix than --application-id-prefix "
+                        + "gives ('" + cluster.applicationIdPrefix + "'); stop every instance first, or give the prefix "
+                        + "it runs with");
                 return FlowKafkaCli.REFUSED;
             }
             if (groups.isEmpty() && topics.isEmpty()) {
@@ -123,6 +119,18 @@ final class ResetCommand implements Callable<Integer> {
         }
         out.flush();
         return FlowKafkaCli.OK;
+    }
+
+    /**
+     * Whether group {@code g} may be this pipeline's, run with another application id prefix than the one given: its
+     * id (before {@code .outbox.}) ends with the pipeline's name, and it is not the application id of another pipeline
+     * whose name ends with this one's ({@code eu-orders} for {@code orders}: known by its status topic).
+     */
+    private boolean runsElsewhere(String g, Set<String> topics) {
+        int outbox = g.indexOf(".outbox.");
+        String base = outbox >= 0 ? g.substring(0, outbox) : g;
+        return base.endsWith(cluster.pipeline) && !base.equals(cluster.applicationId())
+                && !topics.contains(cluster.topicPrefix + base + ".status");
     }
 
     /**

@@ -129,13 +129,8 @@ class FlowKafkaCliIT {
         String pipeline = names.name("clis");
         String input = names.topic("in");
         String output = names.topic("out");
-        cluster.createTopic(input, 2);
-        cluster.createTopic(output, 2);
-        produce(cluster, input, 50);
-        Path specFile = sourceToSinkSpec(dir.resolve("pipeline.yaml"), pipeline, input, output);
-        Properties props = cluster.clientProperties();
-        props.put("state.dir", dir.resolve("state").toString());
-        props.put("commit.interval.ms", "100");
+        Path specFile = sourceToSink(cluster, pipeline, input, output, "pipeline.yaml");
+        Properties props = runtimeProps(cluster, "state");
         props.put("group.protocol", "streams");
         String bootstrap = cluster.bootstrapServers();
         try (FlowRuntime runtime = FlowRuntime.create(specFile, props)) {
@@ -165,13 +160,8 @@ class FlowKafkaCliIT {
         String pipeline = names.name("clip");
         String input = names.topic("in");
         String output = names.topic("out");
-        cluster.createTopic(input, 2);
-        cluster.createTopic(output, 2);
-        produce(cluster, input, 50);
-        Path specFile = sourceToSinkSpec(dir.resolve("prefixed.yaml"), pipeline, input, output);
-        Properties props = cluster.clientProperties();
-        props.put("state.dir", dir.resolve("state-prefixed").toString());
-        props.put("commit.interval.ms", "100");
+        Path specFile = sourceToSink(cluster, pipeline, input, output, "prefixed.yaml");
+        Properties props = runtimeProps(cluster, "state-prefixed");
         props.put("flow.application.id.prefix", "app-");
         String bootstrap = cluster.bootstrapServers();
         try (FlowRuntime runtime = FlowRuntime.create(specFile, props)) {
@@ -180,7 +170,7 @@ class FlowKafkaCliIT {
                     () -> committed(cluster, "app-" + pipeline, input) == 50);
             Run refused = cli("reset", "-b", bootstrap, "-p", pipeline, "--execute");
             assertThat(refused.exit()).as(refused.out()).isEqualTo(4);
-            assertThat(refused.err()).contains("refused", "app-" + pipeline, "--application-id-prefix");
+            assertThat(refused.err()).contains("refused", "app-" + pipeline, "another flow.application.id.prefix");
             assertThat(cluster.admin().listTopics().names().get()).as("nothing deleted")
                     .anyMatch(t -> t.startsWith(pipeline + "."));
         }
@@ -193,13 +183,8 @@ class FlowKafkaCliIT {
         String pipeline = names.name("clip");
         String input = names.topic("in");
         String output = names.topic("out");
-        cluster.createTopic(input, 2);
-        cluster.createTopic(output, 2);
-        produce(cluster, input, 50);
-        Path specFile = sourceToSinkSpec(dir.resolve("pipeline.yaml"), pipeline, input, output);
-        Properties props = cluster.clientProperties();
-        props.put("state.dir", dir.resolve("state").toString());
-        props.put("commit.interval.ms", "100");
+        Path specFile = sourceToSink(cluster, pipeline, input, output, "pipeline.yaml");
+        Properties props = runtimeProps(cluster, "state");
         String bootstrap = cluster.bootstrapServers();
         try (FlowRuntime runtime = FlowRuntime.create(specFile, props)) {
             runtime.start();
@@ -369,6 +354,23 @@ class FlowKafkaCliIT {
         public void close() {
             consumer.close();
         }
+    }
+
+    /** A source-to-sink pipeline's spec file, over new topics {@code input} (50 records) and {@code output}. */
+    private Path sourceToSink(KafkaCluster cluster, String pipeline, String input, String output, String file)
+            throws Exception {
+        cluster.createTopic(input, 2);
+        cluster.createTopic(output, 2);
+        produce(cluster, input, 50);
+        return sourceToSinkSpec(dir.resolve(file), pipeline, input, output);
+    }
+
+    /** The runtime's properties: the cluster's, a state directory {@code state} and a 100 ms commit interval. */
+    private Properties runtimeProps(KafkaCluster cluster, String state) {
+        Properties props = cluster.clientProperties();
+        props.put("state.dir", dir.resolve(state).toString());
+        props.put("commit.interval.ms", "100");
+        return props;
     }
 
     private static long committed(KafkaCluster cluster, String group, String topic) {
