@@ -284,9 +284,18 @@ final class StaticTableRead implements PunctuatedSource.Reader {
     /** Reads on in the current table; finishes it at the end of the share. */
     private State read(State s, StaticTableSourceParameters now, long nowMs, PunctuatedSource.Emitter emitter) {
         TableReadPlan plan = s.plan();
-        Candidate c = candidate(s.currentId(), plan);
         long share = shareRows(s.rowCount(), s.rangeRows(), context.partition(), context.partitionCount());
         long read = s.readRows();
+        Candidate c;
+        try {
+            c = candidate(s.currentId(), plan);
+        } catch (UncheckedIOException e) {
+            if (!(e.getCause() instanceof NoSuchFileException)) {
+                throw e;
+            }
+            reportDisappeared(plan.table(), read, share); // its directory went away with it
+            return s.finishTable(plan.locatorTimestamp());
+        }
         StaticTableReader reader;
         try {
             reader = reader(c);

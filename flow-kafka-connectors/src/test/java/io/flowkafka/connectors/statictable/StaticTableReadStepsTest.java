@@ -142,6 +142,29 @@ class StaticTableReadStepsTest {
     }
 
     @Test
+    void shouldSkipATableWhoseDirectoryWentAwayWhileATaskRestarted() throws IOException {
+        // "a table that disappears mid-read is reported in the status": also when its tables directory went with it
+        Path tables = dir.resolve("tables");
+        write(tables, "2026-01-01", 100);
+        Map<String, byte[]> store = new HashMap<>();
+        Map<String, String> reports = new HashMap<>();
+        Map<String, Object> p = Map.of("tables_path", tables.toString(), "max_rows_per_second", 10);
+        steps(p, 0, 1, store, reports, ids).punctuate();
+        assertThat(ids).hasSize(10);
+        try (var walk = Files.walk(tables)) {
+            for (Path f : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.delete(f);
+            }
+        }
+
+        Steps restarted = steps(p, 0, 1, store, reports, ids); // a new task attempt: nothing cached
+        nowMs += 1_000;
+        restarted.punctuate();
+        assertThat(reports.get("table/2026-01-01")).contains("disappeared while being read", "had read 10 of its 100");
+        assertThat(ids).hasSize(10);
+    }
+
+    @Test
     void shouldReadATableRepublishedUnderItsNameAfterItsSchemaWasRefused() throws IOException {
         // "...or remove the table": the fixed table, published under the same name, is read in full
         org.apache.avro.Schema other = org.apache.avro.SchemaBuilder.record("Other").fields().requiredString("id")
