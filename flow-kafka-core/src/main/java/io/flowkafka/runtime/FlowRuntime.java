@@ -711,7 +711,8 @@ public final class FlowRuntime implements AutoCloseable {
 
             @Override
             public boolean paused() {
-                return state.get() == State.PAUSED;
+                KafkaStreams ks = streams; // Kafka Streams' own flag: the PAUSED state is lost to STARTING in a rebalance
+                return ks != null && ks.isPaused();
             }
 
             @Override
