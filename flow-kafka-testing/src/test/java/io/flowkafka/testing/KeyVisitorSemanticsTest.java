@@ -104,6 +104,12 @@ class KeyVisitorSemanticsTest {
     }
 
     static PipelineSpec spec(Map<String, Object> visitor, boolean finite, UnaryOperator<PipelineSpec.Builder> more) {
+        return spec(visitor, finite, more, List.of("events", "v"));
+    }
+
+    /** The pipeline, its output {@code visits} depending on {@code visitsDependency}. */
+    static PipelineSpec spec(Map<String, Object> visitor, boolean finite, UnaryOperator<PipelineSpec.Builder> more,
+            List<String> visitsDependency) {
         Map<String, Object> source = new HashMap<>(Map.of("topics", "in"));
         if (finite) {
             source.put("finite", true);
@@ -116,7 +122,7 @@ class KeyVisitorSemanticsTest {
                         .groupBy("hash", ColumnType.UINT64, "farm_hash(key)").groupBy("key", ColumnType.STRING, null)
                         .processingFunction(Keeper::new).state("count", COUNT).state("extra1", COUNT)
                         .state("extra2", COUNT).outputStreamIds("visits")
-                        .keyVisitorStream("v", visitor).streamsDependency("visits", List.of("events", "v"))))
+                        .keyVisitorStream("v", visitor).streamsDependency("visits", visitsDependency)))
                 .build();
     }
 
@@ -210,6 +216,27 @@ class KeyVisitorSemanticsTest {
         }
         assertThat(bucketSequence.size()).as("the buckets are interleaved, not scanned one after another")
                 .isGreaterThan(8);
+    }
+
+    @Test
+    void shouldNotDateVisitsBehindTheSentWatermarkAfterARestartUnderAShorterPeriod() {
+        // the rest of a pass re-dated by a shorter period must not come behind the visits output's watermark, also
+        // when the task restarted in between (a rolling restart with the new period)
+        start(spec(Map.of("period", "1000s"), false, b -> b, List.of("v")), new Properties());
+        keys(1000).forEach(this::put);
+        advance(Duration.ofSeconds(500));
+        long before = visits().stream().mapToLong(v -> (Long) v.get("event_ts")).max().orElseThrow();
+        int seen = visits.size();
+        assertThat(seen).as("about half of pass 0").isBetween(350, 650);
+        driver.reconfigureKeyVisitor("keeper", "v", Map.of("period", "10s"));
+        driver.reviveTask();
+        advance(Duration.ofSeconds(11));
+        List<GenericRecord> after = visits().subList(seen, visits.size()).stream()
+                .filter(v -> (Long) v.get("pass") == 0).toList();
+        assertThat(after).as("the rest of pass 0").hasSize(1000 - seen);
+        assertThat(after.stream().mapToLong(v -> (Long) v.get("event_ts")).min().orElseThrow())
+                .as("not behind what was dated before the restart (less a step's spread)")
+                .isGreaterThan(before - Duration.ofSeconds(60).toNanos());
     }
 
     @Test

@@ -776,7 +776,8 @@ final class ComputationTask {
                     Long.toString(pass).getBytes(StandardCharsets.UTF_8), visitWhere(stream, pass, id));
             return;
         }
-        FlowVisit v = new FlowVisit(id, stream, key, eventTimestamp, context.currentSystemTimeMs() * 1_000_000L, pass);
+        FlowVisit v = new FlowVisit(id, stream, key, Math.max(eventTimestamp, sentWatermarkOf(stream)),
+                context.currentSystemTimeMs() * 1_000_000L, pass);
         if (rows != null) {
             states.prefetch(encodedKey, rows); // the scan just read this key's rows: serve the visit's reads from them
         }
@@ -792,6 +793,21 @@ final class ComputationTask {
         } finally {
             states.clearPrefetch();
         }
+    }
+
+    /**
+     * The largest event watermark already sent (and persisted) on an output a visit of {@code stream} may emit to:
+     * those listing it in {@code streams_dependency}. A visit dated below it would come late, as after a restart
+     * under a shorter period, which re-dates the rest of a pass the visitor's memory no longer floors.
+     */
+    private long sentWatermarkOf(String stream) {
+        long floor = Long.MIN_VALUE;
+        for (Map.Entry<String, List<String>> e : spec.streamsDependency().entrySet()) {
+            if (e.getValue().contains(stream) && spec.outputStreamIds().contains(e.getKey())) {
+                floor = Math.max(floor, watermarks.output(e.getKey()).eventWatermark());
+            }
+        }
+        return floor;
     }
 
     /** The dead-letter headers that say which visit failed. */
