@@ -138,13 +138,25 @@ final class ClickHouseBatchDeliverer implements OutboxDeliverer {
             return byShard;
         }
         for (OutboxRecord r : records) {
-            String key = parameters.shardingKey() == null ? r.messageId().toString()
-                    : String.valueOf(decode(r).get(parameters.shardingKey()));
-            int i = Math.floorMod(Hashing.murmur3_32_fixed().hashString(key, StandardCharsets.UTF_8).asInt(),
-                    shards.size());
+            int i = Math.floorMod(shardHash(r), shards.size());
             byShard.computeIfAbsent(shards.get(i), s -> new ArrayList<>()).add(r);
         }
         return byShard;
+    }
+
+    /**
+     * The hash that picks a record's shard: of its {@code sharding_key} value (a {@code bytes} value by its content,
+     * not its holder's {@code toString()}, which names only its length), or of its message id.
+     */
+    private int shardHash(OutboxRecord r) throws OutboxDeliveryException {
+        if (parameters.shardingKey() == null) {
+            return Hashing.murmur3_32_fixed().hashString(r.messageId().toString(), StandardCharsets.UTF_8).asInt();
+        }
+        Object v = decode(r).get(parameters.shardingKey());
+        if (v instanceof java.nio.ByteBuffer bb) {
+            return Hashing.murmur3_32_fixed().hashBytes(bb.duplicate()).asInt();
+        }
+        return Hashing.murmur3_32_fixed().hashString(String.valueOf(v), StandardCharsets.UTF_8).asInt();
     }
 
     private byte[] rows(List<OutboxRecord> records) throws OutboxDeliveryException {

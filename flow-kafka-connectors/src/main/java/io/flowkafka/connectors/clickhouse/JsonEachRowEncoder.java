@@ -75,9 +75,11 @@ final class JsonEachRowEncoder {
         } else if (v instanceof Boolean b) {
             g.writeBoolean(b);
         } else if (v instanceof ByteBuffer bb) {
+            // the bytes themselves in the JSON string (ASCII quotes, backslashes and controls escaped): ClickHouse
+            // stores a string's bytes as they come, so a UTF-8 re-encoding would store other, longer bytes
             byte[] bytes = new byte[bb.remaining()];
             bb.duplicate().get(bytes);
-            g.writeString(new String(bytes, java.nio.charset.StandardCharsets.ISO_8859_1));
+            g.writeUTF8String(bytes, 0, bytes.length);
         } else if (v instanceof GenericRecord r) {
             g.writeStartObject();
             for (Schema.Field f : r.getSchema().getFields()) {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.flowkafka.api.MessageId;
+import io.flowkafka.internal.serde.AvroCodec;
 import io.flowkafka.spec.SinkSpec;
 import io.flowkafka.spi.OutboxBatch;
 import io.flowkafka.spi.OutboxDeliveryException;
@@ -17,6 +18,10 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.avro.Schema;
+import org.apache.avro.SchemaBuilder;
+import org.apache.avro.generic.GenericData;
+import org.apache.avro.generic.GenericRecord;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.junit.jupiter.api.Test;
 
@@ -91,6 +96,75 @@ class ClickHouseBatchDelivererTest {
             assertThat(c.insertUri("`default`.`t`", "JSONEachRow",
                     ClickHouseBatchDeliverer.dedupSettings(v24, token, "s2")).getRawQuery())
                     .startsWith("insert_deduplication_token=" + token + "%3As2&query=INSERT+INTO");
+        }
+    }
+
+    /** A stream with a {@code bytes} column, written to the outbox as Avro. */
+    private static final Schema BYTES = SchemaBuilder.record("B").namespace("test").fields().requiredString("id")
+            .requiredBytes("b").endRecord();
+
+    private static ClickHouseBatchDeliverer bytesDeliverer(String sinkClass, Map<String, Object> parameters) {
+        Map<String, Object> p = new HashMap<>(parameters);
+        p.put("format", "avro");
+        SinkSpec sink = new SinkSpec("ch", sinkClass, List.of("events"), p);
+        return (ClickHouseBatchDeliverer) new ClickHouseSinkProvider().createDeliverer(new SinkContext("p", "p-app",
+                "read", sink, Map.of(), Map.of(), new SimpleMeterRegistry(), "p.dlq", Map.of("events", BYTES)));
+    }
+
+    private static OutboxBatch bytesBatch(List<byte[]> values) {
+        List<OutboxRecord> records = new ArrayList<>();
+        for (int i = 0; i < values.size(); i++) {
+            GenericRecord r = new GenericData.Record(BYTES);
+            r.put("id", "b" + i);
+            r.put("b", ByteBuffer.wrap(values.get(i)));
+            records.add(new OutboxRecord(i, id(i), null, new AvroCodec(BYTES).encode(r), new RecordHeaders(), 0L));
+        }
+        return new OutboxBatch("ch", 0, records, values.size() + 1);
+    }
+
+    @Test
+    void shouldStoreABytesValueAsItsBytes() throws Exception {
+        // a String column takes a JSON string's bytes as they are: not re-encoded as UTF-8 (0xFF would be C3 BF)
+        try (ClickHouseHttpClient ch = ClickHouseTestServer.client()) {
+            String table = "deliverer_bytes";
+            ClickHouseTestServer.createReplicated(ch, table, "id String, b String");
+            try (ClickHouseBatchDeliverer d = bytesDeliverer(ClickHouseSinkProvider.T_BATCHING,
+                    Map.of("url", ClickHouseTestServer.url().toString(), "table", table))) {
+                d.open(0, java.util.OptionalLong.empty());
+                d.deliver(bytesBatch(List.of(new byte[] {(byte) 0xFF, 0x41, 0x22, 0x5C, 0x0A, 0x00, (byte) 0x80})));
+            }
+            assertThat(ClickHouseTestServer.lines(ch, "SELECT hex(b) FROM default." + table))
+                    .containsExactly("FF41225C0A0080");
+        }
+    }
+
+    @Test
+    void shouldSpreadRowsOverTheShardsByABytesShardingKeysContent() throws Exception {
+        // distinct 16-byte keys (UUIDs, digests) must not all route alike
+        String table = "deliverer_bytes_shards";
+        try (ClickHouseHttpClient c1 = ClickHouseTestServer.client();
+                ClickHouseHttpClient c2 = new ClickHouseHttpClient(ClickHouseTestServer.url2(), null, null,
+                        Duration.ofSeconds(30))) {
+            ClickHouseTestServer.createReplicated(c1, table, "id String, b String");
+            ClickHouseTestServer.createReplicated(c2, table, "id String, b String");
+            java.util.Random random = new java.util.Random(7);
+            List<byte[]> keys = new ArrayList<>();
+            for (int i = 0; i < 50; i++) {
+                byte[] k = new byte[16];
+                random.nextBytes(k);
+                keys.add(k);
+            }
+            try (ClickHouseBatchDeliverer d = bytesDeliverer(ClickHouseSinkProvider.T_SHARDED, Map.of("table", table,
+                    "shard_hosts", Map.of("s1", ClickHouseTestServer.url().toString(), "s2",
+                            ClickHouseTestServer.url2().toString()),
+                    "sharding_key", "b"))) {
+                d.open(0, java.util.OptionalLong.empty());
+                d.deliver(bytesBatch(keys));
+            }
+            long first = Long.parseLong(ClickHouseTestServer.lines(c1, "SELECT count() FROM default." + table).get(0));
+            long second = Long.parseLong(ClickHouseTestServer.lines(c2, "SELECT count() FROM default." + table).get(0));
+            assertThat(first + second).isEqualTo(50);
+            assertThat(first).as("rows on shard s1").isBetween(10L, 40L);
         }
     }
 
