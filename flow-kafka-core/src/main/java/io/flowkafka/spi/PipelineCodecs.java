@@ -418,10 +418,11 @@ public final class PipelineCodecs {
                     + (p.containsKey("value_serde") ? "value_serde " + p.get("value_serde") : "key_column "
                             + p.get("key_column")) + ": pipe its records' bytes into its topic");
         }
-        String topic = topicsOf(streamId).stream().filter(sourceTopics()::contains).findFirst()
-                .orElseGet(() -> sourceTopics().stream().filter(t -> String.valueOf(p.get("topics")).contains(t))
-                        .findFirst().orElseThrow(() -> new IllegalArgumentException("source stream '" + streamId
-                                + "' reads no topic of " + sourceTopics())));
+        // the source's own topics (`topics` or `topic`), as the compiler reads them: never another source's
+        String topic = PipelineCompiler.topicsOf(source).stream()
+                .filter(sourceTopics()::contains).findFirst()
+                .orElseThrow(() -> new IllegalArgumentException("source stream '" + streamId + "' reads no topic of "
+                        + sourceTopics()));
         byte[] value = "avro".equals(String.valueOf(p.getOrDefault("format", "json")))
                 ? new AvroCodec(schema).encode(payload) : io.flowkafka.internal.serde.JsonRecords.toJson(payload);
         return new EncodedRecord(topic, null, value, new org.apache.kafka.common.header.internals.RecordHeaders(),

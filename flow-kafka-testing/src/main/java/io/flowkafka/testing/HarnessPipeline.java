@@ -121,7 +121,7 @@ final class HarnessPipeline implements PipelineUnderTest {
         if (t.timeType() == TimeType.REAL_TIME) {
             return Long.MIN_VALUE;
         }
-        Map<String, Duration> watched = t.watchedStreams();
+        Map<String, Duration> watched = computation.timerWatchedStreams(t); // its streams, or its streams_dependency
         List<String> streams = watched == null ? computation.inputStreamIds() : new ArrayList<>(watched.keySet());
         long min = Long.MAX_VALUE;
         for (String s : streams) {

@@ -3,8 +3,13 @@ package io.flowkafka.testing;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.flowkafka.spec.ComputationKind;
+import io.flowkafka.spec.PipelineSpec;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
+import org.apache.avro.Schema;
+import org.apache.avro.SchemaBuilder;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -27,6 +32,27 @@ class DriverAnyStreamTest {
             assertThat(driver.readPayloads("labels")).as("decoded from the sink topic, in write order")
                     .extracting(r -> r.get("label").toString()).containsExactly("alice#1", "alice#2");
             assertThat(driver.readSinkJson("click-labels")).as("the same records: consumed").isEmpty();
+        }
+    }
+
+    @Test
+    void shouldPipeIntoTheSourceStreamsOwnTopic() {
+        // read_us (declared first) reads "orders", whose name is in read_eu's "orders-eu"; read_eu names it with
+        // the documented "topic" (one topic)
+        Schema ev = SchemaBuilder.record("Ev").fields().requiredString("id").endRecord();
+        PipelineSpec spec = PipelineSpec.builder("two").stream("raw_us", ev).stream("raw_eu", ev)
+                .stream("us", ev).stream("eu", ev)
+                .computation("read_us", c -> c.kind(ComputationKind.SOURCE)
+                        .source("raw_us", "KafkaSource", Map.of("topics", "orders")).outputStreamIds("us")
+                        .sink("us_out", "KafkaSink", List.of("us"), Map.of("topic", "us-out")))
+                .computation("read_eu", c -> c.kind(ComputationKind.SOURCE)
+                        .source("raw_eu", "KafkaSource", Map.of("topic", "orders-eu")).outputStreamIds("eu")
+                        .sink("eu_out", "KafkaSink", List.of("eu"), Map.of("topic", "eu-out")))
+                .build();
+        try (FlowTestDriver driver = FlowTestDriver.create(spec)) {
+            driver.pipeStream("raw_eu", Map.of("id", "x"), T0);
+            assertThat(driver.readSinkJson("eu-out")).hasSize(1);
+            assertThat(driver.readSinkJson("us-out")).as("nothing went to the other source's topic").isEmpty();
         }
     }
 

@@ -72,8 +72,13 @@ class TimerSemanticsTest {
 
     @BeforeEach
     void start() {
+        driver = FlowTestDriver.create(spec());
+    }
+
+    /** Sources a and b (event time = {@code ts}, no out-of-orderness) into computation {@code timers}. */
+    static PipelineSpec spec() {
         WatermarkStrategy exact = WatermarkStrategy.DEFAULT.withOutOfOrdernessBound(Duration.ZERO).withTimestampColumn("ts");
-        PipelineSpec spec = PipelineSpec.builder("timers")
+        return PipelineSpec.builder("timers")
                 .stream("raw_a", EVENT).stream("raw_b", EVENT).stream("a", EVENT).stream("b", EVENT)
                 .stream("fired", FIRED).stream("audit", FIRED)
                 .computation("read_a", c -> c.kind(ComputationKind.SOURCE).watermarkStrategy(exact)
@@ -93,7 +98,6 @@ class TimerSemanticsTest {
                         .streamsDependency("audit", List.of("t_b_only"))
                         .streamsDependency("t_dep_a", List.of("a")))
                 .build();
-        driver = FlowTestDriver.create(spec);
     }
 
     @AfterEach
@@ -151,6 +155,17 @@ class TimerSemanticsTest {
                 .containsExactly("t_dep_a:k:500:100");
         event("b", "y", 700, null);
         assertThat(fired()).containsExactly("t_all:k:500:100");
+    }
+
+    @Test
+    void shouldCountOnlyTheStreamsATimersDependencyListsOnTheHarnessToo() {
+        // the harness level of "one test, three levels" must fire as the runtime does
+        try (PipelineUnderTest p = FlowTestLevel.HARNESS.open(spec(), "timers", new java.util.Properties())) {
+            p.pipe("a", Map.of("key", "k", "ts", 100L, "cmd", "add t_dep_a 500 100"), 100 * MS);
+            p.advanceWatermark("a", 600 * MS);
+            assertThat(p.awaitPayloads("fired", 1)).singleElement()
+                    .satisfies(r -> assertThat(r.get("stream").toString()).isEqualTo("t_dep_a"));
+        }
     }
 
     @Test
