@@ -49,6 +49,9 @@ import org.jspecify.annotations.Nullable;
  * topology, and {@link DetachedCall} outside one (the unit harness, through the SPI), so both run
  * the same rules with the same messages.
  *
+ * <p>Over 700 lines because it implements the two public interfaces a function calls, {@link RuntimeContext} and
+ * {@link OutputCollector}, whose methods share the call's state; its accessors are the small nested classes.
+ *
  * <p>Threading: owned by the task's stream thread.
  */
 final class CallContext implements RuntimeContext, OutputCollector {
@@ -489,17 +492,8 @@ final class CallContext implements RuntimeContext, OutputCollector {
      * behind that stream's watermark (which does not wait for the timer): refused, as for visits.
      */
     private void checkTimerOutputs(String stream) {
-        for (Output o : outputs) {
-            String out = o.message().streamId;
-            List<String> deps = spec.streamsDependency().get(out);
-            if (deps != null && !deps.contains(stream)) {
-                throw new IllegalStateException("computation '" + spec.id() + "' emitted to '" + out
-                        + "' from onTimer of timer stream '" + stream + "', but streams_dependency." + out
-                        + " does not list '" + stream + "', so that output's watermark does not wait for the timer "
-                        + "and the message would be late; add it: \"streams_dependency\": {\"" + out
-                        + "\": [..., \"" + stream + "\"]}");
-            }
-        }
+        checkOutputsWaitFor("onTimer of timer stream", stream, false,
+                ", so that output's watermark does not wait for the timer and the message would be late");
     }
 
     /**
@@ -522,19 +516,28 @@ final class CallContext implements RuntimeContext, OutputCollector {
 
     /** Outputs from onVisit need the visitor in streams_dependency; SwiftMap may not emit from a visit at all. */
     void checkVisitOutputs(String stream) {
+        if (spec.kind() == ComputationKind.SWIFT_MAP && !outputs.isEmpty()) {
+            throw new IllegalStateException("SwiftMap computation '" + spec.id() + "' emitted to '"
+                    + outputs.get(0).message().streamId + "' from onVisit, which Flow forbids (a SwiftMap visit may "
+                    + "only touch state); make '" + spec.id() + "' a Transform computation");
+        }
+        checkOutputsWaitFor("onVisit of key-visitor stream", stream, true, "");
+    }
+
+    /**
+     * Refuses an output to a stream whose watermark does not wait for {@code stream}: one whose
+     * {@code streams_dependency} entry does not list it, or (when {@code listed}) one without an entry; {@code why}
+     * ends the message's reason.
+     */
+    private void checkOutputsWaitFor(String from, String stream, boolean listed, String why) {
         for (Output o : outputs) {
             String out = o.message().streamId;
-            if (spec.kind() == ComputationKind.SWIFT_MAP) {
-                throw new IllegalStateException("SwiftMap computation '" + spec.id() + "' emitted to '" + out
-                        + "' from onVisit, which Flow forbids (a SwiftMap visit may only touch state); make '"
-                        + spec.id() + "' a Transform computation");
-            }
             List<String> deps = spec.streamsDependency().get(out);
-            if (deps == null || !deps.contains(stream)) {
-                throw new IllegalStateException("computation '" + spec.id() + "' emitted to '" + out
-                        + "' from onVisit of key-visitor stream '" + stream + "', but streams_dependency." + out
-                        + " does not list '" + stream + "'; add it: \"streams_dependency\": {\"" + out + "\": [..., \""
-                        + stream + "\"]}");
+            if (deps == null ? listed : !deps.contains(stream)) {
+                throw new IllegalStateException("computation '" + spec.id() + "' emitted to '" + out + "' from "
+                        + from + " '" + stream + "', but streams_dependency." + out + " does not list '" + stream
+                        + "'" + why + "; add it: \"streams_dependency\": {\"" + out + "\": [..., \"" + stream
+                        + "\"]}");
             }
         }
     }
