@@ -28,6 +28,11 @@ import kafka.server.KafkaRaftServer;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.internals.Topic;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.common.utils.Utils;
@@ -57,7 +62,8 @@ import org.slf4j.LoggerFactory;
  * listener is PLAINTEXT on {@code localhost} at a free port. Internal topics (consumer offsets,
  * transaction state, share-group state) have replication {@code min(3, n)}, 5 partitions for the
  * first two, and min ISR 1, or 2 with three or more brokers. Topics created through
- * {@link #createTopic} get the same replication. The broker waits up to 1 s, not Kafka's 100 ms, for a
+ * {@link #createTopic} get the same replication. A cluster of several brokers creates its transaction state topic
+ * before {@code start} returns and waits until it is in sync. The broker waits up to 1 s, not Kafka's 100 ms, for a
  * transaction's previous markers before it answers a first produce {@code CONCURRENT_TRANSACTIONS}
  * ({@code add.partitions.to.txn.retry.backoff.max.ms=1000}; override it in {@code brokerConfig}).
  *
@@ -238,6 +244,9 @@ public final class EmbeddedKafkaCluster implements KafkaCluster {
             Await.poll(STARTUP_BOUND, brokers + " broker(s) registered and unfenced at "
                             + bootstrapServers(nodes),
                     () -> describedBrokers(a), n -> n >= brokers, true, FlowException::new);
+            if (brokers > 1) {
+                settleTransactionState(a, bootstrapServers(nodes), clientSecurity, brokers);
+            }
             log.info("Kafka cluster with {} broker(s) started at {}", brokers, bootstrapServers(nodes));
             return new EmbeddedKafkaCluster(brokers, dataDir, nodes, admin, clientSecurity);
         } catch (RuntimeException | Error e) {
@@ -696,6 +705,40 @@ public final class EmbeddedKafkaCluster implements KafkaCluster {
                     .nodes().get().stream().map(n -> n.id()).collect(Collectors.toSet());
         } catch (ExecutionException e) {
             return Set.of();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new FlowException("interrupted while waiting for the Kafka cluster", e);
+        }
+    }
+
+    /**
+     * Creates the transaction state topic of a multi-broker cluster and waits until each of its partitions has a
+     * leader and every replica in sync: a first transaction that raced the topic's creation on a fresh cluster was
+     * once refused {@code INVALID_TXN_STATE} by its coordinator.
+     */
+    private static void settleTransactionState(Admin admin, String bootstrapServers, Map<String, Object> security,
+            int brokers) {
+        Properties props = clientProperties(bootstrapServers, "flowkafka-embedded-settle");
+        props.putAll(security);
+        props.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "flowkafka-embedded-settle");
+        props.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, (int) STARTUP_BOUND.toMillis());
+        try (KafkaProducer<byte[], byte[]> producer =
+                new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer())) {
+            producer.initTransactions();
+        }
+        int replicas = Math.min(3, brokers);
+        Await.poll(STARTUP_BOUND, "every partition of " + Topic.TRANSACTION_STATE_TOPIC_NAME + " led and in sync",
+                () -> transactionStateSettled(admin, replicas), settled -> settled, true, FlowException::new);
+    }
+
+    private static boolean transactionStateSettled(Admin admin, int replicas) {
+        try {
+            TopicDescription d = admin.describeTopics(List.of(Topic.TRANSACTION_STATE_TOPIC_NAME)).allTopicNames()
+                    .get().get(Topic.TRANSACTION_STATE_TOPIC_NAME);
+            return d != null && d.partitions().stream()
+                    .allMatch(p -> p.leader() != null && p.isr().size() == replicas && p.replicas().size() == replicas);
+        } catch (ExecutionException e) {
+            return false;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new FlowException("interrupted while waiting for the Kafka cluster", e);

@@ -1,5 +1,6 @@
 package io.flowkafka.connectors.clickhouse;
 
+import io.flowkafka.connectors.http.TimedExchange;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URLEncoder;
@@ -123,7 +124,8 @@ public final class ClickHouseHttpClient implements AutoCloseable {
         }
         HttpResponse<String> response;
         try {
-            response = http.send(request.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+            response = TimedExchange.send(http, request.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8),
+                    timeout);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while waiting for ClickHouse at " + base, e);

@@ -83,7 +83,8 @@ final class MessagePost {
             long start = System.nanoTime();
             @Nullable Duration retryAfter = null;
             try {
-                HttpResponse<byte[]> response = client.send(request, HttpResponse.BodyHandlers.ofByteArray());
+                HttpResponse<byte[]> response = TimedExchange.send(client, request,
+                        HttpResponse.BodyHandlers.ofByteArray(), params.requestTimeout());
                 int status = response.statusCode();
                 meters.request((status / 100) + "xx", System.nanoTime() - start);
                 if (status >= 200 && status < 300) {

@@ -3,11 +3,17 @@ package io.flowkafka.connectors.clickhouse;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
-/** {@link ClickHouseHttpClient} against the real server {@code .ci/services} starts. */
+/**
+ * {@link ClickHouseHttpClient} against the real server {@code .ci/services} starts, and against {@link FakeClickHouse}
+ * for an answer the real server cannot be made to stall.
+ */
 class ClickHouseHttpClientTest {
     @Test
     void shouldQueryInsertAndDeduplicateAByteIdenticalBlockInReplicatedMergeTree() throws Exception {
@@ -33,6 +39,17 @@ class ClickHouseHttpClientTest {
                         assertThat(e.permanent()).isTrue();
                         assertThat(e.getMessage()).contains("no_such_table_ch");
                     });
+        }
+    }
+
+    @Test
+    @Timeout(30)
+    void shouldTimeOutAnInsertWhoseAnswerStallsAfterItsHeaders() throws Exception {
+        try (FakeClickHouse fake = new FakeClickHouse().then(FakeClickHouse.STALL);
+                ClickHouseHttpClient c = new ClickHouseHttpClient(fake.url(), "default", "", Duration.ofMillis(300))) {
+            assertThatThrownBy(() -> c.insert("default.t", "JSONEachRow", "{}\n".getBytes(StandardCharsets.UTF_8),
+                    Map.of())).isInstanceOf(HttpTimeoutException.class).hasMessageContaining("PT0.3S");
+            assertThat(fake.inserts()).hasSize(1);
         }
     }
 

@@ -28,6 +28,9 @@ final class FakeClickHouse implements AutoCloseable {
     /** Never answers (until closed): the client's request timeout fires after the INSERT started. */
     static final Answer HANG = new Answer(0, 0, "");
 
+    /** Answers 200 with the body's first byte, then nothing more (until closed): a body that stalls. */
+    static final Answer STALL = new Answer(200, 0, "Ok.\n");
+
     private final HttpServer server;
     private final ConcurrentLinkedQueue<Answer> script = new ConcurrentLinkedQueue<>();
     private final List<String> inserts = Collections.synchronizedList(new ArrayList<>());
@@ -67,7 +70,12 @@ final class FakeClickHouse implements AutoCloseable {
         if (query.contains("query=INSERT")) {
             inserts.add(body);
             Answer a = script.poll();
-            if (a == HANG) {
+            if (a == STALL) {
+                ex.sendResponseHeaders(200, a.text().length());
+                ex.getResponseBody().write(a.text().getBytes(StandardCharsets.UTF_8), 0, 1);
+                ex.getResponseBody().flush();
+            }
+            if (a == HANG || a == STALL) {
                 try {
                     closed.await();
                 } catch (InterruptedException e) {

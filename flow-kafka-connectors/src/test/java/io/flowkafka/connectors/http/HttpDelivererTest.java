@@ -114,6 +114,20 @@ class HttpDelivererTest {
     }
 
     @Test
+    void shouldTimeOutARequestWhoseBodyStallsPastTheRequestTimeoutAndRetryIt() throws Exception {
+        // request_timeout bounds the whole request: headers that arrive on time do not make a stalled body wait
+        OutboxDeliverer d = deliverer(Map.of("request_timeout", "300ms", "retry_backoff", "5ms"));
+        server.plan(r -> r.attempt() == 1 ? Answer.stalledBody(20_000) : Answer.ok());
+        d.open(0, OptionalLong.empty());
+        OutboxBatch batch = batch(0, 0, List.of("k"));
+        d.deliver(batch);
+        assertThat(server.received()).extracting(Received::attempt).as("the stalled answer timed out and was retried")
+                .containsExactly(1, 2);
+        assertThat(server.deliveredKeys()).containsExactly(ids(batch).get(0));
+        assertThat(count("flow.sink.http.requests", "outcome", "timeout")).isEqualTo(1);
+    }
+
+    @Test
     void shouldRetryAConnectionResetByThePeerWithTheSameKeyAndBody() throws Exception {
         try (ResettingHttpServer resetting = new ResettingHttpServer(2)) {
             OutboxDeliverer d = deliverer(Map.of("url", resetting.uri().toString(), "retry_backoff", "5ms"));

@@ -89,7 +89,7 @@ class HttpSinkIT {
                 }
                 // slow service so that delivery is in progress when the instance dies; some injected faults
                 return f < 5 ? Answer.status(503, "busy") : f < 8 ? Answer.closeWithoutAnswer()
-                        : f < 10 ? Answer.slow(800) : new Answer(200, Map.of(), "ok", 1, false);
+                        : f < 10 ? Answer.slow(800) : new Answer(200, Map.of(), "ok", 1, false, false);
             });
             try (ChildJvm a = instance(cluster, pipeline, input, server, token, state, "a");
                     ChildJvm b = instance(cluster, pipeline, input, server, token, state, "b")) {

@@ -37,25 +37,31 @@ final class LoopbackHttpServer implements AutoCloseable {
     }
 
     /** How to answer one request. */
-    record Answer(int status, Map<String, String> headers, String body, long delayMs, boolean reset) {
+    record Answer(int status, Map<String, String> headers, String body, long delayMs, boolean reset,
+            boolean stallBody) {
         static Answer ok() {
-            return new Answer(200, Map.of(), "ok", 0, false);
+            return new Answer(200, Map.of(), "ok", 0, false, false);
         }
 
         static Answer status(int status, String body) {
-            return new Answer(status, Map.of(), body, 0, false);
+            return new Answer(status, Map.of(), body, 0, false, false);
         }
 
         static Answer retryAfter(int status, String seconds) {
-            return new Answer(status, Map.of("Retry-After", seconds), "slow down", 0, false);
+            return new Answer(status, Map.of("Retry-After", seconds), "slow down", 0, false, false);
         }
 
         static Answer slow(long delayMs) {
-            return new Answer(200, Map.of(), "late", delayMs, false);
+            return new Answer(200, Map.of(), "late", delayMs, false, false);
+        }
+
+        /** A 200 whose headers and first body byte go out at once and the rest of the body after {@code delayMs}. */
+        static Answer stalledBody(long delayMs) {
+            return new Answer(200, Map.of(), "stalled", delayMs, false, true);
         }
 
         static Answer closeWithoutAnswer() {
-            return new Answer(0, Map.of(), "", 0, true);
+            return new Answer(0, Map.of(), "", 0, true, false);
         }
     }
 
@@ -115,6 +121,10 @@ final class LoopbackHttpServer implements AutoCloseable {
             if (a.reset()) {
                 return; // closed before any response: the client sees the connection end without an answer
             }
+            if (a.stallBody()) {
+                stallBody(exchange, a);
+                return;
+            }
             if (a.delayMs() > 0) {
                 try {
                     Thread.sleep(a.delayMs()); // the injected slowness itself
@@ -136,6 +146,21 @@ final class LoopbackHttpServer implements AutoCloseable {
                 exchange.getResponseBody().write(out);
             }
         }
+    }
+
+    /** Sends the headers and the body's first byte, waits {@code delayMs}, then sends the rest. */
+    private static void stallBody(HttpExchange exchange, Answer a) throws IOException {
+        byte[] out = a.body().getBytes(StandardCharsets.UTF_8);
+        exchange.sendResponseHeaders(a.status(), out.length);
+        exchange.getResponseBody().write(out, 0, 1);
+        exchange.getResponseBody().flush();
+        try {
+            Thread.sleep(a.delayMs()); // the injected stall itself
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        }
+        exchange.getResponseBody().write(out, 1, out.length - 1);
     }
 
     @Override
