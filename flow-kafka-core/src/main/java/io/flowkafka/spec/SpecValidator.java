@@ -53,6 +53,9 @@ final class SpecValidator {
     private final Set<String> readStreams = new HashSet<>();
     /** External sinks (those of a SinkProvider) by id: the computation that first declared each. */
     private final Map<String, String> externalSinks = new LinkedHashMap<>();
+    /** The parameters of the core's KafkaSink, each read by the output router. */
+    private static final List<String> KAFKA_SINK_PARAMETERS = List.of("topic", "format", "value_serde", "serde_config",
+            "key_column", "payload_column", "message_id_header", "timestamp", "at_most_once_strategy");
     private final Set<String> knownStreams = new LinkedHashSet<>();
 
     private SpecValidator(PipelineSpec spec) {
@@ -719,6 +722,18 @@ final class SpecValidator {
                             + (topic == null ? "has no 'topic' parameter" : "has an invalid 'topic' parameter " + topic),
                             "set sinks." + sink.id() + ".parameters.topic to the name of the Kafka topic to write");
                 }
+                // the providers check their own sinks' parameters; KafkaSink has no provider
+                oneOf(c.id(), field, sink, "format", List.of("json", "avro"), "the record value's encoding");
+                oneOf(c.id(), field, sink, "timestamp", List.of("event", "system"),
+                        "the record timestamp: the message's event time (default) or its system time");
+                for (String name : sink.parameters().keySet()) {
+                    if (!KAFKA_SINK_PARAMETERS.contains(name)) {
+                        String suggestion = closest(name, KAFKA_SINK_PARAMETERS);
+                        error(c.id(), field + ".parameters." + name, "unknown KafkaSink parameter '" + name + "' for sink '"
+                                + sink.id() + "'", (suggestion == null ? "" : "did you mean '" + suggestion + "'? ")
+                                + "use one of " + KAFKA_SINK_PARAMETERS);
+                    }
+                }
                 if (atMostOnce) {
                     error(c.id(), field + ".at_most_once_strategy", "KafkaSink '" + sink.id() + "' is synchronous "
                             + "(written inside the epoch transaction) and has no at_most_once_strategy",
@@ -734,6 +749,11 @@ final class SpecValidator {
 
     private void checkSinkEncoding(String computation, String field, SinkSpec sink) {
         Map<String, Object> p = sink.parameters();
+        for (String column : List.of("key_column", "payload_column")) {
+            if (p.containsKey(column)) {
+                checkSinkColumn(computation, field + ".parameters." + column, sink, column, p.get(column));
+            }
+        }
         for (KafkaSourceParameters.Problem problem : KafkaSourceParameters.serdeProblems(p, "sink '" + sink.id() + "'")) {
             problem(problem.error(), computation, field + "." + problem.field(), problem.message(), problem.fix());
         }
@@ -747,6 +767,57 @@ final class SpecValidator {
                 }
             }
         }
+    }
+
+    private void oneOf(String computation, String field, SinkSpec sink, String name, List<String> allowed,
+            String meaning) {
+        Object v = sink.parameters().get(name);
+        if (v != null && !allowed.contains(v.toString())) {
+            error(computation, field + ".parameters." + name, "unknown " + name + " '" + v + "' for sink '" + sink.id()
+                    + "'", "set " + name + " (" + meaning + ") to one of " + allowed + ", spelled in lower case");
+        }
+    }
+
+    /**
+     * A sink's key_column or payload_column names a column of each input stream whose value becomes bytes: a string,
+     * number, boolean or bytes (nullable); anything else would send every message to the dead letters.
+     */
+    private void checkSinkColumn(String computation, String field, SinkSpec sink, String param, @Nullable Object v) {
+        if (!(v instanceof String column) || column.isBlank()) {
+            error(computation, field, param + " of sink '" + sink.id() + "' must be a column name but was " + v,
+                    "set " + param + " to a column of the sink's input stream");
+            return;
+        }
+        for (String in : sink.inputStreamIds()) {
+            StreamSpec stream = spec.streams().get(in);
+            if (stream == null || stream.schema() == null || stream.schema().getType() != Schema.Type.RECORD) {
+                continue; // reported elsewhere
+            }
+            Schema.Field f = stream.schema().getField(column);
+            List<String> names = stream.schema().getFields().stream().map(Schema.Field::name).toList();
+            if (f == null) {
+                String suggestion = closest(column, names);
+                error(computation, field, param + " '" + column + "' of sink '" + sink.id() + "' is not a column of its "
+                        + "input stream '" + in + "'", (suggestion == null ? "" : "did you mean '" + suggestion + "'? ")
+                        + "use one of " + names);
+            } else if (!bytesColumn(f.schema())) {
+                error(computation, field, param + " '" + column + "' of sink '" + sink.id() + "' is "
+                        + KafkaSourceParameters.describe(f.schema()) + " in stream '" + in + "', but it must be a string, "
+                        + "number, boolean or bytes column: every message would go to the dead letters",
+                        "name such a column, or remove " + param);
+            }
+        }
+    }
+
+    private static boolean bytesColumn(Schema schema) {
+        if (schema.getType() == Schema.Type.UNION) {
+            List<Schema> branches = schema.getTypes().stream().filter(b -> b.getType() != Schema.Type.NULL).toList();
+            return !branches.isEmpty() && branches.stream().allMatch(SpecValidator::bytesColumn);
+        }
+        return switch (schema.getType()) {
+            case STRING, BYTES, INT, LONG, FLOAT, DOUBLE, BOOLEAN -> true;
+            default -> false;
+        };
     }
 
     private void checkTimers(ComputationSpec c) {

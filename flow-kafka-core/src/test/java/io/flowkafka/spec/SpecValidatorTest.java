@@ -588,6 +588,37 @@ class SpecValidatorTest {
     }
 
     @Test
+    void shouldRejectAKafkaSinkFormatOrTimestampItWouldReadAsTheDefault() {
+        // the router tests format == "avro" and timestamp == "system": "Avro" would write JSON, "processing" event time
+        assertSingleError(spec(read(), count().sink("a", "KafkaSink", List.of("counts"), Map.of("topic", "c",
+                "format", "Avro"))), "count", "sinks.a.parameters.format", "unknown format 'Avro'", "[json, avro]");
+        assertSingleError(spec(read(), count().sink("t", "KafkaSink", List.of("counts"), Map.of("topic", "c",
+                "timestamp", "processing"))), "count", "sinks.t.parameters.timestamp", "unknown timestamp 'processing'",
+                "[event, system]");
+    }
+
+    @Test
+    void shouldRejectAnUnknownKafkaSinkParameterWithTheClosestName() {
+        assertSingleError(spec(read(), count().sink("k", "KafkaSink", List.of("counts"), Map.of("topic", "c",
+                "key_colum", "user"))), "count", "sinks.k.parameters.key_colum", "unknown KafkaSink parameter",
+                "did you mean 'key_column'?");
+    }
+
+    @Test
+    void shouldRejectASinkKeyOrPayloadColumnMissingFromItsInputOrNotAScalar() {
+        assertSingleError(spec(read(), count().sink("k", "KafkaSink", List.of("counts"), Map.of("topic", "c",
+                "key_column", "usr"))), "count", "sinks.k.parameters.key_column", "'usr' of sink 'k' is not a column "
+                + "of its input stream 'counts'", "did you mean 'user'?");
+        Schema nested = SchemaBuilder.record("Nested").namespace("test").fields().requiredString("user")
+                .requiredLong("total").name("detail").type(TOTAL).noDefault().endRecord();
+        PipelineSpec spec = spec(PipelineSpec.builder("activity").stream("events", EVENT).stream("counts", nested),
+                read(), count().sink("p", "KafkaSink", List.of("counts"), Map.of("topic", "c",
+                        "payload_column", "detail")));
+        assertSingleError(spec, "count", "sinks.p.parameters.payload_column", "is a record in stream 'counts', but it "
+                + "must be a string, number, boolean or bytes column", "remove payload_column");
+    }
+
+    @Test
     void shouldWarnAboutSerdeConfigWithoutValueSerde() {
         PipelineSpec spec = spec(read(), count().sink("cfg", "KafkaSink", List.of("counts"), Map.of("topic", "c",
                 "serde_config", Map.of("schema.registry.url", "mock://x"))));

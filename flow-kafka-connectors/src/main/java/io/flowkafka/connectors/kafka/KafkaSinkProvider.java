@@ -46,6 +46,14 @@ public final class KafkaSinkProvider implements SinkProvider {
      */
     public static final String T_AT_LEAST_ONCE_KAFKA_SINK = "TAtLeastOnceKafkaSink";
 
+    /** The parameters of TAtLeastOnceKafkaSink: the record's encoding, read by core's output router, and the topic. */
+    private static final List<String> SYNC_PARAMETERS = List.of("topic", "format", "value_serde", "serde_config",
+            "key_column", "payload_column", "message_id_header", "timestamp", "at_most_once_strategy");
+    /** The parameters of TKafkaSink: those and its delivery's. */
+    private static final List<String> ASYNC_PARAMETERS = List.of("topic", "format", "value_serde", "serde_config",
+            "key_column", "payload_column", "message_id_header", "timestamp", "at_most_once_strategy",
+            "delivery_guarantee", "progress_topic", "max_batch_records");
+
     @Override
     public Set<String> sinkClassNames() {
         return Set.of(T_KAFKA_SINK, T_AT_LEAST_ONCE_KAFKA_SINK);
@@ -86,6 +94,18 @@ public final class KafkaSinkProvider implements SinkProvider {
         Object format = sink.parameters().getOrDefault("format", "json");
         if (!List.of("json", "avro").contains(String.valueOf(format))) {
             problems.add(new Problem("parameters.format", "unknown format '" + format + "'", "set format to json or avro"));
+        }
+        Object timestamp = sink.parameters().getOrDefault("timestamp", "event");
+        if (!List.of("event", "system").contains(String.valueOf(timestamp))) {
+            problems.add(new Problem("parameters.timestamp", "unknown timestamp '" + timestamp + "'",
+                    "set timestamp to event (the message's event time, default) or system"));
+        }
+        List<String> known = synchronous(sink) ? SYNC_PARAMETERS : ASYNC_PARAMETERS;
+        for (String name : sink.parameters().keySet()) {
+            if (!known.contains(name) && !(synchronous(sink) && ASYNC_PARAMETERS.contains(name))) {
+                problems.add(new Problem("parameters." + name, "unknown " + sink.sinkClassName() + " parameter '"
+                        + name + "'", "use one of " + known));
+            }
         }
         Object max = sink.parameters().getOrDefault("max_batch_records", 500);
         try {

@@ -3,6 +3,8 @@ package io.flowkafka.connectors.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flowkafka.spec.PipelineSpec;
+import io.flowkafka.spec.SinkSpec;
+import io.flowkafka.spi.SinkProvider;
 import io.flowkafka.testing.FlowTestDriver;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -13,7 +15,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The sync {@code KafkaSink}'s record parameters, as in Flow's Kafka sink: {@code key_column},
  * {@code payload_column} (the value is that column's bytes instead of the whole record) and
- * {@code message_id_header} (the message id, the dedup key, in a header).
+ * {@code message_id_header} (the message id, the dedup key, in a header), and the connectors' Kafka sinks' parameter
+ * checks.
  */
 class KafkaSinkParametersTest {
     @Test
@@ -40,5 +43,23 @@ class KafkaSinkParametersTest {
                         .isEqualTo(first.readTopic("output").get(0).headers().lastHeader("x-flow-id").value());
             }
         }
+    }
+
+    @Test
+    void shouldRejectAnUnknownParameterOrTimestampOfTheConnectorsKafkaSinks() {
+        KafkaSinkProvider provider = new KafkaSinkProvider();
+        List<SinkProvider.Problem> async = provider.validate(new SinkSpec("s", "TKafkaSink", List.of("out"),
+                Map.of("topic", "t", "delivery_gaurantee", "at_least_once", "timestamp", "processing")));
+        assertThat(async).extracting(SinkProvider.Problem::field)
+                .containsExactlyInAnyOrder("parameters.delivery_gaurantee", "parameters.timestamp");
+        assertThat(async).filteredOn(p -> p.field().equals("parameters.delivery_gaurantee")).singleElement()
+                .satisfies(p -> assertThat(p.fix()).contains("delivery_guarantee"));
+        List<SinkProvider.Problem> sync = provider.validate(new SinkSpec("s", "TAtLeastOnceKafkaSink", List.of("out"),
+                Map.of("topic", "t", "key_colum", "user", "max_batch_records", 5)));
+        assertThat(sync).extracting(SinkProvider.Problem::field)
+                .containsExactlyInAnyOrder("parameters.key_colum", "parameters.max_batch_records");
+        assertThat(provider.validate(new SinkSpec("s", "TKafkaSink", List.of("out"), Map.of("topic", "t",
+                "key_column", "user", "timestamp", "system", "delivery_guarantee", "at_least_once",
+                "max_batch_records", 10, "message_id_header", "id")))).isEmpty();
     }
 }
