@@ -829,10 +829,27 @@ final class SpecValidator {
                             "use one of " + TimerStreamSpec.knownParameters());
                 }
             }
+            boolean realTime = false;
             try {
-                t.timeType();
+                realTime = t.timeType() == TimeType.REAL_TIME;
             } catch (IllegalArgumentException e) {
                 error(c.id(), field + ".time_type", e.getMessage(), "set time_type to event_time, system_time or real_time");
+            }
+            if (realTime) {
+                // reference 003: real_time is "compared with real astronomical time", and such timer streams form a
+                // group of their own "regardless of the configured input streams and delays"
+                for (String p : List.of("streams", "streams_with_delays")) {
+                    if (t.parameters().containsKey(p)) {
+                        warning(c.id(), field + "." + p, "timer stream '" + t.id() + "' is real_time: it fires by the "
+                                + "wall clock, and " + p + " is ignored", "remove " + p + ", or use event_time or "
+                                + "system_time to wait on streams");
+                    }
+                }
+                if (c.streamsDependency().containsKey(t.id())) {
+                    warning(c.id(), "streams_dependency." + t.id(), "timer stream '" + t.id() + "' is real_time: it "
+                            + "fires by the wall clock, and its streams_dependency entry is ignored",
+                            "remove it, or use event_time or system_time to wait on streams");
+                }
             }
             Object dedup = t.parameters().get("deduplicate_equal_timestamps");
             if (dedup != null && !(dedup instanceof Boolean) && !"true".equals(dedup.toString())

@@ -768,6 +768,17 @@ class SpecValidatorTest {
     }
 
     @Test
+    void shouldWarnThatARealTimeTimerIgnoresTheStreamsItWouldWaitOn() {
+        // reference 003: real_time is "compared with real astronomical time"
+        PipelineSpec spec = spec(read(), count()
+                .timer("wall", Map.of("time_type", "real_time", "streams_with_delays", Map.of("events", "5m"))));
+        assertThat(errors(spec)).isEmpty();
+        assertThat(warnings(spec)).singleElement().satisfies(w -> assertProblem(w, "count",
+                "timers.wall.streams_with_delays", "is real_time: it fires by the wall clock, and streams_with_delays "
+                        + "is ignored", "use event_time or system_time"));
+    }
+
+    @Test
     void shouldRejectUnknownTimeType() {
         PipelineSpec spec = spec(read(), count().timer("t", Map.of("time_type", "wall_time")));
         assertSingleError(spec, "count", "timers.t.time_type", "unknown time_type 'wall_time'", "event_time, system_time or real_time");

@@ -2,6 +2,7 @@ package io.flowkafka.connectors.statictable;
 
 import io.flowkafka.spec.Durations;
 import io.flowkafka.spi.SourceProvider.Problem;
+import java.math.BigDecimal;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -182,11 +183,12 @@ record StaticTableSourceParameters(List<Path> tables, @Nullable Path tablesPath,
             return dflt;
         }
         try {
-            long n = v instanceof Number num ? num.longValue() : Long.parseLong(v.toString().trim());
+            // exact: 0.5 rows/s must not truncate to 0, which means no limit
+            long n = new BigDecimal(v.toString().trim()).longValueExact();
             if (n >= min) {
                 return n;
             }
-        } catch (NumberFormatException e) {
+        } catch (NumberFormatException | ArithmeticException e) {
             // reported below
         }
         problems.add(Problem.error("parameters." + name, of + " has " + name + " " + v, "set an integer >= " + min

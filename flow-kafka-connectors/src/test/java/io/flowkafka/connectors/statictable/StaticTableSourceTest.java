@@ -240,6 +240,21 @@ class StaticTableSourceTest {
     }
 
     @Test
+    void shouldRejectAFractionalRateLimitInsteadOfReadingWithoutLimit() throws IOException {
+        // 0.5 rows/s truncated to 0 would mean "no limit"
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> FlowTestDriver.create(spec(Map.of(
+                "max_rows_per_second", 0.5))))
+                .isInstanceOf(InvalidSpecException.class)
+                .hasMessageContaining("parameters.max_rows_per_second").hasMessageContaining("set an integer >= 0");
+        table("2026-01-01", 10);
+        driver = FlowTestDriver.create(spec(Map.of("max_rows_per_second", 20)));
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> driver.reconfigure(Map.of("computations",
+                Map.of("reader", Map.of("source_streams", Map.of("rows", Map.of("max_bytes_per_second", 0.5)))))))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("max_bytes_per_second");
+    }
+
+    @Test
     void shouldRejectADynamicChangeOfAStaticParameter() throws IOException {
         driver = FlowTestDriver.create(spec(Map.of()));
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> driver.reconfigure(Map.of("computations",
