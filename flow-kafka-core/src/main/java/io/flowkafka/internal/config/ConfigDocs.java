@@ -51,7 +51,9 @@ public final class ConfigDocs {
         out.append("`FlowRuntime.create`, where the `flow.*` keys below sit beside Kafka's own. Every other key\n");
         out.append("(`bootstrap.servers`, security, `state.dir`, `num.stream.threads`, `producer.`/`consumer.`\n");
         out.append("overrides...) passes through to Kafka Streams unchanged. flow-kafka sets `application.id`\n");
-        out.append("(`flow.application.id.prefix` + pipeline name) and `processing.guarantee=exactly_once_v2`, and\n");
+        out.append("(`flow.application.id.prefix` + pipeline name; an `application.id` you set wins, but the CLI\n");
+        out.append("and the topic and ACL names in these docs assume prefix + name, so set the prefix instead) and\n");
+        out.append("`processing.guarantee=exactly_once_v2`, and\n");
         out.append("defaults `producer.batch.size`, `producer.compression.type=lz4` and\n");
         out.append("`restore.consumer.fetch.max.wait.ms=50` unless you set them (see `FlowRuntime`'s Javadoc).\n");
         out.append("An unknown or malformed `flow.*` value fails `FlowRuntime.create` with a `ConfigException`\n");
