@@ -191,6 +191,16 @@ public final class PipelineCodecs {
     }
 
     /**
+     * The user topics read by one computation's sources.
+     *
+     * @param computationId a computation of the pipeline
+     * @return the topic names; empty for a computation without topic sources
+     */
+    public List<String> sourceTopicsOf(String computationId) {
+        return compiled.sourceTopicsByComputation().getOrDefault(computationId, List.of());
+    }
+
+    /**
      * The user topics read by sources.
      *
      * @return the source topic names

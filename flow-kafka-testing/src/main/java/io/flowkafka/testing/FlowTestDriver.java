@@ -174,6 +174,7 @@ public final class FlowTestDriver implements AutoCloseable {
     private final PipelineSpec spec;
     private final FlowRuntime runtime;
     private final PipelineCodecs codecs;
+    private final HeldSourceRecords heldRecords;
     private final TopologyTestDriver driver;
     private final @Nullable Path ownedStateDir;
     private final Set<String> readableTopics;
@@ -227,6 +228,8 @@ public final class FlowTestDriver implements AutoCloseable {
             this.runtime = FlowRuntime.create(spec, p);
             this.spec = runtime.spec();
             this.codecs = PipelineCodecs.of(this.spec, p);
+            this.heldRecords = new HeldSourceRecords(codecs, List.copyOf(this.spec.computations().keySet()),
+                    runtime::dynamicSpec);
             this.driver = new TopologyTestDriver(runtime.topology(), runtime.streamsProperties(), wallClock);
         } catch (RuntimeException e) {
             deleteOwnedStateDir();
@@ -349,8 +352,12 @@ public final class FlowTestDriver implements AutoCloseable {
                     + spec.name() + "'; its source topics are " + codecs.sourceTopics()
                     + " (pipe internal streams with pipe(streamId, ...))");
         }
-        inputTopic(topic).pipeInput(new TestRecord<>(key, value, null, timestamp));
+        heldRecords.offer(topic, new TestRecord<>(key, value, null, timestamp), this::pipeNow);
         maybeDropUnreadable();
+    }
+
+    private void pipeNow(String topic, TestRecord<byte[], byte[]> record) {
+        inputTopic(topic).pipeInput(record);
     }
 
     /**
@@ -787,6 +794,8 @@ public final class FlowTestDriver implements AutoCloseable {
     public void reconfigure(Map<String, ?> dynamicSpecChange) {
         checkOpen();
         runtime.reconfigure(dynamicSpecChange);
+        heldRecords.release(this::pipeNow);
+        maybeDropUnreadable();
     }
 
     /**

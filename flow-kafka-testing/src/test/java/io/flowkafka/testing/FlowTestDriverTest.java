@@ -130,6 +130,27 @@ class FlowTestDriverTest {
         return Map.of("user", user, "page", "home", "ts", 0L);
     }
 
+    /**
+     * paused, stopped and a computation's draining stop its sources reading on a broker; on the driver the records
+     * piped meanwhile wait, and go on in order once the dynamic spec lets the reader go on.
+     */
+    @Test
+    void shouldHoldRecordsPipedIntoTheSourcesOfAPausedStoppedOrDrainingPipeline() {
+        try (FlowTestDriver driver = FlowTestDriver.create(spec())) {
+            for (Map<String, ?> hold : List.of(Map.of("paused", true), Map.of("stopped", true),
+                    Map.of("computations", Map.of("read", Map.of("draining", true))))) {
+                driver.reconfigure(hold);
+                driver.pipeSource(SOURCE_TOPIC, "alice", click("alice", "home", 1));
+                driver.pipeSource(SOURCE_TOPIC, "bob", click("bob", "home", 2));
+                assertThat(driver.readSinkJson(SINK_TOPIC)).as("nothing read while %s", hold).isEmpty();
+                driver.reconfigure(Map.of("paused", false, "stopped", false,
+                        "computations", Map.of("read", Map.of("draining", false))));
+                assertThat(driver.readSinkJson(SINK_TOPIC)).as("read in order once released from %s", hold)
+                        .hasSize(2).first().asString().contains("alice");
+            }
+        }
+    }
+
     /** The wall clock only moves forward, with or without steps (the stepped form did nothing instead). */
     @Test
     void shouldRejectANegativeWallClockAdvanceWithOrWithoutSteps() {
