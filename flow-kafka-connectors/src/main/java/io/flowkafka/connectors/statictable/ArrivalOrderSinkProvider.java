@@ -88,6 +88,10 @@ public final class ArrivalOrderSinkProvider implements SinkProvider {
     /** A sink's parsed parameters. */
     record Config(String sinkId, String inputStream, Path outputDirectory, ArrivalOrderSinkParameters parameters,
             @Nullable String dataWeightColumn) {
+        /** The sink's parameters ({@code at_most_once_strategy} is refused by the core with its own message). */
+        private static final List<String> PARAMETERS = List.of("output_directory", "table_period", "table_ttl",
+                "max_row_count", "max_data_weight", "data_weight_column", "format", "at_most_once_strategy");
+
         /** Parses the sink's parameters, or adds problems and returns null. */
         static @Nullable Config parse(SinkSpec sink, List<Problem> problems) {
             String name = T_ARRIVAL_ORDER_TABLE_SINK + " '" + sink.id() + "'";
@@ -116,6 +120,18 @@ public final class ArrivalOrderSinkProvider implements SinkProvider {
                 if (p.containsKey(unsupported)) {
                     problems.add(new Problem("parameters." + unsupported, name + " writes whole rows of its input "
                             + "stream and has no " + unsupported, "remove " + unsupported));
+                }
+            }
+            Object format = p.getOrDefault("format", "json");
+            if (!List.of("json", "avro").contains(String.valueOf(format))) {
+                problems.add(new Problem("parameters.format", name + " has an unknown format '" + format + "'",
+                        "set format to the input's encoding: json (default) or avro"));
+            }
+            for (String key : p.keySet()) {
+                if (!PARAMETERS.contains(key) && !List.of("payload_column", "value_serde", "max_batch_records")
+                        .contains(key)) {
+                    problems.add(new Problem("parameters." + key, name + " has an unknown parameter '" + key + "'",
+                            "use one of " + PARAMETERS));
                 }
             }
             if (p.containsKey("max_batch_records")) {

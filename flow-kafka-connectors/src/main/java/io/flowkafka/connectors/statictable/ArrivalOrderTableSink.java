@@ -186,7 +186,7 @@ final class ArrivalOrderTableSink {
         long weight = 0;
         for (StagedFile f : files) {
             rows += f.rows();
-            weight += f.weight();
+            weight = TableSlot.addWeights(weight, f.weight());
         }
         TableSlot slot = new TableSlot(progress.nextTableTimestamp(), rows, weight);
         SlotClose close = slot.decide(parameters, now, inputSystemWatermark);
@@ -384,7 +384,7 @@ final class ArrivalOrderTableSink {
                     sink.accept(r.row());
                     taken = true;
                     rows++;
-                    weight += r.weight();
+                    weight = TableSlot.addWeights(weight, r.weight());
                     if (byLimit && parameters.limitReached(rows, weight)) {
                         break;
                     }

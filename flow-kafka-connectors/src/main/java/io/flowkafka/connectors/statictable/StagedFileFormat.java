@@ -47,7 +47,7 @@ final class StagedFileFormat {
         long weight = 0;
         int size = 512;
         for (Staged s : rows) {
-            weight += s.weight();
+            weight = TableSlot.addWeights(weight, s.weight());
             size += s.row().length + 48;
         }
         Out out = new Out(size + size / 8);

@@ -98,7 +98,7 @@ final class StagingArea {
         }
         long weight = 0;
         for (Staged r : rows) {
-            weight += r.weight();
+            weight = TableSlot.addWeights(weight, r.weight());
         }
         return new Prepared(file, new StagedFile(staging.resolve(stagedName(stamp, partition, rows.get(0).offset())),
                 stamp, partition, rows.get(0).messageId(), rows.get(rows.size() - 1).messageId(), rows.size(),

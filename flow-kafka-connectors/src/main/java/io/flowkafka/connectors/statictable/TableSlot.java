@@ -139,4 +139,10 @@ public record TableSlot(Instant start, long rowCount, long dataWeight) {
     public TableSlot next(Duration tablePeriod) {
         return new TableSlot(end(tablePeriod), 0, 0);
     }
+
+    /** The sum of two non-negative weights, held at {@link Long#MAX_VALUE} instead of overflowing. */
+    static long addWeights(long a, long b) {
+        long sum = a + b;
+        return sum < 0 ? Long.MAX_VALUE : sum;
+    }
 }

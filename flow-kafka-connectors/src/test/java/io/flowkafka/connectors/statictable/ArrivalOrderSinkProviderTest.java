@@ -102,9 +102,12 @@ class ArrivalOrderSinkProviderTest {
         p.put("max_data_weight", "x");
         p.put("payload_column", "s");
         p.put("max_batch_records", 200); // an outbox sink's parameter: this sink has none
+        p.put("max_rows", 1000); // misspelled: the table would have no row limit
+        p.put("format", "parquet");
         assertThat(problems(p)).extracting(SinkProvider.Problem::field).containsExactlyInAnyOrder(
                 "parameters.output_directory", "parameters.table_period", "parameters.max_row_count",
-                "parameters.max_data_weight", "parameters.payload_column", "parameters.max_batch_records");
+                "parameters.max_data_weight", "parameters.payload_column", "parameters.max_batch_records",
+                "parameters.max_rows", "parameters.format");
         // "The sink requires exactly one input stream"
         assertThat(provider.validate(new SinkSpec("tables", "TArrivalOrderTableSink", List.of("a", "b"), valid())))
                 .extracting(SinkProvider.Problem::field).containsExactly("input_stream_ids");

@@ -86,6 +86,24 @@ class ArrivalOrderTableSinkTest {
     }
 
     @Test
+    void shouldPublishRowsWhoseWeightsSumPastTheLargestLong() throws Exception {
+        // a data_weight_column is any non-negative int64: two halves of Long.MAX_VALUE must not make the slot's
+        // weight negative and stop every publish after it
+        ArrivalOrderTableSink sink = sink(null);
+        sink.load(T0.plusSeconds(5));
+        RowEncoder encoder = new RowEncoder(ROW);
+        List<ArrivalOrderTableSink.Staged> heavy = new ArrayList<>();
+        for (long n = 0; n < 2; n++) {
+            GenericRecord r = new GenericData.Record(ROW);
+            r.put("n", n);
+            heavy.add(new ArrivalOrderTableSink.Staged(n, id(n), 1_000 + n, Long.MAX_VALUE / 2 + 1, encoder.encode(r)));
+        }
+        stage(sink, 0, heavy);
+        assertThat(sink.publish(T0.plus(HOUR), null)).containsExactly("2026-12-03T10:00:00Z");
+        assertThat(read("2026-12-03T10:00:00Z")).containsExactly(0L, 1L);
+    }
+
+    @Test
     void shouldShiftTheNextSlotByOnePeriodOnALimitCloseAndNotCloseByTimeWhileAhead() throws Exception {
         // "closing by limit also shifts the next logical timestamp by one period, so the sequence can run ahead of
         // the wall clock. While the sequence is ahead of the wall clock, closing by time doesn't happen ... and a
