@@ -196,6 +196,11 @@ final class StagingArea {
         }
     }
 
+    /** Whether the pool still holds {@code file} as this instance's (for tests). */
+    boolean ours(Path file) {
+        return pool.created(file);
+    }
+
     /** Deletes the partition's unused pool files (the partition is released). */
     void release(int partition) throws IOException {
         pool.release(partition);
@@ -274,7 +279,14 @@ final class StagingArea {
             }
         });
         Set<Path> listed = new HashSet<>(paths);
-        cache.entrySet().removeIf(e -> e.getValue().sequence() <= horizon[0] && !listed.contains(e.getKey()));
+        cache.entrySet().removeIf(e -> {
+            // complete before the listing and gone from it: published and deleted by another instance
+            boolean gone = e.getValue().sequence() <= horizon[0] && !listed.contains(e.getKey());
+            if (gone) {
+                pool.forget(e.getKey());
+            }
+            return gone;
+        });
         List<StagedFile> out = new ArrayList<>();
         Set<Integer> waiting = new HashSet<>();
         for (Path p : paths) {

@@ -72,6 +72,21 @@ class StagingAreaListingTest {
         assertThat(area.files()).hasSize(batches);
     }
 
+    @Test
+    void shouldForgetAFileOfOursThatAnotherInstancePublishedAndDeleted() throws Exception {
+        // with two instances, a file one completes may be taken and deleted by the other before its own next
+        // listing: it must not stay in the first one's set of files forever (one path leaked per epoch)
+        StagingArea a = new StagingArea(dir);
+        StagingArea b = new StagingArea(dir);
+        StagingArea.Prepared prepared = a.prepare(0, batch(0, 5));
+        a.complete(prepared);
+        Path file = prepared.file().path();
+        assertThat(b.files()).extracting(StagedFile::path).containsExactly(file);
+        Files.delete(file); // b published it
+        assertThat(a.files()).isEmpty();
+        assertThat(a.ours(file)).isFalse();
+    }
+
     private static List<Long> firsts(List<StagedFile> files) {
         return files.stream().map(f -> ByteBuffer.wrap(f.firstId().toBytes()).getLong(4)).toList();
     }
