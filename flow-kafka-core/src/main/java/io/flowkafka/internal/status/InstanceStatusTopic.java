@@ -8,6 +8,7 @@ import io.flowkafka.spi.ClientProperties;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -45,6 +46,8 @@ import org.slf4j.LoggerFactory;
 public final class InstanceStatusTopic implements AutoCloseable {
     /** How many intervals an instance may stay silent before the view lists it as gone. */
     static final int GONE_AFTER_INTERVALS = 3;
+    /** How long a gone instance stays listed before it is forgotten: at least an hour, or 100 intervals. */
+    static final long FORGET_AFTER_MS = Duration.ofHours(1).toMillis();
 
     private static final Logger LOG = LoggerFactory.getLogger(InstanceStatusTopic.class);
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -132,6 +135,15 @@ public final class InstanceStatusTopic implements AutoCloseable {
                     nextPublish = now + intervalMs;
                     byte[] value = JSON.writeValueAsBytes(report.apply(now));
                     producer.send(new ProducerRecord<>(partition.topic(), partition.partition(), key(), value));
+                    // a crashed instance writes no tombstone: forget it here, and in the compacted topic
+                    for (String stale : forgotten(parts, now, intervalMs)) {
+                        if (stale.equals(instanceId)) {
+                            continue; // this instance's part from before a restart: the one just sent replaces it
+                        }
+                        parts.remove(stale);
+                        producer.send(new ProducerRecord<>(partition.topic(), partition.partition(),
+                                stale.getBytes(StandardCharsets.UTF_8), null));
+                    }
                 }
                 for (ConsumerRecord<byte[], byte[]> r : consumer.poll(POLL)) {
                     accept(r);
@@ -192,6 +204,21 @@ public final class InstanceStatusTopic implements AutoCloseable {
                 gone.addObject().put("instance", id).put("timestamp", at);
             } else {
                 live.add(part);
+            }
+        });
+        return out;
+    }
+
+    /**
+     * The instances of {@code parts} silent for longer than {@link #FORGET_AFTER_MS} (or 100 intervals, if longer):
+     * crashed or killed ones, which wrote no tombstone. Without this every pod that ever crashed would be kept.
+     */
+    static List<String> forgotten(Map<String, JsonNode> parts, long now, long intervalMs) {
+        long after = Math.max(FORGET_AFTER_MS, 100L * intervalMs);
+        List<String> out = new ArrayList<>();
+        parts.forEach((id, part) -> {
+            if (now - part.path("timestamp").asLong(0) > after) {
+                out.add(id);
             }
         });
         return out;

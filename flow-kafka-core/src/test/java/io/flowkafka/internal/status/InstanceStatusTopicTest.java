@@ -27,4 +27,15 @@ class InstanceStatusTopicTest {
         assertThat(view.path("instances").findValuesAsText("instance")).containsExactly("a", "b");
         assertThat(view.path("gone").findValuesAsText("instance")).containsExactly("c");
     }
+
+    @Test
+    void shouldForgetAnInstanceSilentForAnHourOrAHundredIntervals() {
+        // a crashed pod writes no tombstone: the view would keep every pod that ever crashed
+        long now = 10_000_000;
+        Map<String, JsonNode> parts = Map.of("live", part("live", now - 1_000),
+                "gone", part("gone", now - InstanceStatusTopic.FORGET_AFTER_MS),
+                "dead", part("dead", now - InstanceStatusTopic.FORGET_AFTER_MS - 1));
+        assertThat(InstanceStatusTopic.forgotten(parts, now, 2_000)).containsExactly("dead");
+        assertThat(InstanceStatusTopic.forgotten(parts, now, 60_000)).as("100 intervals of a minute").isEmpty();
+    }
 }
