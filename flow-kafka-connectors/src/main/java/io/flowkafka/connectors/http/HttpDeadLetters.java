@@ -1,14 +1,18 @@
 package io.flowkafka.connectors.http;
 
+import io.flowkafka.internal.dlq.DeadLetterFit;
+import io.flowkafka.spi.OutboxDeliveryException;
 import io.flowkafka.spi.OutboxRecord;
 import io.flowkafka.spi.SinkContext;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.jspecify.annotations.Nullable;
@@ -48,8 +52,29 @@ final class HttpDeadLetters implements AutoCloseable {
         headers.add("flow.dlq.stage", utf8("deliver to sink '" + context.sink().id() + "'"));
         headers.add("flow.dlq.message_id", utf8(r.messageId().toString()));
         headers.add("flow.dlq.outbox_offset", utf8(Long.toString(r.offset())));
-        producer().send(new ProducerRecord<>(context.deadLetterTopic(), null, null, r.key(), r.value(), headers))
-                .get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+        try {
+            producer().send(new ProducerRecord<>(context.deadLetterTopic(), null, null, r.key(), r.value(), headers))
+                    .get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+        } catch (ExecutionException | KafkaException e) {
+            Throwable refused = OutboxDeliveryException.recordRejection(e);
+            if (refused == null) {
+                throw e;
+            }
+            // the dead-letter topic cannot take the message (too large, most likely): without its bytes, saying so,
+            // rather than block the sink on a message the target already refused for good
+            RecordHeaders bare = new RecordHeaders();
+            headers.forEach(h -> {
+                if (h.key().startsWith("flow.dlq.")) {
+                    bare.add(h);
+                }
+            });
+            bare.add(DeadLetterFit.OMITTED_HEADER, utf8("the message's key, body ("
+                    + (r.value() == null ? 0 : r.value().length) + " bytes) and headers: the dead-letter topic refused "
+                    + "them (" + refused + "); the message stays at flow.dlq.outbox_offset in the outbox until it is "
+                    + "purged"));
+            producer().send(new ProducerRecord<>(context.deadLetterTopic(), null, null, null, null, bare))
+                    .get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+        }
     }
 
     private synchronized KafkaProducer<byte[], byte[]> producer() {
