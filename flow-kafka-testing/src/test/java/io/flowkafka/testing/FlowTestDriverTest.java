@@ -201,8 +201,14 @@ class FlowTestDriverTest {
             assertThat(driver.readStream("clicks")).hasSize(100);
             assertThat(driver.readStream("counts")).hasSize(99);
             assertThat(driver.readSinkJson(SINK_TOPIC)).containsExactlyElementsOf(expected);
-            assertThat(driver.readDeadLetters()).singleElement()
-                    .satisfies(dead -> assertThat(dead.computation()).isEqualTo("count"));
+            List<TestRecord<byte[], byte[]>> dead = driver.readTopic(PIPELINE + ".dlq");
+            assertThat(dead).singleElement().satisfies(d -> {
+                assertThat(new String(d.headers().lastHeader("flow.dlq.computation").value(), StandardCharsets.UTF_8))
+                        .isEqualTo("count");
+                assertThat(new String(d.headers().lastHeader("flow.dlq.error.at").value(), StandardCharsets.UTF_8))
+                        .as("the line of the function that threw").startsWith(ClickCounter.class.getName() + ".onMessage(")
+                        .contains("FlowTestDriverTest.java:");
+            });
             assertThat(driver.stateForPayload("count", "total", "clicks", Map.of("user", "u0", "page", "home",
                     "ts", 0L))).hasValueSatisfying(t -> assertThat(t.get("count")).isEqualTo(15L));
         }
