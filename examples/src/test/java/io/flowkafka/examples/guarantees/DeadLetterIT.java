@@ -24,6 +24,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.ExecutionException;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
 import org.apache.avro.generic.GenericData;
@@ -31,6 +32,7 @@ import org.apache.avro.generic.GenericDatumWriter;
 import org.apache.avro.generic.GenericRecord;
 import org.apache.avro.io.BinaryEncoder;
 import org.apache.avro.io.EncoderFactory;
+import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -342,6 +344,70 @@ class DeadLetterIT {
                         .contains("RecordTooLargeException");
                 assertThat(header(r, "flow.dlq.offset")).isEqualTo("1");
             });
+        }
+    }
+
+    private static PipelineSpec remindPipeline(String pipeline, String input, String output, boolean byTime) {
+        return PipelineSpec.builder(pipeline).stream("visits", VISIT).stream("reminded", VISIT)
+                .computation("remind", c -> {
+                    c.source("visits", "KafkaSource", Map.of("topics", input, "key_partitioned", true))
+                            .watermarkStrategy(io.flowkafka.spec.WatermarkStrategy.DEFAULT
+                                    .withOutOfOrdernessBound(Duration.ZERO).withTimestampColumn("ts"))
+                            .groupBy("hash", ColumnType.UINT64, "farm_hash(user)")
+                            .groupBy("user", ColumnType.STRING, null);
+                    if (byTime) {
+                        c.groupBy("ts", ColumnType.INT64, null);
+                    }
+                    c.timer("remind", Map.of()).processingFunction(Remind::new).outputStreamIds("reminded")
+                            .sink("out", "KafkaSink", List.of("reminded"), Map.of("topic", output, "key_column", "user"));
+                })
+                .build();
+    }
+
+    /**
+     * A pending timer whose stored key the computation's group-by no longer reads (the group_by columns changed
+     * between two runs of the pipeline) goes to the dead-letter topic when it is due, and is deleted; before, its key
+     * was decoded outside the call's failure handling, so the task failed on it at every restart.
+     */
+    @Test
+    @Timeout(180)
+    void shouldDeadLetterADueTimerWhoseKeyTheGroupByNoLongerReads(KafkaCluster cluster, TestNames names)
+            throws Exception {
+        String input = names.topic("input");
+        String output = names.topic("output");
+        String pipeline = names.name("regroup");
+        cluster.createTopic(input, 1);
+        Properties props = failingTaskProperties(cluster);
+        try (KafkaProducer<byte[], byte[]> p = producer(cluster)) {
+            try (FlowRuntime v1 = FlowRuntime.create(remindPipeline(pipeline, input, output, false), props);
+                    Admin admin = Admin.create(cluster.clientProperties())) {
+                send(p, input, "ann", visit("ann", 1_000)); // a reminder at 61 s, keyed (hash, user)
+                v1.start();
+                Await.until(Duration.ofSeconds(60), "the visit's offset committed, with its timer", () -> {
+                    try {
+                        var offsets = admin.listConsumerGroupOffsets(v1.applicationId())
+                                .partitionsToOffsetAndMetadata().get();
+                        return offsets.values().stream().anyMatch(o -> o != null && o.offset() >= 1);
+                    } catch (InterruptedException | ExecutionException e) {
+                        return false;
+                    }
+                });
+            }
+            try (FlowRuntime v2 = FlowRuntime.create(remindPipeline(pipeline, input, output, true), props)) {
+                v2.start();
+                send(p, input, "cat", visit("cat", 200_000)); // passes ann's reminder: its key is (hash, user) only
+                send(p, input, "dan", visit("dan", 400_000)); // passes cat's
+                List<ConsumerRecord<byte[], byte[]>> outs = readCommitted(cluster, output, 1);
+                assertThat(outs).extracting(r -> new String(r.value(), StandardCharsets.UTF_8))
+                        .containsExactly("{\"user\":\"cat\",\"ts\":260000}");
+                List<ConsumerRecord<byte[], byte[]>> dead = readCommitted(cluster, v2.deadLetterTopic(), 1);
+                assertThat(dead).singleElement().satisfies(r -> {
+                    assertThat(header(r, "flow.dlq.computation")).isEqualTo("remind");
+                    assertThat(header(r, "flow.dlq.stage")).contains("decode the key of timer");
+                    assertThat(header(r, "flow.dlq.timer.stream")).isEqualTo("remind");
+                    assertThat(header(r, "flow.dlq.timer.trigger")).isEqualTo("61000000000");
+                });
+            }
         }
     }
 

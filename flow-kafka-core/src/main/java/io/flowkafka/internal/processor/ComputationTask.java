@@ -647,11 +647,17 @@ final class ComputationTask {
     private static final int MAX_STEPS_UNTIL_DONE = 10_000;
 
     private void fireOne(PendingTimer t) {
-        GenericRecord key = keyCodec.decode(t.encodedKey());
         MessageId id = MessageId.of(t.messageId());
-        FlowTimer timer = new FlowTimer(id, spec.timers().get(t.streamIndex()).id(), key, t.triggerTs(), t.eventTs(),
-                t.systemTs());
+        String stream = spec.timers().get(t.streamIndex()).id();
         try {
+            GenericRecord key;
+            try {
+                key = keyCodec.decode(t.encodedKey());
+            } catch (RuntimeException e) { // stored under another group_by: it can never be called
+                throw new FlowProcessingException(spec.id(), "decode the key of timer " + id + " of stream " + stream
+                        + " (stored under a group_by_schema other than the spec's)", e);
+            }
+            FlowTimer timer = new FlowTimer(id, stream, key, t.triggerTs(), t.eventTs(), t.systemTs());
             runCall(key, t.encodedKey(), id, t.eventTs(), "timer", () -> call.deliverTimer(function, timer, call, call), t);
         } catch (FlowProcessingException e) {
             if (!plan.deadLetters() || Failures.retriable(e)) {
@@ -661,10 +667,10 @@ final class ComputationTask {
             timerStore.delete(t);
             timerStore.commitCall();
             Map<String, String> extra = new LinkedHashMap<>();
-            extra.put("flow.dlq.timer.stream", timer.getStreamId());
+            extra.put("flow.dlq.timer.stream", stream);
             extra.put("flow.dlq.timer.trigger", Long.toString(t.triggerTs()));
-            extra.put("flow.dlq.timer.id", MessageId.of(t.messageId()).toString());
-            deadLetter(e, "timer " + id + " of stream " + timer.getStreamId(), t.encodedKey(),
+            extra.put("flow.dlq.timer.id", id.toString());
+            deadLetter(e, "timer " + id + " of stream " + stream, t.encodedKey(),
                     Long.toString(t.triggerTs()).getBytes(StandardCharsets.UTF_8), extra);
         }
     }
