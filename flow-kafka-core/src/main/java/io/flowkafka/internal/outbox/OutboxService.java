@@ -338,6 +338,16 @@ public final class OutboxService implements AutoCloseable {
                         + "emptied, so its records cannot be matched with what was delivered; restore it, or reset the "
                         + "sink's progress (its progress marker or delivery group) on purpose");
             }
+            if (offset >= 0 && offset < begin && committed == null) {
+                // the group's offsets are gone (they expire while no instance runs): the outbox (retention.ms=-1)
+                // is purged only below offsets this group committed, after delivery, so what lies below its start
+                // was delivered, or was watermark records after the sink's last batch
+                LOG.warn("sink '{}': the delivery group has no committed offset on outbox partition {} (offsets "
+                        + "expire after the broker's offsets.retention.minutes while no instance runs); the sink's own "
+                        + "progress is {}, and the outbox was purged after delivery up to {}: resuming there", sink, p,
+                        offset, begin);
+                offset = begin;
+            }
             if (offset >= 0 && offset < begin) {
                 deliverer.release(p);
                 throw OutboxDeliveryException.fatal("outbox partition " + p + " of " + topic + " starts at offset " + begin
