@@ -31,7 +31,8 @@ import org.jspecify.annotations.Nullable;
  * from a computation's store.
  *
  * <p>Used by {@code FlowTestDriver} and tools. Not thread-safe (codecs reuse buffers): use one
- * instance per thread.
+ * instance per thread. Over 700 lines because it is the one public view of every record layout the runtime writes
+ * (messages, controls, keys, states, external rows, visitor progress): split, the layouts would drift apart.
  */
 public final class PipelineCodecs {
     private final PipelineSpec spec;

@@ -681,9 +681,16 @@ public final class FlowTestDriver implements AutoCloseable {
      *
      * @param topic a topic that a finite source reads
      * @throws IllegalArgumentException if no finite source reads {@code topic}
+     * @throws IllegalStateException if records piped into it wait while the dynamic spec holds its reader
      */
     public void completeSource(String topic) {
         checkOpen();
+        heldRecords.release(this::pipeNow);
+        if (heldRecords.keeps(topic)) {
+            throw new IllegalStateException("records piped into source topic '" + topic + "' wait while the dynamic "
+                    + "spec holds its reader (paused, stopped or draining): release it with reconfigure before "
+                    + "completing the source, or they would come after its end");
+        }
         runtime.completeFiniteSource(topic, 0);
     }
 

@@ -33,7 +33,7 @@ final class HeldSourceRecords {
     /** Pipes {@code record} with {@code pipe}, or keeps it while its topic's reader is held (or records wait). */
     void offer(String topic, TestRecord<byte[], byte[]> record, BiConsumer<String, TestRecord<byte[], byte[]>> pipe) {
         release(pipe);
-        if (holds(topic) || held.stream().anyMatch(h -> h.topic().equals(topic))) {
+        if (holds(topic) || keeps(topic)) {
             held.add(new Held(topic, record));
         } else {
             pipe.accept(topic, record);
@@ -54,9 +54,9 @@ final class HeldSourceRecords {
         }
     }
 
-    /** The records kept, for tests and messages. */
-    int size() {
-        return held.size();
+    /** Whether records piped into {@code topic} are kept. */
+    boolean keeps(String topic) {
+        return held.stream().anyMatch(h -> h.topic().equals(topic));
     }
 
     private boolean holds(String topic) {

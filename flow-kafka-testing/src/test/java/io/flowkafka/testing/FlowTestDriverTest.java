@@ -130,6 +130,18 @@ class FlowTestDriverTest {
         return Map.of("user", user, "page", "home", "ts", 0L);
     }
 
+    /** A record that cannot be decoded threw in no application code: its dead letter names no line of it. */
+    @Test
+    void shouldNameNoApplicationLineForARecordThatCannotBeDecoded() {
+        try (FlowTestDriver driver = FlowTestDriver.create(spec())) {
+            driver.pipeSource(SOURCE_TOPIC, "alice", "not json");
+            assertThat(driver.readTopic(PIPELINE + ".dlq")).singleElement().satisfies(d -> {
+                assertThat(d.headers().lastHeader("flow.dlq.error.class")).isNotNull();
+                assertThat(d.headers().lastHeader("flow.dlq.error.at")).isNull();
+            });
+        }
+    }
+
     /**
      * paused, stopped and a computation's draining stop its sources reading on a broker; on the driver the records
      * piped meanwhile wait, and go on in order once the dynamic spec lets the reader go on.

@@ -49,8 +49,11 @@ public final class DeadLetterHeaders {
 
     /** Packages that are not the application's: flow-kafka's own (but its examples and tests), Kafka, Avro, the JDK. */
     private static final List<String> NOT_APPLICATION = List.of("io.flowkafka.internal.", "io.flowkafka.api.",
-            "io.flowkafka.runtime.", "io.flowkafka.spi.", "io.flowkafka.spec.", "org.apache.kafka.", "org.apache.avro.",
-            "com.fasterxml.", "java.", "javax.", "jdk.", "sun.", "com.sun.");
+            "io.flowkafka.runtime.", "io.flowkafka.spi.", "io.flowkafka.spec.", "io.flowkafka.connectors.",
+            "io.flowkafka.avro.", "org.apache.kafka.", "org.apache.avro.", "com.fasterxml.", "java.", "javax.", "jdk.",
+            "sun.", "com.sun.");
+    /** The task that calls the application's functions: a frame below it is a caller (a test, a main), not one. */
+    private static final String CALLER = "io.flowkafka.internal.processor.ComputationTask";
 
     /**
      * The top frame of the application's code on the failure's stack (or a cause's), as {@code Class.method(File:line)}:
@@ -61,6 +64,9 @@ public final class DeadLetterHeaders {
         for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
             for (StackTraceElement e : t.getStackTrace()) {
                 String c = e.getClassName();
+                if (c.startsWith(CALLER)) {
+                    break; // down to the task: no application code threw (a record that could not be decoded)
+                }
                 if (NOT_APPLICATION.stream().noneMatch(c::startsWith)) {
                     return e.toString();
                 }

@@ -64,6 +64,8 @@ public final class InstanceStatusTopic implements AutoCloseable {
     private final ExecutorService thread;
     private final Future<?> loop;
     private volatile boolean running = true;
+    /** The topic's end offset when this follower started (-1 until read, on the loop's thread). */
+    private long startEnd = -1;
 
     private InstanceStatusTopic(String pipeline, String topic, String instanceId, long intervalMs,
             Map<?, ?> streamsProps, LongFunction<ObjectNode> report) {
@@ -135,8 +137,9 @@ public final class InstanceStatusTopic implements AutoCloseable {
                     nextPublish = now + intervalMs;
                     byte[] value = JSON.writeValueAsBytes(report.apply(now));
                     producer.send(new ProducerRecord<>(partition.topic(), partition.partition(), key(), value));
-                    // a crashed instance writes no tombstone: forget it here, and in the compacted topic
-                    for (String stale : forgotten(parts, now, intervalMs)) {
+                    // a crashed instance writes no tombstone: forget it here, and in the compacted topic; only once
+                    // caught up with the topic, whose uncompacted tail still holds old parts of live instances
+                    for (String stale : caughtUp() ? forgotten(parts, now, intervalMs) : List.<String>of()) {
                         if (stale.equals(instanceId)) {
                             continue; // this instance's part from before a restart: the one just sent replaces it
                         }
@@ -159,6 +162,14 @@ public final class InstanceStatusTopic implements AutoCloseable {
                 sleepQuietly(intervalMs);
             }
         }
+    }
+
+    /** Whether this follower has read the topic up to where it ended when the follower started. */
+    private boolean caughtUp() {
+        if (startEnd < 0) {
+            startEnd = consumer.endOffsets(List.of(partition)).get(partition);
+        }
+        return consumer.position(partition) >= startEnd;
     }
 
     private void accept(ConsumerRecord<byte[], byte[]> r) {
