@@ -1,5 +1,6 @@
 package io.flowkafka.spec;
 
+import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -247,8 +248,9 @@ public record KeyVisitorStreamSpec(String id, Map<String, Object> parameters) {
         }
         int n;
         try {
-            n = v instanceof Number num ? num.intValue() : Integer.parseInt(v.toString().trim());
-        } catch (NumberFormatException e) {
+            // exact: 16.7 must not become 16, nor a long past the int range wrap around
+            n = new BigDecimal(v.toString().trim()).intValueExact();
+        } catch (NumberFormatException | ArithmeticException e) {
             n = -1;
         }
         if (n < 1 || n > 4096) {

@@ -603,7 +603,10 @@ public final class PipelineSpecLoader {
             if (params != null && amo != null && !amo.isNull()) {
                 // Flow puts it beside the parameters; flow-kafka keeps it among them
                 Map<String, Object> amoMap = optionalParameterMap(amo, id, field + ".at_most_once_strategy");
-                if (amoMap != null) {
+                if (amoMap != null && params.containsKey("at_most_once_strategy")) {
+                    error(id, field + ".at_most_once_strategy", "sink '" + sinkId + "' sets at_most_once_strategy both "
+                            + "beside and inside its parameters", "keep one of the two");
+                } else if (amoMap != null) {
                     params = new java.util.LinkedHashMap<>(params);
                     params.put("at_most_once_strategy", amoMap);
                 }

@@ -224,6 +224,20 @@ class PipelineSpecLoaderTest {
     }
 
     @Test
+    void shouldRejectAtMostOnceStrategyBothBesideAndInsideASinksParameters() {
+        // Flow writes it beside the parameters; given twice, one would silently replace the other
+        String json = "{\"name\": \"p\", \"streams\": {}, \"computations\": {\"c\": {\"computation_class_name\": \"M\","
+                + " \"sinks\": {\"s\": {\"sink_class_name\": \"TKafkaSink\", \"input_stream_ids\": [\"e\"],"
+                + " \"at_most_once_strategy\": {\"enabled\": true},"
+                + " \"parameters\": {\"topic\": \"t\", \"at_most_once_strategy\": {\"enabled\": false}}}}}}}";
+        InvalidSpecException e = catchThrowableOfType(InvalidSpecException.class, () -> PipelineSpecLoader.fromJson(json));
+        assertThat(e.problems()).anySatisfy(p -> {
+            assertThat(p.field()).isEqualTo("sinks.s.at_most_once_strategy");
+            assertThat(p.message()).contains("both beside and inside its parameters");
+        });
+    }
+
+    @Test
     void shouldReportEveryStructuralErrorAtOnce() {
         String json = "{\"streams\": {\"e\": {\"schema\": {\"type\": \"record\", \"name\": \"E\", \"fields\": 3}},"
                 + " \"f\": {\"schema\": 5}},"

@@ -56,6 +56,12 @@ class TypedBuilderTest {
         assertThat(typed.settings()).isEqualTo(new KeyVisitorSettings(Duration.ofHours(1), 50, 20, false, false,
                 Duration.ofMillis(250)));
         assertThat(typed.bucketCount()).isEqualTo(8);
+        for (Object wrong : List.of(16.7, 4_294_967_304L)) { // not 16, and not 8 after wrapping past the int range
+            Map<String, Object> p = new java.util.HashMap<>(parameters);
+            p.put("bucket_count", wrong);
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> new KeyVisitorStreamSpec("ttl", p).bucketCount())
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("bucket_count must be an integer");
+        }
         assertThat(base().keyVisitorStream(typed).build()).isEqualTo(base().keyVisitorStream("ttl", parameters).build());
     }
 
