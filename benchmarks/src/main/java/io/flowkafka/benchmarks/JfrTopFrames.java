@@ -167,7 +167,7 @@ public final class JfrTopFrames {
         BUCKETS.put("JSON write", List.of("io.flowkafka.internal.serde.JsonRecords.toJson",
                 "com.fasterxml.jackson.databind.ObjectMapper.writeValueAsBytes"));
         BUCKETS.put("flow: Avro payload/state encode+decode", List.of("io.flowkafka.internal.serde.AvroCodec",
-                "org.apache.avro"));
+                "io.flowkafka.internal.serde.StateRowCodec", "org.apache.avro"));
         BUCKETS.put("flow: keys (extract, farm_hash, encode/decode, store key)",
                 List.of("io.flowkafka.internal.serde.KeyCodec", "io.flowkafka.internal.key.",
                         "io.flowkafka.internal.hash.", "io.flowkafka.internal.state.KeyStates.storeKey"));

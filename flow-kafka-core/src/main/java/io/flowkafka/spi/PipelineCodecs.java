@@ -8,6 +8,7 @@ import io.flowkafka.internal.message.FlowHeaders;
 import io.flowkafka.internal.message.FlowMessage;
 import io.flowkafka.internal.serde.AvroCodec;
 import io.flowkafka.internal.serde.KeyCodec;
+import io.flowkafka.internal.serde.StateRowCodec;
 import io.flowkafka.internal.state.KeyStates;
 import io.flowkafka.runtime.FlowConfig;
 import io.flowkafka.spec.ComputationSpec;
@@ -146,14 +147,15 @@ public final class PipelineCodecs {
     }
 
     /**
-     * Decodes a row of an external table.
+     * Decodes a row of an external table: plain Avro binary, or a published state's row, which carries its writer
+     * schema's fingerprint first.
      *
      * @param schema the row schema
      * @param bytes the row's bytes
      * @return the row
      */
     public static GenericRecord decodeRow(Schema schema, byte[] bytes) {
-        return new io.flowkafka.internal.serde.AvroCodec(schema).decode(bytes);
+        return new StateRowCodec(schema).decode(bytes);
     }
 
     /**
@@ -816,7 +818,7 @@ public final class PipelineCodecs {
         if (s == null || s.schema() == null) {
             throw new IllegalArgumentException("computation '" + computationId + "' has no Avro state '" + stateName + "'");
         }
-        return Optional.of(new AvroCodec(s.schema()).decode(value));
+        return Optional.of(new StateRowCodec(s.schema()).decode(value));
     }
 
     /**

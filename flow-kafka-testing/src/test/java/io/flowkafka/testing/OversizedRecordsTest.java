@@ -99,8 +99,9 @@ class OversizedRecordsTest {
                 assertThat(d.computation()).isEqualTo("remember");
                 assertThat(d.stage()).startsWith("write the state of message ");
                 assertThat(d.errorClass()).isEqualTo("io.flowkafka.internal.dlq.RejectedRecordException");
+                // the value: the row and the 10 bytes of its schema's fingerprint
                 assertThat(d.errorMessage()).startsWith("state 'last' of computation 'remember' (a row of its changelog "
-                        + "topic) would be a record of ").contains("5002-byte value")
+                        + "topic) would be a record of ").contains("5012-byte value")
                         .contains("more than the producer's max.request.size of 2000 bytes")
                         .contains("keep state rows small");
             });

@@ -14,6 +14,7 @@ import io.flowkafka.api.Visit;
 import io.flowkafka.internal.message.FlowMessage;
 import io.flowkafka.internal.serde.AvroCodec;
 import io.flowkafka.internal.serde.KeyCodec;
+import io.flowkafka.internal.serde.StateRowCodec;
 import io.flowkafka.internal.state.KeyStates;
 import io.flowkafka.spec.ComputationKind;
 import io.flowkafka.spec.ComputationSpec;
@@ -73,6 +74,8 @@ final class CallContext implements RuntimeContext, OutputCollector {
     private final KeyCodec keyCodec;
     private final Map<String, Schema> outputSchemas;
     private final Map<String, AvroCodec> stateCodecs = new HashMap<>();
+    /** The codecs of Avro states and of rows read through joiners: rows carry their writer schema's fingerprint. */
+    private final Map<String, StateRowCodec> rowCodecs = new HashMap<>();
     private final Map<String, byte[]> stateNames = new HashMap<>();
     private final Map<String, AvroState> avroStates = new HashMap<>();
     private final Map<String, Object> parameters;
@@ -283,7 +286,7 @@ final class CallContext implements RuntimeContext, OutputCollector {
                 throw new IllegalArgumentException("state '" + name + "' of computation '" + spec.id()
                         + "' has no Avro schema: read it with getState(name, serde)");
             }
-            AvroCodec codec = stateCodecs.computeIfAbsent(name, n -> new AvroCodec(s.schema()));
+            StateRowCodec codec = rowCodecs.computeIfAbsent(name, n -> new StateRowCodec(s.schema()));
             Schema schema = s.schema();
             a = new AvroState(nameBytes(name), codec::encode, codec::decode, () -> newRecordOf(schema));
             avroStates.put(name, a);
@@ -696,7 +699,8 @@ final class CallContext implements RuntimeContext, OutputCollector {
             if (v == null) {
                 return Optional.empty();
             }
-            AvroCodec codec = stateCodecs.computeIfAbsent(name, n -> new AvroCodec(read.schema()));
+            // a published state's rows carry their fingerprint; a manager's and a batch job's are plain Avro
+            StateRowCodec codec = rowCodecs.computeIfAbsent(name, n -> new StateRowCodec(read.schema()));
             return Optional.of(codec.decode(v));
         }
 

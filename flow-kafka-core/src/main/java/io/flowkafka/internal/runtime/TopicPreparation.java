@@ -5,6 +5,7 @@ import io.flowkafka.internal.compiler.CompiledPipeline;
 import io.flowkafka.internal.compiler.PipelineCompiler;
 import io.flowkafka.internal.compiler.TopicManager;
 import io.flowkafka.internal.dynamic.DynamicSpecTopic;
+import io.flowkafka.internal.state.StateSchemaTopic;
 import io.flowkafka.internal.source.GroupOffsetSeeder;
 import io.flowkafka.internal.source.KafkaSourceParameters;
 import io.flowkafka.internal.source.PartitionFilter;
@@ -53,17 +54,26 @@ public final class TopicPreparation {
     }
 
     /**
-     * The one-partition compacted topics every instance shares: the dynamic spec's, and with {@code flow.http.port}
-     * the instances' status topic.
+     * The one-partition compacted topics every instance shares: the dynamic spec's, with Avro states the state
+     * schemas', and with {@code flow.http.port} the instances' status topic.
      */
     private List<String> sharedTopics() {
         String prefix = config.getString(FlowConfig.TOPIC_PREFIX_CONFIG);
         List<String> shared = new ArrayList<>();
         shared.add(DynamicSpecTopic.name(prefix, spec.name()));
+        if (hasAvroStates(spec)) {
+            shared.add(StateSchemaTopic.name(prefix, spec.name()));
+        }
         if (config.getInt(FlowConfig.HTTP_PORT_CONFIG) != null) {
             shared.add(InstanceStatusTopic.name(prefix, spec.name()));
         }
         return shared;
+    }
+
+    /** Whether a computation of {@code spec} declares a state with an Avro schema (whose rows carry its fingerprint). */
+    public static boolean hasAvroStates(PipelineSpec spec) {
+        return spec.computations().values().stream()
+                .anyMatch(c -> c.states().values().stream().anyMatch(s -> s.schema() != null));
     }
 
     /** What the pipeline's principal must be allowed, by the rows of the docs' ACL table. */

@@ -108,7 +108,15 @@ public final class AvroCodec {
 
     /** Encodes a record of the schema. */
     public byte[] encode(GenericRecord record) {
+        return encode(record, NO_PREFIX);
+    }
+
+    private static final byte[] NO_PREFIX = new byte[0];
+
+    /** Encodes a record of the schema after {@code prefix} (copied first, in the same array). */
+    public byte[] encode(GenericRecord record, byte[] prefix) {
         buffer.reset();
+        buffer.write(prefix, 0, prefix.length);
         encoder = EncoderFactory.get().directBinaryEncoder(buffer, encoder);
         try {
             if (flatTypes != null) {
@@ -122,6 +130,7 @@ public final class AvroCodec {
                     return buffer.toByteArray();
                 }
                 buffer.reset();
+                buffer.write(prefix, 0, prefix.length);
                 encoder = EncoderFactory.get().directBinaryEncoder(buffer, encoder);
             }
             writer.write(record, encoder);
@@ -210,13 +219,22 @@ public final class AvroCodec {
      *     index, trailing bytes)
      */
     public GenericRecord decode(byte[] bytes) {
+        return decode(bytes, 0);
+    }
+
+    /**
+     * Decodes the bytes from {@code offset} on, written with the schema.
+     *
+     * @throws IllegalArgumentException if they are not a valid encoding
+     */
+    public GenericRecord decode(byte[] bytes, int offset) {
         if (flatDecode) {
-            GenericRecord fast = decodeFlat(bytes);
+            GenericRecord fast = decodeFlat(bytes, offset);
             if (fast != null) {
                 return fast;
             }
         }
-        decoder = DecoderFactory.get().binaryDecoder(bytes, decoder);
+        decoder = DecoderFactory.get().binaryDecoder(bytes, offset, bytes.length - offset, decoder);
         try {
             GenericRecord r = reader.read(null, decoder);
             if (!decoder.isEnd()) {
@@ -239,8 +257,8 @@ public final class AvroCodec {
      * Reads a record of a flat schema as {@link GenericDatumReader} does; null for bytes it would reject (a bad union
      * index, too short, trailing data): the caller then decodes with it, which reports the error.
      */
-    private @Nullable GenericRecord decodeFlat(byte[] bytes) {
-        decoder = DecoderFactory.get().binaryDecoder(bytes, decoder);
+    private @Nullable GenericRecord decodeFlat(byte[] bytes, int offset) {
+        decoder = DecoderFactory.get().binaryDecoder(bytes, offset, bytes.length - offset, decoder);
         try {
             GenericData.Record r = new GenericData.Record(schema);
             return readFlat(decoder, r, 0) && decoder.isEnd() ? r : null;

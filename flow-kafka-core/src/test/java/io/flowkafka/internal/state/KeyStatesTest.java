@@ -9,6 +9,7 @@ import io.flowkafka.api.RuntimeContext;
 import io.flowkafka.api.StateAccessor;
 import io.flowkafka.internal.message.FlowHeaders;
 import io.flowkafka.internal.serde.AvroCodec;
+import io.flowkafka.internal.serde.StateRowCodec;
 import io.flowkafka.runtime.FlowRuntime;
 import io.flowkafka.spec.ColumnType;
 import io.flowkafka.spec.ComputationKind;
@@ -162,7 +163,7 @@ class KeyStatesTest {
     private Map<String, Long> rows() {
         KeyValueStore<Bytes, byte[]> store = driver.getKeyValueStore(STORE);
         Map<String, Long> rows = new HashMap<>();
-        AvroCodec codec = new AvroCodec(VALUE);
+        StateRowCodec codec = new StateRowCodec(VALUE); // rows carry their schema's fingerprint first
         try (KeyValueIterator<Bytes, byte[]> it = store.all()) {
             while (it.hasNext()) {
                 KeyValue<Bytes, byte[]> kv = it.next();
