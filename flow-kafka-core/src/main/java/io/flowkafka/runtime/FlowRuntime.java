@@ -34,7 +34,6 @@ import io.flowkafka.internal.status.StatusBoard;
 import io.flowkafka.internal.config.DynamicSpec;
 import io.flowkafka.internal.dynamic.DynamicSpecDocument;
 import io.flowkafka.internal.dynamic.DynamicSpecTopic;
-import io.flowkafka.internal.state.StateSchemaTopic;
 import io.flowkafka.internal.watermarks.FiniteSources;
 import io.flowkafka.internal.watermarks.SourceIdleness;
 import io.flowkafka.internal.drain.DrainingSources;
@@ -660,10 +659,6 @@ public final class FlowRuntime implements AutoCloseable {
                         httpPort);
             }
             new TopicPreparation(spec, compiled, config, streamsProps).prepare(admin);
-            if (TopicPreparation.hasAvroStates(spec)) { // before the tasks start: rows of earlier schemas are read
-                StateSchemaTopic.sync(spec, StateSchemaTopic.name(config.getString(FlowConfig.TOPIC_PREFIX_CONFIG),
-                        spec.name()), streamsProps);
-            }
             ProducerBatchSize.fitDefault(admin, streamsProps, userProps, compiled, spec.name());
             // before the tasks start: a restarted instance comes up with the current dynamic spec
             sharedSpec = DynamicSpecTopic.start(spec.name(), dynamicSpecTopic(), streamsProps,

@@ -50,11 +50,12 @@ public final class TopicManager {
      *
      * @param sharedTopics the topics every instance shares (the dynamic spec, the instances' status): one partition,
      *     compacted, like the status topic
-     * @param dynamicSpecTopic the shared topic that holds the dynamic spec: like the tables, read from its beginning
+     * @param keptTopics the shared topics read from their beginning, like the tables (the dynamic spec's, the state
+     *     schemas'): none may delete old records
      * @throws FlowException listing every missing topic or wrong partition count, with the fix
      */
     public void prepare(String pipeline, CompiledPipeline compiled, boolean create, List<String> sharedTopics,
-            String dynamicSpecTopic) {
+            List<String> keptTopics) {
         Map<String, Integer> owned = new LinkedHashMap<>(compiled.internalTopics());
         owned.putAll(compiled.outboxTopics());
         owned.put(compiled.deadLetterTopic(), 1);
@@ -120,7 +121,8 @@ public final class TopicManager {
             }
         }
         // not the instances' topic: each instance rewrites its part every interval, and a retention there is harmless
-        Set<String> tablesKept = new LinkedHashSet<>(List.of(compiled.statusTopic(), dynamicSpecTopic));
+        Set<String> tablesKept = new LinkedHashSet<>(List.of(compiled.statusTopic()));
+        tablesKept.addAll(keptTopics);
         tablesKept.addAll(tables.keySet());
         tablesKept.addAll(compiled.externalTableTopics());
         tablesKept.retainAll(existing); // those created now are compacted

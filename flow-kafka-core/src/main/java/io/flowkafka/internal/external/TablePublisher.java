@@ -16,7 +16,8 @@ import org.apache.kafka.streams.processor.api.Record;
  * <p>Rule kept: a row is published only by a call that returned normally, from the same buffer the state store
  * applies, and forwarded to the table's sink node by the task, so it commits in the task's Kafka transaction with
  * the call's state, outputs and consumed offsets (all or nothing). Record key = the encoded group-by key (hash
- * first, range-partitioned like internal topics), value = the row's Avro binary, null = tombstone.
+ * first, range-partitioned like internal topics), value = the row as stored (a manager's: Avro binary; a state's: its
+ * writer schema's fingerprint, then Avro binary, see {@code StateRowCodec}), null = tombstone.
  *
  * <p>Threading: one per task attempt, used by its stream thread.
  */

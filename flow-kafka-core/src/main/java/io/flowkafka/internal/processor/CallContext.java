@@ -31,9 +31,6 @@ import java.util.function.Supplier;
 import org.apache.avro.Schema;
 import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericRecord;
-import org.apache.avro.specific.SpecificData;
-import org.apache.avro.specific.SpecificDatumReader;
-import org.apache.avro.specific.SpecificDatumWriter;
 import org.apache.avro.specific.SpecificRecord;
 import org.apache.kafka.common.serialization.Serde;
 import org.apache.kafka.common.utils.Bytes;
@@ -76,6 +73,7 @@ final class CallContext implements RuntimeContext, OutputCollector {
     private final Map<String, AvroCodec> stateCodecs = new HashMap<>();
     /** The codecs of Avro states and of rows read through joiners: rows carry their writer schema's fingerprint. */
     private final Map<String, StateRowCodec> rowCodecs = new HashMap<>();
+    private final Map<Class<?>, SpecificStateCodec<?>> specificCodecs = new HashMap<>();
     private final Map<String, byte[]> stateNames = new HashMap<>();
     private final Map<String, AvroState> avroStates = new HashMap<>();
     private final Map<String, Object> parameters;
@@ -240,11 +238,10 @@ final class CallContext implements RuntimeContext, OutputCollector {
     public <T extends SpecificRecord> StateAccessor<T> getState(String name, Class<T> type) {
         checkActive();
         declared(name);
-        Schema schema = SpecificData.get().getSchema(type);
-        SpecificDatumWriter<T> writer = new SpecificDatumWriter<>(schema);
-        SpecificDatumReader<T> reader = new SpecificDatumReader<>(schema);
-        return new Accessor<>(KeyStates.storeKey(currentEncodedKey(), nameBytes(name)),
-                v -> SpecificCodec.encode(writer, v), b -> SpecificCodec.decode(reader, b));
+        @SuppressWarnings("unchecked")
+        SpecificStateCodec<T> codec = (SpecificStateCodec<T>) specificCodecs.computeIfAbsent(type,
+                t -> new SpecificStateCodec<>(type));
+        return new Accessor<>(KeyStates.storeKey(currentEncodedKey(), nameBytes(name)), codec::encode, codec::decode);
     }
 
     @Override

@@ -70,6 +70,16 @@ public final class TopicPreparation {
         return shared;
     }
 
+    /** The shared topics read from their beginning, which must keep every record: the dynamic spec's, the schemas'. */
+    private List<String> keptTopics() {
+        String prefix = config.getString(FlowConfig.TOPIC_PREFIX_CONFIG);
+        List<String> kept = new ArrayList<>(List.of(DynamicSpecTopic.name(prefix, spec.name())));
+        if (hasAvroStates(spec)) {
+            kept.add(StateSchemaTopic.name(prefix, spec.name()));
+        }
+        return kept;
+    }
+
     /** Whether a computation of {@code spec} declares a state with an Avro schema (whose rows carry its fingerprint). */
     public static boolean hasAvroStates(PipelineSpec spec) {
         return spec.computations().values().stream()
@@ -120,9 +130,12 @@ public final class TopicPreparation {
         acls.checkBeforeStart(admin, every, toCreate);
         new TopicManager(admin, config.getInt(FlowConfig.REPLICATION_FACTOR_CONFIG),
                 config.getInt(FlowConfig.MIN_INSYNC_REPLICAS_CONFIG))
-                .prepare(spec.name(), compiled, create, sharedTopics(),
-                        DynamicSpecTopic.name(config.getString(FlowConfig.TOPIC_PREFIX_CONFIG), spec.name()));
+                .prepare(spec.name(), compiled, create, sharedTopics(), keptTopics());
         acls.checkTopics(admin, owned); // now they exist: the operations the principal has on them
+        if (hasAvroStates(spec)) { // before the tasks start: rows of earlier schemas are read, a bad change refused
+            StateSchemaTopic.sync(spec, StateSchemaTopic.name(config.getString(FlowConfig.TOPIC_PREFIX_CONFIG),
+                    spec.name()), streamsProps);
+        }
         if (compiled.sourceTopicsByComputation().isEmpty()) {
             return;
         }

@@ -22,7 +22,8 @@ import org.jspecify.annotations.Nullable;
  * <p>Not thread-safe: one per task (it reuses {@link AvroCodec}'s buffers).
  */
 public final class StateRowCodec {
-    static final int HEADER = 10;
+    /** The header's length: magic, then the fingerprint. */
+    public static final int HEADER = 10;
     private static final byte MAGIC0 = (byte) 0xC3;
     private static final byte MAGIC1 = 0x01;
 
@@ -68,9 +69,7 @@ public final class StateRowCodec {
             try {
                 return codec.decode(bytes); // plain Avro that happens to start like a header
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("a row of state schema " + codec.schema().getFullName()
-                        + " was written with schema fingerprint " + Long.toHexString(fp) + ", which this instance does "
-                        + "not know: a newer version of the pipeline wrote it; run every instance on that version", e);
+                throw new IllegalArgumentException(unknownWriter(codec.schema(), fp), e);
             }
         }
         GenericDatumReader<GenericRecord> reader = resolvers.computeIfAbsent(fp,
@@ -89,13 +88,20 @@ public final class StateRowCodec {
         }
     }
 
+    /** Why a row of an unknown writer schema cannot be read. */
+    public static String unknownWriter(Schema reader, long fp) {
+        return "a row of state schema " + reader.getFullName() + " was written with schema fingerprint "
+                + Long.toHexString(fp) + ", which this process does not know: a newer version of the pipeline wrote it "
+                + "(run every instance on that version), or this process did not read the pipeline's <pipeline>.schemas";
+    }
+
     /** Whether {@code bytes} start with the single-object header. */
-    static boolean hasHeader(byte[] bytes) {
+    public static boolean hasHeader(byte[] bytes) {
         return bytes.length >= HEADER && bytes[0] == MAGIC0 && bytes[1] == MAGIC1;
     }
 
     /** The writer fingerprint of a row with the header. */
-    static long fingerprintOf(byte[] bytes) {
+    public static long fingerprintOf(byte[] bytes) {
         long fp = 0;
         for (int i = 9; i >= 2; i--) {
             fp = (fp << 8) | (bytes[i] & 0xFFL);
@@ -103,7 +109,8 @@ public final class StateRowCodec {
         return fp;
     }
 
-    private static byte[] header(long fp) {
+    /** The header of a row written with the schema of fingerprint {@code fp}. */
+    public static byte[] header(long fp) {
         byte[] h = new byte[HEADER];
         h[0] = MAGIC0;
         h[1] = MAGIC1;

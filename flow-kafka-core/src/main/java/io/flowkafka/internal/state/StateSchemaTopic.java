@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaCompatibility;
+import org.apache.avro.SchemaParseException;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -24,6 +25,8 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The schemas a pipeline's Avro states were ever written with, kept in the compacted topic
@@ -37,6 +40,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  */
 public final class StateSchemaTopic {
     private static final Duration READ_TIMEOUT = Duration.ofSeconds(60);
+    private static final Logger LOG = LoggerFactory.getLogger(StateSchemaTopic.class);
 
     private StateSchemaTopic() {
     }
@@ -60,10 +64,11 @@ public final class StateSchemaTopic {
                 if (s.schema() == null) {
                     continue;
                 }
-                String state = c.id() + "/" + s.name() + "/";
-                current.put(state + Long.toHexString(StateSchemas.fingerprint(s.schema())), s.schema());
+                String state = c.id() + "/" + s.name();
+                current.put(state + "/" + Long.toHexString(StateSchemas.fingerprint(s.schema())), s.schema());
                 recorded.forEach((key, old) -> {
-                    if (!key.startsWith(state)) {
+                    int fp = key.lastIndexOf('/');
+                    if (fp < 0 || !key.substring(0, fp).equals(state)) {
                         return;
                     }
                     StateSchemas.register(old);
@@ -95,6 +100,17 @@ public final class StateSchemaTopic {
     }
 
     private static Map<String, Schema> read(String pipeline, String topic, Map<?, ?> streamsProps) {
+        try {
+            return readAll(pipeline, topic, streamsProps);
+        } catch (FlowException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new FlowException("pipeline '" + pipeline + "' could not read its state schemas from " + topic + ": "
+                    + e + "; check the topic's Read and Describe ACLs and the brokers", e);
+        }
+    }
+
+    private static Map<String, Schema> readAll(String pipeline, String topic, Map<?, ?> streamsProps) {
         Map<String, Object> props = ClientProperties.consumer(streamsProps);
         props.remove(ConsumerConfig.CLIENT_ID_CONFIG);
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
@@ -120,8 +136,13 @@ public final class StateSchemaTopic {
                     String key = new String(r.key(), StandardCharsets.UTF_8);
                     if (r.value() == null) {
                         out.remove(key);
-                    } else {
+                        continue;
+                    }
+                    try {
                         out.put(key, new Schema.Parser().parse(new String(r.value(), StandardCharsets.UTF_8)));
+                    } catch (SchemaParseException e) {
+                        LOG.warn("pipeline '{}': record {} of {} at offset {} is no Avro schema ({}); skipped", pipeline,
+                                key, topic, r.offset(), e.getMessage());
                     }
                 }
             }
