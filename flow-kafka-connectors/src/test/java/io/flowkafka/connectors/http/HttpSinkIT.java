@@ -231,7 +231,7 @@ class HttpSinkIT {
         }
     }
 
-    private static List<ConsumerRecord<byte[], byte[]>> read(KafkaCluster cluster, String topic, int atLeast) {
+    static List<ConsumerRecord<byte[], byte[]>> read(KafkaCluster cluster, String topic, int atLeast) {
         Properties props = cluster.clientProperties();
         props.put(ConsumerConfig.GROUP_ID_CONFIG, "reader-" + System.nanoTime());
         props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
@@ -248,7 +248,7 @@ class HttpSinkIT {
         return out;
     }
 
-    private static String header(ConsumerRecord<byte[], byte[]> r, String name) {
+    static String header(ConsumerRecord<byte[], byte[]> r, String name) {
         Header h = r.headers().lastHeader(name);
         return h == null ? null : new String(h.value(), StandardCharsets.UTF_8);
     }
