@@ -39,6 +39,7 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.utils.Utils;
@@ -537,6 +538,26 @@ final class KafkaDeliverer implements OutboxDeliverer {
     /** How long compaction keeps the progress topic's transaction markers: a marker read takes seconds. */
     static final String PROGRESS_DELETE_RETENTION_MS = "3600000";
 
+    /**
+     * The progress topic's partition count. A topic just created may not be known yet to the broker that answers
+     * (metadata propagates): that answer is retried for up to {@link #TIMEOUT}.
+     */
+    private int describeProgressTopic(Admin admin)
+            throws ExecutionException, InterruptedException, java.util.concurrent.TimeoutException {
+        long deadline = System.nanoTime() + TIMEOUT.toNanos();
+        while (true) {
+            try {
+                return admin.describeTopics(List.of(progressTopic)).allTopicNames()
+                        .get(TIMEOUT.toSeconds(), TimeUnit.SECONDS).get(progressTopic).partitions().size();
+            } catch (ExecutionException e) {
+                if (!(e.getCause() instanceof UnknownTopicOrPartitionException) || System.nanoTime() > deadline) {
+                    throw e;
+                }
+                Thread.sleep(100); // the metadata's propagation, not a test's wait
+            }
+        }
+    }
+
     private void ensureProgressTopic() throws OutboxDeliveryException {
         if (progressTopicReady) {
             return;
@@ -560,8 +581,7 @@ final class KafkaDeliverer implements OutboxDeliverer {
                     }
                 }
             }
-            progressPartitions = admin.describeTopics(List.of(progressTopic)).allTopicNames()
-                    .get(TIMEOUT.toSeconds(), TimeUnit.SECONDS).get(progressTopic).partitions().size();
+            progressPartitions = describeProgressTopic(admin);
             progressTopicReady = true;
         } catch (ExecutionException e) {
             throw new OutboxDeliveryException(sinkName() + ": cannot create or describe its progress topic "
