@@ -54,8 +54,7 @@ final class SpecValidator {
     /** External sinks (those of a SinkProvider) by id: the computation that first declared each. */
     private final Map<String, String> externalSinks = new LinkedHashMap<>();
     /** The parameters of the core's KafkaSink, each read by the output router. */
-    private static final List<String> KAFKA_SINK_PARAMETERS = List.of("topic", "format", "value_serde", "serde_config",
-            "key_column", "payload_column", "message_id_header", "timestamp", "at_most_once_strategy");
+    private static final List<String> KAFKA_SINK_PARAMETERS = SinkProvider.RECORD_PARAMETERS;
     private final Set<String> knownStreams = new LinkedHashSet<>();
 
     private SpecValidator(PipelineSpec spec) {

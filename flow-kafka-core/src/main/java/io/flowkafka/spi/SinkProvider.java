@@ -13,6 +13,13 @@ import java.util.Set;
  */
 public interface SinkProvider {
     /**
+     * The parameters of a Kafka sink's record that core's output router reads (its encoding, key, id header and
+     * timestamp), and {@code at_most_once_strategy}: every Kafka sink accepts them.
+     */
+    List<String> RECORD_PARAMETERS = List.of("topic", "format", "value_serde", "serde_config", "key_column",
+            "payload_column", "message_id_header", "timestamp", "at_most_once_strategy");
+
+    /**
      * The {@code sink_class_name}s this provider serves, e.g. {@code TKafkaSink}.
      *
      * @return the class names, not empty

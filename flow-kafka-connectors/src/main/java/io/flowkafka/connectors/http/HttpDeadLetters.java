@@ -1,7 +1,7 @@
 package io.flowkafka.connectors.http;
 
-import io.flowkafka.internal.dlq.DeadLetterFit;
 import io.flowkafka.spi.OutboxDeliveryException;
+import io.flowkafka.spi.SinkDeadLetters;
 import io.flowkafka.spi.OutboxRecord;
 import io.flowkafka.spi.SinkContext;
 import java.nio.charset.StandardCharsets;
@@ -13,6 +13,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.jspecify.annotations.Nullable;
@@ -62,16 +63,10 @@ final class HttpDeadLetters implements AutoCloseable {
             }
             // the dead-letter topic cannot take the message (too large, most likely): without its bytes, saying so,
             // rather than block the sink on a message the target already refused for good
-            RecordHeaders bare = new RecordHeaders();
-            headers.forEach(h -> {
-                if (h.key().startsWith("flow.dlq.")) {
-                    bare.add(h);
-                }
-            });
-            bare.add(DeadLetterFit.OMITTED_HEADER, utf8("the message's key, body ("
+            Headers bare = SinkDeadLetters.bare(headers, "the message's key, body ("
                     + (r.value() == null ? 0 : r.value().length) + " bytes) and headers: the dead-letter topic refused "
                     + "them (" + refused + "); the message stays at flow.dlq.outbox_offset in the outbox until it is "
-                    + "purged"));
+                    + "purged");
             producer().send(new ProducerRecord<>(context.deadLetterTopic(), null, null, null, null, bare))
                     .get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
         }

@@ -5,6 +5,7 @@ import io.flowkafka.spi.ClientProperties;
 import io.flowkafka.spi.OutboxBatch;
 import io.flowkafka.spi.OutboxDeliverer;
 import io.flowkafka.spi.OutboxDeliveryException;
+import io.flowkafka.spi.SinkDeadLetters;
 import io.flowkafka.spi.OutboxRecord;
 import io.flowkafka.spi.SinkContext;
 import java.io.ByteArrayOutputStream;
@@ -39,6 +40,7 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -375,17 +377,10 @@ final class KafkaDeliverer implements OutboxDeliverer {
                 }
                 // the dead-letter topic cannot take the record either (it was rejected for its size, most likely):
                 // write the dead letter without the record's bytes, saying so, rather than retry it for ever
-                org.apache.kafka.common.header.internals.RecordHeaders bare =
-                        new org.apache.kafka.common.header.internals.RecordHeaders();
-                headers.forEach(h -> {
-                    if (h.key().startsWith("flow.dlq.")) {
-                        bare.add(h);
-                    }
-                });
-                bare.add(OMITTED_HEADER, utf8("the record's key (" + length(r.key()) + " bytes), value ("
-                        + length(r.value()) + " bytes), headers and timestamp: the dead-letter topic rejected them "
-                        + "too: " + tooMuch + "; the record is at flow.dlq.outbox_offset of the sink's outbox while "
-                        + "it keeps it"));
+                Headers bare = SinkDeadLetters.bare(headers, "the record's key ("
+                        + length(r.key()) + " bytes), value (" + length(r.value()) + " bytes), headers and timestamp: "
+                        + "the dead-letter topic rejected them too: " + tooMuch + "; the record is at "
+                        + "flow.dlq.outbox_offset of the sink's outbox while it keeps it");
                 bare.add("flow.dlq.timestamp", utf8(Long.toString(r.timestampMs())));
                 // the producer's time, not the record's: the topic may have rejected the record for its timestamp
                 deadLetters.send(new ProducerRecord<>(context.deadLetterTopic(), null, null, null, null, bare))
@@ -401,9 +396,6 @@ final class KafkaDeliverer implements OutboxDeliverer {
         LOG.warn("{}: the target rejected outbox offset {} (message id {}) for good ({}); it went to the dead-letter "
                 + "topic {}", sinkName(), r.offset(), r.messageId(), reason, context.deadLetterTopic());
     }
-
-    /** The header naming what a dead letter leaves out, and why (as the pipeline's own dead letters). */
-    static final String OMITTED_HEADER = "flow.dlq.omitted";
 
     private static int length(byte @Nullable [] b) {
         return b == null ? 0 : b.length;

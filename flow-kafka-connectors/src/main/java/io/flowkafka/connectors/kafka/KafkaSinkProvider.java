@@ -7,6 +7,7 @@ import io.flowkafka.spi.SinkProvider;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.stream.Stream;
 
 /**
  * Flow's {@code TKafkaSink}: an async Kafka sink delivered from the transactional outbox to a topic
@@ -47,12 +48,10 @@ public final class KafkaSinkProvider implements SinkProvider {
     public static final String T_AT_LEAST_ONCE_KAFKA_SINK = "TAtLeastOnceKafkaSink";
 
     /** The parameters of TAtLeastOnceKafkaSink: the record's encoding, read by core's output router, and the topic. */
-    private static final List<String> SYNC_PARAMETERS = List.of("topic", "format", "value_serde", "serde_config",
-            "key_column", "payload_column", "message_id_header", "timestamp", "at_most_once_strategy");
+    private static final List<String> SYNC_PARAMETERS = RECORD_PARAMETERS;
     /** The parameters of TKafkaSink: those and its delivery's. */
-    private static final List<String> ASYNC_PARAMETERS = List.of("topic", "format", "value_serde", "serde_config",
-            "key_column", "payload_column", "message_id_header", "timestamp", "at_most_once_strategy",
-            "delivery_guarantee", "progress_topic", "max_batch_records");
+    private static final List<String> ASYNC_PARAMETERS = Stream.concat(RECORD_PARAMETERS.stream(),
+            Stream.of("delivery_guarantee", "progress_topic", "max_batch_records")).toList();
 
     @Override
     public Set<String> sinkClassNames() {

@@ -1,5 +1,6 @@
 package io.flowkafka.internal.dlq;
 
+import io.flowkafka.spi.SinkDeadLetters;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,7 +23,7 @@ import org.jspecify.annotations.Nullable;
  */
 public final class DeadLetterFit {
     /** The header naming what a dead letter leaves out of its input, and why. */
-    public static final String OMITTED_HEADER = "flow.dlq.omitted";
+    public static final String OMITTED_HEADER = SinkDeadLetters.OMITTED_HEADER;
     static final int MESSAGE_KEPT = 1000;
 
     private DeadLetterFit() {
@@ -59,10 +60,8 @@ public final class DeadLetterFit {
         if (unwritable(limit, rejected, topic, key, null, noValue) == null) {
             return new Letter(key, null, noValue);
         }
-        Headers bare = copy(base, true);
-        bare.add(OMITTED_HEADER, utf8("the input's key (" + length(key) + " bytes), value (" + length(value)
-                + " bytes) and headers: " + why + where));
-        return new Letter(null, null, bare);
+        return new Letter(null, null, SinkDeadLetters.bare(base, "the input's key (" + length(key) + " bytes), value ("
+                + length(value) + " bytes) and headers: " + why + where));
     }
 
     /** The headers with a long {@code flow.dlq.error.message} cut to its start; null when it is not long. */
