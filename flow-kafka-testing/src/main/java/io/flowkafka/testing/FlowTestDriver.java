@@ -801,6 +801,7 @@ public final class FlowTestDriver implements AutoCloseable {
     public void reconfigure(Map<String, ?> dynamicSpecChange) {
         checkOpen();
         runtime.reconfigure(dynamicSpecChange);
+        heldRecords.refresh();
         heldRecords.release(this::pipeNow);
         maybeDropUnreadable();
     }

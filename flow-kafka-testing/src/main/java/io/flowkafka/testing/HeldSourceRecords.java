@@ -2,9 +2,11 @@ package io.flowkafka.testing;
 
 import io.flowkafka.spi.PipelineCodecs;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.BiConsumer;
 import java.util.function.Supplier;
 import org.apache.kafka.streams.test.TestRecord;
@@ -13,7 +15,8 @@ import org.apache.kafka.streams.test.TestRecord;
  * The driver's side of the dynamic spec's {@code paused}, {@code stopped} and a computation's {@code draining}: on a
  * broker they stop the sources reading their topics, so on {@link FlowTestDriver} a record piped into a topic whose
  * reader is held waits here, and is piped, in the order it came, once the dynamic spec lets its reader go on.
- * Records of one topic never overtake one another.
+ * Records of one topic never overtake one another. The held topics are worked out when the dynamic spec changes
+ * ({@link #refresh}), not per piped record.
  */
 final class HeldSourceRecords {
     private record Held(String topic, TestRecord<byte[], byte[]> record) {
@@ -23,17 +26,22 @@ final class HeldSourceRecords {
     private final List<String> computations;
     private final Supplier<Map<String, Object>> dynamicSpec;
     private final List<Held> held = new ArrayList<>();
+    private Set<String> heldTopics = Set.of();
 
     HeldSourceRecords(PipelineCodecs codecs, List<String> computations, Supplier<Map<String, Object>> dynamicSpec) {
         this.codecs = codecs;
         this.computations = computations;
         this.dynamicSpec = dynamicSpec;
+        refresh();
     }
 
     /** Pipes {@code record} with {@code pipe}, or keeps it while its topic's reader is held (or records wait). */
     void offer(String topic, TestRecord<byte[], byte[]> record, BiConsumer<String, TestRecord<byte[], byte[]>> pipe) {
-        release(pipe);
-        if (holds(topic) || keeps(topic)) {
+        if (held.isEmpty() && !heldTopics.contains(topic)) {
+            pipe.accept(topic, record);
+            return;
+        }
+        if (heldTopics.contains(topic) || keeps(topic)) {
             held.add(new Held(topic, record));
         } else {
             pipe.accept(topic, record);
@@ -45,7 +53,7 @@ final class HeldSourceRecords {
         List<String> stillHeld = new ArrayList<>();
         for (Iterator<Held> it = held.iterator(); it.hasNext();) {
             Held h = it.next();
-            if (stillHeld.contains(h.topic()) || holds(h.topic())) {
+            if (stillHeld.contains(h.topic()) || heldTopics.contains(h.topic())) {
                 stillHeld.add(h.topic());
                 continue;
             }
@@ -59,20 +67,17 @@ final class HeldSourceRecords {
         return held.stream().anyMatch(h -> h.topic().equals(topic));
     }
 
-    private boolean holds(String topic) {
+    /** Works out the held topics from the dynamic spec in effect; call it after each change. */
+    void refresh() {
         Map<String, Object> doc = dynamicSpec.get();
-        if (Boolean.TRUE.equals(doc.get("paused")) || Boolean.TRUE.equals(doc.get("stopped"))) {
-            return true;
-        }
-        if (!(doc.get("computations") instanceof Map<?, ?> byId)) {
-            return false;
-        }
+        Set<String> topics = new HashSet<>();
+        boolean all = Boolean.TRUE.equals(doc.get("paused")) || Boolean.TRUE.equals(doc.get("stopped"));
+        Map<?, ?> byId = doc.get("computations") instanceof Map<?, ?> m ? m : Map.of();
         for (String c : computations) {
-            if (byId.get(c) instanceof Map<?, ?> settings && Boolean.TRUE.equals(settings.get("draining"))
-                    && codecs.sourceTopicsOf(c).contains(topic)) {
-                return true;
+            if (all || byId.get(c) instanceof Map<?, ?> settings && Boolean.TRUE.equals(settings.get("draining"))) {
+                topics.addAll(codecs.sourceTopicsOf(c));
             }
         }
-        return false;
+        heldTopics = topics;
     }
 }
