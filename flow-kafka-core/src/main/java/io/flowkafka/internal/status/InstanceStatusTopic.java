@@ -66,6 +66,7 @@ public final class InstanceStatusTopic implements AutoCloseable {
     private volatile boolean running = true;
     /** The topic's end offset when this follower started (-1 until read, on the loop's thread). */
     private long startEnd = -1;
+    private boolean caughtUp;
 
     private InstanceStatusTopic(String pipeline, String topic, String instanceId, long intervalMs,
             Map<?, ?> streamsProps, LongFunction<ObjectNode> report) {
@@ -166,10 +167,14 @@ public final class InstanceStatusTopic implements AutoCloseable {
 
     /** Whether this follower has read the topic up to where it ended when the follower started. */
     private boolean caughtUp() {
+        if (caughtUp) {
+            return true;
+        }
         if (startEnd < 0) {
             startEnd = consumer.endOffsets(List.of(partition)).get(partition);
         }
-        return consumer.position(partition) >= startEnd;
+        caughtUp = consumer.position(partition) >= startEnd;
+        return caughtUp;
     }
 
     private void accept(ConsumerRecord<byte[], byte[]> r) {
