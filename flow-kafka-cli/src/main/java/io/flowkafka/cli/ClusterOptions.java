@@ -54,6 +54,9 @@ final class ClusterOptions {
     Properties clientProperties() throws IOException {
         Properties props = new Properties();
         if (commandConfig != null) {
+            if (!Files.isReadable(commandConfig)) {
+                throw new IllegalArgumentException("--command-config " + commandConfig + ": no such readable file");
+            }
             try (InputStream in = Files.newInputStream(commandConfig)) {
                 props.load(in);
             }

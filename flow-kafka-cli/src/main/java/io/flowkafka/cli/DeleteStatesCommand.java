@@ -23,7 +23,7 @@ final class DeleteStatesCommand implements Callable<Integer> {
     picocli.CommandLine.Model.CommandSpec command;
 
     @Mixin
-    ClusterOptions cluster;
+    PipelineOption named;
 
     @Mixin
     StateQueryClient query;
@@ -43,9 +43,9 @@ final class DeleteStatesCommand implements Callable<Integer> {
         // what would be deleted, and of which pipeline: checked before anything is deleted
         StateQueryClient.Answer before = query.get();
         String pipeline = before.body().path("pipeline").asText(null);
-        if (before.status() != 200 || (pipeline != null && !pipeline.equals(cluster.pipeline))
+        if (before.status() != 200 || (pipeline != null && !pipeline.equals(named.pipeline))
                 || (query.range() && before.body().path("keys").isEmpty())) {
-            return ReadStatesCommand.print(command, cluster, query, "delete-states");
+            return ReadStatesCommand.print(command, named, query, "delete-states");
         }
         StateQueryClient.Answer a = dryRun ? before : query.delete();
         if (a.status() != 200) {

@@ -69,12 +69,33 @@ public final class FlowKafkaCli {
             String what = cause instanceof TimeoutException || cause instanceof org.apache.kafka.common.errors
                     .TimeoutException ? "the cluster did not answer in time (check --bootstrap-servers and "
                     + "--command-config): " + cause.getMessage()
-                    : cause instanceof KafkaException ? "Kafka: " + cause.getMessage() : cause.getMessage();
+                    : cause instanceof KafkaException ? "Kafka: " + withReason(cause) : cause.getMessage();
             cmd.getErr().println("flow-kafka " + cmd.getCommandName() + ": " + what);
-            if (parsed.hasMatchedOption("--verbose")) {
+            if (verbose(parsed)) {
                 cause.printStackTrace(cmd.getErr());
             }
             return FAILED;
+        }
+
+        /** {@code --verbose} is inherited: typed after a subcommand, it is that subcommand's match. */
+        private static boolean verbose(ParseResult parsed) {
+            for (ParseResult p = parsed; p != null; p = p.subcommand()) {
+                if (p.hasMatchedOption("--verbose")) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        /** Kafka wraps the reason ("No resolvable bootstrap urls ...") in a generic message; both are shown. */
+        private static String withReason(Throwable e) {
+            String message = String.valueOf(e.getMessage());
+            Throwable root = e;
+            while (root.getCause() != null && root.getCause() != root) {
+                root = root.getCause();
+            }
+            return root == e || root.getMessage() == null || message.contains(root.getMessage()) ? message
+                    : message + ": " + root.getMessage();
         }
     }
 

@@ -18,18 +18,18 @@ final class ReadStatesCommand implements Callable<Integer> {
     picocli.CommandLine.Model.CommandSpec command;
 
     @Mixin
-    ClusterOptions cluster;
+    PipelineOption named;
 
     @Mixin
     StateQueryClient query;
 
     @Override
     public Integer call() throws Exception {
-        return print(command, cluster, query, "read-states");
+        return print(command, named, query, "read-states");
     }
 
     /** Asks, prints the states, or one sentence on stderr; returns the exit code. */
-    static int print(picocli.CommandLine.Model.CommandSpec command, ClusterOptions cluster, StateQueryClient query,
+    static int print(picocli.CommandLine.Model.CommandSpec command, PipelineOption named, StateQueryClient query,
             String name) throws Exception {
         PrintWriter out = command.commandLine().getOut();
         PrintWriter err = command.commandLine().getErr();
@@ -40,9 +40,9 @@ final class ReadStatesCommand implements Callable<Integer> {
         }
         StateQueryClient.Answer a = query.get();
         String pipeline = a.body().path("pipeline").asText(null);
-        if (a.status() == 200 && pipeline != null && !pipeline.equals(cluster.pipeline)) {
+        if (a.status() == 200 && pipeline != null && !pipeline.equals(named.pipeline)) {
             err.println("flow-kafka " + name + ": the instance at " + query.instance + " runs pipeline '" + pipeline
-                    + "', not '" + cluster.pipeline + "' (check --instance and --pipeline)");
+                    + "', not '" + named.pipeline + "' (check --instance and --pipeline)");
             return FlowKafkaCli.FAILED;
         }
         switch (a.status()) {

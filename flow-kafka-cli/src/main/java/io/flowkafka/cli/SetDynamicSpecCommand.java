@@ -63,6 +63,11 @@ final class SetDynamicSpecCommand implements Callable<Integer> {
                     + e.getMessage());
             return FlowKafkaCli.FAILED;
         }
+        if (delta == null) {
+            command.commandLine().getErr().println("flow-kafka set-dynamic-spec: the change is not a JSON object: "
+                    + "it is null; write the fields to change, e.g. '{\"paused\": true}'");
+            return FlowKafkaCli.FAILED;
+        }
         return DynamicSpecChange.publish(command, cluster, specFile, delta, dryRun);
     }
 }

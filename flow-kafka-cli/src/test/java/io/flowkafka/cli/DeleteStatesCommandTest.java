@@ -55,7 +55,7 @@ class DeleteStatesCommandTest {
 
     private int deleteStates(StringWriter err) {
         return FlowKafkaCli.run(new PrintWriter(new StringWriter(), true), new PrintWriter(err, true), "delete-states",
-                "-b", "localhost:1", "-p", "p", "-c", "count", "-k", "{\"user\": \"a\"}",
+                "-p", "p", "-c", "count", "-k", "{\"user\": \"a\"}",
                 "-i", "localhost:" + server.getAddress().getPort(), "--no-dry-run");
     }
 

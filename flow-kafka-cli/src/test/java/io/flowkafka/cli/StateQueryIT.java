@@ -218,36 +218,35 @@ class StateQueryIT {
             assertThat(badRange.status()).isEqualTo(400);
             assertThat(badRange.body().path("error").asText()).contains("hash_from 5 is not below hash_to 2");
 
-            String b0 = cluster.bootstrapServers();
-            Run read = FlowKafkaCliIT.cli("read-states", "-b", b0, "-p", pipeline, "--computation", "count",
+            Run read = FlowKafkaCliIT.cli("read-states", "-p", pipeline, "--computation", "count",
                     "--key", "{\"user\": \"" + onB + "\"}", "--instance", a.address());
             assertThat(read.exit()).as(read.err()).isZero();
             JsonNode printed = MAPPER.readTree(read.out());
             assertThat(printed.path("instance").asText()).isEqualTo(b.address());
             assertThat(printed.path("states").path("count").path("n").asLong()).isEqualTo(expected.get(onB));
-            Run none = FlowKafkaCliIT.cli("read-states", "-b", b0, "-p", pipeline, "-c", "count", "-k",
+            Run none = FlowKafkaCliIT.cli("read-states", "-p", pipeline, "-c", "count", "-k",
                     "{\"user\": \"nobody\"}", "-i", b.address());
             assertThat(none.exit()).as(none.err()).isEqualTo(3);
             assertThat(none.err()).contains("has no state for key").doesNotContain("\tat ");
-            Run wrongPipeline = FlowKafkaCliIT.cli("read-states", "-b", b0, "-p", "other", "-c", "count", "-k",
+            Run wrongPipeline = FlowKafkaCliIT.cli("read-states", "-p", "other", "-c", "count", "-k",
                     "{\"user\": \"" + onA + "\"}", "-i", b.address());
             assertThat(wrongPipeline.exit()).isEqualTo(1);
             assertThat(wrongPipeline.err()).contains("runs pipeline '" + pipeline + "', not 'other'");
 
-            Run dryRun = FlowKafkaCliIT.cli("delete-states", "-b", b0, "-p", pipeline, "-c", "count", "-k",
+            Run dryRun = FlowKafkaCliIT.cli("delete-states", "-p", pipeline, "-c", "count", "-k",
                     "{\"user\": \"" + onB + "\"}", "-i", a.address());
             assertThat(dryRun.exit()).as(dryRun.err()).isZero();
             assertThat(dryRun.out()).contains("dry run: would delete state(s) [count]", "instance " + b.address(),
                     "nothing was deleted");
             assertThat(get(a.address(), "count", "{\"user\": \"" + onB + "\"}").body().path("states").path("count")
                     .path("n").asLong()).as("nothing deleted").isEqualTo(expected.get(onB));
-            Run rangeRead = FlowKafkaCliIT.cli("read-states", "-b", b0, "-p", pipeline, "-c", "count",
+            Run rangeRead = FlowKafkaCliIT.cli("read-states", "-p", pipeline, "-c", "count",
                     "--hash-from", "0", "-i", b.address());
             assertThat(rangeRead.exit()).as(rangeRead.err()).isZero();
             assertThat(MAPPER.readTree(rangeRead.out()).path("keys")).hasSize(expected.size());
 
             // a delete through the owner's task: committed, and the key counts from zero again
-            Run deleted = FlowKafkaCliIT.cli("delete-states", "-b", b0, "-p", pipeline, "-c", "count", "-k",
+            Run deleted = FlowKafkaCliIT.cli("delete-states", "-p", pipeline, "-c", "count", "-k",
                     "{\"user\": \"" + onB + "\"}", "-i", a.address(), "--no-dry-run");
             assertThat(deleted.exit()).as(deleted.err()).isZero();
             assertThat(deleted.out()).contains("deleted state(s) [count]", "1 state row(s), committed");
@@ -259,7 +258,7 @@ class StateQueryIT {
 
             // a range delete: the lower half of the hash space, on both instances; the upper half stays
             JsonNode lowerHalf = range(a.address(), "hash_from=0&hash_to=0x8000000000000000&limit=100").body();
-            Run halfDeleted = FlowKafkaCliIT.cli("delete-states", "-b", b0, "-p", pipeline, "-c", "count",
+            Run halfDeleted = FlowKafkaCliIT.cli("delete-states", "-p", pipeline, "-c", "count",
                     "--hash-to", "0x8000000000000000", "-i", b.address(), "--no-dry-run");
             assertThat(halfDeleted.exit()).as(halfDeleted.err()).isZero();
             assertThat(halfDeleted.out()).contains("deleted " + lowerHalf.path("keys").size() + " key(s)");

@@ -1,0 +1,65 @@
+package io.flowkafka.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What the CLI prints for a user's mistakes, without a cluster (helper audit): the reason Kafka hid behind
+ * "Failed to create new KafkaAdminClient", {@code --verbose} typed after the subcommand, a missing
+ * {@code --command-config} file, a change of {@code null}, and the state commands that need no {@code -b}.
+ */
+class FlowKafkaCliTest {
+    private final StringWriter out = new StringWriter();
+    private final StringWriter err = new StringWriter();
+
+    private int run(String... args) {
+        return FlowKafkaCli.run(new PrintWriter(out, true), new PrintWriter(err, true), args);
+    }
+
+    @Test
+    void shouldNameTheReasonABootstrapAddressCannotBeUsed() {
+        assertThat(run("status", "-b", "no-such-host.invalid:9092", "-p", "x")).isEqualTo(FlowKafkaCli.FAILED);
+        assertThat(err.toString()).contains("flow-kafka status: Kafka: Failed to create new KafkaAdminClient: ")
+                .contains("bootstrap").doesNotContain("\tat ");
+    }
+
+    @Test
+    void shouldPrintTheStackTraceWithVerboseAfterTheSubcommand() {
+        assertThat(run("status", "-b", "no-such-host.invalid:9092", "-p", "x", "--verbose"))
+                .isEqualTo(FlowKafkaCli.FAILED);
+        assertThat(err.toString()).contains("\tat ");
+    }
+
+    @Test
+    void shouldPrintTheStackTraceWithVerboseBeforeTheSubcommand() {
+        assertThat(run("--verbose", "status", "-b", "no-such-host.invalid:9092", "-p", "x"))
+                .isEqualTo(FlowKafkaCli.FAILED);
+        assertThat(err.toString()).contains("\tat ");
+    }
+
+    @Test
+    void shouldNameAMissingCommandConfigFile() {
+        assertThat(run("status", "-b", "localhost:1", "-p", "x", "--command-config", "/no/such/client.properties"))
+                .isEqualTo(FlowKafkaCli.FAILED);
+        assertThat(err.toString()).contains("--command-config /no/such/client.properties: no such readable file");
+    }
+
+    @Test
+    void shouldRefuseANullChange() {
+        assertThat(run("set-dynamic-spec", "-b", "localhost:1", "-p", "x", "-s", "spec.yaml", "--change", "null"))
+                .isEqualTo(FlowKafkaCli.FAILED);
+        assertThat(err.toString()).contains("the change is not a JSON object").doesNotContain("Cannot invoke");
+    }
+
+    @Test
+    void shouldReadStatesWithoutBootstrapServers() {
+        // as docs/cli.md writes it: no -b; the instance at port 1 refuses the connection, which is a failure (1),
+        // not a usage error (2) for a missing --bootstrap-servers
+        int exit = run("read-states", "-p", "x", "-c", "count", "-k", "{\"user\": \"a\"}", "-i", "localhost:1");
+        assertThat(err.toString()).doesNotContain("bootstrap-servers");
+        assertThat(exit).isEqualTo(FlowKafkaCli.FAILED);
+    }
+}
