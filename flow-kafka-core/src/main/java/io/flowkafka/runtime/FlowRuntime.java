@@ -220,7 +220,7 @@ public final class FlowRuntime implements AutoCloseable {
         List<SpecProblem> problems = spec.validate();
         List<SpecProblem> errors = problems.stream().filter(p -> p.severity() == SpecProblem.Severity.ERROR).toList();
         if (!errors.isEmpty()) {
-            throw new InvalidSpecException(spec.name(), errors);
+            throw InvalidSpecException.of(spec.name(), problems);
         }
         this.spec = spec;
         this.userProps = StreamsProperties.copy(props);

@@ -19,6 +19,23 @@ public class InvalidSpecException extends FlowException {
         this(format(pipeline, problems, "spec error(s)", ""), problems, true);
     }
 
+    /**
+     * Creates the exception from the spec's problems: the errors, and after them the warnings, since a misspelt
+     * field ({@code input_streams_ids}) is a warning whose error is elsewhere ("has neither input_stream_ids").
+     *
+     * @param pipeline the pipeline name, for the message
+     * @param problems errors and warnings; {@link #problems()} keeps the errors
+     * @return the exception
+     */
+    public static InvalidSpecException of(String pipeline, List<SpecProblem> problems) {
+        List<SpecProblem> errors = problems.stream().filter(p -> p.severity() == SpecProblem.Severity.ERROR).toList();
+        List<SpecProblem> warnings = problems.stream()
+                .filter(p -> p.severity() == SpecProblem.Severity.WARNING).toList();
+        String tail = warnings.isEmpty() ? "" : "\nand " + warnings.size() + " warning(s), which may be the cause:\n"
+                + warnings.stream().map(p -> "  - " + p).collect(Collectors.joining("\n"));
+        return new InvalidSpecException(format(pipeline, errors, "spec error(s)", tail), errors, true);
+    }
+
     /** {@code formatted} tells this constructor from the public one. */
     private InvalidSpecException(String message, List<SpecProblem> problems, boolean formatted) {
         super(message);

@@ -124,10 +124,9 @@ public record PipelineSpec(String name, Map<String, StreamSpec> streams, Map<Str
      * @throws InvalidSpecException listing every error
      */
     public PipelineSpec validated() {
-        List<SpecProblem> errors = validate().stream()
-                .filter(p -> p.severity() == SpecProblem.Severity.ERROR).toList();
-        if (!errors.isEmpty()) {
-            throw new InvalidSpecException(name, errors);
+        List<SpecProblem> problems = validate();
+        if (problems.stream().anyMatch(p -> p.severity() == SpecProblem.Severity.ERROR)) {
+            throw InvalidSpecException.of(name, problems);
         }
         return this;
     }

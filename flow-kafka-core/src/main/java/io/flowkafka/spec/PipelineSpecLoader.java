@@ -279,7 +279,9 @@ public final class PipelineSpecLoader {
                 }
             }
             if (!errors.isEmpty()) {
-                throw new InvalidSpecException(name == null ? "<unnamed>" : name, errors);
+                List<SpecProblem> problems = new ArrayList<>(errors);
+                problems.addAll(warnings);
+                throw InvalidSpecException.of(name == null ? "<unnamed>" : name, problems);
             }
             warnings.forEach(builder::warning);
             return builder.build();

@@ -185,4 +185,19 @@ class SpecMistakesTest {
     private static Throwable catchThrowable(org.assertj.core.api.ThrowableAssert.ThrowingCallable call) {
         return org.assertj.core.api.Assertions.catchThrowable(call);
     }
+
+    @Test
+    void shouldShowTheMisspeltFieldsWarningBesideTheErrorItCauses() {
+        // first-hour audit: "input_streams_ids" is only a warning; its consequence is an error about another field,
+        // and the warning with its "did you mean" was never shown
+        String misspelt = spec("", "", GROUP_BY).replace("\"input_stream_ids\"", "\"input_streams_ids\"");
+        PipelineSpec spec = PipelineSpecLoader.fromJson(misspelt);
+
+        assertThatThrownBy(spec::validated).isInstanceOf(InvalidSpecException.class)
+                .hasMessageContaining("has neither input_stream_ids nor source_streams")
+                .hasMessageContaining("1 warning(s), which may be the cause")
+                .hasMessageContaining("input_streams_ids").hasMessageContaining("did you mean 'input_stream_ids'")
+                .satisfies(e -> assertThat(((InvalidSpecException) e).problems())
+                        .allMatch(p -> p.severity() == SpecProblem.Severity.ERROR));
+    }
 }

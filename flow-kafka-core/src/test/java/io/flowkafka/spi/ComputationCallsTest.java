@@ -36,6 +36,11 @@ class ComputationCallsTest {
     static final Schema COUNT = SchemaBuilder.record("Count").namespace("calls").fields()
             .requiredLong("n").endRecord();
 
+    /** {@link #COUNT}'s fields under another name, with a property, as a generated class's schema may have. */
+    static final Schema COUNT_WITH_PROPS = new Schema.Parser().parse("""
+            {"type": "record", "name": "CountV", "namespace": "other", "fields": [
+              {"name": "n", "type": {"type": "long", "note": "generated"}}]}""");
+
     /** Counts per user in state {@code count}, emits the count, and obeys {@code cmd}. */
     public static final class Counter implements RowFunction {
         @Override
@@ -55,6 +60,8 @@ class ComputationCallsTest {
                     throw new IllegalStateException("boom");
                 }
                 case "undeclared" -> context.getState("nope");
+                case "wrong-schema" -> state.set(message.getPayload());
+                case "same-fields" -> state.set(new GenericRecordBuilder(COUNT_WITH_PROPS).set("n", 100L).build());
                 case "clear" -> state.clear();
                 default -> {
                 }
@@ -184,6 +191,18 @@ class ComputationCallsTest {
         assertThat(next.timers()).isEmpty();
         assertThat(next.outputs().get(0).payload().get("n")).isEqualTo(1L);
         assertThatThrownBy(() -> call.context().getKey()).hasMessageContaining("valid only during a process-function call");
+    }
+
+    @Test
+    void shouldRefuseAStateRecordOfAnotherSchemaNamingTheState() {
+        // first-hour audit: a record of the input's schema was encoded by position into the state's row
+        assertThatThrownBy(() -> send("bob", "wrong-schema", MessageId.fromHex("01")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("state 'count' of computation 'count' is declared with schema calls.Count [n], but set() "
+                        + "got a record of calls.Event [user, cmd]; build it with the state's newRecord()");
+        ComputationCalls.Effects same = send("bob", "same-fields", MessageId.fromHex("02"));
+        assertThat(same.stateWrites()).singleElement().satisfies(w -> assertThat(w.value())
+                .hasValueSatisfying(v -> assertThat(((GenericRecord) v).get("n")).isEqualTo(100L)));
     }
 
     @Test

@@ -1090,9 +1090,31 @@ public final class FlowTestDriver implements AutoCloseable {
      * @param sourceTopic the topic of the failed input ({@code flow.dlq.topic})
      * @param sourcePartition its partition, -1 if unknown ({@code flow.dlq.partition})
      * @param sourceOffset its offset, -1 if unknown ({@code flow.dlq.offset})
+     * @param errorAt the line of application code that threw, as {@code Class.method(File:line)}, empty if none
+     *     ({@code flow.dlq.error.at})
      */
     public record DeadLetter(byte @Nullable [] key, byte @Nullable [] value, String errorClass, String errorMessage,
-            String computation, String stage, String sourceTopic, int sourcePartition, long sourceOffset) {
+            String computation, String stage, String sourceTopic, int sourcePartition, long sourceOffset,
+            String errorAt) {
+
+        /**
+         * A dead letter without {@code errorAt} (the constructor before it existed).
+         *
+         * @param key the original key bytes, or null
+         * @param value the original value bytes, or null
+         * @param errorClass the class of the exception that failed the record
+         * @param errorMessage its message, empty if none
+         * @param computation the computation that failed
+         * @param stage what it was doing
+         * @param sourceTopic the topic of the failed input
+         * @param sourcePartition its partition, -1 if unknown
+         * @param sourceOffset its offset, -1 if unknown
+         */
+        public DeadLetter(byte @Nullable [] key, byte @Nullable [] value, String errorClass, String errorMessage,
+                String computation, String stage, String sourceTopic, int sourcePartition, long sourceOffset) {
+            this(key, value, errorClass, errorMessage, computation, stage, sourceTopic, sourcePartition, sourceOffset,
+                    "");
+        }
 
         /**
          * Copies the arrays; every string must be non-null.
@@ -1106,8 +1128,10 @@ public final class FlowTestDriver implements AutoCloseable {
          * @param sourceTopic the topic of the failed input
          * @param sourcePartition its partition, -1 if unknown
          * @param sourceOffset its offset, -1 if unknown
+         * @param errorAt the line of application code that threw, empty if none
          */
         public DeadLetter {
+            Objects.requireNonNull(errorAt, "errorAt");
             Objects.requireNonNull(errorClass, "errorClass");
             Objects.requireNonNull(errorMessage, "errorMessage");
             Objects.requireNonNull(computation, "computation");
@@ -1121,7 +1145,8 @@ public final class FlowTestDriver implements AutoCloseable {
             Headers h = r.headers();
             return new DeadLetter(r.key(), r.value(), header(h, "flow.dlq.error.class"),
                     header(h, "flow.dlq.error.message"), header(h, "flow.dlq.computation"), header(h, "flow.dlq.stage"),
-                    header(h, "flow.dlq.topic"), (int) number(h, "flow.dlq.partition"), number(h, "flow.dlq.offset"));
+                    header(h, "flow.dlq.topic"), (int) number(h, "flow.dlq.partition"), number(h, "flow.dlq.offset"),
+                    header(h, "flow.dlq.error.at"));
         }
 
         private static String header(Headers headers, String name) {

@@ -349,6 +349,8 @@ class FlowTestDriverTest {
             // offset 0: alice's first click, 1: the read task's first watermark control record, 2: this one
             assertThat(d.sourceOffset()).isEqualTo(2L);
             assertThat(d.value()).as("the original Avro payload").isNotEmpty();
+            assertThat(d.errorAt()).as("the line of the function that threw")
+                    .startsWith(ClickCounter.class.getName() + ".onMessage(").contains("FlowTestDriverTest.java:");
 
             // neither the state write nor the output of the failed call is visible
             assertThat(driver.stateForPayload("count", "total", "clicks", clickFields("alice")))

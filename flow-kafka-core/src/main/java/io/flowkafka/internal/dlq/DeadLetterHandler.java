@@ -89,9 +89,9 @@ public final class DeadLetterHandler implements ProcessingExceptionHandler {
                     computation, stage, context.topic(), context.partition(), context.offset(), ENABLED_CONFIG);
             return Response.fail();
         }
-        LOG.warn("computation '{}' failed to {} at {}-{}@{}: {}: {}; sent to dead-letter topic {}", computation, stage,
-                context.topic(), context.partition(), context.offset(), cause.getClass().getName(),
-                cause.getMessage(), topic);
+        LOG.warn("computation '{}' failed to {} at {}-{}@{}: {}: {}{}; sent to dead-letter topic {}", computation,
+                stage, context.topic(), context.partition(), context.offset(), cause.getClass().getName(),
+                cause.getMessage(), DeadLetterHeaders.thrownAt(cause), topic);
         Map<String, String> where = new LinkedHashMap<>();
         where.put("flow.dlq.topic", String.valueOf(context.topic()));
         where.put("flow.dlq.partition", String.valueOf(context.partition()));

@@ -75,6 +75,12 @@ public final class DeadLetterHeaders {
         return null;
     }
 
+    /** For a log line: {@code " (thrown at Class.method(File:line))"}, or empty when no application code threw. */
+    static String thrownAt(Throwable failure) {
+        String at = applicationFrame(failure);
+        return at == null ? "" : " (thrown at " + at + ")";
+    }
+
     private static void put(Headers headers, String key, String value) {
         headers.remove(key);
         headers.add(key, value.getBytes(StandardCharsets.UTF_8));

@@ -52,8 +52,8 @@ public final class DeadLetterWriter {
         Throwable cause = failure.getCause() == null ? failure : failure.getCause();
         Iterable<Header> own = original.entrySet().stream().map(e -> (Header) new RecordHeader(e.getKey(), e.getValue()))
                 .toList();
-        LOG.warn("computation '{}' failed to process {}: {}; sent to the dead-letter topic", computation, what,
-                cause.toString());
+        LOG.warn("computation '{}' failed to process {}: {}{}; sent to the dead-letter topic", computation, what,
+                cause.toString(), DeadLetterHeaders.thrownAt(cause));
         return DeadLetterFit.fit(limit, rejected, topic, key, value,
                 DeadLetterHeaders.of(own, cause, computation, failure.stage(), where));
     }

@@ -285,7 +285,9 @@ final class CallContext implements RuntimeContext, OutputCollector {
             }
             StateRowCodec codec = rowCodecs.computeIfAbsent(name, n -> new StateRowCodec(s.schema()));
             Schema schema = s.schema();
-            a = new AvroState(nameBytes(name), codec::encode, codec::decode, () -> newRecordOf(schema));
+            StateRecordCheck check = new StateRecordCheck(spec.id(), name, schema);
+            a = new AvroState(nameBytes(name), r -> codec.encode(check.checked(r)), codec::decode,
+                    () -> newRecordOf(schema));
             avroStates.put(name, a);
         }
         return new Accessor<>(KeyStates.storeKey(encodedKey, a.name()), a.encode(), a.decode(), a.fresh());
