@@ -1,8 +1,12 @@
 package io.flowkafka.runtime;
 
+import io.flowkafka.internal.config.NearestName;
+import java.util.Collection;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.TreeSet;
 import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigDef.Importance;
@@ -47,6 +51,13 @@ public final class FlowConfig extends AbstractConfig {
     public static final String SERDE_PREFIX_DOC = "Settings every pluggable serde (a source's or sink's value_serde) "
             + "receives, prefix stripped: flow.serde.schema.registry.url=http://registry:8081 configures "
             + "schema.registry.url. A source's or sink's own serde_config entries override them.";
+
+    /**
+     * Keys under these prefixes are read by name elsewhere, so no unknown-key check applies to them: a sink's
+     * client properties, serde settings, per-stream output limits, tests and internals.
+     */
+    private static final List<String> OPEN_PREFIXES = List.of(SINK_PREFIX, SERDE_PREFIX,
+            "flow.output.limit.records.", "flow.testing.", "flow.internal.");
     /** Documentation of {@link #APPLICATION_ID_PREFIX_CONFIG}, for the generated configuration reference. */
     public static final String APPLICATION_ID_PREFIX_DOC = "Prefix of the Kafka Streams application.id, which "
             + "is also the consumer group: the application.id is this prefix followed by the pipeline name. Instances "
@@ -390,6 +401,7 @@ public final class FlowConfig extends AbstractConfig {
      */
     public FlowConfig(Map<?, ?> props) {
         super(CONFIG, flowOnly(props), false);
+        rejectUnknownKeys(originals().keySet());
         int rf = getInt(REPLICATION_FACTOR_CONFIG);
         if (rf == 0 || rf < -1) {
             throw new ConfigException(REPLICATION_FACTOR_CONFIG, rf, "must be -1 (broker default) or >= 1");
@@ -447,6 +459,18 @@ public final class FlowConfig extends AbstractConfig {
      */
     public static ConfigDef configDef() {
         return new ConfigDef(CONFIG);
+    }
+
+    /** A misspelt {@code flow.*} key would be ignored and its setting silently left at the default. */
+    private static void rejectUnknownKeys(Collection<String> keys) {
+        for (String key : keys) {
+            if (CONFIG.names().contains(key) || OPEN_PREFIXES.stream().anyMatch(key::startsWith)) {
+                continue;
+            }
+            String near = NearestName.closest(key, new TreeSet<>(CONFIG.names())); // the same hint every run
+            throw new ConfigException(key + " is not a flow-kafka setting" + (near == null ? "" : "; did you mean '"
+                    + near + "'?") + " (every flow.* key is listed in docs/configuration.md)");
+        }
     }
 
     private static Map<String, Object> flowOnly(Map<?, ?> props) {

@@ -2,6 +2,7 @@ package io.flowkafka.spec;
 
 import io.flowkafka.api.BatchFunction;
 import io.flowkafka.api.RowFunction;
+import io.flowkafka.internal.config.NearestName;
 import io.flowkafka.internal.key.KeyExpression;
 import io.flowkafka.internal.outbox.Sinks;
 import io.flowkafka.internal.source.KafkaSourceParameters;
@@ -43,7 +44,6 @@ import org.jspecify.annotations.Nullable;
  */
 final class SpecValidator {
     private static final Pattern LEGAL_NAME = Pattern.compile("[a-zA-Z0-9._-]+");
-    private static final int MAX_SUGGESTION_DISTANCE = 2;
 
     private final PipelineSpec spec;
     private final List<SpecProblem> errors = new ArrayList<>();
@@ -1085,39 +1085,12 @@ final class SpecValidator {
         return name.startsWith("T") ? closest(name.substring(1), candidates) : null;
     }
 
-    /**
-     * The candidate closest to {@code name} within edit distance 2 and shorter than {@code name}'s
-     * length (so "x" suggests nothing), first on ties; null if none.
-     */
+    /** The candidate closest to {@code name}, as {@link NearestName#closest}. */
     static @Nullable String closest(String name, Collection<String> candidates) {
-        String best = null;
-        int bestDistance = MAX_SUGGESTION_DISTANCE + 1;
-        for (String c : candidates) {
-            int d = editDistance(name, c);
-            if (d > 0 && d < bestDistance && d < name.length()) {
-                best = c;
-                bestDistance = d;
-            }
-        }
-        return best;
+        return NearestName.closest(name, candidates);
     }
 
     static int editDistance(String a, String b) {
-        int[] prev = new int[b.length() + 1];
-        int[] cur = new int[b.length() + 1];
-        for (int j = 0; j <= b.length(); j++) {
-            prev[j] = j;
-        }
-        for (int i = 1; i <= a.length(); i++) {
-            cur[0] = i;
-            for (int j = 1; j <= b.length(); j++) {
-                int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
-                cur[j] = Math.min(Math.min(cur[j - 1] + 1, prev[j] + 1), prev[j - 1] + cost);
-            }
-            int[] t = prev;
-            prev = cur;
-            cur = t;
-        }
-        return prev[b.length()];
+        return NearestName.editDistance(a, b);
     }
 }

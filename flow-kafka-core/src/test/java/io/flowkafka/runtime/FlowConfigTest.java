@@ -3,6 +3,7 @@ package io.flowkafka.runtime;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.List;
 import java.util.Map;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
@@ -51,5 +52,26 @@ class FlowConfigTest {
                 .isInstanceOf(ConfigException.class).hasMessageContaining("must not exceed flow.topics.replication.factor=2");
         assertThatThrownBy(() -> new FlowConfig(Map.of(FlowConfig.PURGE_INTERVAL_MS_CONFIG, "-5")))
                 .isInstanceOf(ConfigException.class).hasMessageContaining(FlowConfig.PURGE_INTERVAL_MS_CONFIG);
+    }
+
+    @Test
+    void shouldRejectAMisspeltFlowKeyWithTheNearestOne() {
+        // first-hour audit: flow.spec.warning=fail was ignored, leaving the warnings only logged
+        assertThatThrownBy(() -> new FlowConfig(Map.of("flow.spec.warning", "fail")))
+                .isInstanceOf(ConfigException.class)
+                .hasMessage("flow.spec.warning is not a flow-kafka setting; did you mean 'flow.spec.warnings'? "
+                        + "(every flow.* key is listed in docs/configuration.md)");
+        assertThatThrownBy(() -> new FlowConfig(Map.of("flow.something.else", "1")))
+                .hasMessage("flow.something.else is not a flow-kafka setting (every flow.* key is listed in "
+                        + "docs/configuration.md)");
+    }
+
+    @Test
+    void shouldAcceptTheKeysReadByPrefix() {
+        FlowConfig config = new FlowConfig(Map.of("flow.output.limit.records.counts", "5",
+                "flow.serde.schema.registry.url", "http://r:8081", "flow.testing.watermark.sends", "interval",
+                "flow.internal.anything", "x", "flow.spec.warnings", "fail",
+                "flow.sink.out.bootstrap.servers", "other:9092"));
+        assertThat(config.outputLimits(List.of("counts"))).containsEntry("counts", 5L);
     }
 }
