@@ -275,6 +275,8 @@ class FlowKafkaCliIT {
             assertThat(pause.out()).contains("paused: (static) -> true", "published version 1");
             Await.until(Duration.ofSeconds(10), "the instance paused", () -> runtime.state()
                     == FlowRuntime.State.PAUSED);
+            runtime.resume(); // the application's resume does not end the pause flow-kafka pause asked for
+            assertThat(runtime.state()).isEqualTo(FlowRuntime.State.PAUSED);
             produce(cluster, input, 10);
             Run resume = cli("resume", "-b", b, "-p", pipeline, "-s", s);
             assertThat(resume.exit()).as(resume.err()).isZero();

@@ -215,6 +215,8 @@ public final class FlowRuntime implements AutoCloseable {
     /** With {@code flow.http.port}, from {@link #start()} until stop: the operations server and the status topic. */
     private volatile @Nullable OperationsServer operationsServer;
     private volatile @Nullable InstanceStatusTopic instanceStatus;
+    /** From {@link #start()}: the dynamic spec's pause and stop, and who paused the instance. */
+    private volatile @Nullable DynamicControls controls;
 
     private FlowRuntime(PipelineSpec spec, Properties props, @Nullable MeterRegistry meters) {
         List<SpecProblem> problems = spec.validate();
@@ -703,7 +705,7 @@ public final class FlowRuntime implements AutoCloseable {
         sinks.installSyncWriters();
         meters.bind(ks);
         ks.start();
-        var controls = new DynamicControls(spec.name(), dynamicSpec, new DynamicControls.Target() {
+        DynamicControls controls = new DynamicControls(spec.name(), dynamicSpec, new DynamicControls.Target() {
             @Override
             public boolean canAct() {
                 return state.get() != State.STOPPING && state.get() != State.STOPPED;
@@ -717,12 +719,12 @@ public final class FlowRuntime implements AutoCloseable {
 
             @Override
             public void pause() {
-                FlowRuntime.this.pause();
+                pauseStreams();
             }
 
             @Override
             public void resume() {
-                FlowRuntime.this.resume();
+                resumeStreams();
             }
 
             @Override
@@ -734,6 +736,7 @@ public final class FlowRuntime implements AutoCloseable {
                 }
             }
         });
+        this.controls = controls;
         dynamicSpec.onChange(controls::follow);
         controls.follow(); // the document read at start may pause or stop the pipeline
         long purgeMs = config.getLong(FlowConfig.PURGE_INTERVAL_MS_CONFIG);
@@ -877,6 +880,15 @@ public final class FlowRuntime implements AutoCloseable {
      * @throws IllegalStateException if not started
      */
     public void pause() {
+        requireStarted();
+        DynamicControls c = controls;
+        if (c != null) {
+            c.applicationPaused(); // lasts until resume(), whatever the dynamic spec says meanwhile
+        }
+        pauseStreams();
+    }
+
+    private void pauseStreams() {
         KafkaStreams ks = requireStarted();
         synchronized (pauseLock) { // Kafka Streams and the idleness clock pause together
             compiled.sourceIdleness().pause(System.currentTimeMillis());
@@ -900,8 +912,22 @@ public final class FlowRuntime implements AutoCloseable {
         }
     }
 
-    /** Resumes after {@link #pause()}. */
+    /**
+     * Resumes after {@link #pause()}. While the dynamic spec pauses the pipeline ({@code flow-kafka pause}), the
+     * instance stays paused until the spec resumes it.
+     */
     public void resume() {
+        requireStarted();
+        DynamicControls c = controls;
+        if (c != null && !c.applicationResumed()) {
+            LOG.info("pipeline '{}': stays paused: its dynamic spec pauses it (flow-kafka resume ends that)",
+                    spec.name());
+            return;
+        }
+        resumeStreams();
+    }
+
+    private void resumeStreams() {
         KafkaStreams ks = requireStarted();
         synchronized (pauseLock) {
             compiled.sourceIdleness().resume(System.currentTimeMillis()); // not while a drain keeps sources paused

@@ -353,6 +353,12 @@ public final class DynamicSpec {
                 ComputationSpec c = computations.get(cid);
                 if (c == null) {
                     problems.add(cfield + ": unknown computation '" + cid + "'; the pipeline has " + computations.keySet());
+                    // a drain or a skip set on it (a computation renamed in a rolling upgrade) cannot be applied
+                    if (ce.getValue() instanceof Map<?, ?> settings && (settings.get("draining") != null
+                            && !Boolean.FALSE.equals(settings.get("draining"))
+                            || settings.get("skip_if_expression") != null)) {
+                        safetyUnknown = true;
+                    }
                     continue;
                 }
                 for (Map.Entry<String, ?> fe : map(ce.getValue(), cfield, problems).entrySet()) {
@@ -371,6 +377,7 @@ public final class DynamicSpec {
                             safetyUnknown = true;
                             problems.add(cfield + ".draining must be true or false but was " + fe.getValue());
                         } else if (c.sourceStreams().isEmpty()) {
+                            safetyUnknown |= b; // a drain that cannot be applied
                             problems.add(cfield + ".draining: computation '" + cid + "' has no source_streams; "
                                     + "draining stops a computation reading its source topics, so set it on the "
                                     + "computations that read them");

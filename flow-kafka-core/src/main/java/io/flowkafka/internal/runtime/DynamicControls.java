@@ -6,7 +6,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Makes a running instance follow the dynamic spec's pipeline controls: {@code paused} (pause when it turns true,
- * resume when it turns false, only a pause it made itself, never one the user made with {@code pause()}) and
+ * resume when it turns false; the application's own {@code pause()} and the spec's pause each last until their own
+ * resume, so the instance runs only when neither pauses it) and
  * {@code stopped} (Flow's stopped pipeline: drain and stop once, on a thread of its own). Called by the thread that
  * applied a document, and once at start for the document read then.
  */
@@ -35,6 +36,7 @@ public final class DynamicControls {
     private final DynamicSpec dynamicSpec;
     private final Target target;
     private boolean pausedBySpec;
+    private boolean pausedByApplication;
     private boolean stopping;
 
     /**
@@ -59,17 +61,36 @@ public final class DynamicControls {
         }
         boolean want = dynamicSpec.paused();
         if (want && !pausedBySpec) {
-            if (target.paused()) {
-                return; // the application's own pause: the spec's end must not resume it
-            }
             pausedBySpec = true;
-            target.pause();
+            if (!target.paused()) {
+                target.pause();
+            }
             LOG.info("pipeline '{}': paused by the dynamic spec", pipeline);
         } else if (!want && pausedBySpec) {
             pausedBySpec = false;
+            if (pausedByApplication) {
+                LOG.info("pipeline '{}': the dynamic spec no longer pauses it; it stays paused until the application "
+                        + "resumes it", pipeline);
+                return; // the application's own pause: the spec's end must not resume it
+            }
             target.resume();
             LOG.info("pipeline '{}': resumed by the dynamic spec", pipeline);
         }
+    }
+
+    /** The application paused the instance ({@code FlowRuntime.pause()}): the spec's resume must not end that. */
+    public synchronized void applicationPaused() {
+        pausedByApplication = true;
+    }
+
+    /**
+     * The application resumes the instance ({@code FlowRuntime.resume()}).
+     *
+     * @return whether processing may resume: false while the dynamic spec pauses the pipeline
+     */
+    public synchronized boolean applicationResumed() {
+        pausedByApplication = false;
+        return !pausedBySpec;
     }
 
     private void stop() {

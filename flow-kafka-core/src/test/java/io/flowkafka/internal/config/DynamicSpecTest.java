@@ -155,6 +155,29 @@ class DynamicSpecTest {
         assertThat(d.paused()).isTrue();
     }
 
+    /** Operations audit: a drain or skip the instance cannot apply must not let it read in the setting's place. */
+    @Test
+    void shouldStayPausedWhenADrainOrSkipNamesAComputationItCannotApplyItTo() {
+        DynamicSpec d = dynamic();
+        // 'read' renamed in a rolling upgrade: the drain set on it cannot be applied here
+        assertThat(String.join("; ", d.replaceWhatApplies(Map.of("computations", Map.of("read",
+                Map.of("draining", true)))))).contains("unknown computation 'read'").contains("stays paused");
+        assertThat(d.paused()).isTrue();
+        assertThat(String.join("; ", d.replaceWhatApplies(Map.of("computations", Map.of("read",
+                Map.of("skip_if_expression", "k = 'x'")))))).contains("stays paused");
+        assertThat(d.paused()).isTrue();
+        // a drain on 'c', which reads no source topic
+        assertThat(String.join("; ", d.replaceWhatApplies(Map.of("computations", Map.of("c",
+                Map.of("draining", true)))))).contains("has no source_streams").contains("stays paused");
+        assertThat(d.paused()).isTrue();
+
+        // what asks nothing of the computation is harmless: not draining, or a removed computation's visitor period
+        assertThat(String.join("; ", d.replaceWhatApplies(Map.of("computations", Map.of("read",
+                Map.of("draining", false, "key_visitor_streams", Map.of("v", Map.of("period", "1h"))))))))
+                .contains("unknown computation 'read'").doesNotContain("stays paused");
+        assertThat(d.paused()).isFalse();
+    }
+
     @Test
     void shouldRejectAChangeWhoseMergedDocumentIsInvalidAndKeepTheDocument() {
         DynamicSpec d = dynamic();

@@ -88,12 +88,37 @@ class DynamicControlsTest {
         DynamicSpec spec = dynamic();
         Runtime runtime = new Runtime();
         DynamicControls controls = new DynamicControls("p", spec, runtime);
-        runtime.paused = true; // FlowRuntime.pause(), e.g. while a downstream system is down
+        controls.applicationPaused(); // FlowRuntime.pause(), e.g. while a downstream system is down
+        runtime.paused = true;
         spec.apply(paused(true)); // flow-kafka pause
         controls.follow();
         spec.apply(paused(null)); // flow-kafka resume
         controls.follow();
         assertThat(runtime.calls).as("the application's pause is its own to end").isEmpty();
+        assertThat(runtime.paused).isTrue();
+    }
+
+    /** Operations audit: the application's resume ended a pause the dynamic spec still asked for. */
+    @Test
+    void shouldNotEndAPauseTheSpecMadeWhenTheApplicationResumes() {
+        DynamicSpec spec = dynamic();
+        Runtime runtime = new Runtime();
+        DynamicControls controls = new DynamicControls("p", spec, runtime);
+        controls.applicationPaused(); // FlowRuntime.pause()
+        runtime.paused = true;
+        spec.apply(paused(true)); // flow-kafka pause, while the application's pause lasts
+        controls.follow();
+
+        assertThat(controls.applicationResumed()).as("FlowRuntime.resume() leaves it paused").isFalse();
+        spec.apply(paused(null)); // flow-kafka resume
+        controls.follow();
+        assertThat(runtime.calls).containsExactly("resume");
+        assertThat(runtime.paused).isFalse();
+
+        // and the other way round: the spec's pause alone, which the application's resume does not end either
+        spec.apply(paused(true));
+        controls.follow();
+        assertThat(controls.applicationResumed()).isFalse();
         assertThat(runtime.paused).isTrue();
     }
 }
