@@ -18,6 +18,7 @@ import io.flowkafka.internal.runtime.AlignmentFollower;
 import io.flowkafka.internal.runtime.ClusterReachability;
 import io.flowkafka.internal.runtime.CompletionWatch;
 import io.flowkafka.internal.runtime.DynamicControls;
+import io.flowkafka.internal.runtime.PipelineMeterSweep;
 import io.flowkafka.internal.runtime.FlowStreams;
 import io.flowkafka.internal.runtime.GuaranteeReport;
 import io.flowkafka.internal.runtime.OutputLimitMeter;
@@ -215,6 +216,8 @@ public final class FlowRuntime implements AutoCloseable {
     /** With {@code flow.http.port}, from {@link #start()} until stop: the operations server and the status topic. */
     private volatile @Nullable OperationsServer operationsServer;
     private volatile @Nullable InstanceStatusTopic instanceStatus;
+    /** Whether {@link #close()} released this runtime's meters. */
+    private volatile boolean metersSwept;
     /** From {@link #start()}: the dynamic spec's pause and stop, and who paused the instance. */
     private volatile @Nullable DynamicControls controls;
 
@@ -240,6 +243,7 @@ public final class FlowRuntime implements AutoCloseable {
         this.outputLimitMeter = new OutputLimitMeter(this.spec.name(), compiled, applicationId());
         runtimeGauges.addAll(outputLimitMeter.registerGauges(meterRegistry));
         PluggableSerdes.checkValueSerdes(this.spec, userProps);
+        PipelineMeterSweep.opened(meterRegistry, this.spec.name());
     }
 
     /**
@@ -1108,6 +1112,10 @@ public final class FlowRuntime implements AutoCloseable {
         PipelineMeters meters = pipelineMeters;
         if (meters != null) {
             meters.close();
+        }
+        if (!metersSwept) {
+            metersSwept = true;
+            PipelineMeterSweep.closed(meterRegistry, spec.name()); // the sinks' and queues' meters too
         }
     }
 
