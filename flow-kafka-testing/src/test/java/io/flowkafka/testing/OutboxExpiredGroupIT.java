@@ -91,6 +91,39 @@ class OutboxExpiredGroupIT {
         assertThat(List.copyOf(delivered)).containsExactly(0L, 1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L, 9L, 15L, 16L);
     }
 
+    /** Resource audit: a deliverer's Error ended the delivery thread unseen; /health stayed green. */
+    @Test
+    void shouldReportTheSinkStoppedWhenADelivererThrowsAnError(TestNames names) throws Exception {
+        String topic = names.topic("outbox");
+        cluster.createTopic(topic, 1);
+        produce(topic, 0, 3, false, names.name("tx"));
+        OutboxDeliverer deliverer = new OutboxDeliverer() {
+            @Override
+            public OptionalLong open(int partition, OptionalLong committedOffset) {
+                return OptionalLong.empty();
+            }
+
+            @Override
+            public void deliver(OutboxBatch batch) {
+                throw new StackOverflowError("a deeply nested row");
+            }
+
+            @Override
+            public void release(int partition) {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        try (Admin admin = Admin.create(cluster.clientProperties());
+                OutboxService service = service(names, topic, deliverer, names.applicationId("d"), admin)) {
+            service.start();
+            Await.until(BOUND, "the sink reported stopped", () -> service.fatalError() != null);
+            assertThat(service.fatalError()).contains("StackOverflowError: a deeply nested row");
+        }
+    }
+
     private OutboxService service(TestNames names, String topic, OutboxDeliverer deliverer, String group, Admin admin) {
         Map<String, Object> client = new HashMap<>();
         cluster.clientProperties().forEach((k, v) -> client.put((String) k, v));

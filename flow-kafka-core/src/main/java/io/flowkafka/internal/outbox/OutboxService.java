@@ -261,8 +261,13 @@ public final class OutboxService implements AutoCloseable {
             }
         } catch (WakeupException e) {
             // closing
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
+            // an Error too (a StackOverflowError in a deliverer, an OutOfMemoryError): the sink reports it stopped,
+            // so /health fails, instead of its thread ending unseen
             stopWith("the delivery service of sink '" + sink + "' failed: " + e);
+            if (e instanceof Error error) {
+                throw error;
+            }
         } finally {
             for (int p : new ArrayList<>(opened)) {
                 releasePartition(p);
@@ -320,12 +325,13 @@ public final class OutboxService implements AutoCloseable {
         if (waiting(p)) {
             return false;
         }
-        OffsetAndMetadata committed = c.committed(Set.of(tp)).get(tp);
-        // the deliverer is told where the last delivered batch ended, not the watermark records after it
-        // an offset an operator set (a reset) says where to resume, not what was delivered
-        OptionalLong batchesNext = OutboxCommit.setElsewhere(committed) ? OptionalLong.empty()
-                : OutboxCommit.messagesNext(committed);
         try {
+            // inside the try: a coordinator that does not answer in time is retried, not the sink stopped
+            OffsetAndMetadata committed = c.committed(Set.of(tp)).get(tp);
+            // the deliverer is told where the last delivered batch ended, not the watermark records after it
+            // an offset an operator set (a reset) says where to resume, not what was delivered
+            OptionalLong batchesNext = OutboxCommit.setElsewhere(committed) ? OptionalLong.empty()
+                    : OutboxCommit.messagesNext(committed);
             OptionalLong resume = deliverer.open(p, batchesNext);
             long offset = resume.isPresent() ? OutboxCommit.resumeAt(resume.getAsLong(), batchesNext, committed)
                     : committed == null ? -1 : committed.offset();
@@ -369,6 +375,8 @@ public final class OutboxService implements AutoCloseable {
         } catch (OutboxDeliveryException e) {
             failed(c, tp, "opening", e);
             return false;
+        } catch (WakeupException e) {
+            throw e; // closing
         } catch (RuntimeException e) {
             failed(c, tp, "opening", new OutboxDeliveryException(e.toString(), e));
             return false;
