@@ -706,7 +706,7 @@ final class SpecValidator {
                             + "'; an external sink's id names its delivery group, transactional ids and progress markers,"
                             + " so it must be unique in the pipeline", "rename one of the two sinks");
                 }
-                for (SinkProvider.Problem p : provider.validate(sink)) {
+                for (SinkProvider.Problem p : provider.validate(c, sink)) {
                     error(c.id(), field + "." + p.field(), p.message(), p.fix());
                 }
                 if (atMostOnce && !provider.supportsAtMostOnce(sink)) {

@@ -1,5 +1,6 @@
 package io.flowkafka.spi;
 
+import io.flowkafka.spec.ComputationSpec;
 import io.flowkafka.spec.SinkSpec;
 import java.util.List;
 import java.util.Set;
@@ -34,6 +35,18 @@ public interface SinkProvider {
      *     and the fix; empty when the sink is valid
      */
     List<Problem> validate(SinkSpec sink);
+
+    /**
+     * Checks a sink against the computation that writes it, at spec load: what the sink needs of its input that
+     * its parameters alone do not show (e.g. message ids that increase). By default {@link #validate(SinkSpec)}.
+     *
+     * @param computation the computation that declares the sink
+     * @param sink a sink whose {@code sink_class_name} this provider serves
+     * @return one entry per problem, as {@link #validate(SinkSpec)}
+     */
+    default List<Problem> validate(ComputationSpec computation, SinkSpec sink) {
+        return validate(sink);
+    }
 
     /**
      * Whether the sink may set {@code at_most_once_strategy.enabled} (else the spec is rejected).

@@ -384,6 +384,41 @@ class KeyVisitorSemanticsTest {
         return text.lines().toList();
     }
 
+    /** Reads {@code counts} and does nothing: a computation downstream of the visitor's computation. */
+    public static final class Sink implements RowFunction {
+        @Override
+        public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
+        }
+    }
+
+    @Test
+    void shouldCompleteTheOutputsThatDoNotListTheVisitorWhileItScans() {
+        // "By default, the visit stream is not part of the computation's streams_dependency: [...] a stuck visitor
+        // shouldn't block the completion of output streams."
+        PipelineSpec spec = PipelineSpec.builder("kv")
+                .stream("raw", EVENT).stream("events", EVENT).stream("visits", VISITED).stream("counts", EVENT)
+                .computation("read", c -> c.kind(ComputationKind.SOURCE)
+                        .source("raw", "KafkaSource", Map.of("topics", "in", "finite", true)).outputStreamIds("events"))
+                .computation("keeper", c -> c.inputStreamIds("events")
+                        .groupBy("hash", ColumnType.UINT64, "farm_hash(key)").groupBy("key", ColumnType.STRING, null)
+                        .processingFunction(Keeper::new).state("count", COUNT).state("extra1", COUNT)
+                        .state("extra2", COUNT).outputStreamIds("visits", "counts")
+                        .keyVisitorStream("v", Map.of("period", "5s", "finite", false))
+                        .streamsDependency("visits", List.of("events", "v")))
+                .computation("down", c -> c.inputStreamIds("counts")
+                        .groupBy("hash", ColumnType.UINT64, "farm_hash(key)").groupBy("key", ColumnType.STRING, null)
+                        .processingFunction(Sink::new))
+                .build();
+        start(spec, new Properties());
+        keys(20).forEach(this::put);
+        driver.completeSource("in");
+        advance(Duration.ofSeconds(12));
+
+        assertThat(driver.keyVisitorCoverage("keeper", "v").orElseThrow().completed()).isFalse();
+        assertThat(driver.completedComputations()).as("'counts' completed with 'events'; 'keeper' scans on")
+                .contains("read", "down").doesNotContain("keeper");
+    }
+
     @Test
     void shouldKeepScanningWhenNotFiniteAndSwitchAtRunTime() {
         // "finite=%false | No final pass: the visitor scans while the pipeline runs."

@@ -1,5 +1,7 @@
 package io.flowkafka.connectors.statictable;
 
+import io.flowkafka.spec.ComputationKind;
+import io.flowkafka.spec.ComputationSpec;
 import io.flowkafka.spec.Durations;
 import io.flowkafka.spec.SinkSpec;
 import io.flowkafka.spi.OutboxDeliverer;
@@ -50,6 +52,39 @@ public final class ArrivalOrderSinkProvider implements SinkProvider {
     public List<Problem> validate(SinkSpec sink) {
         List<Problem> problems = new ArrayList<>();
         Config.parse(sink, problems);
+        return problems;
+    }
+
+    /**
+     * Reference 001: the sink "requires exactly one input stream with increasing MessageId values within it". A
+     * task's message ids increase when it reads one source partition in order and emits only from its messages: a
+     * Source computation, or one reading keyed sources directly without timers or key visitors. Internal streams
+     * bring each task messages of many source partitions, timers and visits ids of earlier messages.
+     */
+    @Override
+    public List<Problem> validate(ComputationSpec computation, SinkSpec sink) {
+        List<Problem> problems = new ArrayList<>(validate(sink));
+        if (computation.kind() == ComputationKind.SOURCE) {
+            return problems;
+        }
+        List<String> why = new ArrayList<>();
+        if (!computation.inputStreamIds().isEmpty()) {
+            why.add("reads internal streams " + computation.inputStreamIds()
+                    + ", whose partitions bring messages of many source partitions");
+        }
+        if (!computation.timers().isEmpty()) {
+            why.add("has timers, whose outputs carry the ids of earlier messages");
+        }
+        if (!computation.keyVisitorStreams().isEmpty()) {
+            why.add("has key visitors, whose outputs are not in message order");
+        }
+        if (!why.isEmpty()) {
+            problems.add(new Problem("sink_class_name", T_ARRIVAL_ORDER_TABLE_SINK + " '" + sink.id()
+                    + "' needs increasing message ids in its input, but computation '" + computation.id() + "' "
+                    + String.join(" and ", why),
+                    "write the sink from a Source computation (or one reading keyed sources, without timers or key "
+                            + "visitors): add a Source computation reading this computation's output stream"));
+        }
         return problems;
     }
 

@@ -3,6 +3,10 @@ package io.flowkafka.connectors.statictable;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.flowkafka.api.Message;
+import io.flowkafka.api.OutputCollector;
+import io.flowkafka.api.RowFunction;
+import io.flowkafka.api.RuntimeContext;
 import io.flowkafka.spec.ColumnType;
 import io.flowkafka.spec.ComputationKind;
 import io.flowkafka.spec.InvalidSpecException;
@@ -124,6 +128,33 @@ class ArrivalOrderSinkProviderTest {
                 .build().validated())
                 .isInstanceOf(InvalidSpecException.class).hasMessageContaining("read")
                 .hasMessageContaining("parameters.table_ttl").hasMessageContaining("'tables'");
+    }
+
+    /** Rules audit: a Transform over an internal stream was accepted and stopped the pipeline at its first epoch. */
+    @Test
+    void shouldRejectAWriterWhoseMessageIdsCannotIncrease() {
+        // reference 001: the sink "requires exactly one input stream with increasing MessageId values within it"
+        PipelineSpec.Builder pipeline = PipelineSpec.builder("pp").stream("raw", ROW).stream("rows", ROW)
+                .stream("out", ROW)
+                .computation("read", c -> c.kind(ComputationKind.SOURCE)
+                        .source("raw", "KafkaSource", Map.of("topics", "in")).outputStreamIds("rows"))
+                .computation("count", c -> c.inputStreamIds("rows").groupBy("hash", ColumnType.UINT64, "farm_hash(s)")
+                        .groupBy("s", ColumnType.STRING, null).processingFunction(PassRows::new)
+                        .timer("expire", Map.of()).outputStreamIds("out")
+                        .sink("tables", "TArrivalOrderTableSink", List.of("out"), valid()));
+        assertThatThrownBy(() -> pipeline.build().validated()).isInstanceOf(InvalidSpecException.class)
+                .hasMessageContaining("computation 'count', field 'sinks.tables.sink_class_name'")
+                .hasMessageContaining("needs increasing message ids in its input, but computation 'count' reads "
+                        + "internal streams [rows], whose partitions bring messages of many source partitions and has "
+                        + "timers")
+                .hasMessageContaining("write the sink from a Source computation");
+    }
+
+    /** A Transform's function for the spec above; never called. */
+    public static final class PassRows implements RowFunction {
+        @Override
+        public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
+        }
     }
 
     @Test

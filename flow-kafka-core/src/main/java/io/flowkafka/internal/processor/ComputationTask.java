@@ -249,7 +249,7 @@ final class ComputationTask {
         this.stampNodes = plan.partitionCounts().singleTask() && plan.watermarks().eachChange() && sourceComputation
                 && !internalNodes.isEmpty() ? internalNodes : null;
         this.emitter = new WatermarkEmitter(spec.id(), watermarks, context, controlNodesByStream,
-                spec.streamsDependency(), plan.statusNode(), plan.controlTopic() == null ? null
+                outputDependencies(spec), plan.statusNode(), plan.controlTopic() == null ? null
                         : spec.id() + ".sink.control",
                 sourceComputation ? spec.watermarkStrategy().maxIdlePartitions(partitionCount) : 0,
                 plan.watermarks().intervalMs(), plan.watermarks().heartbeatMs());
@@ -799,6 +799,26 @@ final class ComputationTask {
         } finally {
             states.clearPrefetch();
         }
+    }
+
+    /**
+     * The outputs' {@code streams_dependency} as the emitter follows it. With key visitors, an output that names none
+     * depends on the inputs, sources and timers and not on the visitors, which cannot emit to it: reference 000, "a
+     * stuck visitor shouldn't block the completion of output streams". The task's own completion still waits for
+     * them.
+     */
+    static Map<String, List<String>> outputDependencies(ComputationSpec spec) {
+        if (spec.keyVisitorStreams().isEmpty()) {
+            return spec.streamsDependency();
+        }
+        List<String> defaults = new ArrayList<>(spec.inputStreamIds());
+        spec.sourceStreams().forEach(s -> defaults.add(s.streamId()));
+        spec.timers().forEach(t -> defaults.add(t.id()));
+        Map<String, List<String>> out = new LinkedHashMap<>(spec.streamsDependency());
+        for (String output : spec.outputStreamIds()) {
+            out.putIfAbsent(output, List.copyOf(defaults));
+        }
+        return out;
     }
 
     /**
