@@ -231,12 +231,16 @@ class KeyVisitorSemanticsTest {
         driver.reconfigureKeyVisitor("keeper", "v", Map.of("period", "10s"));
         driver.reviveTask();
         advance(Duration.ofSeconds(11));
-        List<GenericRecord> after = visits().subList(seen, visits.size()).stream()
-                .filter(v -> (Long) v.get("pass") == 0).toList();
+        List<Message> afterMessages = driver.readStream("visits").stream()
+                .filter(m -> (Long) m.getPayload().get("pass") == 0).toList();
+        List<GenericRecord> after = afterMessages.stream().map(Message::getPayload).toList();
         assertThat(after).as("the rest of pass 0").hasSize(1000 - seen);
         assertThat(after.stream().mapToLong(v -> (Long) v.get("event_ts")).min().orElseThrow())
                 .as("not behind what was dated before the restart (less a step's spread)")
                 .isGreaterThan(before - Duration.ofSeconds(60).toNanos());
+        // rules audit: the messages a visit emits carry the visit's event timestamp, not the uncorrected one
+        assertThat(afterMessages).allSatisfy(m -> assertThat(m.getEventTimestamp())
+                .isEqualTo((Long) m.getPayload().get("event_ts")));
     }
 
     @Test

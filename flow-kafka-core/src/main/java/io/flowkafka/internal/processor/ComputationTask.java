@@ -782,13 +782,16 @@ final class ComputationTask {
                     Long.toString(pass).getBytes(StandardCharsets.UTF_8), visitWhere(stream, pass, id));
             return;
         }
-        FlowVisit v = new FlowVisit(id, stream, key, Math.max(eventTimestamp, sentWatermarkOf(stream)),
-                context.currentSystemTimeMs() * 1_000_000L, pass);
+        // the visit's outputs are dated as the visit: never behind what their stream already sent
+        long visitEventTimestamp = Math.max(eventTimestamp, sentWatermarkOf(stream));
+        FlowVisit v = new FlowVisit(id, stream, key, visitEventTimestamp, context.currentSystemTimeMs() * 1_000_000L,
+                pass);
         if (rows != null) {
             states.prefetch(encodedKey, rows); // the scan just read this key's rows: serve the visit's reads from them
         }
         try {
-            runCall(key, encodedKey, id, eventTimestamp, "visit", () -> call.deliverVisit(function, v, call, call), null);
+            runCall(key, encodedKey, id, visitEventTimestamp, "visit", () -> call.deliverVisit(function, v, call, call),
+                    null);
         } catch (FlowProcessingException e) {
             states.clearPrefetch();
             if (!plan.deadLetters() || Failures.retriable(e)) {
