@@ -195,6 +195,16 @@ final class SpecValidator {
         checkDuplicates(id, "source_streams", c.sourceStreams().stream().map(SourceSpec::streamId).toList(),
                 "source stream");
 
+        if (looksLikeASourceWithoutItsKind(c)) {
+            // Transform is the default kind: the group-by, keyed-read and processing-function errors would all
+            // follow from this one omission, and none would say so
+            error(id, "computation_class_name", "computation '" + id + "' reads source_streams " + sources
+                    + " but has no computation_class_name, so it is a Transform (the default), which needs "
+                    + "group_by_schema and a processing_function to read sources by key",
+                    "to read the sources into " + c.outputStreamIds() + ", set computation_class_name: Source (Java: "
+                            + ".kind(ComputationKind.SOURCE))");
+            return;
+        }
         checkInputs(c);
         checkWrittenStreamsDeclared(c);
         checkShape(c, sourceKind);
@@ -476,6 +486,12 @@ final class SpecValidator {
                     "read the source in a Source computation and visit keys in a Transform computation reading its "
                             + "output, or remove key_visitor_streams");
         }
+    }
+
+    /** A Transform reading sources with no key, no function and no inputs: a Source whose kind was left out. */
+    private static boolean looksLikeASourceWithoutItsKind(ComputationSpec c) {
+        return c.kind() == ComputationKind.TRANSFORM && !c.sourceStreams().isEmpty() && c.inputStreamIds().isEmpty()
+                && c.groupBySchema().isEmpty() && c.processingFunction() == null && c.functionSupplier() == null;
     }
 
     private void neitherInputsNorSources(String id) {

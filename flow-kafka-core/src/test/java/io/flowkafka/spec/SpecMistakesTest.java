@@ -200,4 +200,21 @@ class SpecMistakesTest {
                 .satisfies(e -> assertThat(((InvalidSpecException) e).problems())
                         .allMatch(p -> p.severity() == SpecProblem.Severity.ERROR));
     }
+
+    @Test
+    void shouldSayOnceThatASourceComputationLacksItsKind() {
+        // first-hour audit: three errors (keyed read, group_by_schema, processing_function), none naming the cause
+        PipelineSpec spec = PipelineSpecLoader.fromJson(spec("", "", GROUP_BY)
+                .replace("\"computation_class_name\": \"Source\", ", ""));
+
+        assertThat(errors(spec)).singleElement().satisfies(p -> {
+            assertThat(p.computation()).isEqualTo("read");
+            assertThat(p.field()).isEqualTo("computation_class_name");
+            assertThat(p.message()).isEqualTo("computation 'read' reads source_streams [events] but has no "
+                    + "computation_class_name, so it is a Transform (the default), which needs group_by_schema and a "
+                    + "processing_function to read sources by key");
+            assertThat(p.fix()).isEqualTo("to read the sources into [events], set computation_class_name: Source "
+                    + "(Java: .kind(ComputationKind.SOURCE))");
+        });
+    }
 }
