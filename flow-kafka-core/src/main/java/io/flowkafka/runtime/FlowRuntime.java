@@ -645,7 +645,9 @@ public final class FlowRuntime implements AutoCloseable {
      *     {@code flow.bootstrap.timeout.ms} (15 s; one sentence naming them and what to check), the principal
      *     lacks an ACL the pipeline needs (one line per resource, naming the operations), topics are
      *     missing or cannot be created, or the consumer group cannot be seeded from a source's {@code group_id},
-     *     or the operations HTTP server cannot listen on {@code flow.http.host}:{@code flow.http.port}
+     *     or the operations HTTP server cannot listen on {@code flow.http.host}:{@code flow.http.port}; also what
+     *     a sink throws that cannot open. A start that throws leaves the runtime {@link State#FAILED} with nothing
+     *     running.
      */
     public synchronized void start() {
         if (!state.compareAndSet(State.CREATED, State.STARTING)) {
@@ -676,6 +678,37 @@ public final class FlowRuntime implements AutoCloseable {
             stopOperations();
             throw e;
         }
+        try {
+            startProcessing();
+        } catch (RuntimeException | Error e) {
+            // a sink that cannot open (a ClickHouse table without the sharding key), a thread that cannot start:
+            // nothing may keep processing without its deliveries, maintenance and health
+            failStart(e);
+            throw e;
+        }
+    }
+
+    /** Closes what a failed start opened and leaves the runtime FAILED. */
+    private void failStart(Throwable e) {
+        LOG.error("pipeline '{}' failed to start: {}; closing what started", spec.name(), e.toString());
+        try {
+            if (streams != null) {
+                stop(Duration.ofSeconds(30));
+            } else {
+                SinkServices sinks = sinkServices;
+                if (sinks != null) {
+                    sinks.close();
+                }
+                shutdownMaintenance();
+            }
+        } catch (RuntimeException suppressed) {
+            e.addSuppressed(suppressed);
+        }
+        state.set(State.FAILED);
+    }
+
+    /** The second half of {@link #start()}: Kafka Streams, the sinks' services, maintenance, operations. */
+    private void startProcessing() {
         var drainingSources = new DrainingSources(compiled.sourceTopicsByComputation(), compiled.partitionCounts());
         var meters = new PipelineMeters(meterRegistry, spec.name(), spec.computations().keySet());
         pipelineMeters = meters;

@@ -32,6 +32,8 @@ public final class BlockingTestSink implements SinkProvider {
     static volatile int together = 1;
     /** Calls with more batches than this fail (retryable). */
     static volatile int failAbove = Integer.MAX_VALUE;
+    /** When set, creating a deliverer fails with this message, as a sink whose target refuses its settings. */
+    static volatile String refuseToOpen;
 
     /** Blocks deliveries from now on and forgets what was delivered; one batch per call. */
     static void reset() {
@@ -39,6 +41,7 @@ public final class BlockingTestSink implements SinkProvider {
         FAILED_CALLS.set(0);
         together = 1;
         failAbove = Integer.MAX_VALUE;
+        refuseToOpen = null;
         gate = new CountDownLatch(1);
     }
 
@@ -64,6 +67,10 @@ public final class BlockingTestSink implements SinkProvider {
 
     @Override
     public OutboxDeliverer createDeliverer(SinkContext context) {
+        String refused = refuseToOpen;
+        if (refused != null) {
+            throw new IllegalArgumentException(refused);
+        }
         return new OutboxDeliverer() {
             @Override
             public OptionalLong open(int partition, OptionalLong committedOffset) {

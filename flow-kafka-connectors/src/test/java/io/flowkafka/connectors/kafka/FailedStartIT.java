@@ -1,0 +1,64 @@
+package io.flowkafka.connectors.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.flowkafka.runtime.FlowRuntime;
+import io.flowkafka.spec.ColumnType;
+import io.flowkafka.spec.ComputationKind;
+import io.flowkafka.spec.PipelineSpec;
+import io.flowkafka.testing.KafkaCluster;
+import io.flowkafka.testing.TestNames;
+import io.flowkafka.testing.WithKafka;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.CleanupMode;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Resource audit: a sink that could not open at {@code start()} (a ClickHouse table without the sharding key) made
+ * {@code start()} throw after Kafka Streams had started, and its stream threads went on reading and committing into
+ * the outbox with no delivery service, maintenance or health: a pipeline that looked failed and was not.
+ */
+@WithKafka
+class FailedStartIT {
+    @TempDir(cleanup = CleanupMode.ON_SUCCESS)
+    static Path tempRoot;
+
+    @Test
+    @Timeout(180)
+    void shouldLeaveNothingRunningWhenASinkCannotOpen(KafkaCluster cluster, TestNames names) throws Exception {
+        BlockingTestSink.reset();
+        BlockingTestSink.refuseToOpen = "table t has no column 'nope' for sharding_key";
+        String input = names.topic("input");
+        cluster.createTopic(input, 1);
+        PipelineSpec spec = PipelineSpec.builder(names.name("failstart"))
+                .stream("raw", OutboxPipeline.EVENT).stream("events", OutboxPipeline.EVENT)
+                .stream("counted", OutboxPipeline.COUNTED)
+                .computation("read", c -> c.kind(ComputationKind.SOURCE)
+                        .source("raw", "KafkaSource", Map.of("topics", input)).outputStreamIds("events"))
+                .computation("count", c -> c.inputStreamIds("events")
+                        .groupBy("hash", ColumnType.UINT64, "farm_hash(user)").groupBy("user", ColumnType.STRING, null)
+                        .state("total", OutboxPipeline.TOTAL).processingFunction(OutboxPipeline.Count::new)
+                        .outputStreamIds("counted")
+                        .sink("out", "BlockingTestSink", List.of("counted"), Map.of("key_column", "id")))
+                .build();
+        Properties props = cluster.clientProperties();
+        props.put("state.dir", Files.createTempDirectory(tempRoot, "failstart").toString());
+        try (FlowRuntime runtime = FlowRuntime.create(spec, props)) {
+            assertThatThrownBy(runtime::start).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessage("table t has no column 'nope' for sharding_key");
+
+            assertThat(runtime.state()).isEqualTo(FlowRuntime.State.FAILED);
+            assertThat(Thread.getAllStackTraces().keySet()).as("no stream thread of the pipeline runs")
+                    .noneMatch(t -> t.isAlive() && t.getName().startsWith(runtime.applicationId() + "-"));
+        } finally {
+            BlockingTestSink.reset();
+        }
+    }
+}
