@@ -331,6 +331,47 @@ class KeyVisitorSemanticsTest {
     }
 
     @Test
+    void shouldResumeScanningWhenSwitchedBackToNotFiniteBeforeTheFinalPass() {
+        // "Switching back to %false resumes scanning only before a pass has been marked final"
+        start(spec(Map.of("period", "10s"), true, b -> b), new Properties());
+        keys(100).forEach(this::put);
+        advance(Duration.ofSeconds(4));
+        driver.completeSource("in");
+        advance(Duration.ofSeconds(1));
+        assertThat(driver.keyVisitorCoverage("keeper", "v").orElseThrow().finalPassNext()).isTrue();
+
+        driver.reconfigureKeyVisitor("keeper", "v", Map.of("finite", false));
+        advance(Duration.ofSeconds(30));
+        KeyVisitorCoverage c = driver.keyVisitorCoverage("keeper", "v").orElseThrow();
+        assertThat(c.completed()).as("pass 1 was to be final, but had not begun: scanning goes on").isFalse();
+        assertThat(c.pass()).isGreaterThanOrEqualTo(2L);
+        assertThat(countsInPass(2)).as("a pass after the one that was to be final").isNotEmpty();
+        assertThat(driver.completedComputations()).doesNotContain("keeper");
+    }
+
+    @Test
+    void shouldFinishAPassAlreadyMarkedFinalWhenSwitchedBackToNotFinite() {
+        // "Switching back to %false resumes scanning only before a pass has been marked final": once marked, the
+        // pass stays final
+        start(spec(Map.of("period", "10s", "full_final_pass", false), true, b -> b), new Properties());
+        keys(100).forEach(this::put);
+        advance(Duration.ofSeconds(4));
+        driver.completeSource("in");
+        advance(Duration.ofSeconds(1));
+        KeyVisitorCoverage before = driver.keyVisitorCoverage("keeper", "v").orElseThrow();
+        assertThat(before.finalPass()).as("the current pass 0 is marked final").isTrue();
+        assertThat(before.completed()).isFalse();
+
+        driver.reconfigureKeyVisitor("keeper", "v", Map.of("finite", false));
+        advance(Duration.ofSeconds(30));
+        KeyVisitorCoverage c = driver.keyVisitorCoverage("keeper", "v").orElseThrow();
+        assertThat(c.completed()).isTrue();
+        assertThat(c.pass()).isZero();
+        assertThat(countsInPass(0)).hasSize(100);
+        assertThat(countsInPass(1)).as("no pass after the final one").isEmpty();
+    }
+
+    @Test
     void shouldMarkTheCurrentPassFinalWithoutAFullFinalPass() {
         // "Setting full_final_pass=%false marks the current pass final and can finish sooner without that guarantee."
         start(spec(Map.of("period", "10s", "full_final_pass", false), true, b -> b), new Properties());
