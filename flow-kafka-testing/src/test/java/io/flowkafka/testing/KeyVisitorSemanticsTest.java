@@ -583,6 +583,24 @@ class KeyVisitorSemanticsTest {
         assertThat(registry.find("flow.key_visitor.pass").gauge().value()).isEqualTo(1.0);
     }
 
+    @Test
+    void shouldReportZeroRatesOnceAFiniteVisitorCompleted() {
+        // Scheduled visit rate: "Once the finite visitor becomes Empty, its New and Offered rates are zero."
+        start(spec(Map.of("period", "10s", "full_final_pass", false), true, b -> b), new Properties());
+        keys(100).forEach(this::put);
+        advance(Duration.ofSeconds(4));
+        var registry = driver.meterRegistry();
+        assertThat(registry.find("flow.key_visitor.new_count_per_sec").tag("computation", "keeper").gauge().value())
+                .as("while it scans").isPositive();
+        driver.completeSource("in");
+        advance(Duration.ofSeconds(10));
+        assertThat(driver.keyVisitorCoverage("keeper", "v").orElseThrow().completed()).isTrue();
+        assertThat(registry.find("flow.key_visitor.new_count_per_sec").tag("computation", "keeper").gauge().value())
+                .isZero();
+        assertThat(registry.find("flow.key_visitor.offered_count_per_sec").tag("computation", "keeper").gauge()
+                .value()).isZero();
+    }
+
     /** A SwiftMap computation that emits from a visit, which Flow forbids. */
     public static final class EmittingSwift implements RowFunction {
         @Override
