@@ -865,8 +865,13 @@ public final class FlowRuntime implements AutoCloseable {
     private void stopOperations() {
         InstanceStatusTopic topic = instanceStatus;
         instanceStatus = null;
-        if (topic != null) {
-            topic.close();
+        try {
+            if (topic != null) {
+                topic.close();
+            }
+        } catch (RuntimeException e) {
+            // a status topic that fails to close must not keep Kafka Streams or the server running
+            LOG.warn("pipeline '{}': closing the status topic failed: {}", spec.name(), e.toString());
         }
         OperationsServer server = operationsServer;
         operationsServer = null;
@@ -1136,9 +1141,17 @@ public final class FlowRuntime implements AutoCloseable {
     /** Stops (with a 30 s bound) and releases everything. Idempotent. */
     @Override
     public void close() {
-        if (streams != null && state.get() != State.STOPPED) {
-            stop(Duration.ofSeconds(30));
+        try {
+            if (streams != null && state.get() != State.STOPPED) {
+                stop(Duration.ofSeconds(30));
+            }
+        } finally {
+            releaseResources();
         }
+    }
+
+    /** What {@link #close()} frees whatever the stop did: maintenance, admin client, gauges, meters. */
+    private void releaseResources() {
         shutdownMaintenance();
         runtimeGauges.forEach(meterRegistry::remove);
         runtimeGauges.clear();

@@ -34,6 +34,8 @@ public final class BlockingTestSink implements SinkProvider {
     static volatile int failAbove = Integer.MAX_VALUE;
     /** When set, creating a deliverer fails with this message, as a sink whose target refuses its settings. */
     static volatile String refuseToOpen;
+    /** When set, closing a deliverer fails, as a client whose close throws. */
+    static volatile boolean closeFails;
 
     /** Blocks deliveries from now on and forgets what was delivered; one batch per call. */
     static void reset() {
@@ -42,6 +44,7 @@ public final class BlockingTestSink implements SinkProvider {
         together = 1;
         failAbove = Integer.MAX_VALUE;
         refuseToOpen = null;
+        closeFails = false;
         gate = new CountDownLatch(1);
     }
 
@@ -115,6 +118,9 @@ public final class BlockingTestSink implements SinkProvider {
 
             @Override
             public void close() {
+                if (closeFails) {
+                    throw new IllegalStateException("injected: the deliverer's client failed to close");
+                }
             }
         };
     }

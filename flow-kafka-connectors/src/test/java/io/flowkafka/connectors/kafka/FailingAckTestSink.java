@@ -24,6 +24,8 @@ public final class FailingAckTestSink implements SinkProvider {
     static final ConcurrentLinkedQueue<String> WRITTEN = new ConcurrentLinkedQueue<>();
     static final AtomicInteger FLUSHES = new AtomicInteger();
     static final AtomicBoolean FAILED = new AtomicBoolean();
+    /** Writers closed. */
+    static final AtomicInteger CLOSED = new AtomicInteger();
     /** Whether the failure is one no retry can fix (a record the target rejects for good). */
     static volatile boolean fatal;
     /** A record key the sink refuses in the producing call, or null. */
@@ -33,6 +35,7 @@ public final class FailingAckTestSink implements SinkProvider {
         WRITTEN.clear();
         FLUSHES.set(0);
         FAILED.set(false);
+        CLOSED.set(0);
         fatal = fatalFailure;
         refuseInCall = null;
     }
@@ -99,6 +102,7 @@ public final class FailingAckTestSink implements SinkProvider {
 
             @Override
             public void close() {
+                CLOSED.incrementAndGet();
             }
         };
     }

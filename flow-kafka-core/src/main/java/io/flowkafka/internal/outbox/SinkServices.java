@@ -128,24 +128,22 @@ public final class SinkServices {
         }
     }
 
-    /** Closes every service and writer; a writer that fails to close is logged. */
+    /** Closes every service and writer; one that fails to close is logged, and the others are closed still. */
     public void close() {
-        for (var s : outboxServices) {
-            s.close();
-        }
+        outboxServices.forEach(s -> closeQuietly("a sink's delivery service", s::close));
         outboxServices.clear();
-        for (var d : atMostOnceDeliveries) {
-            d.close();
-        }
+        atMostOnceDeliveries.forEach(d -> closeQuietly("an at-most-once sink's delivery", d::close));
         atMostOnceDeliveries.clear();
-        for (var w : syncWriters) {
-            try {
-                w.close();
-            } catch (RuntimeException e) {
-                LOG.warn("pipeline '{}': closing a sink writer failed: {}", pipeline, e.toString());
-            }
-        }
+        syncWriters.forEach(w -> closeQuietly("a sink writer", w::close));
         syncWriters.clear();
+    }
+
+    private void closeQuietly(String what, Runnable close) {
+        try {
+            close.run();
+        } catch (RuntimeException e) {
+            LOG.warn("pipeline '{}': closing {} failed: {}", pipeline, what, e.toString());
+        }
     }
 
     private static SinkProvider provider(CompiledPipeline.AsyncSink async) {

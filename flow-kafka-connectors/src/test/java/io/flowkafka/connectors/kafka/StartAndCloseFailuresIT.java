@@ -12,6 +12,7 @@ import io.flowkafka.testing.TestNames;
 import io.flowkafka.testing.WithKafka;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -21,12 +22,12 @@ import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Resource audit: a sink that could not open at {@code start()} (a ClickHouse table without the sharding key) made
+ * A failed start or close leaves nothing half open. Resource audit: a sink that could not open at {@code start()} (a ClickHouse table without the sharding key) made
  * {@code start()} throw after Kafka Streams had started, and its stream threads went on reading and committing into
  * the outbox with no delivery service, maintenance or health: a pipeline that looked failed and was not.
  */
 @WithKafka
-class FailedStartIT {
+class StartAndCloseFailuresIT {
     @TempDir(cleanup = CleanupMode.ON_SUCCESS)
     static Path tempRoot;
 
@@ -57,6 +58,44 @@ class FailedStartIT {
             assertThat(runtime.state()).isEqualTo(FlowRuntime.State.FAILED);
             assertThat(Thread.getAllStackTraces().keySet()).as("no stream thread of the pipeline runs")
                     .noneMatch(t -> t.isAlive() && t.getName().startsWith(runtime.applicationId() + "-"));
+        } finally {
+            BlockingTestSink.reset();
+        }
+    }
+
+    @Test
+    @Timeout(180)
+    void shouldCloseEverySinkWhenOneFailsToClose(KafkaCluster cluster, TestNames names) throws Exception {
+        // resource audit: the first sink whose close threw left the others (and maintenance) open
+        BlockingTestSink.reset();
+        BlockingTestSink.closeFails = true;
+        FailingAckTestSink.reset(false);
+        String input = names.topic("input");
+        cluster.createTopic(input, 1);
+        PipelineSpec spec = PipelineSpec.builder(names.name("failclose"))
+                .stream("raw", OutboxPipeline.EVENT).stream("events", OutboxPipeline.EVENT)
+                .stream("counted", OutboxPipeline.COUNTED)
+                .computation("read", c -> c.kind(ComputationKind.SOURCE)
+                        .source("raw", "KafkaSource", Map.of("topics", input)).outputStreamIds("events"))
+                .computation("count", c -> c.inputStreamIds("events")
+                        .groupBy("hash", ColumnType.UINT64, "farm_hash(user)").groupBy("user", ColumnType.STRING, null)
+                        .state("total", OutboxPipeline.TOTAL).processingFunction(OutboxPipeline.Count::new)
+                        .outputStreamIds("counted")
+                        .sink("queued", "BlockingTestSink", List.of("counted"), Map.of("key_column", "id",
+                                "at_most_once_strategy", Map.of("enabled", true)))
+                        .sink("direct", "FailingAckTestSink", List.of("counted"), Map.of("key_column", "id")))
+                .build();
+        Properties props = cluster.clientProperties();
+        props.put("state.dir", Files.createTempDirectory(tempRoot, "failclose").toString());
+        try {
+            FlowRuntime runtime = FlowRuntime.create(spec, props);
+            runtime.start();
+            runtime.awaitState(FlowRuntime.State.RUNNING, Duration.ofSeconds(60));
+
+            runtime.close();
+
+            assertThat(FailingAckTestSink.CLOSED.get()).as("the writer after the failing sink").isEqualTo(1);
+            assertThat(runtime.state()).isEqualTo(FlowRuntime.State.STOPPED);
         } finally {
             BlockingTestSink.reset();
         }
