@@ -15,6 +15,9 @@ import io.flowkafka.internal.serde.KeyCodec;
 import io.flowkafka.spec.ColumnType;
 import io.flowkafka.spec.ComputationKind;
 import io.flowkafka.spec.PipelineSpec;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -61,6 +64,10 @@ class ComputationCallsTest {
                 }
                 case "undeclared" -> context.getState("nope");
                 case "wrong-schema" -> state.set(message.getPayload());
+                case "millis" -> {
+                    output.addTimer(1_767_225_600_000L + 1_800_000L, 1_767_225_600_000L); // a Kafka timestamp + 30 min
+                    output.addTimer(1_767_225_600_000L + 3_600_000L, 1_767_225_600_000L);
+                }
                 case "same-fields" -> state.set(new GenericRecordBuilder(COUNT_WITH_PROPS).set("n", 100L).build());
                 case "clear" -> state.clear();
                 default -> {
@@ -203,6 +210,27 @@ class ComputationCallsTest {
         ComputationCalls.Effects same = send("bob", "same-fields", MessageId.fromHex("02"));
         assertThat(same.stateWrites()).singleElement().satisfies(w -> assertThat(w.value())
                 .hasValueSatisfying(v -> assertThat(((GenericRecord) v).get("n")).isEqualTo(100L)));
+    }
+
+    @Test
+    void shouldWarnOnceOfATimestampInMilliseconds() {
+        // first-hour audit: a timer 30 minutes ahead, in milliseconds, fires at the next watermark, silently
+        PrintStream original = System.err;
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        System.setErr(new PrintStream(bytes, true, StandardCharsets.UTF_8));
+        try {
+            send("bob", "millis", MessageId.fromHex("01"));
+            send("bob", "millis", MessageId.fromHex("02"));
+            send("bob", "timers", MessageId.fromHex("03"));
+        } finally {
+            System.setErr(original);
+        }
+        List<String> warnings = bytes.toString(StandardCharsets.UTF_8).lines()
+                .filter(l -> l.contains("looks like milliseconds")).toList();
+        assertThat(warnings).singleElement().asString()
+                .contains("computation 'count': addTimer's trigger 1767227400000 looks like milliseconds since the "
+                        + "epoch (2026-01-01T00:30:00Z)")
+                .contains("so it reads as 1970-01-01T00:29:27.227400Z: multiply milliseconds by 1_000_000");
     }
 
     @Test

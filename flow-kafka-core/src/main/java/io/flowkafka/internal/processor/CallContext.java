@@ -67,6 +67,7 @@ final class CallContext implements RuntimeContext, OutputCollector {
     }
 
     private final ComputationSpec spec;
+    private final MillisecondTimestamps millis;
     private final KeyStates states;
     private final KeyCodec keyCodec;
     private final Map<String, Schema> outputSchemas;
@@ -106,6 +107,7 @@ final class CallContext implements RuntimeContext, OutputCollector {
         this.inputWatermark = inputWatermark;
         this.minInputWatermark = minInputWatermark;
         this.spec = spec;
+        this.millis = new MillisecondTimestamps(spec.id());
         this.states = states;
         this.keyCodec = keyCodec;
         this.outputSchemas = outputSchemas;
@@ -219,7 +221,7 @@ final class CallContext implements RuntimeContext, OutputCollector {
             throw new IllegalArgumentException("stream '" + streamId + "' is not an output of computation '" + spec.id()
                     + "'; its outputs are " + spec.outputStreamIds());
         }
-        return new OutputMessageBuilder(streamId, schema, this);
+        return new OutputMessageBuilder(streamId, schema, this, millis);
     }
 
     @Override
@@ -433,6 +435,8 @@ final class CallContext implements RuntimeContext, OutputCollector {
     }
 
     private void addTimer(int streamIndex, long trigger, long event) {
+        millis.check("addTimer's trigger", trigger);
+        millis.check("addTimer's event timestamp", event);
         io.flowkafka.internal.timers.TimerStore store = Objects.requireNonNull(timers);
         MessageId id = io.flowkafka.internal.message.MessageIds.derive(Objects.requireNonNull(parentId), timerTag,
                 timersAdded++);

@@ -13,10 +13,12 @@ final class OutputMessageBuilder implements MessageBuilder {
     private final String streamId;
     private final Schema schema;
     private final Object owner;
+    private final MillisecondTimestamps millis;
     private GenericRecord payload;
     private long eventTimestamp = Long.MIN_VALUE;
 
-    OutputMessageBuilder(String streamId, Schema schema, Object owner) {
+    OutputMessageBuilder(String streamId, Schema schema, Object owner, MillisecondTimestamps millis) {
+        this.millis = millis;
         this.streamId = streamId;
         this.schema = schema;
         this.owner = owner;
@@ -47,6 +49,7 @@ final class OutputMessageBuilder implements MessageBuilder {
 
     @Override
     public MessageBuilder setEventTimestamp(long eventTimestampNanos) {
+        millis.check("setEventTimestamp", eventTimestampNanos);
         this.eventTimestamp = eventTimestampNanos;
         return this;
     }
