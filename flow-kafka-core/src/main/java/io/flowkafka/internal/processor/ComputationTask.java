@@ -805,18 +805,18 @@ final class ComputationTask {
     }
 
     /**
-     * The outputs' {@code streams_dependency} as the emitter follows it. With key visitors, an output that names none
-     * depends on the inputs, sources and timers and not on the visitors, which cannot emit to it: reference 000, "a
-     * stuck visitor shouldn't block the completion of output streams". The task's own completion still waits for
-     * them.
+     * The outputs' {@code streams_dependency} as the emitter follows it. With key visitors and no timers, an output
+     * that names none depends on the inputs and sources and not on the visitors, which cannot emit to it: reference
+     * 000, "a stuck visitor shouldn't block the completion of output streams". With timers it waits for the visitors
+     * too: a visit may set a timer, whose call may emit to any such output. The task's own completion waits for
+     * them in every case.
      */
     static Map<String, List<String>> outputDependencies(ComputationSpec spec) {
-        if (spec.keyVisitorStreams().isEmpty()) {
+        if (spec.keyVisitorStreams().isEmpty() || !spec.timers().isEmpty()) {
             return spec.streamsDependency();
         }
         List<String> defaults = new ArrayList<>(spec.inputStreamIds());
         spec.sourceStreams().forEach(s -> defaults.add(s.streamId()));
-        spec.timers().forEach(t -> defaults.add(t.id()));
         Map<String, List<String>> out = new LinkedHashMap<>(spec.streamsDependency());
         for (String output : spec.outputStreamIds()) {
             out.putIfAbsent(output, List.copyOf(defaults));
