@@ -35,6 +35,10 @@ final class DeleteStatesCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         PrintWriter out = command.commandLine().getOut();
+        String unused = named.unusedOptions("delete-states");
+        if (unused != null) {
+            command.commandLine().getErr().println(unused);
+        }
         String usage = query.usageError();
         if (usage != null) {
             command.commandLine().getErr().println("flow-kafka delete-states: " + usage);

@@ -25,6 +25,10 @@ final class ReadStatesCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        String unused = named.unusedOptions("read-states");
+        if (unused != null) {
+            command.commandLine().getErr().println(unused);
+        }
         return print(command, named, query, "read-states");
     }
 

@@ -62,4 +62,14 @@ class FlowKafkaCliTest {
         assertThat(err.toString()).doesNotContain("bootstrap-servers");
         assertThat(exit).isEqualTo(FlowKafkaCli.FAILED);
     }
+
+    @Test
+    void shouldSayTheClusterOptionsAStateCommandOnceRequiredAreNotUsed() {
+        // review: scripts pass -b, which read-states required before; it is accepted and said to be unused
+        int exit = run("read-states", "-b", "localhost:9092", "-p", "x", "-c", "count", "-k", "{\"user\": \"a\"}",
+                "-i", "localhost:1");
+        assertThat(exit).isEqualTo(FlowKafkaCli.FAILED);
+        assertThat(err.toString()).contains("flow-kafka read-states: -b not used: the instance at --instance answers "
+                + "(drop it)");
+    }
 }

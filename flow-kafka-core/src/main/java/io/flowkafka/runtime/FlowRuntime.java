@@ -18,10 +18,10 @@ import io.flowkafka.internal.runtime.AlignmentFollower;
 import io.flowkafka.internal.runtime.ClusterReachability;
 import io.flowkafka.internal.runtime.CompletionWatch;
 import io.flowkafka.internal.runtime.DynamicControls;
-import io.flowkafka.internal.runtime.PipelineMeterSweep;
 import io.flowkafka.internal.runtime.FlowStreams;
 import io.flowkafka.internal.runtime.GuaranteeReport;
 import io.flowkafka.internal.runtime.OutputLimitMeter;
+import io.flowkafka.internal.runtime.PipelineMeterSweep;
 import io.flowkafka.internal.runtime.ProducerBatchSize;
 import io.flowkafka.internal.runtime.RuntimeMaintenance;
 import io.flowkafka.internal.runtime.RuntimeStates;
@@ -65,6 +65,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.common.TopicPartition;
@@ -217,7 +218,7 @@ public final class FlowRuntime implements AutoCloseable {
     private volatile @Nullable OperationsServer operationsServer;
     private volatile @Nullable InstanceStatusTopic instanceStatus;
     /** Whether {@link #close()} released this runtime's meters. */
-    private volatile boolean metersSwept;
+    private final AtomicBoolean metersSwept = new AtomicBoolean();
     /** From {@link #start()}: the dynamic spec's pause and stop, and who paused the instance. */
     private volatile @Nullable DynamicControls controls;
 
@@ -234,16 +235,23 @@ public final class FlowRuntime implements AutoCloseable {
         reportWarnings(spec.name(), specWarnings, config);
         this.dynamicSpec = new DynamicSpec(this.spec);
         this.meterRegistry = meters != null ? meters : new SimpleMeterRegistry();
-        this.compiled = PipelineCompiler.compile(this.spec, CompileOptions.of(config, this.spec.streams().keySet(),
-                dynamicSpec, statusBoard, meterRegistry));
-        this.streamsProps = StreamsProperties.of(this.spec, userProps, compiled.deadLetterTopic(), config);
-        this.producerDecorator = streamsProps.remove(PRODUCER_DECORATOR_CONFIG);
-        StreamsProperties.requireExactlyOnce(streamsProps);
-        GuaranteeReport.registerGauges(this.spec, meterRegistry);
-        this.outputLimitMeter = new OutputLimitMeter(this.spec.name(), compiled, applicationId());
-        runtimeGauges.addAll(outputLimitMeter.registerGauges(meterRegistry));
-        PluggableSerdes.checkValueSerdes(this.spec, userProps);
-        PipelineMeterSweep.opened(meterRegistry, this.spec.name());
+        PipelineMeterSweep.opened(meterRegistry, this.spec.name()); // before any meter is registered
+        try {
+            this.compiled = PipelineCompiler.compile(this.spec, CompileOptions.of(config,
+                    this.spec.streams().keySet(), dynamicSpec, statusBoard, meterRegistry));
+            this.streamsProps = StreamsProperties.of(this.spec, userProps, compiled.deadLetterTopic(), config);
+            this.producerDecorator = streamsProps.remove(PRODUCER_DECORATOR_CONFIG);
+            StreamsProperties.requireExactlyOnce(streamsProps);
+            GuaranteeReport.registerGauges(this.spec, meterRegistry);
+            this.outputLimitMeter = new OutputLimitMeter(this.spec.name(), compiled, applicationId());
+            runtimeGauges.addAll(outputLimitMeter.registerGauges(meterRegistry));
+            PluggableSerdes.checkValueSerdes(this.spec, userProps);
+        } catch (RuntimeException | Error e) {
+            // a runtime that is never returned is never closed: its meters go now
+            metersSwept.set(true);
+            PipelineMeterSweep.closed(meterRegistry, this.spec.name());
+            throw e;
+        }
     }
 
     /**
@@ -925,9 +933,10 @@ public final class FlowRuntime implements AutoCloseable {
         requireStarted();
         DynamicControls c = controls;
         if (c != null) {
-            c.applicationPaused(); // lasts until resume(), whatever the dynamic spec says meanwhile
+            c.applicationPause(this::pauseStreams); // lasts until resume(), whatever the dynamic spec says meanwhile
+        } else {
+            pauseStreams();
         }
-        pauseStreams();
     }
 
     private void pauseStreams() {
@@ -961,12 +970,12 @@ public final class FlowRuntime implements AutoCloseable {
     public void resume() {
         requireStarted();
         DynamicControls c = controls;
-        if (c != null && !c.applicationResumed()) {
+        if (c == null) {
+            resumeStreams();
+        } else if (!c.applicationResume(this::resumeStreams)) {
             LOG.info("pipeline '{}': stays paused: its dynamic spec pauses it (flow-kafka resume ends that)",
                     spec.name());
-            return;
         }
-        resumeStreams();
     }
 
     private void resumeStreams() {
@@ -1159,8 +1168,7 @@ public final class FlowRuntime implements AutoCloseable {
         if (meters != null) {
             meters.close();
         }
-        if (!metersSwept) {
-            metersSwept = true;
+        if (metersSwept.compareAndSet(false, true)) {
             PipelineMeterSweep.closed(meterRegistry, spec.name()); // the sinks' and queues' meters too
         }
     }

@@ -1,9 +1,9 @@
 package io.flowkafka.connectors.statictable;
 
-import io.flowkafka.spec.ComputationKind;
 import io.flowkafka.spec.ComputationSpec;
 import io.flowkafka.spec.Durations;
 import io.flowkafka.spec.SinkSpec;
+import io.flowkafka.spec.SourceSpec;
 import io.flowkafka.spi.OutboxDeliverer;
 import io.flowkafka.spi.SinkContext;
 import io.flowkafka.spi.SinkProvider;
@@ -58,16 +58,22 @@ public final class ArrivalOrderSinkProvider implements SinkProvider {
     /**
      * Reference 001: the sink "requires exactly one input stream with increasing MessageId values within it". A
      * task's message ids increase when it reads one source partition in order and emits only from its messages: a
-     * Source computation, or one reading keyed sources directly without timers or key visitors. Internal streams
-     * bring each task messages of many source partitions, timers and visits ids of earlier messages.
+     * computation reading one source topic (a Source, or a Transform reading a keyed source) without timers or key
+     * visitors. Internal streams and several source topics bring each task messages of many source partitions (ids
+     * begin with the partition's hash), timers and visits ids of earlier messages.
      */
     @Override
     public List<Problem> validate(ComputationSpec computation, SinkSpec sink) {
         List<Problem> problems = new ArrayList<>(validate(sink));
-        if (computation.kind() == ComputationKind.SOURCE) {
-            return problems;
-        }
         List<String> why = new ArrayList<>();
+        int topics = 0;
+        for (SourceSpec source : computation.sourceStreams()) {
+            Object t = source.parameters().get("topics");
+            topics += t instanceof List<?> list ? list.size() : 1;
+        }
+        if (topics > 1) {
+            why.add("reads " + topics + " source topics, each task a partition of each, whose ids interleave");
+        }
         if (!computation.inputStreamIds().isEmpty()) {
             why.add("reads internal streams " + computation.inputStreamIds()
                     + ", whose partitions bring messages of many source partitions");
@@ -82,8 +88,10 @@ public final class ArrivalOrderSinkProvider implements SinkProvider {
             problems.add(new Problem("sink_class_name", T_ARRIVAL_ORDER_TABLE_SINK + " '" + sink.id()
                     + "' needs increasing message ids in its input, but computation '" + computation.id() + "' "
                     + String.join(" and ", why),
-                    "write the sink from a Source computation (or one reading keyed sources, without timers or key "
-                            + "visitors): add a Source computation reading this computation's output stream"));
+                    "write the sink from a computation reading one source topic, without timers or key visitors "
+                            + "(a Source computation; for a stream of several topics or of a Transform, route it "
+                            + "through a topic: a KafkaSink, then a Source computation reading that topic with "
+                            + "the sink)"));
         }
         return problems;
     }

@@ -160,8 +160,8 @@ final class ArrivalOrderWriter implements StagedSinkWriter {
         if (epoch.last != null && r.messageId().compareTo(epoch.last) <= 0) {
             epoch.failed = OutboxDeliveryException.fatal(name() + " needs increasing message ids in its input stream, "
                     + "but on partition " + partition + " message " + r.messageId() + " follows " + epoch.last
-                    + "; fix: write the sink from a computation whose partitions read one source partition each, in "
-                    + "order (a Transform)");
+                    + "; fix: write the sink from a computation reading one source topic, without timers or key "
+                    + "visitors");
             return;
         }
         epoch.last = r.messageId();

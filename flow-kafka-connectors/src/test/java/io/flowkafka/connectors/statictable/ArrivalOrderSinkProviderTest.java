@@ -147,7 +147,14 @@ class ArrivalOrderSinkProviderTest {
                 .hasMessageContaining("needs increasing message ids in its input, but computation 'count' reads "
                         + "internal streams [rows], whose partitions bring messages of many source partitions and has "
                         + "timers")
-                .hasMessageContaining("write the sink from a Source computation");
+                .hasMessageContaining("write the sink from a computation reading one source topic");
+        // review: a Source reading two topics interleaves the ids of their partitions in each task
+        PipelineSpec.Builder twoTopics = PipelineSpec.builder("pp").stream("raw", ROW).stream("rows", ROW)
+                .computation("read", c -> c.kind(ComputationKind.SOURCE)
+                        .source("raw", "KafkaSource", Map.of("topics", List.of("in-a", "in-b"))).outputStreamIds("rows")
+                        .sink("tables", "TArrivalOrderTableSink", List.of("rows"), valid()));
+        assertThatThrownBy(() -> twoTopics.build().validated()).isInstanceOf(InvalidSpecException.class)
+                .hasMessageContaining("but computation 'read' reads 2 source topics");
     }
 
     /** A Transform's function for the spec above; never called. */

@@ -78,19 +78,31 @@ public final class DynamicControls {
         }
     }
 
-    /** The application paused the instance ({@code FlowRuntime.pause()}): the spec's resume must not end that. */
-    public synchronized void applicationPaused() {
+    /**
+     * The application pauses the instance ({@code FlowRuntime.pause()}): the spec's resume must not end that.
+     * Under this object's lock, so that a document applied meanwhile sees the pause.
+     *
+     * @param pause pauses processing
+     */
+    public synchronized void applicationPause(Runnable pause) {
         pausedByApplication = true;
+        pause.run();
     }
 
     /**
-     * The application resumes the instance ({@code FlowRuntime.resume()}).
+     * The application resumes the instance ({@code FlowRuntime.resume()}); processing resumes unless the dynamic
+     * spec pauses the pipeline. Under this object's lock, so that a pause the spec asks for meanwhile is not lost.
      *
-     * @return whether processing may resume: false while the dynamic spec pauses the pipeline
+     * @param resume resumes processing
+     * @return whether it resumed: false while the dynamic spec pauses the pipeline
      */
-    public synchronized boolean applicationResumed() {
+    public synchronized boolean applicationResume(Runnable resume) {
         pausedByApplication = false;
-        return !pausedBySpec;
+        if (pausedBySpec) {
+            return false;
+        }
+        resume.run();
+        return true;
     }
 
     private void stop() {

@@ -88,8 +88,8 @@ class DynamicControlsTest {
         DynamicSpec spec = dynamic();
         Runtime runtime = new Runtime();
         DynamicControls controls = new DynamicControls("p", spec, runtime);
-        controls.applicationPaused(); // FlowRuntime.pause(), e.g. while a downstream system is down
-        runtime.paused = true;
+        controls.applicationPause(() -> runtime.paused = true); // FlowRuntime.pause(), e.g. while a downstream
+        // system is down
         spec.apply(paused(true)); // flow-kafka pause
         controls.follow();
         spec.apply(paused(null)); // flow-kafka resume
@@ -104,12 +104,13 @@ class DynamicControlsTest {
         DynamicSpec spec = dynamic();
         Runtime runtime = new Runtime();
         DynamicControls controls = new DynamicControls("p", spec, runtime);
-        controls.applicationPaused(); // FlowRuntime.pause()
-        runtime.paused = true;
+        controls.applicationPause(() -> runtime.paused = true); // FlowRuntime.pause()
         spec.apply(paused(true)); // flow-kafka pause, while the application's pause lasts
         controls.follow();
 
-        assertThat(controls.applicationResumed()).as("FlowRuntime.resume() leaves it paused").isFalse();
+        assertThat(controls.applicationResume(() -> runtime.paused = false)).as("FlowRuntime.resume() leaves it "
+                + "paused").isFalse();
+        assertThat(runtime.paused).isTrue();
         spec.apply(paused(null)); // flow-kafka resume
         controls.follow();
         assertThat(runtime.calls).containsExactly("resume");
@@ -118,7 +119,7 @@ class DynamicControlsTest {
         // and the other way round: the spec's pause alone, which the application's resume does not end either
         spec.apply(paused(true));
         controls.follow();
-        assertThat(controls.applicationResumed()).isFalse();
+        assertThat(controls.applicationResume(() -> runtime.paused = false)).isFalse();
         assertThat(runtime.paused).isTrue();
     }
 }
