@@ -654,8 +654,8 @@ public final class FlowRuntime implements AutoCloseable {
      *     lacks an ACL the pipeline needs (one line per resource, naming the operations), topics are
      *     missing or cannot be created, or the consumer group cannot be seeded from a source's {@code group_id},
      *     or the operations HTTP server cannot listen on {@code flow.http.host}:{@code flow.http.port}; also what
-     *     a sink throws that cannot open. A start that throws leaves the runtime {@link State#FAILED} with nothing
-     *     running.
+     *     a sink throws that cannot open. A start that throws leaves the runtime {@link State#FAILED}, having
+     *     closed what it started (unless Kafka Streams does not close within 30 s).
      */
     public synchronized void start() {
         if (!state.compareAndSet(State.CREATED, State.STARTING)) {
@@ -709,8 +709,8 @@ public final class FlowRuntime implements AutoCloseable {
                 }
                 shutdownMaintenance();
             }
-        } catch (RuntimeException suppressed) {
-            e.addSuppressed(suppressed);
+        } catch (RuntimeException | Error suppressed) {
+            e.addSuppressed(suppressed); // the first error is the one thrown
         }
         state.set(State.FAILED);
     }
@@ -726,6 +726,7 @@ public final class FlowRuntime implements AutoCloseable {
         var supplier = created.clients();
         clientSupplier = supplier;
         KafkaStreams ks = created.streams();
+        streams = ks; // from here a failed start closes it
         ks.setUncaughtExceptionHandler(new StreamThreadFailures(spec.name(), statusBoard,
                 "replace".equals(config.getString(FlowConfig.STREAM_THREAD_FAILURE_CONFIG)),
                 new TopicPreparation(spec, compiled, config, streamsProps).principalAcls(), () -> admin));
@@ -741,7 +742,6 @@ public final class FlowRuntime implements AutoCloseable {
                 ClientProperties.mainConsumer(streamsProps), statusBoard,
                 meterRegistry, streamSchemas);
         sinkServices = sinks;
-        streams = ks;
         java.util.Set<String> tables = new java.util.LinkedHashSet<>(compiled.tableTopics().keySet());
         tables.addAll(compiled.versionedTopics().keySet());
         tables.addAll(compiled.externalTableTopics());

@@ -56,8 +56,9 @@ class StartAndCloseFailuresIT {
                     .hasMessage("table t has no column 'nope' for sharding_key");
 
             assertThat(runtime.state()).isEqualTo(FlowRuntime.State.FAILED);
-            assertThat(Thread.getAllStackTraces().keySet()).as("no stream thread of the pipeline runs")
-                    .noneMatch(t -> t.isAlive() && t.getName().startsWith(runtime.applicationId() + "-"));
+            assertThat(Thread.getAllStackTraces().keySet()).as("no thread of the pipeline runs (stream threads, "
+                    + "maintenance, the dynamic-spec listener)").noneMatch(t -> t.isAlive()
+                            && t.getName().contains(spec.name()));
         } finally {
             BlockingTestSink.reset();
         }
