@@ -1,5 +1,6 @@
 package io.flowkafka.connectors.http;
 
+import io.flowkafka.api.MessageId;
 import io.flowkafka.spi.OutboxRecord;
 import java.io.IOException;
 import java.net.http.HttpClient;
@@ -8,6 +9,8 @@ import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BooleanSupplier;
 import org.apache.kafka.common.header.Header;
 import org.jspecify.annotations.Nullable;
@@ -18,7 +21,10 @@ import org.jspecify.annotations.Nullable;
  * answers: 2xx delivered; a {@code dead_letter_statuses} 4xx (the request's fault) dead-lettered; anything else (5xx,
  * 429, other 4xx, 3xx, timeouts, resets) retried after {@link RetryDelay} until {@code max_retries} are used up.
  *
- * <p>Threading: immutable; {@link #send} runs on a request thread of the sink.
+ * <p>A message's attempts count across calls: one a call stops (out of time) goes on from its next attempt, so a
+ * message whose retries take longer than a call is still blocked, with its status error, once they are used up.
+ *
+ * <p>Threading: {@link #send} runs on the request threads of the sink, one message of a lane at a time.
  */
 final class MessagePost {
     /** How a message's attempts ended. */
@@ -50,6 +56,8 @@ final class MessagePost {
     private final HttpSinkMeters meters;
     private final HttpDeadLetters deadLetters;
     private final String sinkName;
+    /** The attempts made so far of the messages a call stopped, until they end: at most one per lane. */
+    private final Map<MessageId, Integer> attemptsMade = new ConcurrentHashMap<>();
 
     MessagePost(HttpClient client, HttpSinkParameters params, SecretValues secrets, HttpSinkMeters meters,
             HttpDeadLetters deadLetters, String sinkName) {
@@ -71,10 +79,22 @@ final class MessagePost {
      * @throws InterruptedException when the sink is closing
      */
     Result send(OutboxRecord r, BooleanSupplier stop) throws InterruptedException {
+        Result result = attempt(r, stop);
+        if (result.outcome() == Outcome.STOPPED) {
+            return result;
+        }
+        attemptsMade.remove(r.messageId());
+        return result;
+    }
+
+    private Result attempt(OutboxRecord r, BooleanSupplier stop) throws InterruptedException {
         HttpRequest request = request(r);
         String problem = "";
-        for (int attempt = 0; attempt <= params.maxRetries(); attempt++) {
+        for (int attempt = attemptsMade.getOrDefault(r.messageId(), 0); attempt <= params.maxRetries(); attempt++) {
             if (stop.getAsBoolean()) {
+                if (attempt > 0) {
+                    attemptsMade.put(r.messageId(), attempt);
+                }
                 return new Result(Outcome.STOPPED, "", 0);
             }
             if (attempt > 0) {

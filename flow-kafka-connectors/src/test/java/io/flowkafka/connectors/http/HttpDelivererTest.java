@@ -309,6 +309,35 @@ class HttpDelivererTest {
                 .containsExactlyInAnyOrderElementsOf(ids(batch));
     }
 
+    @Test
+    void shouldBlockAMessageWhoseRetriesOutlastOneCall() throws Exception {
+        // sink audit: the attempts restarted at 0 with every call, so a message whose retries take longer than a
+        // call's time was never reported blocked: the sink looped with no status error
+        server.plan(r -> Answer.status(503, "db down"));
+        Map<String, Object> p = new HashMap<>(Map.of("url", server.uri().toString(), "concurrency", 1,
+                "max_retries", 4, "retry_backoff", "100ms", "max_retry_backoff", "100ms"));
+        SinkSpec spec = new SinkSpec("web", HttpSinkProvider.T_ASYNC_HTTP_SINK, List.of("out"), p);
+        HttpDeliverer d = new HttpDeliverer(new SinkContext("pipe", "pipe-app", "compute", spec,
+                Map.of("bootstrap.servers", "127.0.0.1:1"), Map.of(), meters),
+                HttpSinkParameters.parse(spec, new ArrayList<>()), Duration.ofMillis(150));
+        deliverers.add(d);
+        d.open(0, OptionalLong.empty());
+        OutboxBatch batch = batch(0, 0, List.of("k1"));
+
+        OutboxDeliveryException last = null;
+        for (int calls = 0; calls < 20 && (last == null || last.unfinished()); calls++) {
+            try {
+                d.deliver(batch);
+            } catch (OutboxDeliveryException e) {
+                last = e;
+            }
+        }
+        assertThat(last).isNotNull();
+        assertThat(last.unfinished()).as("blocked, with a status error, not a call out of time").isFalse();
+        assertThat(last).hasMessageContaining("is blocked").hasMessageContaining("after 5 attempts");
+        assertThat(server.received()).as("5 attempts in all, over several calls").hasSize(5);
+    }
+
     // --- helpers
 
     private OutboxDeliverer deliverer(Map<String, Object> extra) {
