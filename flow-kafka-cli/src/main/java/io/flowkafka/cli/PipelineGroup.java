@@ -3,11 +3,15 @@ package io.flowkafka.cli;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
 import java.util.function.Predicate;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.GroupListing;
@@ -40,6 +44,23 @@ record PipelineGroup(String id, boolean streams, String state, List<Member> memb
      * @param assigned what it is assigned: topic partitions (consumer groups) or active tasks (streams groups)
      */
     record Member(String clientId, String host, String assigned) {
+    }
+
+    /** A stream thread's client id: {@code <client.id or application.id>-<process UUID>-StreamThread-<n>...}. */
+    private static final Pattern STREAM_THREAD = Pattern.compile(
+            "-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})-StreamThread-\\d+");
+
+    /**
+     * The running instances: Kafka Streams puts one member per stream thread in the group, so members are counted
+     * by the process id in their client id (a member whose client id has none counts alone).
+     */
+    int instances() {
+        Set<String> processes = new HashSet<>();
+        for (Member m : members) {
+            Matcher matcher = STREAM_THREAD.matcher(m.clientId());
+            processes.add(matcher.find() ? matcher.group(1) : m.clientId() + "@" + m.host());
+        }
+        return processes.size();
     }
 
     /** The groups whose id {@code select} accepts, of every type but share groups, sorted by id. */
@@ -113,7 +134,7 @@ record PipelineGroup(String id, boolean streams, String state, List<Member> memb
         Map<String, Integer> counts = new TreeMap<>();
         for (GroupListing g : listed) {
             PipelineGroup d = describe(admin, g); // the listing gives the type: no second listing per group
-            counts.put(g.groupId(), d == null ? 0 : d.members().size());
+            counts.put(g.groupId(), d == null ? 0 : d.members().size()); // members: reset refuses on any
         }
         return counts;
     }

@@ -51,8 +51,8 @@ final class StatusCommand implements Callable<Integer> {
             }
             out.println("pipeline " + cluster.pipeline + " (application.id " + app + ") on "
                     + cluster.bootstrapServers);
-            out.println("instances: " + group.members().size() + " (" + (group.streams() ? "streams group " : "group ")
-                    + group.state() + ")");
+            out.println("instances: " + group.instances() + " (" + (group.streams() ? "streams group " : "group ")
+                    + group.state() + "; " + group.members().size() + " member(s), one per stream thread)");
             for (PipelineGroup.Member m : group.members()) {
                 out.println("  " + m.clientId() + " " + m.host() + "  " + m.assigned());
             }

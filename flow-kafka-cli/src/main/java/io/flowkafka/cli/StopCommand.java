@@ -72,7 +72,7 @@ final class StopCommand implements Callable<Integer> {
 
     private static int members(Admin admin, String group) throws Exception {
         PipelineGroup described = PipelineGroup.describe(admin, group);
-        return described == null ? 0 : described.members().size();
+        return described == null ? 0 : described.instances();
     }
 
     /** {@code flow-kafka start}. */

@@ -197,7 +197,7 @@ class FlowKafkaCliIT {
             Run status = cli("status", "-b", bootstrap, "-p", pipeline);
             assertThat(status.exit()).as(status.err()).isZero();
             assertThat(status.out()).contains("total lag: 0 record(s) over 2 partition(s)","pipeline " + pipeline + " (application.id " + pipeline + ")",
-                    "instances: 1 (group Stable)", input + ": p0 ", "dead letters:");
+                    "instances: 1 (group Stable; 1 member(s), one per stream thread)", input + ": p0 ", "dead letters:");
             Run none = cli("get-dynamic-spec", "-b", bootstrap, "-p", pipeline);
             assertThat(none.exit()).as(none.err()).isZero();
             assertThat(none.out()).contains("\"version\" : 0", "\"dynamic_spec\" : { }");

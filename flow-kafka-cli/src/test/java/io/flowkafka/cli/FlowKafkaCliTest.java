@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -71,5 +73,19 @@ class FlowKafkaCliTest {
         assertThat(exit).isEqualTo(FlowKafkaCli.FAILED);
         assertThat(err.toString()).contains("flow-kafka read-states: -b not used: the instance at --instance answers "
                 + "(drop it)");
+    }
+
+    @Test
+    void shouldCountInstancesNotStreamThreads() {
+        // operations audit: two instances of three stream threads each showed as "instances: 6"
+        List<PipelineGroup.Member> members = new ArrayList<>();
+        for (String process : List.of("0f8fad5b-d9cb-469f-a165-70867728950e", "7c9e6679-7425-40de-944b-e07fc1f90ae7")) {
+            for (int t = 1; t <= 3; t++) {
+                members.add(new PipelineGroup.Member("app-" + process + "-StreamThread-" + t + "-consumer", "/10.0.0.1",
+                        "2 partition(s)"));
+            }
+        }
+        members.add(new PipelineGroup.Member("some-other-client", "/10.0.0.2", "0 partition(s)"));
+        assertThat(new PipelineGroup("app", false, "Stable", members).instances()).isEqualTo(3);
     }
 }

@@ -77,7 +77,32 @@ public final class JsonRecords {
             return MAPPER.writeValueAsBytes(toNode(record, schema));
         } catch (IOException e) {
             throw new IllegalStateException(e);
+        } catch (ClassCastException e) {
+            throw new IllegalArgumentException(mismatch(record, e), e);
         }
+    }
+
+    /** Which field holds a value of another type than its schema's (a String set into a long field), in words. */
+    private static String mismatch(GenericRecord record, ClassCastException e) {
+        for (Schema.Field f : record.getSchema().getFields()) {
+            Object v = record.get(f.pos());
+            Schema.Type type = scalarType(f.schema());
+            if (v == null || type == null) {
+                continue;
+            }
+            boolean fits = switch (type) {
+                case STRING -> v instanceof CharSequence;
+                case INT, LONG, FLOAT, DOUBLE -> v instanceof Number;
+                case BOOLEAN -> v instanceof Boolean;
+                default -> true;
+            };
+            if (!fits) {
+                return "field '" + f.name() + "' of " + record.getSchema().getFullName() + " is "
+                        + type.getName() + ", but it holds a " + v.getClass().getSimpleName() + " (" + v
+                        + "); set it to a value of the field's type";
+            }
+        }
+        return "a value of " + record.getSchema().getFullName() + " does not fit its field's type: " + e.getMessage();
     }
 
     private static final com.fasterxml.jackson.core.JsonFactory FACTORY = MAPPER.getFactory();

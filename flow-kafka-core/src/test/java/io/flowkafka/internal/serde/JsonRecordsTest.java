@@ -197,4 +197,17 @@ class JsonRecordsTest {
                 .hasMessageContaining("...")
                 .satisfies(e -> assertThat(e.getMessage()).hasSizeLessThan(120));
     }
+
+    @Test
+    void shouldNameTheFieldThatHoldsAValueOfAnotherType() {
+        // first-hour audit: set("count", "5") on a long field failed as a bare ClassCastException naming no field
+        Schema counts = SchemaBuilder.record("Counts").namespace("t").fields().requiredString("user")
+                .requiredLong("count").endRecord();
+        GenericRecord r = new GenericData.Record(counts);
+        r.put("user", "alice");
+        r.put("count", "5");
+        assertThatThrownBy(() -> JsonRecords.toJson(r)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("field 'count' of t.Counts is long, but it holds a String (5); set it to a value of the "
+                        + "field's type");
+    }
 }
