@@ -9,6 +9,7 @@ import io.flowkafka.internal.outbox.OutboxWatermarks;
 import io.flowkafka.internal.status.StatusBoard;
 import io.flowkafka.spi.OutboxBatch;
 import io.flowkafka.spi.OutboxDeliverer;
+import io.flowkafka.spi.OutboxDeliveryException;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -18,7 +19,10 @@ import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Properties;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.OffsetSpec;
@@ -121,6 +125,63 @@ class OutboxExpiredGroupIT {
             service.start();
             Await.until(BOUND, "the sink reported stopped", () -> service.fatalError() != null);
             assertThat(service.fatalError()).contains("StackOverflowError: a deeply nested row");
+        }
+    }
+
+    /**
+     * Resource audit: close() gave up on a long delivery after 30 s and closed the deliverer under the thread still
+     * using it (clients re-created and never closed). The thread now closes it when its delivery ends.
+     */
+    @Test
+    void shouldLetALongDeliveryCloseItsDelivererWhenItEnds(TestNames names) throws Exception {
+        String topic = names.topic("outbox");
+        cluster.createTopic(topic, 1);
+        produce(topic, 0, 1, false, names.name("tx"));
+        CountDownLatch inDelivery = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicBoolean closedDuringDelivery = new AtomicBoolean();
+        AtomicBoolean delivering = new AtomicBoolean();
+        AtomicBoolean closed = new AtomicBoolean();
+        OutboxDeliverer deliverer = new OutboxDeliverer() {
+            @Override
+            public OptionalLong open(int partition, OptionalLong committedOffset) {
+                return OptionalLong.empty();
+            }
+
+            @Override
+            public void deliver(OutboxBatch batch) throws OutboxDeliveryException {
+                delivering.set(true);
+                inDelivery.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                delivering.set(false);
+            }
+
+            @Override
+            public void release(int partition) {
+            }
+
+            @Override
+            public void close() {
+                closedDuringDelivery.compareAndSet(false, delivering.get());
+                closed.set(true);
+            }
+        };
+        try (Admin admin = Admin.create(cluster.clientProperties())) {
+            OutboxService service = service(names, topic, deliverer, names.applicationId("d"), admin);
+            service.closeWait(Duration.ofMillis(200));
+            service.start();
+            assertThat(inDelivery.await(BOUND.toSeconds(), TimeUnit.SECONDS)).as("a delivery started").isTrue();
+
+            service.close(); // returns after 200 ms, the delivery still running
+
+            assertThat(closed.get()).as("not closed under the running delivery").isFalse();
+            release.countDown();
+            Await.until(BOUND, "the delivery thread closed its deliverer", closed::get);
+            assertThat(closedDuringDelivery.get()).isFalse();
         }
     }
 

@@ -24,6 +24,7 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -94,6 +95,8 @@ public final class OutboxService implements AutoCloseable {
     private volatile double backlog = Double.NaN;
     private final Thread thread;
     private final CountDownLatch done = new CountDownLatch(1);
+    private final AtomicBoolean delivererClosed = new AtomicBoolean();
+    private volatile Duration closeWait = Duration.ofSeconds(30);
     private volatile boolean running = true;
     private volatile @Nullable KafkaConsumer<byte[], byte[]> consumer;
     private volatile @Nullable String fatal;
@@ -273,6 +276,9 @@ public final class OutboxService implements AutoCloseable {
                 releasePartition(p);
             }
             done.countDown();
+            if (!running) {
+                closeDeliverer(); // closing: also when close() stopped waiting for this thread
+            }
         }
     }
 
@@ -608,19 +614,42 @@ public final class OutboxService implements AutoCloseable {
         // no wakeup(): it would interrupt the commit of a batch just delivered (and an at-least-once sink would
         // deliver it again); the loop polls for at most 100 ms and checks running between batches
         running = false;
+        meters.remove(backlogGauge);
         try {
-            if (thread.isAlive() && !done.await(30, TimeUnit.SECONDS)) {
-                LOG.warn("sink '{}': the delivery thread did not stop within 30 s", sink);
+            if (thread.isAlive() && !done.await(closeWait.toMillis(), TimeUnit.MILLISECONDS)) {
+                // a delivery may run long (an HTTP batch a minute): the deliverer's objects are the delivery
+                // thread's, so it closes them itself when that delivery ends
+                LOG.warn("sink '{}': the delivery thread did not stop within {}; it closes its deliverer when its "
+                        + "delivery ends", sink, closeWait);
+                return;
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            return; // the delivery thread closes the deliverer when it ends
         }
-        meters.remove(backlogGauge);
+        closeDeliverer();
+    }
+
+    /** Closes the deliverer once, from {@link #close()} or the delivery thread's end, whichever comes last. */
+    private void closeDeliverer() {
+        if (!delivererClosed.compareAndSet(false, true)) {
+            return;
+        }
         try {
             deliverer.close();
         } catch (RuntimeException e) {
             LOG.warn("sink '{}': closing its deliverer failed: {}", sink, e.toString());
         }
+    }
+
+    /**
+     * How long {@link #close()} waits for the delivery thread (30 s by default); after that it returns and the
+     * thread closes the deliverer when its delivery ends. For tests.
+     *
+     * @param wait the bound
+     */
+    public void closeWait(Duration wait) {
+        this.closeWait = wait;
     }
 
     /** The partition header's value for a task partition. */
