@@ -276,13 +276,7 @@ class HttpDelivererTest {
     void shouldSendABatchLongerThanItsTimeOverSeveralCallsEachMessageOnce() throws Exception {
         // the delivery service must poll within max.poll.interval.ms: a call stops starting requests after its time
         server.plan(r -> Answer.slow(100));
-        Map<String, Object> p = new HashMap<>(Map.of("url", server.uri().toString(), "concurrency", 1));
-        SinkSpec spec = new SinkSpec("web", HttpSinkProvider.T_ASYNC_HTTP_SINK, List.of("out"), p);
-        HttpDeliverer d = new HttpDeliverer(new SinkContext("pipe", "pipe-app", "compute", spec,
-                Map.of("bootstrap.servers", "127.0.0.1:1"), Map.of(), meters),
-                HttpSinkParameters.parse(spec, new ArrayList<>()), Duration.ofMillis(350));
-        deliverers.add(d);
-        d.open(0, OptionalLong.empty());
+        HttpDeliverer d = timedDeliverer(Map.of("concurrency", 1), Duration.ofMillis(350));
         List<String> keys = new ArrayList<>();
         for (int i = 0; i < 12; i++) {
             keys.add("k" + i);
@@ -314,14 +308,8 @@ class HttpDelivererTest {
         // sink audit: the attempts restarted at 0 with every call, so a message whose retries take longer than a
         // call's time was never reported blocked: the sink looped with no status error
         server.plan(r -> Answer.status(503, "db down"));
-        Map<String, Object> p = new HashMap<>(Map.of("url", server.uri().toString(), "concurrency", 1,
-                "max_retries", 4, "retry_backoff", "100ms", "max_retry_backoff", "100ms"));
-        SinkSpec spec = new SinkSpec("web", HttpSinkProvider.T_ASYNC_HTTP_SINK, List.of("out"), p);
-        HttpDeliverer d = new HttpDeliverer(new SinkContext("pipe", "pipe-app", "compute", spec,
-                Map.of("bootstrap.servers", "127.0.0.1:1"), Map.of(), meters),
-                HttpSinkParameters.parse(spec, new ArrayList<>()), Duration.ofMillis(150));
-        deliverers.add(d);
-        d.open(0, OptionalLong.empty());
+        HttpDeliverer d = timedDeliverer(Map.of("concurrency", 1, "max_retries", 4, "retry_backoff", "100ms",
+                "max_retry_backoff", "100ms"), Duration.ofMillis(150));
         OutboxBatch batch = batch(0, 0, List.of("k1"));
 
         OutboxDeliveryException last = null;
@@ -339,6 +327,19 @@ class HttpDelivererTest {
     }
 
     // --- helpers
+
+    /** An open deliverer whose calls each take at most {@code batchTime}. */
+    private HttpDeliverer timedDeliverer(Map<String, Object> extra, Duration batchTime) throws Exception {
+        Map<String, Object> p = new HashMap<>(Map.of("url", server.uri().toString()));
+        p.putAll(extra);
+        SinkSpec spec = new SinkSpec("web", HttpSinkProvider.T_ASYNC_HTTP_SINK, List.of("out"), p);
+        HttpDeliverer d = new HttpDeliverer(new SinkContext("pipe", "pipe-app", "compute", spec,
+                Map.of("bootstrap.servers", "127.0.0.1:1"), Map.of(), meters),
+                HttpSinkParameters.parse(spec, new ArrayList<>()), batchTime);
+        deliverers.add(d);
+        d.open(0, OptionalLong.empty());
+        return d;
+    }
 
     private OutboxDeliverer deliverer(Map<String, Object> extra) {
         Map<String, Object> p = new HashMap<>(Map.of("url", server.uri().toString(), "key_column", "key"));

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.flowkafka.runtime.FlowRuntime;
 import io.flowkafka.spec.ColumnType;
 import io.flowkafka.spec.ComputationKind;
+import io.flowkafka.spec.ComputationSpec;
 import io.flowkafka.spec.PipelineSpec;
 import io.flowkafka.testing.KafkaCluster;
 import io.flowkafka.testing.TestNames;
@@ -16,6 +17,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.CleanupMode;
@@ -36,21 +38,9 @@ class StartAndCloseFailuresIT {
     void shouldLeaveNothingRunningWhenASinkCannotOpen(KafkaCluster cluster, TestNames names) throws Exception {
         BlockingTestSink.reset();
         BlockingTestSink.refuseToOpen = "table t has no column 'nope' for sharding_key";
-        String input = names.topic("input");
-        cluster.createTopic(input, 1);
-        PipelineSpec spec = PipelineSpec.builder(names.name("failstart"))
-                .stream("raw", OutboxPipeline.EVENT).stream("events", OutboxPipeline.EVENT)
-                .stream("counted", OutboxPipeline.COUNTED)
-                .computation("read", c -> c.kind(ComputationKind.SOURCE)
-                        .source("raw", "KafkaSource", Map.of("topics", input)).outputStreamIds("events"))
-                .computation("count", c -> c.inputStreamIds("events")
-                        .groupBy("hash", ColumnType.UINT64, "farm_hash(user)").groupBy("user", ColumnType.STRING, null)
-                        .state("total", OutboxPipeline.TOTAL).processingFunction(OutboxPipeline.Count::new)
-                        .outputStreamIds("counted")
-                        .sink("out", "BlockingTestSink", List.of("counted"), Map.of("key_column", "id")))
-                .build();
-        Properties props = cluster.clientProperties();
-        props.put("state.dir", Files.createTempDirectory(tempRoot, "failstart").toString());
+        PipelineSpec spec = countingInto(cluster, names, "failstart",
+                c -> c.sink("out", "BlockingTestSink", List.of("counted"), Map.of("key_column", "id")));
+        Properties props = props(cluster, "failstart");
         try (FlowRuntime runtime = FlowRuntime.create(spec, props)) {
             assertThatThrownBy(runtime::start).isInstanceOf(IllegalArgumentException.class)
                     .hasMessage("table t has no column 'nope' for sharding_key");
@@ -71,23 +61,11 @@ class StartAndCloseFailuresIT {
         BlockingTestSink.reset();
         BlockingTestSink.closeFails = true;
         FailingAckTestSink.reset(false);
-        String input = names.topic("input");
-        cluster.createTopic(input, 1);
-        PipelineSpec spec = PipelineSpec.builder(names.name("failclose"))
-                .stream("raw", OutboxPipeline.EVENT).stream("events", OutboxPipeline.EVENT)
-                .stream("counted", OutboxPipeline.COUNTED)
-                .computation("read", c -> c.kind(ComputationKind.SOURCE)
-                        .source("raw", "KafkaSource", Map.of("topics", input)).outputStreamIds("events"))
-                .computation("count", c -> c.inputStreamIds("events")
-                        .groupBy("hash", ColumnType.UINT64, "farm_hash(user)").groupBy("user", ColumnType.STRING, null)
-                        .state("total", OutboxPipeline.TOTAL).processingFunction(OutboxPipeline.Count::new)
-                        .outputStreamIds("counted")
-                        .sink("queued", "BlockingTestSink", List.of("counted"), Map.of("key_column", "id",
-                                "at_most_once_strategy", Map.of("enabled", true)))
-                        .sink("direct", "FailingAckTestSink", List.of("counted"), Map.of("key_column", "id")))
-                .build();
-        Properties props = cluster.clientProperties();
-        props.put("state.dir", Files.createTempDirectory(tempRoot, "failclose").toString());
+        PipelineSpec spec = countingInto(cluster, names, "failclose", c -> c
+                .sink("queued", "BlockingTestSink", List.of("counted"), Map.of("key_column", "id",
+                        "at_most_once_strategy", Map.of("enabled", true)))
+                .sink("direct", "FailingAckTestSink", List.of("counted"), Map.of("key_column", "id")));
+        Properties props = props(cluster, "failclose");
         try {
             FlowRuntime runtime = FlowRuntime.create(spec, props);
             runtime.start();
@@ -100,5 +78,28 @@ class StartAndCloseFailuresIT {
         } finally {
             BlockingTestSink.reset();
         }
+    }
+
+    /** A topic read into a per-user count whose output {@code counted} goes to the sinks {@code sinks} adds. */
+    private static PipelineSpec countingInto(KafkaCluster cluster, TestNames names, String name,
+            UnaryOperator<ComputationSpec.Builder> sinks) throws Exception {
+        String input = names.topic("input");
+        cluster.createTopic(input, 1);
+        return PipelineSpec.builder(names.name(name))
+                .stream("raw", OutboxPipeline.EVENT).stream("events", OutboxPipeline.EVENT)
+                .stream("counted", OutboxPipeline.COUNTED)
+                .computation("read", c -> c.kind(ComputationKind.SOURCE)
+                        .source("raw", "KafkaSource", Map.of("topics", input)).outputStreamIds("events"))
+                .computation("count", c -> sinks.apply(c.inputStreamIds("events")
+                        .groupBy("hash", ColumnType.UINT64, "farm_hash(user)").groupBy("user", ColumnType.STRING, null)
+                        .state("total", OutboxPipeline.TOTAL).processingFunction(OutboxPipeline.Count::new)
+                        .outputStreamIds("counted")))
+                .build();
+    }
+
+    private static Properties props(KafkaCluster cluster, String name) throws Exception {
+        Properties props = cluster.clientProperties();
+        props.put("state.dir", Files.createTempDirectory(tempRoot, name).toString());
+        return props;
     }
 }
