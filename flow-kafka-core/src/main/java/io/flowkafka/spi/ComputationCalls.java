@@ -4,6 +4,7 @@ import io.flowkafka.api.MessageId;
 import io.flowkafka.api.ProcessFunction;
 import io.flowkafka.api.RuntimeContext;
 import io.flowkafka.api.Timer;
+import io.flowkafka.internal.dlq.Failures;
 import io.flowkafka.internal.message.MessageIds;
 import io.flowkafka.internal.processor.DetachedCall;
 import io.flowkafka.internal.serde.AvroCodec;
@@ -55,6 +56,18 @@ public final class ComputationCalls {
         for (String out : computation.outputStreamIds()) {
             outputSchemas.put(out, schemaOf(out));
         }
+    }
+
+    /**
+     * Whether the runtime takes {@code failure} of a call for an outage (a Kafka {@code RetriableException}, a
+     * connect or socket timeout among its causes) and retries the call from the last commit, instead of sending its
+     * input to the dead-letter topic.
+     *
+     * @param failure what a call threw
+     * @return true when the runtime retries it
+     */
+    public static boolean retriedByTheRuntime(Throwable failure) {
+        return Failures.retriable(failure);
     }
 
     /**

@@ -75,7 +75,9 @@ import org.jspecify.annotations.Nullable;
  *       call's result {@link HarnessResult#failed() failed} with the exception; reading its
  *       outputs throws an {@link AssertionError} carrying it. Failed results are also kept in
  *       {@link #failures()} (the runtime sends such inputs to the dead-letter topic and goes on).
- *       A failed timer is deleted, as the runtime deletes it. {@link Error}s (an
+ *       A failed timer is deleted, as the runtime deletes it. A failure the runtime takes for an outage (a
+ *       Kafka {@code RetriableException}, a connect or socket timeout in its causes) is thrown instead, as
+ *       the runtime retries such a call rather than dead-lettering its input. {@link Error}s (an
  *       {@code AssertionError} in the function) are rethrown, after dropping the call's
  *       effects.</li>
  *   <li><b>The runtime's own call code</b> (through {@link ComputationCalls}): the function gets
@@ -477,6 +479,11 @@ public final class ComputationHarness implements AutoCloseable {
         try {
             effects = call.get();
         } catch (Exception e) {
+            if (ComputationCalls.retriedByTheRuntime(e)) {
+                // the runtime fails the task and retries from the last commit: no dead letter, the timer stays
+                throw new IllegalStateException(input + " failed with an outage (" + e + "): the runtime retries the "
+                        + "call, it sends no dead letter; none of the call's effects were applied", e);
+            }
             if (firedPending != null) {
                 pending.remove(firedPending); // as the runtime's dead letter: the timer does not fire again
             }

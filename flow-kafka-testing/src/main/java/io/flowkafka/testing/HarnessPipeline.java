@@ -128,7 +128,8 @@ final class HarnessPipeline implements PipelineUnderTest {
             long wm = watermarks.getOrDefault(s, Long.MIN_VALUE);
             if (t.timeType() == TimeType.SYSTEM_TIME) {
                 wm = completed.contains(s) ? Long.MAX_VALUE : wm == Long.MIN_VALUE ? wm : harness.currentTimeNanos();
-            } else if (wm != Long.MAX_VALUE && wm != Long.MIN_VALUE) {
+            }
+            if (wm != Long.MAX_VALUE && wm != Long.MIN_VALUE) { // a stream's delay, for both time types (the runtime's)
                 long delay = watched == null ? 0 : watched.get(s).toNanos();
                 wm = wm - delay > wm ? Long.MIN_VALUE : wm - delay;
             }

@@ -17,6 +17,8 @@ import io.flowkafka.spec.ColumnType;
 import io.flowkafka.spec.ComputationKind;
 import io.flowkafka.spec.InvalidSpecException;
 import io.flowkafka.spec.PipelineSpec;
+import java.io.UncheckedIOException;
+import java.net.SocketTimeoutException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -92,6 +94,10 @@ class ComputationHarnessTest {
                     output.addMessage(total.build());
                     output.addTimer("t", 10 * SEC, 10 * SEC);
                     throw new IllegalStateException("boom for " + user);
+                }
+                case "outage" -> {
+                    output.addTimer("t", 10 * SEC, 10 * SEC);
+                    throw new UncheckedIOException(new SocketTimeoutException("the service is down"));
                 }
                 case "bad-stream" -> context.createMessageBuilder("events");
                 case "bad-state" -> context.getState("nope");
@@ -508,6 +514,21 @@ class ComputationHarnessTest {
         assertThat(count.pendingTimers()).isEmpty();
         assertThat(count.failures()).containsExactly(failed);
         assertThat(send("alice", 1, null).payloads("totals")).extracting(p -> p.get("total")).containsExactly(6L);
+    }
+
+    @Test
+    void shouldThrowAnOutageAsTheRuntimeRetriesItInsteadOfDeadLettering() {
+        // parity audit: the harness made a dead letter of what the runtime retries (a timeout of a called service)
+        send("alice", 5, null);
+        assertThatThrownBy(() -> send("alice", 100, "outage")).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("computation 'count': message")
+                .hasMessageContaining("failed with an outage (java.io.UncheckedIOException: "
+                        + "java.net.SocketTimeoutException: the service is down)")
+                .hasMessageContaining("the runtime retries the call, it sends no dead letter");
+        assertThat(count.failures()).as("no dead letter").isEmpty();
+        assertThat(count.pendingTimers()).as("none of the call's effects").isEmpty();
+        GenericRecord alice = count.keyOf("events", Map.of("user", "alice"));
+        assertThat(count.state("total", alice)).hasValueSatisfying(s -> assertThat(s.get("sum")).isEqualTo(5L));
     }
 
     @Test

@@ -2,11 +2,16 @@ package io.flowkafka.connectors.clickhouse;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.flowkafka.spec.ComputationKind;
+import io.flowkafka.spec.PipelineSpec;
 import io.flowkafka.spec.SinkSpec;
 import io.flowkafka.spi.SinkProvider.Problem;
+import io.flowkafka.testing.FlowTestDriver;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.avro.Schema;
+import org.apache.avro.SchemaBuilder;
 import org.junit.jupiter.api.Test;
 
 /** Spec-load rules of the non-batching ClickHouse sinks: no accepted parameter silently ignored. */
@@ -61,5 +66,20 @@ class DirectSinkParametersTest {
         assertThat(provider.synchronous(amo)).isFalse();
         assertThat(provider.supportsAtMostOnce(alo)).isFalse();
         assertThat(provider.supportsAtMostOnce(amo)).isTrue();
+    }
+
+    @Test
+    void shouldShowTheAtLeastOnceSinksRowsOnTheDriverInATopicNamedAfterIt() {
+        // parity audit: on the test driver the rows went to a topic literally named "null", shared by such sinks
+        Schema event = SchemaBuilder.record("Event").namespace("ch").fields().requiredString("id").endRecord();
+        PipelineSpec spec = PipelineSpec.builder("chd").stream("raw", event).stream("events", event)
+                .computation("read", c -> c.kind(ComputationKind.SOURCE)
+                        .source("raw", "KafkaSource", Map.of("topics", "in")).outputStreamIds("events")
+                        .sink(sink(ClickHouseDirectSinkProvider.T_AT_LEAST_ONCE, Map.of())))
+                .build();
+        try (FlowTestDriver driver = FlowTestDriver.create(spec)) {
+            driver.pipeSource("in", "k", "{\"id\":\"a\"}");
+            assertThat(driver.readSinkJson("chd.sink.ch")).containsExactly("{\"id\":\"a\"}");
+        }
     }
 }

@@ -3,6 +3,8 @@ package io.flowkafka.internal.compiler;
 import io.flowkafka.internal.external.ExternalTopics;
 import io.flowkafka.internal.processor.ComputationPlan;
 import io.flowkafka.internal.processor.ComputationProcessor;
+import io.flowkafka.internal.source.KafkaSourceParameters;
+import io.flowkafka.internal.source.PartitionFilter;
 import io.flowkafka.internal.source.ServiceLogScan;
 import io.flowkafka.internal.source.ServiceLogSource;
 import io.flowkafka.internal.state.KeyStates;
@@ -21,6 +23,8 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.streams.AutoOffsetReset;
 import org.apache.kafka.streams.Topology;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Compiles a validated {@link PipelineSpec} into a Kafka Streams {@link Topology}.
@@ -42,6 +46,8 @@ import org.apache.kafka.streams.Topology;
  * {@code <computation>.sink.<topic>}, store {@code <computation>.state}.
  */
 public final class PipelineCompiler {
+    private static final Logger LOG = LoggerFactory.getLogger(PipelineCompiler.class);
+
     private PipelineCompiler() {
     }
 
@@ -64,6 +70,24 @@ public final class PipelineCompiler {
      * The outbox topic of an async sink: {@code <prefix><pipeline>.outbox.<sink>} (with the
      * computation's id before the sink's when two computations have sinks of the same id).
      */
+    /**
+     * On the test driver every topic has the one partition 0: a {@code partition_filter} without it skips every
+     * record piped in (a filtered task's behaviour), which a test of the pipeline's output seldom means.
+     */
+    private static void warnOfFiltersWithoutPartitionZero(PipelineSpec spec) {
+        for (ComputationSpec c : spec.computations().values()) {
+            for (SourceSpec source : c.sourceStreams()) {
+                PartitionFilter filter = KafkaSourceParameters.partitionFilter(source);
+                if (filter != null && !filter.accepts(0)) {
+                    LOG.warn("pipeline '{}', computation '{}', source '{}': partition_filter {} leaves out partition "
+                            + "0, the test driver's only partition: every record piped in is skipped, as a task of a "
+                            + "filtered partition skips them; test the output without partition_filter, or with one "
+                            + "that keeps 0", spec.name(), c.id(), source.streamId(), filter);
+                }
+            }
+        }
+    }
+
     public static String outboxTopic(String topicPrefix, String pipeline, String sink) {
         return topicPrefix + pipeline + ".outbox." + sink;
     }
@@ -88,6 +112,9 @@ public final class PipelineCompiler {
         boolean persistentStores = options.persistentStores();
         boolean singleTask = options.singleTask();
         boolean changelogs = options.changelogs();
+        if (singleTask) {
+            warnOfFiltersWithoutPartitionZero(spec);
+        }
         // one cache for the state and timer stores of every task of this topology (statestore.cache.max.bytes)
         io.flowkafka.internal.streams.WriteBackStore.Budget storeCache = new io.flowkafka.internal.streams.WriteBackStore.Budget();
         io.flowkafka.internal.watermarks.PartitionCounts counts =
@@ -223,8 +250,11 @@ public final class PipelineCompiler {
                         continue;
                     }
                     if (provider != null && provider.synchronous(sink) && !staged) {
-                        // on the test driver a staged sink shows what it is handed in an outbox-named topic (below)
-                        String topic = Objects.toString(sink.parameters().get("topic"));
+                        // on the test driver a staged sink shows what it is handed in an outbox-named topic (below);
+                        // a sink without a topic (ClickHouse) in a topic named after it
+                        Object named = sink.parameters().get("topic");
+                        String topic = named != null ? named.toString()
+                                : topicPrefix + pipeline + ".sink." + sink.id();
                         routes.add(ComputationPlan.SinkRoute.sync(c.id() + ".sink." + sink.id() + "." + topic, topic, sink));
                         sinkTopics.putIfAbsent(topic, partitionsOf(c, spec));
                         streamTopics.computeIfAbsent(stream, s -> new ArrayList<>()).add(topic);
