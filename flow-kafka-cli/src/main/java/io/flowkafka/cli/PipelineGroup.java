@@ -46,19 +46,22 @@ record PipelineGroup(String id, boolean streams, String state, List<Member> memb
     record Member(String clientId, String host, String assigned) {
     }
 
-    /** A stream thread's client id: {@code <client.id or application.id>-<process UUID>-StreamThread-<n>...}. */
-    private static final Pattern STREAM_THREAD = Pattern.compile(
-            "-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})-StreamThread-\\d+");
+    /**
+     * A stream thread's client id: {@code <application.id>-<process UUID>-StreamThread-<n>...}, or
+     * {@code <client.id>-StreamThread-<n>...} when the user set {@code client.id}.
+     */
+    private static final Pattern STREAM_THREAD = Pattern.compile("^(.*?)-StreamThread-\\d+");
 
     /**
      * The running instances: Kafka Streams puts one member per stream thread in the group, so members are counted
-     * by the process id in their client id (a member whose client id has none counts alone).
+     * by their client id without the thread's suffix (which holds the process id, unless {@code client.id} was set)
+     * and by host; a member that is no stream thread counts alone.
      */
     int instances() {
         Set<String> processes = new HashSet<>();
         for (Member m : members) {
             Matcher matcher = STREAM_THREAD.matcher(m.clientId());
-            processes.add(matcher.find() ? matcher.group(1) : m.clientId() + "@" + m.host());
+            processes.add((matcher.find() ? matcher.group(1) : m.clientId()) + "@" + m.host());
         }
         return processes.size();
     }

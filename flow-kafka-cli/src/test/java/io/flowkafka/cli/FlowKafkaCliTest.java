@@ -86,6 +86,12 @@ class FlowKafkaCliTest {
             }
         }
         members.add(new PipelineGroup.Member("some-other-client", "/10.0.0.2", "0 partition(s)"));
-        assertThat(new PipelineGroup("app", false, "Stable", members).instances()).isEqualTo(3);
+        // review: with client.id set, the thread's client id has no process id; instances differ by host
+        for (String host : List.of("/10.0.0.3", "/10.0.0.4")) {
+            for (int t = 1; t <= 2; t++) {
+                members.add(new PipelineGroup.Member("orders-StreamThread-" + t + "-consumer", host, "1 partition(s)"));
+            }
+        }
+        assertThat(new PipelineGroup("app", false, "Stable", members).instances()).isEqualTo(5);
     }
 }

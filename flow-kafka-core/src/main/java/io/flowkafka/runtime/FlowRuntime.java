@@ -653,9 +653,10 @@ public final class FlowRuntime implements AutoCloseable {
      *     {@code flow.bootstrap.timeout.ms} (15 s; one sentence naming them and what to check), the principal
      *     lacks an ACL the pipeline needs (one line per resource, naming the operations), topics are
      *     missing or cannot be created, or the consumer group cannot be seeded from a source's {@code group_id},
-     *     or the operations HTTP server cannot listen on {@code flow.http.host}:{@code flow.http.port}; also what
-     *     a sink throws that cannot open. A start that throws leaves the runtime {@link State#FAILED}, having
-     *     closed what it started (unless Kafka Streams does not close within 30 s).
+     *     or the operations HTTP server cannot listen on {@code flow.http.host}:{@code flow.http.port}
+     * @throws RuntimeException what a sink throws that cannot open (its target refuses its settings). A start that
+     *     throws leaves the runtime {@link State#FAILED}, having closed what it started (unless Kafka Streams does
+     *     not close within 30 s).
      */
     public synchronized void start() {
         if (!state.compareAndSet(State.CREATED, State.STARTING)) {

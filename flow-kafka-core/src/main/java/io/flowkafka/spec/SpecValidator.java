@@ -199,7 +199,7 @@ final class SpecValidator {
             // Transform is the default kind: the group-by, keyed-read and processing-function errors would all
             // follow from this one omission, and none would say so
             error(id, "computation_class_name", "computation '" + id + "' reads source_streams " + sources
-                    + " but has no computation_class_name, so it is a Transform (the default), which needs "
+                    + " but is a Transform (the default when computation_class_name is absent), which needs "
                     + "group_by_schema and a processing_function to read sources by key",
                     "to read the sources into " + c.outputStreamIds() + ", set computation_class_name: Source (Java: "
                             + ".kind(ComputationKind.SOURCE))");

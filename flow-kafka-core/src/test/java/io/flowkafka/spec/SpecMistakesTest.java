@@ -210,8 +210,8 @@ class SpecMistakesTest {
         assertThat(errors(spec)).singleElement().satisfies(p -> {
             assertThat(p.computation()).isEqualTo("read");
             assertThat(p.field()).isEqualTo("computation_class_name");
-            assertThat(p.message()).isEqualTo("computation 'read' reads source_streams [events] but has no "
-                    + "computation_class_name, so it is a Transform (the default), which needs group_by_schema and a "
+            assertThat(p.message()).isEqualTo("computation 'read' reads source_streams [events] but is a Transform "
+                    + "(the default when computation_class_name is absent), which needs group_by_schema and a "
                     + "processing_function to read sources by key");
             assertThat(p.fix()).isEqualTo("to read the sources into [events], set computation_class_name: Source "
                     + "(Java: .kind(ComputationKind.SOURCE))");

@@ -482,7 +482,8 @@ public final class ComputationHarness implements AutoCloseable {
             if (ComputationCalls.retriedByTheRuntime(e)) {
                 // the runtime fails the task and retries from the last commit: no dead letter, the timer stays
                 throw new IllegalStateException(input + " failed with an outage (" + e + "): the runtime retries the "
-                        + "call, it sends no dead letter; none of the call's effects were applied", e);
+                        + "call, it sends no dead letter; none of this call's effects were applied (timers fired "
+                        + "before it in the same advance stay fired, their results lost with this exception)", e);
             }
             if (firedPending != null) {
                 pending.remove(firedPending); // as the runtime's dead letter: the timer does not fire again

@@ -142,6 +142,7 @@ class OutboxExpiredGroupIT {
         AtomicBoolean closedDuringDelivery = new AtomicBoolean();
         AtomicBoolean delivering = new AtomicBoolean();
         AtomicBoolean closed = new AtomicBoolean();
+        AtomicBoolean interrupted = new AtomicBoolean();
         OutboxDeliverer deliverer = new OutboxDeliverer() {
             @Override
             public OptionalLong open(int partition, OptionalLong committedOffset) {
@@ -152,10 +153,12 @@ class OutboxExpiredGroupIT {
             public void deliver(OutboxBatch batch) throws OutboxDeliveryException {
                 delivering.set(true);
                 inDelivery.countDown();
-                try {
-                    release.await();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
+                while (release.getCount() > 0) { // a delivery that goes on when interrupted (a non-interruptible call)
+                    try {
+                        release.await();
+                    } catch (InterruptedException e) {
+                        interrupted.set(true);
+                    }
                 }
                 delivering.set(false);
             }
@@ -179,6 +182,7 @@ class OutboxExpiredGroupIT {
             service.close(); // returns after 200 ms, the delivery still running
 
             assertThat(closed.get()).as("not closed under the running delivery").isFalse();
+            Await.until(BOUND, "the delivery thread interrupted", interrupted::get);
             release.countDown();
             Await.until(BOUND, "the delivery thread closed its deliverer", closed::get);
             assertThat(closedDuringDelivery.get()).isFalse();

@@ -1,5 +1,6 @@
 package io.flowkafka.connectors.http;
 
+import io.flowkafka.api.MessageId;
 import io.flowkafka.spi.OutboxBatch;
 import io.flowkafka.spi.OutboxDeliverer;
 import io.flowkafka.spi.OutboxDeliveryException;
@@ -70,6 +71,8 @@ final class HttpDeliverer implements OutboxDeliverer {
     private final Map<Integer, Set<Long>> done = new ConcurrentHashMap<>();
     /** Per open partition, the earliest next attempt a {@code Retry-After} asked for. */
     private final Map<Integer, Long> notBefore = new ConcurrentHashMap<>();
+    /** Per outbox partition, the attempts made of the messages a call stopped before they ended. */
+    private final Map<Integer, Map<MessageId, Integer>> attempts = new ConcurrentHashMap<>();
     private @Nullable MessagePost post;
 
     HttpDeliverer(SinkContext context, HttpSinkParameters params) {
@@ -123,6 +126,8 @@ final class HttpDeliverer implements OutboxDeliverer {
                     + "asked not to retry before " + Instant.ofEpochMilli(wait) + " (Retry-After); it resumes then");
         }
         Set<Long> delivered = done.computeIfAbsent(p, k -> ConcurrentHashMap.newKeySet());
+        // kept across opens (a rebalance, a reopen after a failed commit): at most one entry per lane in flight
+        Map<MessageId, Integer> partitionAttempts = attempts.computeIfAbsent(p, k -> new ConcurrentHashMap<>());
         Map<Object, List<OutboxRecord>> lanes = new LinkedHashMap<>();
         for (OutboxRecord r : batch.records()) {
             if (!delivered.contains(r.offset())) {
@@ -138,7 +143,7 @@ final class HttpDeliverer implements OutboxDeliverer {
         for (List<OutboxRecord> lane : lanes.values()) {
             running.add(pool.submit(() -> {
                 for (OutboxRecord r : lane) {
-                    MessagePost.Result result = sender.send(r, stop);
+                    MessagePost.Result result = sender.send(r, stop, partitionAttempts);
                     switch (result.outcome()) {
                         case DELIVERED, DEAD_LETTERED -> delivered.add(r.offset());
                         case STOPPED -> {

@@ -10,7 +10,6 @@ import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BooleanSupplier;
 import org.apache.kafka.common.header.Header;
 import org.jspecify.annotations.Nullable;
@@ -21,8 +20,9 @@ import org.jspecify.annotations.Nullable;
  * answers: 2xx delivered; a {@code dead_letter_statuses} 4xx (the request's fault) dead-lettered; anything else (5xx,
  * 429, other 4xx, 3xx, timeouts, resets) retried after {@link RetryDelay} until {@code max_retries} are used up.
  *
- * <p>A message's attempts count across calls: one a call stops (out of time) goes on from its next attempt, so a
- * message whose retries take longer than a call is still blocked, with its status error, once they are used up.
+ * <p>A message's attempts count across calls (in a map its deliverer keeps per partition, across opens): one a
+ * call stops (out of time) goes on from its next attempt, so a message whose retries take longer than a call is
+ * still blocked, with its status error, once they are used up.
  *
  * <p>Threading: {@link #send} runs on the request threads of the sink, one message of a lane at a time.
  */
@@ -56,8 +56,6 @@ final class MessagePost {
     private final HttpSinkMeters meters;
     private final HttpDeadLetters deadLetters;
     private final String sinkName;
-    /** The attempts made so far of the messages a call stopped, until they end: at most one per lane. */
-    private final Map<MessageId, Integer> attemptsMade = new ConcurrentHashMap<>();
 
     MessagePost(HttpClient client, HttpSinkParameters params, SecretValues secrets, HttpSinkMeters meters,
             HttpDeadLetters deadLetters, String sinkName) {
@@ -75,11 +73,13 @@ final class MessagePost {
      *
      * @param r the message
      * @param stop true once the batch is blocked (checked before each attempt)
+     * @param attemptsMade the attempts made so far of the partition's messages a call stopped; updated
      * @return how it ended
      * @throws InterruptedException when the sink is closing
      */
-    Result send(OutboxRecord r, BooleanSupplier stop) throws InterruptedException {
-        Result result = attempt(r, stop);
+    Result send(OutboxRecord r, BooleanSupplier stop, Map<MessageId, Integer> attemptsMade)
+            throws InterruptedException {
+        Result result = attempt(r, stop, attemptsMade);
         if (result.outcome() == Outcome.STOPPED) {
             return result;
         }
@@ -87,7 +87,8 @@ final class MessagePost {
         return result;
     }
 
-    private Result attempt(OutboxRecord r, BooleanSupplier stop) throws InterruptedException {
+    private Result attempt(OutboxRecord r, BooleanSupplier stop, Map<MessageId, Integer> attemptsMade)
+            throws InterruptedException {
         HttpRequest request = request(r);
         String problem = "";
         for (int attempt = attemptsMade.getOrDefault(r.messageId(), 0); attempt <= params.maxRetries(); attempt++) {

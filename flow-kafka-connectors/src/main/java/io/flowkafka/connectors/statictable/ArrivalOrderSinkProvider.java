@@ -11,6 +11,7 @@ import io.flowkafka.spi.StagedSinkWriter;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -68,8 +69,7 @@ public final class ArrivalOrderSinkProvider implements SinkProvider {
         List<String> why = new ArrayList<>();
         int topics = 0;
         for (SourceSpec source : computation.sourceStreams()) {
-            Object t = source.parameters().get("topics");
-            topics += t instanceof List<?> list ? list.size() : 1;
+            topics += topicCount(source);
         }
         if (topics > 1) {
             why.add("reads " + topics + " source topics, each task a partition of each, whose ids interleave");
@@ -94,6 +94,18 @@ public final class ArrivalOrderSinkProvider implements SinkProvider {
                             + "the sink)"));
         }
         return problems;
+    }
+
+    /** The topics a source reads: a KafkaSource's {@code topics} (a list or a comma-separated string), else one. */
+    private static int topicCount(SourceSpec source) {
+        Object t = source.parameters().get("topics");
+        if (t instanceof List<?> list) {
+            return list.size();
+        }
+        if (t instanceof String names) {
+            return (int) Arrays.stream(names.split(",")).filter(n -> !n.isBlank()).count();
+        }
+        return 1;
     }
 
     @Override

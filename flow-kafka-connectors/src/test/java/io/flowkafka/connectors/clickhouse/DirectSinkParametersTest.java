@@ -79,7 +79,7 @@ class DirectSinkParametersTest {
                 .build();
         try (FlowTestDriver driver = FlowTestDriver.create(spec)) {
             driver.pipeSource("in", "k", "{\"id\":\"a\"}");
-            assertThat(driver.readSinkJson("chd.sink.ch")).containsExactly("{\"id\":\"a\"}");
+            assertThat(driver.readSinkJson("chd.sink.read.ch")).containsExactly("{\"id\":\"a\"}");
         }
     }
 }

@@ -155,6 +155,12 @@ class ArrivalOrderSinkProviderTest {
                         .sink("tables", "TArrivalOrderTableSink", List.of("rows"), valid()));
         assertThatThrownBy(() -> twoTopics.build().validated()).isInstanceOf(InvalidSpecException.class)
                 .hasMessageContaining("but computation 'read' reads 2 source topics");
+        PipelineSpec.Builder twoNamed = PipelineSpec.builder("pp").stream("raw", ROW).stream("rows", ROW)
+                .computation("read", c -> c.kind(ComputationKind.SOURCE)
+                        .source("raw", "KafkaSource", Map.of("topics", "in-a, in-b")).outputStreamIds("rows")
+                        .sink("tables", "TArrivalOrderTableSink", List.of("rows"), valid()));
+        assertThatThrownBy(() -> twoNamed.build().validated()).as("topics as one comma-separated string")
+                .hasMessageContaining("but computation 'read' reads 2 source topics");
     }
 
     /** A Transform's function for the spec above; never called. */

@@ -67,10 +67,6 @@ public final class PipelineCompiler {
     }
 
     /**
-     * The outbox topic of an async sink: {@code <prefix><pipeline>.outbox.<sink>} (with the
-     * computation's id before the sink's when two computations have sinks of the same id).
-     */
-    /**
      * On the test driver every topic has the one partition 0: a {@code partition_filter} without it skips every
      * record piped in (a filtered task's behaviour), which a test of the pipeline's output seldom means.
      */
@@ -88,6 +84,10 @@ public final class PipelineCompiler {
         }
     }
 
+    /**
+     * The outbox topic of an async sink: {@code <prefix><pipeline>.outbox.<sink>} (with the
+     * computation's id before the sink's when two computations have sinks of the same id).
+     */
     public static String outboxTopic(String topicPrefix, String pipeline, String sink) {
         return topicPrefix + pipeline + ".outbox." + sink;
     }
@@ -254,7 +254,7 @@ public final class PipelineCompiler {
                         // a sink without a topic (ClickHouse) in a topic named after it
                         Object named = sink.parameters().get("topic");
                         String topic = named != null ? named.toString()
-                                : topicPrefix + pipeline + ".sink." + sink.id();
+                                : topicPrefix + pipeline + ".sink." + c.id() + "." + sink.id();
                         routes.add(ComputationPlan.SinkRoute.sync(c.id() + ".sink." + sink.id() + "." + topic, topic, sink));
                         sinkTopics.putIfAbsent(topic, partitionsOf(c, spec));
                         streamTopics.computeIfAbsent(stream, s -> new ArrayList<>()).add(topic);

@@ -617,10 +617,11 @@ public final class OutboxService implements AutoCloseable {
         meters.remove(backlogGauge);
         try {
             if (thread.isAlive() && !done.await(closeWait.toMillis(), TimeUnit.MILLISECONDS)) {
-                // a delivery may run long (an HTTP batch a minute): the deliverer's objects are the delivery
-                // thread's, so it closes them itself when that delivery ends
-                LOG.warn("sink '{}': the delivery thread did not stop within {}; it closes its deliverer when its "
-                        + "delivery ends", sink, closeWait);
+                // a delivery may run long (an HTTP batch a minute): interrupted, it ends sooner; the deliverer's
+                // objects are the delivery thread's, so it closes them itself when that delivery ends
+                LOG.warn("sink '{}': the delivery thread did not stop within {}; interrupted, it closes its "
+                        + "deliverer when its delivery ends", sink, closeWait);
+                thread.interrupt();
                 return;
             }
         } catch (InterruptedException e) {

@@ -8,8 +8,9 @@ import org.slf4j.LoggerFactory;
  * Makes a running instance follow the dynamic spec's pipeline controls: {@code paused} (pause when it turns true,
  * resume when it turns false; the application's own {@code pause()} and the spec's pause each last until their own
  * resume, so the instance runs only when neither pauses it) and
- * {@code stopped} (Flow's stopped pipeline: drain and stop once, on a thread of its own). Called by the thread that
- * applied a document, and once at start for the document read then.
+ * {@code stopped} (Flow's stopped pipeline: drain and stop once, on a thread of its own). {@link #follow()} is
+ * called by the thread that applied a document, and once at start for the document read then; the application's
+ * pause and resume come through {@link #applicationPause} and {@link #applicationResume}, under the same lock.
  */
 public final class DynamicControls {
     private static final Logger LOG = LoggerFactory.getLogger(DynamicControls.class);
