@@ -124,6 +124,9 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Not thread-safe: use an instance from one thread. The caller closes it ({@link #close()}
  * calls the function's {@code close()}).
+ *
+ * <p>Over 700 lines, most of it the public API's Javadoc: the calls themselves run in the runtime's own code
+ * ({@code ComputationCalls}).
  */
 public final class ComputationHarness implements AutoCloseable {
     /** The clock's start unless the test sets it: 2026-01-01T00:00:00Z, as {@link FlowTestDriver}'s. */
