@@ -454,6 +454,14 @@ final class StaticTableRead implements PunctuatedSource.Reader {
                 TablesDirectory dir = directory(p.toAbsolutePath().getParent());
                 String name = p.getFileName().toString();
                 if (!dir.tableNames().contains(name)) {
+                    if (laterListedTablePublished(i)) {
+                        // gone (removed after other tasks read it, or by retention): waiting would stop this task
+                        // for good, a finite source never completing
+                        context.status().report("table/" + name, "static table '" + name + "' is listed but gone "
+                                + "while a later listed table is published: it is skipped, and the rows this task "
+                                + "had still to read of it are not read");
+                        continue;
+                    }
                     waiting = true;
                     return Optional.empty(); // not published yet: wait for it, in order, even if finite
                 }
@@ -479,6 +487,17 @@ final class StaticTableRead implements PunctuatedSource.Reader {
         }
         return located.stream().filter(t -> after(last, t)).findFirst()
                 .map(t -> new Candidate(t.name(), dir, t.name(), t.timestamp()));
+    }
+
+    /** Whether a table listed after the {@code index}-th in {@code tables} is published. */
+    private boolean laterListedTablePublished(int index) throws IOException {
+        for (int j = index + 1; j < fixed.tables().size(); j++) {
+            Path later = fixed.tables().get(j);
+            if (directory(later.toAbsolutePath().getParent()).tableNames().contains(later.getFileName().toString())) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static boolean after(State s, LocatedTable t) {

@@ -320,6 +320,24 @@ class StaticTableReadStepsTest {
     }
 
     @Test
+    void shouldSkipAListedTableGoneWhileALaterOneIsPublishedAndSaySo() throws IOException {
+        // static-tables audit: a listed table removed (after other tasks read it) while a later listed one exists
+        // held this task for good, and a finite source never completed
+        table("2026-01-01", 2);
+        table("2026-01-03", 3);
+        Map<String, String> reports = new HashMap<>();
+        Steps steps = steps(Map.of("tables", List.of(dir.resolve("2026-01-01").toString(),
+                dir.resolve("2026-01-02").toString(), dir.resolve("2026-01-03").toString())), 0, 1, new HashMap<>(),
+                reports, ids);
+
+        steps.punctuate();
+
+        assertThat(ids).containsExactly(0L, 1L, 0L, 1L, 2L);
+        assertThat(reports.get("table/2026-01-02")).contains("is listed but gone", "skipped");
+        assertThat(steps.done()).isTrue();
+    }
+
+    @Test
     void shouldApplyARowsLimitSetAfterReadingWithoutOne() throws IOException {
         table("2026-01-01", 200);
         Steps steps = steps(Map.of("finite", false));
