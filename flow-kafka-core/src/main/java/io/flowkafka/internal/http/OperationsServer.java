@@ -218,6 +218,11 @@ public final class OperationsServer implements AutoCloseable {
         }
     }
 
+    /** Requests of the slow handlers waiting for a thread. */
+    int slowRequestsWaiting() {
+        return slowExecutor.getQueue().size();
+    }
+
     /** Stops serving at once and releases the port. Idempotent. */
     @Override
     public void close() {
