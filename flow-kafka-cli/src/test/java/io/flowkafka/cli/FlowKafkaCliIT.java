@@ -218,7 +218,7 @@ class FlowKafkaCliIT {
                     "--change", change);
             assertThat(set.exit()).as(set.err()).isZero();
             assertThat(set.out()).contains("published version 1");
-            Await.until(Duration.ofSeconds(5), "the running instance applied the CLI's change",
+            Await.until(Duration.ofSeconds(30), "the running instance applied the CLI's change",
                     () -> runtime.dynamicSpec().toString().contains("n < 10"));
             assertThat(cli("get-dynamic-spec", "-b", bootstrap, "-p", pipeline).out()).contains("\"version\" : 1",
                     "\"skip_if_expression\" : \"n < 10\"");
@@ -273,7 +273,7 @@ class FlowKafkaCliIT {
             Run pause = cli("pause", "-b", b, "-p", pipeline, "-s", s);
             assertThat(pause.exit()).as(pause.err()).isZero();
             assertThat(pause.out()).contains("paused: (static) -> true", "published version 1");
-            Await.until(Duration.ofSeconds(10), "the instance paused", () -> runtime.state()
+            Await.until(Duration.ofSeconds(30), "the instance paused", () -> runtime.state()
                     == FlowRuntime.State.PAUSED);
             runtime.resume(); // the application's resume does not end the pause flow-kafka pause asked for
             assertThat(runtime.state()).isEqualTo(FlowRuntime.State.PAUSED);
@@ -281,14 +281,14 @@ class FlowKafkaCliIT {
             Run resume = cli("resume", "-b", b, "-p", pipeline, "-s", s);
             assertThat(resume.exit()).as(resume.err()).isZero();
             assertThat(resume.out()).contains("paused: true -> false");
-            Await.until(Duration.ofSeconds(10), "the instance resumed", () -> runtime.state()
+            Await.until(Duration.ofSeconds(30), "the instance resumed", () -> runtime.state()
                     == FlowRuntime.State.RUNNING);
             Await.until(Duration.ofMinutes(1), "20 outputs after the resume", () -> out.count() >= 20);
 
             Run drain = cli("drain", "-b", b, "-p", pipeline, "-s", s);
             assertThat(drain.exit()).as(drain.err()).isZero();
             assertThat(drain.out()).contains("computations.read.draining: (static) -> true");
-            Await.until(Duration.ofSeconds(10), "the instance drains 'read'",
+            Await.until(Duration.ofSeconds(30), "the instance drains 'read'",
                     () -> runtime.dynamicSpec().toString().contains("draining=true"));
             Run wrong = cli("drain", "-b", b, "-p", pipeline, "-s", s, "-c", "nope");
             assertThat(wrong.exit()).isEqualTo(1);

@@ -51,7 +51,8 @@ import org.junit.jupiter.api.io.TempDir;
 class DynamicSpecIT {
     private static final Schema SEEN = SchemaBuilder.record("Seen").namespace("dynamic.it").fields()
             .requiredLong("n").endRecord();
-    private static final Duration BOUND = Duration.ofSeconds(2);
+    /** Instances apply a change within about a second; the bound is for a loaded machine, not a timing check. */
+    private static final Duration BOUND = Duration.ofSeconds(30);
 
     @TempDir
     Path stateRoot;

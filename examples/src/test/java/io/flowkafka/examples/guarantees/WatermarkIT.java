@@ -137,7 +137,7 @@ class WatermarkIT {
     void shouldNotCountTheTimeTheRuntimeWasPausedAsIdleTime(KafkaCluster cluster, TestNames names) throws Exception {
         String input = names.topic("in");
         cluster.createTopic(input, 4);
-        long idleMs = 5_000;
+        long idleMs = 8_000; // leaves 7 s on a loaded machine for the records to be read before the pause
         WatermarkStrategy strategy = WatermarkStrategy.DEFAULT.withOutOfOrdernessBound(Duration.ZERO)
                 .withIdlePartitions(Duration.ofMillis(idleMs), 0.4);
         PipelineSpec spec = spec(names.name("pause"), input, strategy, false);

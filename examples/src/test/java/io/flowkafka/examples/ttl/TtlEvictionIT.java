@@ -49,20 +49,21 @@ class TtlEvictionIT {
         props.put("bootstrap.servers", cluster.bootstrapServers());
         props.put("state.dir", Files.createTempDirectory(tempRoot, "flow-ttl-it").toString());
         props.put("commit.interval.ms", "100");
+        // the events are in before the tasks start: each is read in their first poll, long before pass 1 begins
+        long now = System.currentTimeMillis();
+        Properties p = cluster.clientProperties();
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
+            for (int i = 0; i < 20; i++) {
+                long ts = i < 10 ? now - Duration.ofDays(8).toMillis() : now;
+                producer.send(new ProducerRecord<>(events, "u" + i,
+                        "{\"user\":\"u" + i + "\",\"amount\":" + i + ",\"ts\":" + ts + "}"));
+            }
+        }
         try (FlowRuntime runtime = FlowRuntime.create(TtlPipeline.spec(names.name("ttl"), events, totals, "7d", "3s", 2),
                 props)) {
             runtime.start();
-            long now = System.currentTimeMillis();
-            Properties p = cluster.clientProperties();
-            p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-            p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-            try (KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
-                for (int i = 0; i < 20; i++) {
-                    long ts = i < 10 ? now - Duration.ofDays(8).toMillis() : now;
-                    producer.send(new ProducerRecord<>(events, "u" + i,
-                            "{\"user\":\"u" + i + "\",\"amount\":" + i + ",\"ts\":" + ts + "}"));
-                }
-            }
             Properties c = cluster.clientProperties();
             c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
             c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");

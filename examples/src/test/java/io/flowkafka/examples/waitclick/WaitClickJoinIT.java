@@ -90,25 +90,6 @@ class WaitClickJoinIT {
         }
     }
 
-    @Test
-    @Timeout(600)
-    void shouldGiveEveryImpressionExactlyOneResultWithTwoInstances(KafkaCluster cluster, TestNames names)
-            throws Exception {
-        Setup t = Setup.create(cluster, names, "wcj2");
-        String pipeline = t.pipeline();
-        String impressions = t.impressions();
-        String clicks = t.clicks();
-        String results = t.results();
-        WaitClickData data = t.data();
-        Path state = t.state();
-        try (ChildJvm a = instance(cluster, pipeline, impressions, clicks, results, state.resolve("a"));
-                ChildJvm b = instance(cluster, pipeline, impressions, clicks, results, state.resolve("b"))) {
-            ExactlyOnceChecker.Report report = ExactlyOnceChecker.check(cluster, results,
-                    data.impressions().keySet(), Duration.ofMinutes(2), r -> new String(r.key(), StandardCharsets.UTF_8));
-            assertThat(report.isExact()).as(report.toString()).isTrue();
-        }
-    }
-
     /**
      * The keyed-source shape ({@link WaitClickJoin#keyedSpec}): the join reads both topics (keyed by
      * impression id, 4 partitions each) directly; each task's timers follow its own partitions'
@@ -259,11 +240,6 @@ class WaitClickJoinIT {
             System.out.println("DIAG " + stream + ": " + total + " records, " + found + " mention lost ids, by partition "
                     + byPartition);
         }
-    }
-
-    private static ChildJvm instance(KafkaCluster cluster, String pipeline, String impressions, String clicks,
-            String results, Path stateDir) {
-        return instance(cluster, pipeline, impressions, clicks, results, stateDir, Map.of());
     }
 
     private static ChildJvm instance(KafkaCluster cluster, Setup t, String name, Map<String, String> properties) {

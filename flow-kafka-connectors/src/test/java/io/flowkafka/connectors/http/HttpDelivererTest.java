@@ -85,13 +85,14 @@ class HttpDelivererTest {
 
     @Test
     void shouldRetry5xxTimeoutsAndResetsWithTheSameKeyAndBodyAndLoseNothing() throws Exception {
-        OutboxDeliverer d = deliverer(Map.of("request_timeout", "300ms", "max_retries", 6));
+        // the timeout is far from both a normal answer and the slow one: a GC pause must not make an extra timeout
+        OutboxDeliverer d = deliverer(Map.of("request_timeout", "2s", "max_retries", 6, "retry_backoff", "5ms"));
         // per message: 503, then the connection closed without an answer, then an answer slower than the timeout,
         // then 500, then 200
         server.plan(r -> switch (r.attempt()) {
             case 1 -> Answer.status(503, "unavailable");
             case 2 -> Answer.closeWithoutAnswer();
-            case 3 -> Answer.slow(1_000);
+            case 3 -> Answer.slow(3_000);
             case 4 -> Answer.status(500, "oops");
             default -> Answer.ok();
         });
@@ -116,7 +117,7 @@ class HttpDelivererTest {
     @Test
     void shouldTimeOutARequestWhoseBodyStallsPastTheRequestTimeoutAndRetryIt() throws Exception {
         // request_timeout bounds the whole request: headers that arrive on time do not make a stalled body wait
-        OutboxDeliverer d = deliverer(Map.of("request_timeout", "300ms", "retry_backoff", "5ms"));
+        OutboxDeliverer d = deliverer(Map.of("request_timeout", "2s", "retry_backoff", "5ms"));
         server.plan(r -> r.attempt() == 1 ? Answer.stalledBody(20_000) : Answer.ok());
         d.open(0, OptionalLong.empty());
         OutboxBatch batch = batch(0, 0, List.of("k"));
