@@ -590,6 +590,9 @@ public final class EmbeddedKafkaCluster implements KafkaCluster {
         // transaction's first produce CONCURRENT_TRANSACTIONS, then the requests behind it out of sequence (retried;
         // RELIABILITY.md); waiting up to 1 s spares tests those retries
         props.put("add.partitions.to.txn.retry.backoff.max.ms", "1000");
+        // a killed instance's open transaction holds read_committed readers until the broker aborts it: at its
+        // timeout, found by a sweep every 10 s by default; sweeping every second ends that wait closer to the timeout
+        props.put("transaction.abort.timed.out.transaction.cleanup.interval.ms", "1000");
         props.putAll(overrides);
 
         KafkaConfig config = KafkaConfig.fromProps(props, false);

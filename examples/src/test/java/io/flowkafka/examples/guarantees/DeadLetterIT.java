@@ -21,9 +21,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.TreeSet;
 import java.util.concurrent.ExecutionException;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
@@ -123,8 +125,10 @@ class DeadLetterIT {
         Properties props = runtimeProperties(cluster);
         try (FlowRuntime runtime = FlowRuntime.create(spec, props)) {
             runtime.start();
-            List<ConsumerRecord<byte[], byte[]>> dead = readCommitted(cluster, runtime.deadLetterTopic(), 3);
-            List<ConsumerRecord<byte[], byte[]>> outs = readCommitted(cluster, output, 3);
+            Map<String, List<ConsumerRecord<byte[], byte[]>>> read =
+                    readCommitted(cluster, Map.of(runtime.deadLetterTopic(), 3, output, 3));
+            List<ConsumerRecord<byte[], byte[]>> dead = read.get(runtime.deadLetterTopic());
+            List<ConsumerRecord<byte[], byte[]>> outs = read.get(output);
 
             assertThat(outs).extracting(r -> new String(r.value(), StandardCharsets.UTF_8))
                     .containsExactlyInAnyOrder("{\"user\":\"alice\",\"count\":1}", "{\"user\":\"alice\",\"count\":2}",
@@ -174,10 +178,12 @@ class DeadLetterIT {
         Properties props = failingTaskProperties(cluster);
         try (FlowRuntime runtime = FlowRuntime.create(spec, props)) {
             runtime.start();
-            List<ConsumerRecord<byte[], byte[]>> outs = readCommitted(cluster, output, 2);
+            Map<String, List<ConsumerRecord<byte[], byte[]>>> read =
+                    readCommitted(cluster, Map.of(output, 2, runtime.deadLetterTopic(), 1));
+            List<ConsumerRecord<byte[], byte[]>> outs = read.get(output);
+            List<ConsumerRecord<byte[], byte[]>> dead = read.get(runtime.deadLetterTopic());
             assertThat(outs).extracting(r -> new String(r.value(), StandardCharsets.UTF_8))
                     .containsExactlyInAnyOrder("{\"user\":\"alice\",\"count\":1}", "{\"user\":\"bob\",\"count\":1}");
-            List<ConsumerRecord<byte[], byte[]>> dead = readCommitted(cluster, runtime.deadLetterTopic(), 1);
             assertThat(dead).singleElement().satisfies(r -> {
                 assertThat(new String(r.value(), StandardCharsets.UTF_8)).as("the count computation's input")
                         .contains(big);
@@ -261,10 +267,12 @@ class DeadLetterIT {
         try (FlowRuntime runtime = FlowRuntime.create(spec, props)) {
             assertThat(runtime.deadLetterTopic()).isEqualTo(pipeline + ".dlq");
             runtime.start();
-            List<ConsumerRecord<byte[], byte[]>> outs = readCommitted(cluster, output, 2);
+            Map<String, List<ConsumerRecord<byte[], byte[]>>> read =
+                    readCommitted(cluster, Map.of(output, 2, runtime.deadLetterTopic(), 1));
+            List<ConsumerRecord<byte[], byte[]>> outs = read.get(output);
+            List<ConsumerRecord<byte[], byte[]>> dead = read.get(runtime.deadLetterTopic());
             assertThat(outs).extracting(r -> new String(r.value(), StandardCharsets.UTF_8))
                     .containsExactlyInAnyOrder("{\"user\":\"alice\",\"count\":1}", "{\"user\":\"bob\",\"count\":1}");
-            List<ConsumerRecord<byte[], byte[]>> dead = readCommitted(cluster, runtime.deadLetterTopic(), 1);
             assertThat(dead).singleElement().satisfies(r -> {
                 assertThat(r.value()).as("left out").isNull();
                 assertThat(new String(r.key(), StandardCharsets.UTF_8)).isEqualTo("alice");
@@ -397,10 +405,12 @@ class DeadLetterIT {
                 v2.start();
                 send(p, input, "cat", visit("cat", 200_000)); // passes ann's reminder: its key is (hash, user) only
                 send(p, input, "dan", visit("dan", 400_000)); // passes cat's
-                List<ConsumerRecord<byte[], byte[]>> outs = readCommitted(cluster, output, 1);
+                Map<String, List<ConsumerRecord<byte[], byte[]>>> read =
+                        readCommitted(cluster, Map.of(output, 1, v2.deadLetterTopic(), 1));
+                List<ConsumerRecord<byte[], byte[]>> outs = read.get(output);
+                List<ConsumerRecord<byte[], byte[]>> dead = read.get(v2.deadLetterTopic());
                 assertThat(outs).extracting(r -> new String(r.value(), StandardCharsets.UTF_8))
                         .containsExactly("{\"user\":\"cat\",\"ts\":260000}");
-                List<ConsumerRecord<byte[], byte[]>> dead = readCommitted(cluster, v2.deadLetterTopic(), 1);
                 assertThat(dead).singleElement().satisfies(r -> {
                     assertThat(header(r, "flow.dlq.computation")).isEqualTo("remind");
                     assertThat(header(r, "flow.dlq.stage")).contains("decode the key of timer");
@@ -475,23 +485,33 @@ class DeadLetterIT {
         return out.toByteArray();
     }
 
-    private static List<ConsumerRecord<byte[], byte[]>> readCommitted(KafkaCluster cluster, String topic, int expected) {
+    /**
+     * The topics read read_committed until each holds its expected count, then one quiet window in which nothing more
+     * may arrive in any of them (a duplicate or a leaked partial effect would).
+     */
+    private static Map<String, List<ConsumerRecord<byte[], byte[]>>> readCommitted(KafkaCluster cluster,
+            Map<String, Integer> expected) {
         Properties p = cluster.clientProperties();
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        p.put(ConsumerConfig.GROUP_ID_CONFIG, topic + "-reader");
+        p.put(ConsumerConfig.GROUP_ID_CONFIG, String.join("+", new TreeSet<>(expected.keySet())) + "-reader");
+        p.put(ConsumerConfig.METADATA_MAX_AGE_CONFIG, "500"); // finds a topic created after the subscription
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-        List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
+        Map<String, List<ConsumerRecord<byte[], byte[]>>> out = new HashMap<>();
+        expected.keySet().forEach(t -> out.put(t, new ArrayList<>()));
         try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p)) {
-            c.subscribe(List.of(topic));
-            Await.until(Duration.ofMinutes(2), expected + " committed records in " + topic, () -> {
-                c.poll(Duration.ofMillis(200)).forEach(out::add);
-                return out.size() >= expected;
+            c.subscribe(List.copyOf(expected.keySet()));
+            Await.until(Duration.ofMinutes(2), "committed records " + expected, () -> {
+                c.poll(Duration.ofMillis(200)).forEach(r -> out.get(r.topic()).add(r));
+                return expected.entrySet().stream().allMatch(e -> out.get(e.getKey()).size() >= e.getValue());
             });
-            // and nothing more arrives soon after (a duplicate or a leaked partial effect would)
-            c.poll(Duration.ofSeconds(2)).forEach(out::add);
+            c.poll(Duration.ofSeconds(2)).forEach(r -> out.get(r.topic()).add(r));
         }
         return out;
+    }
+
+    private static List<ConsumerRecord<byte[], byte[]>> readCommitted(KafkaCluster cluster, String topic, int expected) {
+        return readCommitted(cluster, Map.of(topic, expected)).get(topic);
     }
 }
