@@ -13,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -21,13 +22,18 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
@@ -136,7 +142,7 @@ class ServiceLogIT {
         private final List<Map<Long, Map<String, Integer>>> byTask = List.of(new ConcurrentSkipListMap<>(),
                 new ConcurrentSkipListMap<>());
         private final Set<String> keys = ConcurrentHashMap.newKeySet();
-        private volatile long lastRecordMs = System.currentTimeMillis();
+        private final Map<TopicPartition, Long> positions = new ConcurrentHashMap<>();
         private volatile RuntimeException failure;
         private Thread thread;
 
@@ -160,7 +166,9 @@ class ServiceLogIT {
                         byTask.get(n.get("partition").asInt()).computeIfAbsent(n.get("cycle_start").asLong(),
                                 k -> new ConcurrentHashMap<>()).merge(key, 1, Integer::sum);
                         keys.add(key);
-                        lastRecordMs = System.currentTimeMillis();
+                    }
+                    for (TopicPartition tp : c.assignment()) {
+                        positions.put(tp, c.position(tp));
                     }
                 }
             } catch (Exception e) {
@@ -203,10 +211,19 @@ class ServiceLogIT {
             return new TreeMap<>(byTask.get(task));
         }
 
-        /** Reads on until nothing came for 5 s (the instances are stopped). */
-        void drain() {
-            Await.until(Duration.ofMinutes(1), "the sink topic read to its end",
-                    () -> System.currentTimeMillis() - lastRecordMs > 5_000);
+        /** Reads on until the log read everything committed to the topic (the instances are stopped). */
+        void drain() throws Exception {
+            Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+            cluster.admin().describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic)
+                    .partitions().forEach(p -> latest.put(new TopicPartition(topic, p.partition()),
+                            OffsetSpec.latest()));
+            Map<TopicPartition, Long> ends = new HashMap<>();
+            cluster.admin().listOffsets(latest, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED)).all()
+                    .get(30, TimeUnit.SECONDS).forEach((tp, info) -> ends.put(tp, info.offset()));
+            Await.until(Duration.ofMinutes(1), "the sink topic read to its committed end " + ends, () -> {
+                check();
+                return ends.entrySet().stream().allMatch(e -> positions.getOrDefault(e.getKey(), 0L) >= e.getValue());
+            });
             check();
         }
 
