@@ -67,7 +67,7 @@ public final class AlignmentFollower implements AutoCloseable {
             changelogs.put(applicationId + "-" + WatermarkTracker.storeName(c) + "-changelog", c);
         }
         var reader = new AlignmentReader(client, applicationId + "-alignment-reader", changelogs, alignment);
-        schedulers.scheduleFast(() -> {
+        schedulers.scheduleFast("watermark alignment", () -> {
             try {
                 reader.poll();
                 alignment.tick();

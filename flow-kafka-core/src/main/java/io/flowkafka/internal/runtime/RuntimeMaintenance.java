@@ -32,13 +32,13 @@ public final class RuntimeMaintenance {
     public static RuntimeMaintenance start(String pipeline, CompiledPipeline compiled, String applicationId,
             Admin admin, OutputLimitMeter outputLimits, CompletionWatch completion, long purgeIntervalMs) {
         var schedulers = new RuntimeSchedulers(pipeline);
-        schedulers.scheduleSlow(() -> {
+        schedulers.scheduleSlow("the output-limit measurement and completion check", () -> {
             outputLimits.measure(admin);
             completion.check(admin);
         }, 500, 500);
         if (purgeIntervalMs > 0 && !compiled.internalTopics().isEmpty()) {
-            schedulers.scheduleSlow(new InternalTopicPurger(admin, applicationId, compiled.internalTopics().keySet()),
-                    purgeIntervalMs, purgeIntervalMs);
+            schedulers.scheduleSlow("the internal-topic purge", new InternalTopicPurger(admin, applicationId,
+                    compiled.internalTopics().keySet()), purgeIntervalMs, purgeIntervalMs);
         }
         return new RuntimeMaintenance(schedulers, completion);
     }

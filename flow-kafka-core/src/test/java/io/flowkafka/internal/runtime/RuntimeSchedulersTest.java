@@ -28,7 +28,7 @@ class RuntimeSchedulersTest {
     void shouldKeepPollingAlignmentWhileAnAdminCallIsBlocked() throws InterruptedException {
         CountDownLatch adminCallStarted = new CountDownLatch(1);
         AtomicBoolean adminCallReturned = new AtomicBoolean();
-        schedulers.scheduleSlow(() -> {
+        schedulers.scheduleSlow("slow work", () -> {
             adminCallStarted.countDown();
             await(release);
             adminCallReturned.set(true);
@@ -36,7 +36,7 @@ class RuntimeSchedulersTest {
         assertThat(adminCallStarted.await(5, TimeUnit.SECONDS)).isTrue();
 
         CountDownLatch alignmentPolls = new CountDownLatch(5);
-        schedulers.scheduleFast(alignmentPolls::countDown, 0, 10);
+        schedulers.scheduleFast("alignment", alignmentPolls::countDown, 0, 10);
 
         assertThat(alignmentPolls.await(5, TimeUnit.SECONDS)).as("alignment polled five times").isTrue();
         assertThat(adminCallReturned).as("while the admin call was still blocked").isFalse();
@@ -48,7 +48,7 @@ class RuntimeSchedulersTest {
         AtomicReference<Thread> fastThread = new AtomicReference<>();
         CountDownLatch started = new CountDownLatch(2);
         AtomicBoolean interrupted = new AtomicBoolean();
-        schedulers.scheduleSlow(() -> {
+        schedulers.scheduleSlow("slow work", () -> {
             slowThread.set(Thread.currentThread());
             started.countDown();
             try {
@@ -57,7 +57,7 @@ class RuntimeSchedulersTest {
                 interrupted.set(true);
             }
         }, 0, 500);
-        schedulers.scheduleFast(() -> {
+        schedulers.scheduleFast("fast work", () -> {
             if (fastThread.compareAndSet(null, Thread.currentThread())) {
                 started.countDown();
             }
@@ -75,6 +75,27 @@ class RuntimeSchedulersTest {
         fastThread.get().join(5_000);
         assertThat(slowThread.get().isAlive()).isFalse();
         assertThat(fastThread.get().isAlive()).isFalse();
+    }
+
+    /**
+     * A scheduled executor cancels a schedule whose run throws: the completion watch, output limits or alignment
+     * would stop for good while the pipeline looks healthy. An error or exception ends one run, not the schedule.
+     */
+    @Test
+    void shouldRunATaskAgainAfterARunThrew() throws InterruptedException {
+        CountDownLatch slowRuns = new CountDownLatch(3);
+        CountDownLatch fastRuns = new CountDownLatch(3);
+        schedulers.scheduleSlow("slow work", () -> {
+            slowRuns.countDown();
+            throw new StackOverflowError("a run that fails with an error");
+        }, 0, 10);
+        schedulers.scheduleFast("fast work", () -> {
+            fastRuns.countDown();
+            throw new IllegalStateException("a run that fails with an exception");
+        }, 0, 10);
+
+        assertThat(slowRuns.await(5, TimeUnit.SECONDS)).as("the slow task ran again after an error").isTrue();
+        assertThat(fastRuns.await(5, TimeUnit.SECONDS)).as("the fast task ran again after an exception").isTrue();
     }
 
     private static void await(CountDownLatch latch) {
