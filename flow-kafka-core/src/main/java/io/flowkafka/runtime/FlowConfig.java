@@ -37,7 +37,8 @@ public final class FlowConfig extends AbstractConfig {
     /** Documentation of {@link #SINK_PREFIX}, for the generated configuration reference. */
     public static final String SINK_PREFIX_DOC = "Client properties of one external sink (TKafkaSink, "
             + "TAtLeastOnceKafkaSink), prefix stripped: flow.sink.results.bootstrap.servers=other:9092 makes the sink "
-            + "results write to another cluster. Without its own bootstrap.servers a sink uses the pipeline's cluster.";
+            + "results write to another cluster. Without its own bootstrap.servers a sink uses the pipeline's cluster. "
+            + "A key whose sink id names no such sink of the spec fails FlowRuntime.create, with the nearest id.";
 
     /**
      * Prefix of the settings every pluggable serde receives (a source's or sink's
@@ -328,9 +329,9 @@ public final class FlowConfig extends AbstractConfig {
     /** Documentation of {@link #SPEC_WARNINGS_CONFIG}, for the generated configuration reference. */
     public static final String SPEC_WARNINGS_DOC = "What to do with the spec's warnings when the runtime (or "
             + "FlowTestDriver) is created. A warning names something in the spec that the pipeline ignores: an unknown "
-            + "or unsupported field, an unknown source, timer or key-visitor parameter, a declared stream nobody uses. "
-            + "It often hides a typo that changes behaviour silently: a misspelled event_timestamp_column makes the "
-            + "source use the Kafka record timestamp, a misplaced out_of_orderness_bound leaves the default 1m. "
+            + "or unsupported field, an unknown source, timer or key-visitor parameter that resembles no known one (a "
+            + "misspelt one is an error), a declared stream nobody uses. It often hides a mistake that changes "
+            + "behaviour silently: a misplaced out_of_orderness_bound leaves the default 1m. "
             + "log: log each warning at WARN (naming the computation, the field and the fix) and start; fail: throw "
             + "InvalidSpecException listing every warning, so nothing starts (recommended in CI and for production "
             + "deployments).";
@@ -470,6 +471,51 @@ public final class FlowConfig extends AbstractConfig {
             String near = NearestName.closest(key, new TreeSet<>(CONFIG.names())); // the same hint every run
             throw new ConfigException(key + " is not a flow-kafka setting" + (near == null ? "" : "; did you mean '"
                     + near + "'?") + " (every flow.* key is listed in docs/configuration.md)");
+        }
+    }
+
+    /**
+     * Rejects a {@code flow.sink.<id>.*} key whose id names no sink that reads such keys, and a
+     * {@code flow.output.limit.records.<stream>} key whose stream the spec does not declare: a misspelt id would leave
+     * the sink on the pipeline's own cluster, or the stream without its limit, and nothing would say so.
+     *
+     * @param externalSinks the ids of the sinks that read {@code flow.sink.<id>.*} (those with a delivery of their own)
+     * @param otherSinks the ids of the spec's other sinks (which write in the pipeline's transaction)
+     * @param streams the spec's streams
+     * @throws ConfigException naming the key and the nearest id
+     */
+    public void rejectUnknownTargets(Collection<String> externalSinks, Collection<String> otherSinks,
+            Collection<String> streams) {
+        TreeSet<String> external = new TreeSet<>(externalSinks);
+        for (String key : new TreeSet<>(originals().keySet())) {
+            if (key.startsWith(SINK_PREFIX)) {
+                String rest = key.substring(SINK_PREFIX.length());
+                if (external.stream().anyMatch(id -> rest.startsWith(id + ".") && rest.length() > id.length() + 1)) {
+                    continue;
+                }
+                String other = otherSinks.stream().filter(id -> rest.startsWith(id + ".")).findFirst().orElse(null);
+                if (other != null) {
+                    throw new ConfigException(key + ": sink '" + other + "' writes in the pipeline's transaction to "
+                            + "the pipeline's cluster and reads no " + SINK_PREFIX + other + ".* setting; to write "
+                            + "elsewhere, make it a TKafkaSink (see docs/sources-and-sinks.md)");
+                }
+                if (external.contains(rest)) {
+                    throw new ConfigException(key + ": names sink '" + rest + "' but no setting; e.g. " + key
+                            + ".bootstrap.servers");
+                }
+                String id = rest.contains(".") ? rest.substring(0, rest.indexOf('.')) : rest;
+                String near = NearestName.closest(id, external);
+                throw new ConfigException(key + ": no sink '" + id + "' reads " + SINK_PREFIX + "<sink id>.* settings"
+                        + (near != null ? "; did you mean '" + SINK_PREFIX + near + ".'?" : external.isEmpty()
+                                ? " (the spec has no external sink)" : " (external sinks: " + external + ")"));
+            }
+            String limitPrefix = OUTPUT_LIMIT_RECORDS_CONFIG + ".";
+            if (key.startsWith(limitPrefix) && !streams.contains(key.substring(limitPrefix.length()))) {
+                String stream = key.substring(limitPrefix.length());
+                String near = NearestName.closest(stream, new TreeSet<>(streams));
+                throw new ConfigException(key + ": the spec declares no stream '" + stream + "'"
+                        + (near != null ? "; did you mean '" + limitPrefix + near + "'?" : ""));
+            }
         }
     }
 

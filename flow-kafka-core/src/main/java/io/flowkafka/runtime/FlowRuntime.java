@@ -12,6 +12,7 @@ import io.flowkafka.internal.metrics.PipelineMeters;
 import io.flowkafka.internal.http.StateQueryHandler;
 import io.flowkafka.internal.state.StateDeletes;
 import io.flowkafka.internal.outbox.SinkServices;
+import io.flowkafka.internal.outbox.Sinks;
 import io.flowkafka.internal.http.OperationsServer;
 import io.flowkafka.internal.http.StatusPage;
 import io.flowkafka.internal.runtime.AlignmentFollower;
@@ -43,6 +44,7 @@ import io.flowkafka.spec.InvalidSpecException;
 import io.flowkafka.spec.PipelineGraph;
 import io.flowkafka.spec.PipelineSpec;
 import io.flowkafka.spec.PipelineSpecLoader;
+import io.flowkafka.spec.SinkSpec;
 import io.flowkafka.spec.SpecProblem;
 import io.flowkafka.spi.ClientProperties;
 import com.sun.net.httpserver.HttpHandler;
@@ -239,6 +241,11 @@ public final class FlowRuntime implements AutoCloseable {
         try {
             this.compiled = PipelineCompiler.compile(this.spec, CompileOptions.of(config,
                     this.spec.streams().keySet(), dynamicSpec, statusBoard, meterRegistry));
+            List<SinkSpec> sinks = this.spec.computations().values().stream().flatMap(c -> c.sinks().stream())
+                    .toList();
+            config.rejectUnknownTargets(sinks.stream().filter(s -> Sinks.isAsync(s.sinkClassName()))
+                    .map(SinkSpec::id).toList(), sinks.stream().map(SinkSpec::id).toList(),
+                    this.spec.streams().keySet());
             this.streamsProps = StreamsProperties.of(this.spec, userProps, compiled.deadLetterTopic(), config);
             this.producerDecorator = streamsProps.remove(PRODUCER_DECORATOR_CONFIG);
             StreamsProperties.requireExactlyOnce(streamsProps);

@@ -6,6 +6,8 @@ import io.flowkafka.internal.config.NearestName;
 import io.flowkafka.internal.key.KeyExpression;
 import io.flowkafka.internal.outbox.Sinks;
 import io.flowkafka.internal.source.KafkaSourceParameters;
+import io.flowkafka.internal.source.PunctuatedSources;
+import io.flowkafka.internal.source.ServiceLogSource;
 import io.flowkafka.internal.source.Sources;
 import io.flowkafka.spi.SinkProvider;
 import io.flowkafka.spi.SourceProvider;
@@ -235,6 +237,13 @@ final class SpecValidator {
         }
         String field = "watermark_strategy.event_timestamp_assigner.column";
         for (SourceSpec source : c.sourceStreams()) {
+            if (ServiceLogSource.is(source) || PunctuatedSources.is(source)) {
+                error(c.id(), field, source.sourceClassName() + " source '" + source.streamId() + "' gives its rows "
+                        + "their timestamps itself, so an event timestamp column would not be read",
+                        "remove watermark_strategy.event_timestamp_assigner (" + source.sourceClassName()
+                                + " documents where its timestamps come from)");
+                continue;
+            }
             StreamSpec stream = spec.streams().get(source.streamId());
             if (stream == null || stream.schema() == null || stream.schema().getType() != Schema.Type.RECORD) {
                 continue; // reported elsewhere
@@ -670,9 +679,11 @@ final class SpecValidator {
             for (String name : s.parameters().keySet()) {
                 if (!known.contains(name)) {
                     String suggestion = closest(name, known);
-                    warning(c.id(), field + ".parameters." + name, "unknown " + s.sourceClassName() + " parameter '"
-                            + name + "' is ignored", (suggestion == null ? "" : "did you mean '" + suggestion + "'? ")
-                            + "use one of " + known);
+                    // a misspelling is a mistake (the setting it meant would silently keep its default); a name like
+                    // none is a warning: a Flow spec may carry parameters of its own sources
+                    problem(suggestion != null, c.id(), field + ".parameters." + name, "unknown " + s.sourceClassName()
+                            + " parameter '" + name + "'" + (suggestion != null ? "" : " is ignored"),
+                            (suggestion == null ? "" : "did you mean '" + suggestion + "'? ") + "use one of " + known);
                 }
             }
         }
@@ -722,7 +733,14 @@ final class SpecValidator {
                             + "'; an external sink's id names its delivery group, transactional ids and progress markers,"
                             + " so it must be unique in the pipeline", "rename one of the two sinks");
                 }
-                for (SinkProvider.Problem p : provider.validate(c, sink)) {
+                Map<String, Schema> inputSchemas = new LinkedHashMap<>();
+                for (String in : sink.inputStreamIds()) {
+                    StreamSpec stream = spec.streams().get(in);
+                    if (stream != null && stream.schema() != null) {
+                        inputSchemas.put(in, stream.schema());
+                    }
+                }
+                for (SinkProvider.Problem p : provider.validate(c, sink, inputSchemas)) {
                     error(c.id(), field + "." + p.field(), p.message(), p.fix());
                 }
                 if (atMostOnce && !provider.supportsAtMostOnce(sink)) {
@@ -777,10 +795,14 @@ final class SpecValidator {
             for (String other : List.of("format", "payload_column")) {
                 if (p.containsKey(other)) {
                     error(computation, field + ".parameters." + other, other + " and value_serde are both set, but "
-                            + "they are alternatives ways to write the record value",
+                            + "they are alternative ways to write the record value",
                             "remove " + other + " to write values with value_serde " + serde + ", or remove value_serde");
                 }
             }
+        } else if (p.containsKey("payload_column") && p.containsKey("format")) {
+            error(computation, field + ".parameters.format", "format and payload_column are both set, but the record "
+                    + "value is then the column's bytes, not the message in format " + p.get("format"),
+                    "remove format to write the column's bytes, or remove payload_column to write the whole message");
         }
     }
 
@@ -840,8 +862,11 @@ final class SpecValidator {
             String field = "timers." + t.id();
             for (String p : t.parameters().keySet()) {
                 if (!TimerStreamSpec.knownParameters().contains(p)) {
-                    warning(c.id(), field + "." + p, "unknown timer parameter '" + p + "' is ignored",
-                            "use one of " + TimerStreamSpec.knownParameters());
+                    String suggestion = closest(p, TimerStreamSpec.knownParameters());
+                    problem(suggestion != null, c.id(), field + "." + p, "unknown timer parameter '" + p + "'"
+                            + (suggestion != null ? "" : " is ignored"), (suggestion == null ? ""
+                                    : "did you mean '" + suggestion + "'? ") + "use one of "
+                                    + TimerStreamSpec.knownParameters());
                 }
             }
             boolean realTime = false;
@@ -997,8 +1022,9 @@ final class SpecValidator {
             for (String p : v.parameters().keySet()) {
                 if (!KeyVisitorStreamSpec.knownParameters().contains(p)) {
                     String suggestion = closest(p, KeyVisitorStreamSpec.knownParameters());
-                    warning(id, field + "." + p, "unknown key-visitor parameter '" + p + "' is ignored",
-                            (suggestion == null ? "" : "did you mean '" + suggestion + "'? ") + "use one of "
+                    problem(suggestion != null, id, field + "." + p, "unknown key-visitor parameter '" + p + "'"
+                            + (suggestion != null ? "" : " is ignored"), (suggestion == null ? ""
+                                    : "did you mean '" + suggestion + "'? ") + "use one of "
                                     + KeyVisitorStreamSpec.knownParameters());
                 }
             }

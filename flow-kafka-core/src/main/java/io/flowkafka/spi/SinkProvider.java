@@ -3,7 +3,9 @@ package io.flowkafka.spi;
 import io.flowkafka.spec.ComputationSpec;
 import io.flowkafka.spec.SinkSpec;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import org.apache.avro.Schema;
 
 /**
  * A family of external sinks ({@code sink_class_name}s): async ones delivered through the
@@ -37,14 +39,16 @@ public interface SinkProvider {
     List<Problem> validate(SinkSpec sink);
 
     /**
-     * Checks a sink against the computation that writes it, at spec load: what the sink needs of its input that
-     * its parameters alone do not show (e.g. message ids that increase). By default {@link #validate(SinkSpec)}.
+     * Checks a sink against the computation that writes it and its input streams, at spec load: what the sink needs
+     * of its input that its parameters alone do not show (message ids that increase, a column of the input's schema).
+     * By default {@link #validate(SinkSpec)}.
      *
      * @param computation the computation that declares the sink
      * @param sink a sink whose {@code sink_class_name} this provider serves
+     * @param inputSchemas the schema of each input stream the spec declares with one
      * @return one entry per problem, as {@link #validate(SinkSpec)}
      */
-    default List<Problem> validate(ComputationSpec computation, SinkSpec sink) {
+    default List<Problem> validate(ComputationSpec computation, SinkSpec sink, Map<String, Schema> inputSchemas) {
         return validate(sink);
     }
 

@@ -74,4 +74,34 @@ class FlowConfigTest {
                 "flow.sink.out.bootstrap.servers", "other:9092"));
         assertThat(config.outputLimits(List.of("counts"))).containsEntry("counts", 5L);
     }
+
+    /**
+     * Docs/code audit: a misspelt sink id in flow.sink.<id>.bootstrap.servers left a TKafkaSink writing to the
+     * pipeline's own cluster, and a misspelt stream in flow.output.limit.records.<stream> left it unlimited.
+     */
+    @Test
+    void shouldRejectPrefixedKeysNamingNoSinkOrStream() {
+        List<String> external = List.of("results", "audit");
+        List<String> inTransaction = List.of("counts-out");
+        List<String> streams = List.of("clicks", "counts");
+        new FlowConfig(Map.of("flow.sink.results.bootstrap.servers", "other:9092", "flow.sink.audit.tick.ms", "5",
+                "flow.output.limit.records.counts", "5")).rejectUnknownTargets(external, inTransaction, streams);
+
+        assertThatThrownBy(() -> new FlowConfig(Map.of("flow.sink.reslts.bootstrap.servers", "other:9092"))
+                .rejectUnknownTargets(external, inTransaction, streams)).isInstanceOf(ConfigException.class)
+                .hasMessage("flow.sink.reslts.bootstrap.servers: no sink 'reslts' reads flow.sink.<sink id>.* "
+                        + "settings; did you mean 'flow.sink.results.'?");
+        assertThatThrownBy(() -> new FlowConfig(Map.of("flow.sink.counts-out.bootstrap.servers", "other:9092"))
+                .rejectUnknownTargets(external, inTransaction, streams))
+                .hasMessageContaining("sink 'counts-out' writes in the pipeline's transaction")
+                .hasMessageContaining("make it a TKafkaSink");
+        assertThatThrownBy(() -> new FlowConfig(Map.of("flow.sink.results", "x"))
+                .rejectUnknownTargets(external, inTransaction, streams))
+                .hasMessage("flow.sink.results: names sink 'results' but no setting; e.g. "
+                        + "flow.sink.results.bootstrap.servers");
+        assertThatThrownBy(() -> new FlowConfig(Map.of("flow.output.limit.records.count", "5"))
+                .rejectUnknownTargets(external, inTransaction, streams))
+                .hasMessage("flow.output.limit.records.count: the spec declares no stream 'count'; did you mean "
+                        + "'flow.output.limit.records.counts'?");
+    }
 }

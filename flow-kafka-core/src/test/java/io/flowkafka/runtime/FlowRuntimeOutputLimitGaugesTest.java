@@ -1,6 +1,7 @@
 package io.flowkafka.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.flowkafka.spec.ColumnType;
 import io.flowkafka.spec.ComputationKind;
@@ -12,6 +13,7 @@ import java.util.Map;
 import java.util.Properties;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
+import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.streams.StreamsConfig;
 import org.junit.jupiter.api.Test;
 
@@ -56,5 +58,13 @@ class FlowRuntimeOutputLimitGaugesTest {
             second.blockOutputStream("events", true);
             assertThat(blocked(registry).value()).isEqualTo(1.0);
         }
+    }
+
+    @Test
+    void shouldRejectALimitOfAStreamTheSpecDoesNotDeclare() {
+        Properties p = props();
+        p.put("flow.output.limit.records.event", "5");
+        assertThatThrownBy(() -> FlowRuntime.create(spec(), p)).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("flow.output.limit.records.event: the spec declares no stream 'event'");
     }
 }

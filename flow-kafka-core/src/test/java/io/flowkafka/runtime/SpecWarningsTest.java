@@ -24,7 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class SpecWarningsTest {
 
-    /** A misspelled event_timestamp_colum (loaded fine, ignored: the Kafka timestamp would be used), and a misnested bound. */
+    /** A Flow source's own parameter (loaded fine, ignored: no KafkaSource parameter is like it), and a misnested bound. */
     private static final String SPEC = """
             name: typos
             streams:
@@ -35,7 +35,7 @@ class SpecWarningsTest {
                 computation_class_name: Source
                 output_stream_ids: [events]
                 source_streams:
-                  events: {source_class_name: KafkaSource, parameters: {topics: [in], event_timestamp_colum: ts}}
+                  events: {source_class_name: KafkaSource, parameters: {topics: [in], consumer_path: //home/q}}
                 watermark_strategy:
                   out_of_orderness_bound: 5m
               count:
@@ -71,16 +71,16 @@ class SpecWarningsTest {
         try (runtime) {
             assertThat(runtime.specWarnings()).extracting(SpecProblem::field).containsExactly(
                     "watermark_strategy.out_of_orderness_bound",
-                    "source_streams.events.parameters.event_timestamp_colum");
+                    "source_streams.events.parameters.consumer_path");
             assertThat(runtime.specWarnings()).isEqualTo(spec.allWarnings());
             assertThat(log).contains("WARN")
                     .contains("pipeline 'typos': spec warning: computation 'read', field "
-                            + "'source_streams.events.parameters.event_timestamp_colum': unknown KafkaSource parameter "
-                            + "'event_timestamp_colum' is ignored; fix: did you mean 'event_timestamp_column'?")
+                            + "'source_streams.events.parameters.consumer_path': unknown KafkaSource parameter "
+                            + "'consumer_path' is ignored; fix: use one of [")
                     .contains("field 'watermark_strategy.out_of_orderness_bound': unknown field "
                             + "'out_of_orderness_bound' is ignored")
                     .contains("set flow.spec.warnings=fail to reject them");
-            assertThat(log.lines().filter(l -> l.contains("event_timestamp_colum'"))).hasSize(1); // logged once
+            assertThat(log.lines().filter(l -> l.contains("consumer_path'"))).hasSize(1); // logged once
         }
     }
 
@@ -93,10 +93,10 @@ class SpecWarningsTest {
                 InvalidSpecException.class);
 
         assertThat(e.problems()).extracting(SpecProblem::field).containsExactly(
-                "watermark_strategy.out_of_orderness_bound", "source_streams.events.parameters.event_timestamp_colum");
+                "watermark_strategy.out_of_orderness_bound", "source_streams.events.parameters.consumer_path");
         assertThat(e.getMessage()).startsWith("pipeline 'typos' has 2 spec warning(s), rejected because "
                 + "flow.spec.warnings=fail:")
-                .contains("did you mean 'event_timestamp_column'?")
+                .contains("unknown KafkaSource parameter 'consumer_path' is ignored")
                 .endsWith("fix them, or set flow.spec.warnings=log to only log them");
     }
 
@@ -104,7 +104,7 @@ class SpecWarningsTest {
     void shouldStartASpecWithoutWarningsInFailMode() {
         Properties p = props();
         p.put(FlowConfig.SPEC_WARNINGS_CONFIG, "fail");
-        String clean = SPEC.replace(", event_timestamp_colum: ts", ", event_timestamp_column: ts")
+        String clean = SPEC.replace(", consumer_path: //home/q", "")
                 .replace("    watermark_strategy:\n      out_of_orderness_bound: 5m\n", "");
 
         try (FlowRuntime runtime = FlowRuntime.create(PipelineSpecLoader.fromYaml(clean), p)) {

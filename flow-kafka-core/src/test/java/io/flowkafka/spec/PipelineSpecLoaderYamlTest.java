@@ -134,10 +134,10 @@ class PipelineSpecLoaderYamlTest {
     void shouldCollectAllWarningsInOneList() {
         // one warning found by the loader (unknown field), one by validation (unknown KafkaSource parameter)
         PipelineSpec spec = PipelineSpecLoader.fromYaml(YAML
-                .replace("parameters: {topics: [in]}", "parameters: {topics: [in], event_timestamp_colum: ts}")
+                .replace("parameters: {topics: [in]}", "parameters: {topics: [in], consumer_path: //home/q}")
                 .replace("input_stream_ids: [events]", "input_stream_ids: [events]\n    input_streams_ids: [events]"));
 
         assertThat(spec.allWarnings()).extracting(SpecProblem::field)
-                .containsExactly("input_streams_ids", "source_streams.events.parameters.event_timestamp_colum");
+                .containsExactly("input_streams_ids", "source_streams.events.parameters.consumer_path");
     }
 }

@@ -455,6 +455,16 @@ class SpecValidatorTest {
                 + "output of its computation 'count'", "attach the sink to computation 'read'");
     }
 
+    /** Docs/code audit: with both, topic was dropped without a word. */
+    @Test
+    void shouldRejectKafkaSourceWithBothTopicAndTopics() {
+        PipelineSpec spec = spec(ComputationSpec.builder("read").kind(ComputationKind.SOURCE)
+                .source("events", "KafkaSource", Map.of("topic", "a", "topics", List.of("b"))).outputStreamIds("events"),
+                count());
+        assertSingleError(spec, "read", "source_streams.events.parameters.topic",
+                "KafkaSource of stream 'events' sets both topic and topics", "list every topic in parameters.topics");
+    }
+
     @Test
     void shouldRejectKafkaSourceWithoutTopics() {
         PipelineSpec spec = spec(ComputationSpec.builder("read").kind(ComputationKind.SOURCE)
@@ -524,14 +534,31 @@ class SpecValidatorTest {
                         + "one consumer group per pipeline", "set use_consumer_group_offset: true"));
     }
 
+    /**
+     * Docs/code audit: a misspelt parameter was a warning, and the setting it meant silently kept its default (every
+     * partition read). A misspelling is an error; a name like no parameter (a Flow source's own) stays a warning.
+     */
     @Test
-    void shouldWarnAboutAnUnknownSourceParameterWithASuggestion() {
-        PipelineSpec spec = withSource(Map.of("topics", "t", "partiton_filter", List.of(0L)));
+    void shouldRejectAMisspeltSourceParameterAndWarnAboutAnUnknownOne() {
+        PipelineSpec spec = withSource(Map.of("topics", "t", "partiton_filter", List.of(0L), "yt_cluster", "hahn"));
 
-        assertThat(errors(spec)).isEmpty();
+        assertThat(errors(spec)).singleElement().satisfies(e -> assertProblem(e, "read",
+                "source_streams.events.parameters.partiton_filter", "unknown KafkaSource parameter 'partiton_filter'",
+                "did you mean 'partition_filter'?"));
         assertThat(warnings(spec)).singleElement().satisfies(w -> assertProblem(w, "read",
-                "source_streams.events.parameters.partiton_filter", "unknown KafkaSource parameter 'partiton_filter' "
-                        + "is ignored", "did you mean 'partition_filter'?"));
+                "source_streams.events.parameters.yt_cluster", "unknown KafkaSource parameter 'yt_cluster' is ignored",
+                "use one of"));
+    }
+
+    @Test
+    void shouldRejectMisspeltTimerAndKeyVisitorParameters() {
+        PipelineSpec spec = spec(read(), count().timer("t", Map.of("time_typ", "event_time"))
+                .keyVisitorStream("scan", Map.of("priod", "1h")));
+
+        assertThat(errors(spec)).extracting(SpecProblem::field).containsExactlyInAnyOrder("timers.t.time_typ",
+                "key_visitor_streams.scan.priod");
+        assertThat(errors(spec)).extracting(SpecProblem::fix).anyMatch(f -> f.startsWith("did you mean 'time_type'?"))
+                .anyMatch(f -> f.startsWith("did you mean 'period'?"));
     }
 
     @Test

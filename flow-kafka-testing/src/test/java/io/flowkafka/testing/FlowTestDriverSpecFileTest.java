@@ -38,7 +38,7 @@ class FlowTestDriverSpecFileTest {
                 computation_class_name: Source
                 output_stream_ids: [events]
                 source_streams:
-                  events: {source_class_name: KafkaSource, parameters: {topics: in, event_timestamp_colum: ts}}
+                  events: {source_class_name: KafkaSource, parameters: {topics: in, consumer_path: //home/q}}
               echo:
                 computation_class_name: Transform
                 processing_function: %s
@@ -52,15 +52,15 @@ class FlowTestDriverSpecFileTest {
             """.formatted(Echo.class.getName());
 
     @Test
-    void shouldRunASpecFileAndReportItsMisspelledField(@TempDir Path dir) throws Exception {
+    void shouldRunASpecFileAndReportWhatItIgnores(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("echo.yaml");
         Files.writeString(file, SPEC);
 
         try (FlowTestDriver driver = FlowTestDriver.create(file)) {
             assertThat(driver.specWarnings()).singleElement().satisfies(w -> {
                 assertThat(w.computation()).isEqualTo("read");
-                assertThat(w.field()).isEqualTo("source_streams.events.parameters.event_timestamp_colum");
-                assertThat(w.fix()).contains("did you mean 'event_timestamp_column'?");
+                assertThat(w.field()).isEqualTo("source_streams.events.parameters.consumer_path");
+                assertThat(w.message()).contains("is ignored");
             });
             driver.pipeSource("in", "alice", "{\"user\": \"alice\", \"ts\": 5}");
             assertThat(driver.readSinkJson("out")).containsExactly("{\"user\":\"alice\",\"ts\":5}");
@@ -68,7 +68,7 @@ class FlowTestDriverSpecFileTest {
     }
 
     @Test
-    void shouldRejectTheMisspelledFieldWithSpecWarningsFail(@TempDir Path dir) throws Exception {
+    void shouldRejectTheIgnoredFieldWithSpecWarningsFail(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("echo.yaml");
         Files.writeString(file, SPEC);
         Properties props = new Properties();
@@ -78,7 +78,20 @@ class FlowTestDriverSpecFileTest {
                 InvalidSpecException.class);
 
         assertThat(e.problems()).extracting(SpecProblem::field)
-                .containsExactly("source_streams.events.parameters.event_timestamp_colum");
+                .containsExactly("source_streams.events.parameters.consumer_path");
         assertThat(e.getMessage()).contains("rejected because flow.spec.warnings=fail");
+    }
+
+    @Test
+    void shouldRejectAMisspelledParameterWhateverTheWarningsSetting(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("echo.yaml");
+        Files.writeString(file, SPEC.replace("consumer_path: //home/q", "event_timestamp_colum: ts"));
+
+        InvalidSpecException e = catchThrowableOfType(() -> FlowTestDriver.create(file), InvalidSpecException.class);
+
+        assertThat(e.problems()).singleElement().satisfies(p -> {
+            assertThat(p.field()).isEqualTo("source_streams.events.parameters.event_timestamp_colum");
+            assertThat(p.fix()).contains("did you mean 'event_timestamp_column'?");
+        });
     }
 }

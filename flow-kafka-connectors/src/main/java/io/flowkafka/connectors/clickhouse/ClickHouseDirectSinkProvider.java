@@ -1,12 +1,16 @@
 package io.flowkafka.connectors.clickhouse;
 
+import io.flowkafka.spec.ComputationSpec;
 import io.flowkafka.spec.SinkSpec;
 import io.flowkafka.spi.OutboxDeliverer;
 import io.flowkafka.spi.SinkContext;
 import io.flowkafka.spi.SinkProvider;
 import io.flowkafka.spi.SyncSinkWriter;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import org.apache.avro.Schema;
 
 /**
  * Flow's two non-batching ClickHouse sinks (reference 002): {@code TAtLeastOnceClickHouseSink}, synchronous (each
@@ -30,6 +34,13 @@ public final class ClickHouseDirectSinkProvider implements SinkProvider {
     @Override
     public List<Problem> validate(SinkSpec sink) {
         return DirectSinkParameters.validate(sink);
+    }
+
+    @Override
+    public List<Problem> validate(ComputationSpec computation, SinkSpec sink, Map<String, Schema> inputSchemas) {
+        List<Problem> problems = new ArrayList<>(validate(sink));
+        problems.addAll(ClickHouseInputChecks.problems(sink, inputSchemas));
+        return problems;
     }
 
     @Override

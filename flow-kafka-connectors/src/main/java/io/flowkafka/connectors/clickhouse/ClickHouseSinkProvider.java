@@ -1,11 +1,15 @@
 package io.flowkafka.connectors.clickhouse;
 
+import io.flowkafka.spec.ComputationSpec;
 import io.flowkafka.spec.SinkSpec;
 import io.flowkafka.spi.OutboxDeliverer;
 import io.flowkafka.spi.SinkContext;
 import io.flowkafka.spi.SinkProvider;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import org.apache.avro.Schema;
 
 /**
  * Flow's exactly-once ClickHouse sinks on the transactional outbox: {@code TClickHouseBatchingSink} (one server or
@@ -28,6 +32,13 @@ public final class ClickHouseSinkProvider implements SinkProvider {
     @Override
     public List<Problem> validate(SinkSpec sink) {
         return ClickHouseSinkParameters.validate(sink);
+    }
+
+    @Override
+    public List<Problem> validate(ComputationSpec computation, SinkSpec sink, Map<String, Schema> inputSchemas) {
+        List<Problem> problems = new ArrayList<>(validate(sink));
+        problems.addAll(ClickHouseInputChecks.problems(sink, inputSchemas));
+        return problems;
     }
 
     @Override

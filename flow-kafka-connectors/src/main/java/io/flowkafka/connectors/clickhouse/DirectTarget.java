@@ -38,6 +38,12 @@ final class DirectTarget implements AutoCloseable {
                         + " have different schemas; a ClickHouse table takes one row schema");
             }
         }
+        String idColumn = parameters.common().messageIdColumn();
+        if (first != null && idColumn != null && first.getField(idColumn) != null) {
+            // each row would carry the column twice, which ClickHouse refuses: every INSERT would fail
+            throw new IllegalArgumentException(name() + ": message_id_column '" + idColumn + "' is also a field of "
+                    + "stream " + streamId + "; name another column for the message id");
+        }
         this.client = new ClickHouseHttpClient(parameters.common().urls().get(""),
                 (String) context.sinkProperties().get("user"), (String) context.sinkProperties().get("password"),
                 parameters.common().writeTimeout());

@@ -1,5 +1,6 @@
 package io.flowkafka.connectors.kafka;
 
+import io.flowkafka.spec.AtMostOnceStrategy;
 import io.flowkafka.spec.SinkSpec;
 import io.flowkafka.spi.OutboxDeliverer;
 import io.flowkafka.spi.SinkContext;
@@ -119,6 +120,24 @@ public final class KafkaSinkProvider implements SinkProvider {
         if (progress != null && (!(progress instanceof String p) || p.isBlank())) {
             problems.add(new Problem("parameters.progress_topic", "progress_topic must be a topic name but was " + progress,
                     "remove progress_topic to use <topic>.flow-progress, or name a topic"));
+        }
+        if (!synchronous(sink)) {
+            boolean atMostOnce;
+            try {
+                atMostOnce = AtMostOnceStrategy.of(sink).enabled();
+            } catch (IllegalArgumentException e) {
+                atMostOnce = false; // a malformed at_most_once_strategy: the spec's own check reports it
+            }
+            if (atMostOnce && sink.parameters().containsKey("delivery_guarantee")) {
+                problems.add(new Problem("parameters.delivery_guarantee", sink.sinkClassName() + " '" + sink.id()
+                        + "' has at_most_once_strategy enabled, so it delivers at most once whatever "
+                        + "delivery_guarantee " + guarantee + " says", "remove delivery_guarantee, or disable "
+                        + "at_most_once_strategy"));
+            } else if (progress != null && (atMostOnce || "at_least_once".equals(String.valueOf(guarantee)))) {
+                problems.add(new Problem("parameters.progress_topic", sink.sinkClassName() + " '" + sink.id()
+                        + "' keeps progress markers only when it delivers exactly once, so progress_topic is never "
+                        + "used", "remove progress_topic, or deliver exactly_once"));
+            }
         }
         return problems;
     }

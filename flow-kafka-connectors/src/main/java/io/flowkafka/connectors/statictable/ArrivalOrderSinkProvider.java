@@ -15,6 +15,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.apache.avro.Schema;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -64,8 +65,22 @@ public final class ArrivalOrderSinkProvider implements SinkProvider {
      * begin with the partition's hash), timers and visits ids of earlier messages.
      */
     @Override
-    public List<Problem> validate(ComputationSpec computation, SinkSpec sink) {
+    public List<Problem> validate(ComputationSpec computation, SinkSpec sink, Map<String, Schema> inputSchemas) {
         List<Problem> problems = new ArrayList<>(validate(sink));
+        Object column = sink.parameters().get("data_weight_column");
+        if (column instanceof String c && !c.isBlank()) {
+            for (Schema schema : inputSchemas.values()) {
+                try {
+                    DataWeightColumn.of(schema, c);
+                } catch (IllegalArgumentException e) {
+                    String why = e.getMessage().contains("; fix:") ? e.getMessage().substring(0,
+                            e.getMessage().indexOf("; fix:")) : e.getMessage();
+                    problems.add(new Problem("parameters.data_weight_column", "TArrivalOrderTableSink '" + sink.id()
+                            + "': " + why, "name an int64 field of the input stream, or remove "
+                            + "data_weight_column to weigh each row by its message size"));
+                }
+            }
+        }
         List<String> why = new ArrayList<>();
         int topics = 0;
         for (SourceSpec source : computation.sourceStreams()) {

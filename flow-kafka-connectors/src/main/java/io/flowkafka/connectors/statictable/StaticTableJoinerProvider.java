@@ -10,6 +10,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.regex.Pattern;
+import java.util.regex.PatternSyntaxException;
 import org.apache.avro.Schema;
 import org.apache.avro.generic.GenericRecord;
 import org.jspecify.annotations.Nullable;
@@ -41,6 +43,14 @@ public final class StaticTableJoinerProvider implements StaticTableProvider {
             Object v = parameters.get(key);
             if (v != null && !(v instanceof String)) {
                 problems.add("parameters." + key + " must be a string but is " + v);
+            }
+        }
+        if (parameters.get("table_name_filter") instanceof String filter) {
+            try {
+                Pattern.compile(filter);
+            } catch (PatternSyntaxException e) {
+                problems.add("parameters.table_name_filter " + filter + " is not a regular expression: "
+                        + e.getDescription() + "; set a Java regular expression that matches whole table names");
             }
         }
         for (String key : parameters.keySet()) {

@@ -70,4 +70,19 @@ class AtMostOnceDelivererTest {
             assertThat(meters.get("flow.sink.dropped").counter().count()).isZero();
         }
     }
+
+    /**
+     * Docs/code audit: a message_id_column that is also a field of the stream gave every row the column twice, which
+     * ClickHouse refuses: an at-most-once sink dropped every message, an at-least-once one stopped the pipeline.
+     */
+    @Test
+    void shouldRefuseAMessageIdColumnThatIsAlsoAFieldOfTheStream() {
+        for (String sinkClass : List.of(ClickHouseDirectSinkProvider.T_AT_MOST_ONCE,
+                ClickHouseDirectSinkProvider.T_AT_LEAST_ONCE)) {
+            IllegalArgumentException e = catchThrowableOfType(() -> new DirectTarget(DirectSinkFixtures.context(
+                    sinkClass, URI.create("http://127.0.0.1:1"), Map.of("message_id_column", "id"),
+                    new SimpleMeterRegistry())), IllegalArgumentException.class);
+            assertThat(e).as(sinkClass).hasMessageContaining("message_id_column 'id' is also a field of stream events");
+        }
+    }
 }

@@ -69,6 +69,24 @@ class ClickHouseSinkParametersTest {
                 .hasMessageContaining("'ch'");
     }
 
+    /** Docs/code audit: these passed the load (and describe) and failed only when the runtime started. */
+    @Test
+    void shouldRejectColumnsTheInputSchemaContradictsAtLoad() {
+        assertThatThrownBy(() -> ClickHouseDirectSinkMain.spec("chp", "in", ClickHouseDirectSinkProvider.T_AT_MOST_ONCE,
+                "t", "http://ch:8123", Map.of("message_id_column", "id")).validated())
+                .isInstanceOf(InvalidSpecException.class).hasMessageContaining("sinks.ch.parameters.message_id_column")
+                .hasMessageContaining("message_id_column 'id' is also a field of stream events");
+        assertThatThrownBy(() -> PipelineSpec.builder("chp").stream("raw", ClickHouseSinkMain.EVENT)
+                .stream("events", ClickHouseSinkMain.EVENT)
+                .computation("read", c -> c.kind(ComputationKind.SOURCE)
+                        .source("raw", "KafkaSource", Map.of("topics", "in")).outputStreamIds("events")
+                        .sink("ch", ClickHouseSinkProvider.T_SHARDED, List.of("events"), Map.of("table", "t",
+                                "shard_hosts", Map.of("01", "http://ch:8123"), "sharding_key", "usr")))
+                .build().validated())
+                .isInstanceOf(InvalidSpecException.class).hasMessageContaining("sinks.ch.parameters.sharding_key")
+                .hasMessageContaining("sharding_key 'usr' is not a field of stream events");
+    }
+
     static SinkSpec sink(String cls, Map<String, Object> parameters) {
         return new SinkSpec("ch", cls, List.of("events"), parameters);
     }

@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.streams.test.TestRecord;
 import org.junit.jupiter.api.Test;
@@ -43,6 +44,16 @@ class TKafkaSinkTest {
             driver.pipeSource("input", "u1", "{\"id\":\"e1\",\"user\":\"u1\"}");
             assertThat(driver.readSinkJson("output")).containsExactly("{\"id\":\"e1\",\"user\":\"u1\",\"count\":1}");
         }
+        // the deployment's properties, with the sink's own cluster, run on the driver too
+        Properties props = new Properties();
+        props.put("flow.sink.out.bootstrap.servers", "other:9092");
+        try (FlowTestDriver driver = FlowTestDriver.create(spec, props)) {
+            driver.pipeSource("input", "u1", "{\"id\":\"e1\",\"user\":\"u1\"}");
+            assertThat(driver.readSinkJson("output")).hasSize(1);
+        }
+        props.put("flow.sink.oot.bootstrap.servers", "other:9092");
+        assertThatThrownBy(() -> FlowTestDriver.create(spec, props))
+                .hasMessageContaining("no sink 'oot' reads flow.sink.<sink id>.* settings; did you mean 'flow.sink.out.'?");
         assertThatThrownBy(() -> OutboxPipeline.spec("tks", "input", "output", "TAtLeastOnceKafkaSink",
                 Map.of("delivery_guarantee", "exactly_once")).validated())
                 .hasMessageContaining("TAtLeastOnceKafkaSink 'out' writes synchronously at least once and has no "
@@ -59,6 +70,20 @@ class TKafkaSinkTest {
                 .hasMessageContaining("unknown delivery_guarantee 'maybe'")
                 .hasMessageContaining("set delivery_guarantee to exactly_once (default) or at_least_once")
                 .hasMessageContaining("sinks.out.parameters.max_batch_records");
+    }
+
+    /** Docs/code audit: both were accepted and had no effect. */
+    @Test
+    void shouldRejectSettingsTheChosenGuaranteeNeverUses() {
+        assertThatThrownBy(() -> OutboxPipeline.spec("tks", "input", "output", Map.of("delivery_guarantee",
+                "exactly_once", "at_most_once_strategy", Map.of("enabled", true))).validated())
+                .hasMessageContaining("sinks.out.parameters.delivery_guarantee")
+                .hasMessageContaining("has at_most_once_strategy enabled, so it delivers at most once");
+        assertThatThrownBy(() -> OutboxPipeline.spec("tks", "input", "output", Map.of("delivery_guarantee",
+                "at_least_once", "progress_topic", "p")).validated())
+                .hasMessageContaining("sinks.out.parameters.progress_topic")
+                .hasMessageContaining("keeps progress markers only when it delivers exactly once");
+        OutboxPipeline.spec("tks", "input", "output", Map.of("progress_topic", "p")).validated();
     }
 
     @Test

@@ -177,6 +177,14 @@ class ArrivalOrderSinkProviderTest {
         p.put("data_weight_column", "s");
         assertThatThrownBy(() -> provider.createWriter(context(p))).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("'tables'").hasMessageContaining("data_weight_column 's' must be int64");
+        // docs/code audit: at load too, so describe and flow.spec.warnings=fail catch it before anything starts
+        assertThatThrownBy(() -> PipelineSpec.builder("pp").stream("raw", ROW).stream("rows", ROW)
+                .computation("read", c -> c.kind(ComputationKind.SOURCE)
+                        .source("raw", "KafkaSource", Map.of("topics", "in")).outputStreamIds("rows")
+                        .sink("tables", "TArrivalOrderTableSink", List.of("rows"), p))
+                .build().validated())
+                .isInstanceOf(InvalidSpecException.class).hasMessageContaining("sinks.tables.parameters.data_weight_column")
+                .hasMessageContaining("data_weight_column 's' must be int64");
     }
 
     private SinkContext context(Map<String, Object> parameters) {

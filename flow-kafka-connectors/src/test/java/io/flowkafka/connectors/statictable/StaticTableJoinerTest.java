@@ -192,4 +192,13 @@ class StaticTableJoinerTest {
             assertThat(n).isEqualTo(3);
         }
     }
+
+    /** Docs/code audit: a bad filter passed the load and failed every background read, retried for ever. */
+    @Test
+    void shouldRejectATableNameFilterThatIsNoRegularExpressionAtLoad() {
+        assertThat(new StaticTableJoinerProvider().problems(Map.of("tables_path", "/x", "table_name_filter", "[")))
+                .singleElement().asString().startsWith("parameters.table_name_filter [ is not a regular expression");
+        assertThat(new StaticTableJoinerProvider().problems(Map.of("tables_path", "/x", "table_name_filter",
+                "\\d{4}-\\d{2}-\\d{2}"))).isEmpty();
+    }
 }

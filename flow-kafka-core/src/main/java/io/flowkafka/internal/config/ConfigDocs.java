@@ -88,7 +88,7 @@ public final class ConfigDocs {
         out.append(escape(FlowConfig.SERDE_PREFIX_DOC)).append("\n\n");
         out.append("### ").append(FlowConfig.OUTPUT_LIMIT_RECORDS_CONFIG).append(".&lt;stream&gt;\n\n");
         out.append("The output limit of one internal stream, overriding `")
-                .append(FlowConfig.OUTPUT_LIMIT_RECORDS_CONFIG).append("` for it; 0 means no limit.\n");
+                .append(FlowConfig.OUTPUT_LIMIT_RECORDS_CONFIG).append("` for it; 0 means no limit. A stream the spec does not declare fails FlowRuntime.create.\n");
         return out.toString();
     }
 

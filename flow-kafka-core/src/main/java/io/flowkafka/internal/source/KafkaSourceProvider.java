@@ -47,6 +47,11 @@ public final class KafkaSourceProvider implements SourceProvider {
                     + (topics == null ? "has no 'topics' parameter" : "has an invalid 'topics' parameter " + topics),
                     "set parameters.topics to a non-empty list of topic names (or a comma-separated string)"));
         }
+        if (source.parameters().containsKey("topics") && source.parameters().containsKey("topic")) {
+            problems.add(Problem.error("parameters.topic", "KafkaSource of stream '" + source.streamId() + "' sets "
+                    + "both topic and topics; only topics would be read", "list every topic in parameters.topics "
+                    + "and remove parameters.topic"));
+        }
         for (KafkaSourceParameters.Problem p : KafkaSourceParameters.validate(source,
                 stream == null ? null : stream.schema())) {
             problems.add(new Problem(p.error() ? SpecProblem.Severity.ERROR : SpecProblem.Severity.WARNING, p.field(),

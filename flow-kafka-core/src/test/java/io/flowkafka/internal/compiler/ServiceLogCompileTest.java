@@ -12,6 +12,8 @@ import io.flowkafka.spec.ColumnType;
 import io.flowkafka.spec.ComputationKind;
 import io.flowkafka.spec.ExternalStateManagerSpec;
 import io.flowkafka.spec.PipelineSpec;
+import io.flowkafka.spec.SpecProblem;
+import io.flowkafka.spec.WatermarkStrategy;
 import java.util.Map;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
@@ -68,6 +70,31 @@ class ServiceLogCompileTest {
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> PipelineCompiler.compile(spec, "", false))
                 .hasMessageContaining("service-log source 'rows' of computation 'log' reads table '/tabel'")
                 .hasMessageContaining("fix:");
+    }
+
+    /** Docs/code audit: the column was checked, then never read (the rows carry the cycle's timestamps). */
+    @Test
+    void shouldRejectAnEventTimestampColumnOnAServiceLogSource() {
+        Schema timed = SchemaBuilder.record("Row").namespace("slc").fields().requiredString("key").requiredLong("ts")
+                .endRecord();
+        PipelineSpec spec = PipelineSpec.builder("slc").stream("events", timed).stream("rows", timed)
+                .computation("read", c -> c.kind(ComputationKind.SOURCE)
+                        .source("events", "KafkaSource", Map.of("topics", "in")).outputStreamIds("events"))
+                .computation("keeper", c -> c.inputStreamIds("events").processingFunction(Noop::new)
+                        .groupBy("hash", ColumnType.UINT64, "farm_hash(key)").groupBy("key", ColumnType.STRING, null)
+                        .externalStateManager(ExternalStateManagerSpec.of("/table", timed)))
+                .computation("log", c -> c.kind(ComputationKind.SOURCE).processingFunction(Noop::new)
+                        .watermarkStrategy(WatermarkStrategy.DEFAULT.withTimestampColumn("ts"))
+                        .source("rows", "TServiceLogSource", Map.of("table", "/table")))
+                .build();
+        assertThat(spec.validate()).filteredOn(p -> p.severity()
+                == SpecProblem.Severity.ERROR).singleElement().satisfies(p -> {
+                    assertThat(p.computation()).isEqualTo("log");
+                    assertThat(p.field())
+                            .isEqualTo("watermark_strategy.event_timestamp_assigner.column");
+                    assertThat(p.message())
+                            .contains("gives its rows their timestamps itself");
+                });
     }
 
     @Test
