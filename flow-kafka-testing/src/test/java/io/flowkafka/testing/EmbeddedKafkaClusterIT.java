@@ -149,7 +149,8 @@ class EmbeddedKafkaClusterIT {
                     .containsExactlyInAnyOrder(1, 3);
             three.startBroker(2);
 
-            assertThat(three.admin().describeCluster().nodes().get()).hasSize(3);
+            // the controller registers the restarted broker, then the metadata reaches the broker asked
+            Await.until(BOUND, "broker 2 registered again", () -> liveBrokers(three) == 3);
             Await.until(BOUND, "broker 2 back in the ISR of every partition of " + topic,
                     () -> smallestIsr(three, topic) == 3);
             Report report = ExactlyOnceChecker.check(three, topic, whileDown, BOUND);
@@ -185,6 +186,17 @@ class EmbeddedKafkaClusterIT {
             }
             // 143 if SIGTERM wins, 0 if the main thread sees its standard input close first
             assertThat(broker.stop()).isIn(0, 143);
+        }
+    }
+
+    private static int liveBrokers(KafkaCluster cluster) {
+        try {
+            return cluster.admin().describeCluster().nodes().get().size();
+        } catch (ExecutionException e) {
+            return 0;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
         }
     }
 
