@@ -13,7 +13,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
-import org.apache.avro.Schema;
 import org.apache.avro.generic.GenericRecord;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -49,27 +48,8 @@ final class ClickHouseBatchDeliverer implements OutboxDeliverer {
         this.parameters = ClickHouseSinkParameters.of(context.sink());
         this.sharded = ClickHouseSinkProvider.T_SHARDED.equals(context.sink().sinkClassName());
         this.shards = List.copyOf(parameters.urls().keySet());
-        List<String> inputs = context.sink().inputStreamIds();
-        this.streamId = inputs.get(0);
-        Schema first = context.inputSchemas().get(streamId);
-        for (String s : inputs) {
-            Schema schema = context.inputSchemas().get(s);
-            if (schema != null && first != null && !schema.equals(first)) {
-                throw new IllegalArgumentException(sinkName() + ": input streams " + streamId + " and " + s
-                        + " have different schemas; a ClickHouse table takes one row schema");
-            }
-        }
-        if (first != null) {
-            if (parameters.messageIdColumn() != null && first.getField(parameters.messageIdColumn()) != null) {
-                throw new IllegalArgumentException(sinkName() + ": message_id_column '" + parameters.messageIdColumn()
-                        + "' is also a field of stream " + streamId + "; name another column for the message id");
-            }
-            if (parameters.shardingKey() != null && first.getField(parameters.shardingKey()) == null) {
-                throw new IllegalArgumentException(sinkName() + ": sharding_key '" + parameters.shardingKey()
-                        + "' is not a field of stream " + streamId + "; its fields: " + first.getFields().stream()
-                        .map(Schema.Field::name).toList());
-            }
-        }
+        this.streamId = context.sink().inputStreamIds().get(0);
+        ClickHouseInputChecks.require(context.sink(), context.inputSchemas());
         this.encoder = new JsonEachRowEncoder(parameters.messageIdColumn());
     }
 

@@ -11,7 +11,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * What a ClickHouse sink needs of its input streams' schemas, checked at spec load: one row schema for the table, a
  * {@code message_id_column} that is no field of it (a row would carry the column twice, which ClickHouse refuses),
- * and a {@code sharding_key} that is one. The deliverers check the same at start, for schemas known only then.
+ * and a {@code sharding_key} that is one. Checked at spec load and again when a deliverer starts.
  */
 final class ClickHouseInputChecks {
     private ClickHouseInputChecks() {
@@ -22,13 +22,17 @@ final class ClickHouseInputChecks {
         String name = sink.sinkClassName() + " '" + sink.id() + "'";
         String firstStream = null;
         Schema first = null;
-        for (Map.Entry<String, Schema> e : inputSchemas.entrySet()) {
+        for (String stream : sink.inputStreamIds()) {
+            Schema schema = inputSchemas.get(stream);
+            if (schema == null) {
+                continue;
+            }
             if (first == null) {
-                firstStream = e.getKey();
-                first = e.getValue();
-            } else if (!e.getValue().equals(first)) {
+                firstStream = stream;
+                first = schema;
+            } else if (!schema.equals(first)) {
                 problems.add(new Problem("input_stream_ids", name + " reads streams " + firstStream + " and "
-                        + e.getKey() + " of different schemas, but a ClickHouse table takes one row schema",
+                        + stream + " of different schemas, but a ClickHouse table takes one row schema",
                         "give the sink streams of one schema, or one sink per schema"));
             }
         }
@@ -52,5 +56,13 @@ final class ClickHouseInputChecks {
 
     private static @Nullable String string(@Nullable Object v) {
         return v instanceof String s && !s.isBlank() ? s : null;
+    }
+
+    /** Throws the first problem as a sentence, for a deliverer started with inputs the load did not check. */
+    static void require(SinkSpec sink, Map<String, Schema> inputSchemas) {
+        List<Problem> problems = problems(sink, inputSchemas);
+        if (!problems.isEmpty()) {
+            throw new IllegalArgumentException(problems.get(0).message() + "; fix: " + problems.get(0).fix());
+        }
     }
 }

@@ -5,7 +5,6 @@ import io.flowkafka.spi.SinkContext;
 import java.io.IOException;
 import java.util.List;
 import java.util.Map;
-import org.apache.avro.Schema;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,22 +27,8 @@ final class DirectTarget implements AutoCloseable {
     DirectTarget(SinkContext context) {
         this.context = context;
         this.parameters = DirectSinkParameters.of(context.sink());
-        List<String> inputs = context.sink().inputStreamIds();
-        this.streamId = inputs.get(0);
-        Schema first = context.inputSchemas().get(streamId);
-        for (String s : inputs) {
-            Schema schema = context.inputSchemas().get(s);
-            if (schema != null && first != null && !schema.equals(first)) {
-                throw new IllegalArgumentException(name() + ": input streams " + streamId + " and " + s
-                        + " have different schemas; a ClickHouse table takes one row schema");
-            }
-        }
-        String idColumn = parameters.common().messageIdColumn();
-        if (first != null && idColumn != null && first.getField(idColumn) != null) {
-            // each row would carry the column twice, which ClickHouse refuses: every INSERT would fail
-            throw new IllegalArgumentException(name() + ": message_id_column '" + idColumn + "' is also a field of "
-                    + "stream " + streamId + "; name another column for the message id");
-        }
+        this.streamId = context.sink().inputStreamIds().get(0);
+        ClickHouseInputChecks.require(context.sink(), context.inputSchemas());
         this.client = new ClickHouseHttpClient(parameters.common().urls().get(""),
                 (String) context.sinkProperties().get("user"), (String) context.sinkProperties().get("password"),
                 parameters.common().writeTimeout());
