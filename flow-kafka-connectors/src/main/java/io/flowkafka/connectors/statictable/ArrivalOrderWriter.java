@@ -288,7 +288,7 @@ final class ArrivalOrderWriter implements StagedSinkWriter {
     private void tick() {
         try {
             publish();
-        } catch (RuntimeException e) {
+        } catch (Throwable e) { // an Error too: the executor would cancel the schedule and tables would stop unseen
             LOG.warn("{}: publishing failed, will retry: {}", name(), e.toString());
         }
     }
