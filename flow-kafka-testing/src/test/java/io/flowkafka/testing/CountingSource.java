@@ -14,7 +14,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A punctuated test source ({@code CountingSource}): emits {@code 0 .. count-1} ({@code count} parameter) as
- * {@code {"n"}} messages, {@code per_step} per punctuation (dynamic), its position in the task's progress.
+ * {@code {"n"}} messages, {@code per_step} per punctuation (dynamic), its position in the task's progress. With
+ * {@code report_at_start}, a reader that starts from zero reports a status error ({@code start}).
  */
 public final class CountingSource implements SourceProvider, PunctuatedSource {
     /** For {@link java.util.ServiceLoader}. */
@@ -28,7 +29,7 @@ public final class CountingSource implements SourceProvider, PunctuatedSource {
 
     @Override
     public Set<String> parameterNames(SourceSpec source) {
-        return Set.of("count", "per_step");
+        return Set.of("count", "per_step", "report_at_start");
     }
 
     @Override
@@ -49,12 +50,16 @@ public final class CountingSource implements SourceProvider, PunctuatedSource {
     @Override
     public Reader open(Context context) {
         long count = Long.parseLong(context.source().parameters().get("count").toString());
+        boolean reportAtStart = Boolean.parseBoolean(String.valueOf(context.source().parameters().get("report_at_start")));
         return new Reader() {
             @Override
             public void step(long nowMs, Progress progress, Emitter emitter) {
                 long perStep = Long.parseLong(context.dynamicParameters().get().get("per_step").toString());
                 byte[] v = progress.get("next");
                 long next = v == null ? 0 : ByteBuffer.wrap(v).getLong();
+                if (reportAtStart && next == 0) {
+                    context.status().report("start", "counting from zero");
+                }
                 for (long i = 0; i < perStep && next < count; i++, next++) {
                     GenericRecord r = new GenericData.Record(context.streamSchema());
                     r.put("n", next);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.flowkafka.api.Message;
 import io.flowkafka.runtime.FlowRuntime;
+import io.flowkafka.runtime.StatusError;
 import io.flowkafka.spec.ComputationKind;
 import io.flowkafka.spec.PipelineSpec;
 import java.time.Duration;
@@ -27,11 +28,31 @@ class PunctuatedSourceTest {
     static final Schema N = SchemaBuilder.record("N").namespace("ps").fields().requiredLong("n").endRecord();
 
     private static PipelineSpec spec() {
+        return spec(Map.of("count", 50, "per_step", 3));
+    }
+
+    private static PipelineSpec spec(Map<String, Object> parameters) {
         return PipelineSpec.builder("ps").stream("numbers", N)
                 .computation("count", c -> c.kind(ComputationKind.SOURCE)
-                        .source("numbers", "CountingSource", Map.of("count", 50, "per_step", 3))
+                        .source("numbers", "CountingSource", parameters)
                         .outputStreamIds("numbers"))
                 .build();
+    }
+
+    /**
+     * What a task's source reported belongs to that task: once it closes (here revived; on a broker also moved to
+     * another instance), the instance's status no longer shows it. Before, it stayed until the instance stopped.
+     */
+    @Test
+    void shouldClearWhatASourceReportedWhenItsTaskCloses() {
+        try (FlowTestDriver d = FlowTestDriver.create(spec(Map.of("count", 50, "per_step", 3, "report_at_start", true)))) {
+            d.advanceWallClockTime(Duration.ofMillis(500), Duration.ofMillis(100));
+            assertThat(d.status()).extracting(StatusError::path).containsExactly("source_streams/numbers/start");
+            d.reviveTask(); // the revived reader starts past zero: it reports nothing
+            d.advanceWallClockTime(Duration.ofMillis(500), Duration.ofMillis(100));
+            assertThat(d.readStream("numbers")).isNotEmpty();
+            assertThat(d.status()).isEmpty();
+        }
     }
 
     @Test

@@ -29,6 +29,7 @@ import io.flowkafka.internal.serde.KeyCodec;
 import io.flowkafka.internal.skip.MessageSkipper;
 import io.flowkafka.internal.source.FiniteSourceProgress;
 import io.flowkafka.internal.source.PunctuatedSourceSteps;
+import io.flowkafka.internal.source.PunctuatedSources;
 import io.flowkafka.internal.source.SourceDecoder;
 import io.flowkafka.internal.external.TablePublisher;
 import io.flowkafka.internal.state.KeyStates;
@@ -41,6 +42,7 @@ import io.flowkafka.internal.external.TableStore;
 import io.flowkafka.internal.source.ServiceLogScan;
 import io.flowkafka.internal.status.TaskReading;
 import io.flowkafka.internal.visitor.KeyVisitor;
+import io.flowkafka.internal.visitor.StaticTableScanSource;
 import io.flowkafka.internal.visitor.VisitorDriver;
 import io.flowkafka.internal.watermarks.ControlRecords;
 import io.flowkafka.internal.watermarks.SourceClocks;
@@ -53,12 +55,14 @@ import io.flowkafka.spec.KeyVisitorStreamSpec;
 import io.flowkafka.spec.SourceSpec;
 import io.flowkafka.spec.TimeType;
 import io.flowkafka.spec.TimerStreamSpec;
+import io.flowkafka.spi.PunctuatedSource;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
@@ -121,7 +125,7 @@ final class ComputationTask {
     /** This task's watermarks and pending timers on the status page. */
     private TaskReading reading;
     private io.flowkafka.internal.external.@Nullable ExternalReads externalReads;
-    private final List<io.flowkafka.internal.visitor.StaticTableScanSource> staticScans = new ArrayList<>();
+    private final List<StaticTableScanSource> staticScans = new ArrayList<>();
     private final Map<String, InputBinding> inputs = new HashMap<>();
     /** Encodes and routes the outputs of this attempt's calls. */
     private OutputRouter router;
@@ -149,7 +153,7 @@ final class ComputationTask {
     /** This attempt's service-log sources; null without. */
     private @Nullable ServiceLogScan serviceLogs;
     /** This attempt's readers of punctuated sources (closed with the task). */
-    private final List<io.flowkafka.spi.PunctuatedSource.Reader> punctuatedReaders = new ArrayList<>();
+    private final List<PunctuatedSource.Reader> punctuatedReaders = new ArrayList<>();
     private final Map<String, Integer> visitOrigins = new HashMap<>();
     private final List<Meter> meters = new ArrayList<>();
     /** This attempt's gauges: input lag, watermark lag, pending timers (removed at close). */
@@ -645,6 +649,8 @@ final class ComputationTask {
 
     /** At most this many timer steps in a row with deterministic steps; the rest wait for the next punctuation. */
     private static final int MAX_STEPS_UNTIL_DONE = 10_000;
+    /** Where a punctuated source's reports go in the status, under its stream's id. */
+    private static final String PUNCTUATED_STATUS_PREFIX = "source_streams/";
 
     private void fireOne(PendingTimer t) {
         MessageId id = MessageId.of(t.messageId());
@@ -719,7 +725,7 @@ final class ComputationTask {
         if (provider == null || joiner == null || externalReads == null) {
             return null;
         }
-        var scan = new io.flowkafka.internal.visitor.StaticTableScanSource(name, spec.groupBySchema(), keyCodec,
+        var scan = new StaticTableScanSource(name, spec.groupBySchema(), keyCodec,
                 provider, joiner.parameters());
         String scanning = spec.keyVisitorStreams().values().stream().filter(v -> v.externalNames().contains(name))
                 .map(v -> v.id()).findFirst().orElse("");
@@ -946,7 +952,7 @@ final class ComputationTask {
     // ---------------------------------------------------------------- punctuated sources
 
     /**
-     * Reads the sources a {@link io.flowkafka.spi.PunctuatedSource} serves (no topic) on a punctuator: each step of
+     * Reads the sources a {@link PunctuatedSource} serves (no topic) on a punctuator: each step of
      * each reader runs in the punctuation's transaction, with its progress and a message counter in the changelogged
      * store, so a restart resumes after the last committed step with the same message ids.
      */
@@ -955,23 +961,23 @@ final class ComputationTask {
                 plan.visitors().maxPunctuationMs());
         int partition = context.taskId().partition();
         for (io.flowkafka.spec.SourceSpec source : spec.sourceStreams()) {
-            io.flowkafka.spi.PunctuatedSource kind = io.flowkafka.internal.source.PunctuatedSources.of(source);
+            PunctuatedSource kind = PunctuatedSources.of(source);
             if (kind == null) {
                 continue;
             }
             String stream = source.streamId();
             KeyValueStore<Bytes, byte[]> store = context.getStateStore(
-                    io.flowkafka.internal.source.PunctuatedSources.storeName(spec.id()));
-            io.flowkafka.spi.PunctuatedSource.Progress progress =
-                    io.flowkafka.internal.source.PunctuatedSources.progress(store, stream);
+                    PunctuatedSources.storeName(spec.id()));
+            PunctuatedSource.Progress progress =
+                    PunctuatedSources.progress(store, stream);
             SourceClocks.Clock clock = clocks.register(stream, new TopicPartition(
                     "punctuated." + spec.id() + "." + stream, partition));
-            String statusPrefix = "source_streams/" + stream + "/";
-            io.flowkafka.spi.PunctuatedSource.Status status = new io.flowkafka.spi.PunctuatedSource.Status() {
+            String statusPrefix = PUNCTUATED_STATUS_PREFIX + stream + "/";
+            PunctuatedSource.Status status = new PunctuatedSource.Status() {
                 @Override
                 public void report(String path, String message) {
                     plan.visitors().status().report(spec.id(), partition, statusPrefix + path, message,
-                            java.time.Instant.ofEpochMilli(context.currentSystemTimeMs()));
+                            Instant.ofEpochMilli(context.currentSystemTimeMs()));
                 }
 
                 @Override
@@ -979,7 +985,7 @@ final class ComputationTask {
                     plan.visitors().status().clear(spec.id(), partition, statusPrefix + path);
                 }
             };
-            io.flowkafka.spi.PunctuatedSource.Reader reader = kind.open(new io.flowkafka.spi.PunctuatedSource.Context(
+            PunctuatedSource.Reader reader = kind.open(new PunctuatedSource.Context(
                     spec.id(), source, plan.inputSchemas().get(stream), partition, partitionCount,
                     () -> plan.visitors().dynamic().sourceParameters(spec.id(), source), status));
             punctuatedReaders.add(reader);
@@ -1422,8 +1428,11 @@ final class ComputationTask {
     void close() {
         punctuations.forEach(Cancellable::cancel);
         punctuations.clear();
-        punctuatedReaders.forEach(io.flowkafka.spi.PunctuatedSource.Reader::close);
-        punctuatedReaders.clear();
+        if (!punctuatedReaders.isEmpty()) { // what they reported belongs to this task: it may now run elsewhere
+            punctuatedReaders.forEach(PunctuatedSource.Reader::close);
+            punctuatedReaders.clear();
+            plan.visitors().status().clearTask(spec.id(), context.taskId().partition(), PUNCTUATED_STATUS_PREFIX);
+        }
         if (alignedPartitions != null) {
             plan.alignment().releaseLocal(spec.id(), context.taskId().partition());
         }
@@ -1442,7 +1451,7 @@ final class ComputationTask {
         }
         if (visitors != null) {
             visitors.close();
-            staticScans.forEach(io.flowkafka.internal.visitor.StaticTableScanSource::close);
+            staticScans.forEach(StaticTableScanSource::close);
             staticScans.clear();
         }
         if (function != null) {

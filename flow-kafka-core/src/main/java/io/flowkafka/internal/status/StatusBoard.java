@@ -70,6 +70,12 @@ public final class StatusBoard {
         errors.keySet().removeIf(k -> k.computation().equals(computation) && k.partition() == partition);
     }
 
+    /** Clears the errors of a task whose path starts with {@code prefix} (what one of its parts reported). */
+    public void clearTask(String computation, int partition, String prefix) {
+        errors.keySet().removeIf(k -> k.computation().equals(computation) && k.partition() == partition
+                && k.path().startsWith(prefix));
+    }
+
     /** The current errors, ordered by computation, partition and path. */
     public List<StatusError> errors() {
         List<StatusError> out = new ArrayList<>(errors.values());
