@@ -12,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -37,7 +38,9 @@ import org.junit.jupiter.api.io.TempDir;
  * Exactly-once under failure, on a real broker: two instances of a source -> stateful count ->
  * transform -> sink pipeline run as child JVMs over 100k messages in 4 partitions; one is killed
  * mid-stream and restarted. A read_committed consumer must see every expected output exactly once,
- * and each user's counts must be exactly 1..n (no lost or double-applied state update).
+ * and each user's counts must be exactly 1..n (no lost or double-applied state update). In the kill cases the input
+ * also holds poison (records that are no JSON, and messages the count function throws on): each must be in the
+ * dead-letter topic exactly once, as dead letters are written in the pipeline's transactions (guarantees.md).
  */
 @WithKafka
 class ExactlyOnceCrashIT {
@@ -59,6 +62,7 @@ class ExactlyOnceCrashIT {
     /** Two instances; one is killed once the sink holds a seeded number of outputs and restarted. */
     private static void killMidStreamAndCheck(Run run, long seed) throws Exception {
         long killAt = 20_000 + new Random(seed).nextInt(50_000);
+        run.poison = true;
         try (ChildJvm a = run.instance("a", null); ChildJvm b = run.instance("b", null)) {
             run.produceInput();
             Await.until(Duration.ofMinutes(3), "the sink holds " + killAt + " outputs", () -> run.outputCount() >= killAt);
@@ -66,6 +70,7 @@ class ExactlyOnceCrashIT {
             assertThat(a.isAlive()).isFalse();
             try (ChildJvm a2 = run.instance("a2", null)) {
                 run.awaitAllOutputsAndCheck();
+                run.checkDeadLettersOnce();
             }
         }
     }
@@ -107,7 +112,10 @@ class ExactlyOnceCrashIT {
         final Path stateRoot;
         final Map<String, String> userOf = new HashMap<>();
         final Map<String, Integer> perUser = new HashMap<>();
+        /** What identifies each poison record in the dead-letter topic: its value, or its call's error message. */
+        final Set<String> poisonSent = new HashSet<>();
         boolean keyedSource;
+        boolean poison;
 
         Run(KafkaCluster cluster, TestNames names) throws Exception {
             this.cluster = cluster;
@@ -141,6 +149,14 @@ class ExactlyOnceCrashIT {
                     userOf.put(id, user);
                     perUser.merge(user, 1, Integer::sum);
                     producer.send(new ProducerRecord<>(input, user, "{\"id\":\"" + id + "\",\"user\":\"" + user + "\"}"));
+                    if (poison && i % 1_000 == 500) {
+                        String notJson = "not json at " + id; // the source cannot decode it
+                        producer.send(new ProducerRecord<>(input, user, notJson));
+                        String bad = TwoHopPipeline.BAD_USER + i; // the count function throws on it
+                        producer.send(new ProducerRecord<>(input, bad, "{\"id\":\"b-" + i + "\",\"user\":\"" + bad + "\"}"));
+                        poisonSent.add(notJson);
+                        poisonSent.add("bad user " + bad);
+                    }
                 }
             }
         }
@@ -160,6 +176,33 @@ class ExactlyOnceCrashIT {
             } catch (Exception e) {
                 return 0;
             }
+        }
+
+        /** Every poison record is in the dead-letter topic once: none lost, none written again by a replay. */
+        void checkDeadLettersOnce() {
+            Properties p = cluster.clientProperties();
+            p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+            p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+            p.put(ConsumerConfig.GROUP_ID_CONFIG, pipeline + "-verify-dlq");
+            p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+            p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+            List<String> dead = new ArrayList<>();
+            try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p)) {
+                c.subscribe(List.of(pipeline + ".dlq"));
+                Await.until(Duration.ofMinutes(2), poisonSent.size() + " dead letters", () -> {
+                    c.poll(Duration.ofMillis(200)).forEach(r -> dead.add(poisonId(r)));
+                    return dead.size() >= poisonSent.size();
+                });
+                c.poll(Duration.ofSeconds(2)).forEach(r -> dead.add(poisonId(r))); // a duplicate would be here too
+            }
+            assertThat(dead).as("dead letters, each poison record once").hasSize(poisonSent.size())
+                    .containsExactlyInAnyOrderElementsOf(poisonSent);
+        }
+
+        private static String poisonId(ConsumerRecord<byte[], byte[]> r) {
+            var error = r.headers().lastHeader("flow.dlq.error.message");
+            String message = error == null ? "" : new String(error.value(), StandardCharsets.UTF_8);
+            return message.startsWith("bad user ") ? message : new String(r.value(), StandardCharsets.UTF_8);
         }
 
         void awaitAllOutputsAndCheck() throws Exception {

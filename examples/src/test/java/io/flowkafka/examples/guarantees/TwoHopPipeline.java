@@ -30,6 +30,8 @@ final class TwoHopPipeline {
             .requiredString("id").requiredString("user").requiredLong("count").endRecord();
     static final Schema TOTAL = SchemaBuilder.record("Total").namespace("it").fields().requiredLong("count").endRecord();
 
+    /** Users whose messages the count function rejects (thrown): they go to the dead-letter topic. */
+    static final String BAD_USER = "bad-";
     /** Set in a child JVM to throw once from the count function at this input id. */
     static volatile String throwOnceAt;
     private static final AtomicBoolean THROWN = new AtomicBoolean();
@@ -103,6 +105,10 @@ final class TwoHopPipeline {
     public static final class Count implements RowFunction {
         @Override
         public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
+            String user = message.getPayload().get("user").toString();
+            if (user.startsWith(BAD_USER)) { // poison for the dead-letter checks: no state touched
+                throw new IllegalArgumentException("bad user " + user);
+            }
             StateAccessor<GenericRecord> total = context.getState("total");
             long n = total.get().map(t -> (Long) t.get("count")).orElse(0L) + 1;
             GenericRecord t = new GenericData.Record(TOTAL);
@@ -110,7 +116,7 @@ final class TwoHopPipeline {
             total.set(t);
             String id = message.getPayload().get("id").toString();
             output.addMessage(context.createMessageBuilder("counted")
-                    .set("id", id).set("user", message.getPayload().get("user").toString()).set("count", n).build());
+                    .set("id", id).set("user", user).set("count", n).build());
             if (id.equals(throwOnceAt) && THROWN.compareAndSet(false, true)) {
                 throw new IllegalStateException("injected failure at " + id);
             }
