@@ -268,6 +268,31 @@ class TKafkaSinkIT {
         }
     }
 
+    @Test
+    @Timeout(600)
+    void shouldNeverDeliverAMessageTwiceAtMostOnceWhenAnInstanceIsKilled(KafkaCluster cluster, TestNames names)
+            throws Exception {
+        // reference 002: "At-most-once guarantees that each message is processed no more than once, but allows
+        // message loss." The queue takes an epoch's messages once it committed; a replay after the kill reprocesses
+        // only uncommitted ones, so what the killed queue held is lost and nothing is written twice
+        Run run = Run.create(cluster, names, "amok", 10_000);
+        long killAt = 1_000 + new Random(SEED + 3).nextInt(6_000);
+        try (ChildJvm a = instance(cluster, run, "a", "at_most_once");
+                ChildJvm b = instance(cluster, run, "b", "at_most_once")) {
+            Await.until(Duration.ofMinutes(3), killAt + " records in the target topic",
+                    () -> endOffsets(target, run.output()) >= killAt);
+            a.kill(); // SIGKILL: what its queue held is lost
+            try (ChildJvm a2 = instance(cluster, run, "a2", "at_most_once")) {
+                ExactlyOnceChecker.Report report = ExactlyOnceChecker.check(target, run.output(), run.ids(),
+                        Duration.ofSeconds(30), r -> new String(r.key(), StandardCharsets.UTF_8));
+                System.out.println("TKafkaSinkIT at most once, killed at " + killAt + ": " + report);
+                assertThat(report.duplicated()).as(report.toString()).isEmpty();
+                assertThat(report.unexpected()).as(report.toString()).isEmpty();
+                assertThat(report.total()).as("delivered after the kill too").isGreaterThan(killAt);
+            }
+        }
+    }
+
     private static io.flowkafka.spec.PipelineSpec spec(Run run, String guarantee) {
         return OutboxPipeline.spec(run.pipeline(), run.input(), run.output(),
                 Map.of("delivery_guarantee", guarantee, "max_batch_records", 50));
