@@ -48,6 +48,9 @@ import org.jspecify.annotations.Nullable;
  * advances to the earliest timestamp still to be emitted (the current range's, or the table's) less
  * {@code watermark_delay}; a task with an empty share of a table moves it without a row.
  *
+ * <p>A task with nothing left to read lists its tables at most once a second; one waiting for a listed table's
+ * publication looks at every tick.
+ *
  * <p>A table that disappears while read: the rows read so far stay emitted, the rest of the share is skipped, the
  * status reports an error naming the table and the rows skipped, and the source goes on with the next table.
  *
@@ -70,6 +73,13 @@ final class StaticTableRead implements PunctuatedSource.Reader {
     private boolean progressed;
     /** Whether the last {@link #next} found a table to wait for (listed but not published or not complete). */
     private boolean waiting;
+    /**
+     * When a task with nothing to read lists its tables again: a listing reads the whole directory (and, with the
+     * attribute locator, every table's attributes), so a caught-up task lists once per {@value #IDLE_LISTING_MS} ms,
+     * not at every tick. On the heap: it decides when, never what.
+     */
+    private long nextListingMs = Long.MIN_VALUE;
+    static final long IDLE_LISTING_MS = 1_000;
     private @Nullable StaticTableSourceParameters limitsNow;
     private double lastRowBytes;
 
@@ -168,6 +178,9 @@ final class StaticTableRead implements PunctuatedSource.Reader {
             if (s.finished()) {
                 return;
             }
+            if (nowMs < nextListingMs) {
+                return;
+            }
             long range = rangeRowCount(progress);
             State started = start(s, now, nowMs, range);
             if (started == null) {
@@ -248,6 +261,9 @@ final class StaticTableRead implements PunctuatedSource.Reader {
         if (next.isEmpty()) {
             if (fixed.finite() && !waiting) {
                 return new State(s.lastId(), s.lastTimestamp(), null, null, 0, 0, 0, true);
+            }
+            if (!waiting) {
+                nextListingMs = nowMs + IDLE_LISTING_MS; // caught up: nothing listed after the last table
             }
             return null;
         }

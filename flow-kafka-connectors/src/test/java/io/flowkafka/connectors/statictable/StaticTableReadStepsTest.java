@@ -123,6 +123,29 @@ class StaticTableReadStepsTest {
         assertThat(steps.ready()).isFalse();
     }
 
+    /**
+     * A caught-up task of an endless source lists its directory (all its tables, with the attribute locator all
+     * their attributes) at most once a second, not at every tick of 100 ms; a table published meanwhile is read at
+     * the next listing.
+     */
+    @Test
+    void shouldListTheTablesAtMostOnceASecondOnceCaughtUp() throws IOException {
+        write(dir, "2026-01-01", 3);
+        Steps steps = steps(Map.of("finite", false));
+        steps.punctuate();
+        assertThat(ids).containsExactly(0L, 1L, 2L);
+        steps.punctuate(); // nothing after the first table: caught up
+        write(dir, "2026-01-02", 2);
+        for (int tick = 1; tick < 10; tick++) {
+            nowMs += 100;
+            steps.punctuate();
+        }
+        assertThat(ids).as("no listing within the second").containsExactly(0L, 1L, 2L);
+        nowMs += 100;
+        steps.punctuate();
+        assertThat(ids).as("the next listing finds the new table").containsExactly(0L, 1L, 2L, 0L, 1L);
+    }
+
     @Test
     void shouldWaitForAMissingTablesPathWithoutCreatingItOrFinishing() throws IOException {
         // a mistyped tables_path: a finite source must not complete having read nothing
