@@ -18,9 +18,10 @@ import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
 
 /**
- * The pipeline of {@link BatchingCrashIT}: source -> SwiftMap with {@code allow_batching_with_relaxed_guarantees}
- * (a {@link BatchFunction} collapsing each batch into one output per user, listing its parents' input ids) -> sink
- * keyed by user (through a Transform: a SwiftMap has no sinks). Every input id must appear in exactly one output.
+ * The pipeline of {@link BatchingCrashIT} (run by {@link CrashTestMain}): source -> SwiftMap with
+ * {@code allow_batching_with_relaxed_guarantees} (a {@link BatchFunction} collapsing each batch into one output per
+ * user, listing its parents' input ids) -> sink keyed by user (through a Transform: a SwiftMap has no sinks). Every
+ * input id must appear in exactly one output.
  */
 final class BatchingPipeline {
     static final Schema EVENT = SchemaBuilder.record("Event").namespace("it.batching").fields()

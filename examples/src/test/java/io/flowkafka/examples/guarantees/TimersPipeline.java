@@ -14,9 +14,9 @@ import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
 
 /**
- * The pipeline of {@link TimersCrashIT}: source -> a computation that sets, for each input {@code m<i>}, a
- * {@code system_time} timer 0.5 to 5.4 s after the input's system time and a {@code real_time} timer as long after
- * the call's clock -> sink. A firing writes {@code sys-m<i>} or {@code wall-m<i>}: the input's index is the
+ * The pipeline of {@link TimersCrashIT} (run by {@link CrashTestMain}): source -> a computation that sets, for each
+ * input {@code m<i>}, a {@code system_time} timer 0.5 to 5.4 s after the input's system time and a {@code real_time}
+ * timer as long after the call's clock -> sink. A firing writes {@code sys-m<i>} or {@code wall-m<i>}: the input's index is the
  * nanosecond part of the trigger (triggers are whole milliseconds plus the index), so each timer names its input.
  */
 final class TimersPipeline {
