@@ -9,6 +9,7 @@ import io.flowkafka.testing.ChildJvm;
 import io.flowkafka.testing.KafkaCluster;
 import io.flowkafka.testing.TestNames;
 import io.flowkafka.testing.WithKafka;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -95,10 +96,74 @@ class StaticTableSourceIT {
         }
     }
 
+    /**
+     * {@code read_mode: newest} (reference 001: "A new table appearing in the directory automatically triggers a new
+     * run"): of three tables published before the start only the newest is read, through a kill mid-read; a newer
+     * table published later is read as a new run; each of their rows once, no row of the older tables.
+     */
+    @Test
+    @Timeout(600)
+    void shouldReadOnlyTheNewestTablesExactlyOnceThroughAKill(KafkaCluster cluster, TestNames names) throws Exception {
+        String pipeline = names.name("newest");
+        String output = names.topic("read");
+        Path tables = Files.createTempDirectory(tempRoot, "tables");
+        Path state = Files.createTempDirectory(tempRoot, "state");
+        LocalTablesDirectory dir = LocalTablesDirectory.open(tables);
+        for (String t : TABLES) {
+            publish(dir, t);
+        }
+        try (ReadLog log = new ReadLog(cluster, output)) {
+            List<ChildJvm> running = new ArrayList<>();
+            try {
+                log.start();
+                ChildJvm a = instance(cluster, pipeline, tables, output, state.resolve("a"), "newest");
+                running.add(a);
+                running.add(instance(cluster, pipeline, tables, output, state.resolve("b"), "newest"));
+                Await.until(Duration.ofMinutes(3), "some rows read", () -> log.distinct() >= 1000);
+                assertThat(log.distinct()).as("killed mid-read").isLessThan(ROWS);
+                a.kill();
+                running.add(instance(cluster, pipeline, tables, output, state.resolve("a2"), "newest"));
+                Await.until(Duration.ofMinutes(4), "every row of the newest table read", () -> log.distinct() == ROWS);
+                publish(dir, "2026-01-04");
+                Await.until(Duration.ofMinutes(4), "every row of the newer table read",
+                        () -> log.distinct() == 2 * ROWS);
+            } finally {
+                for (ChildJvm j : running) {
+                    j.close();
+                }
+            }
+            log.drain();
+            assertThat(log.counts().keySet()).as("tables read")
+                    .allMatch(k -> k.startsWith("2026-01-03/") || k.startsWith("2026-01-04/"));
+            assertThat(log.counts()).hasSize(2 * ROWS);
+            for (Map.Entry<String, Integer> e : log.counts().entrySet()) {
+                assertThat(e.getValue()).as("row %s read once", e.getKey()).isEqualTo(1);
+            }
+        }
+    }
+
+    private static void publish(LocalTablesDirectory dir, String table) throws IOException {
+        try (StaticTableWriter w = StaticTableWriter.builder(dir, table, StaticTableSourcePipeline.ROW)
+                .rowsPerPart(1000).rowsPerSyncMark(100).open()) {
+            for (long i = 0; i < ROWS; i++) {
+                GenericRecord r = new GenericData.Record(StaticTableSourcePipeline.ROW);
+                r.put("id", i);
+                r.put("table", table);
+                w.append(r);
+            }
+            w.publish();
+        }
+    }
+
     private static ChildJvm instance(KafkaCluster cluster, String pipeline, Path tables, String output, Path state)
             throws Exception {
+        return instance(cluster, pipeline, tables, output, state, "sequence");
+    }
+
+    private static ChildJvm instance(KafkaCluster cluster, String pipeline, Path tables, String output, Path state,
+            String readMode) throws Exception {
         return ChildJvm.builder(StaticTableSourceMain.class).maxHeap("384m")
-                .args(cluster.bootstrapServers(), pipeline, tables.toString(), output, state.toString())
+                .args(cluster.bootstrapServers(), pipeline, tables.toString(), output, state.toString(), readMode)
                 .startAndAwaitOutputLine(l -> l.contains("RUNNING"), Duration.ofMinutes(2));
     }
 

@@ -5,7 +5,7 @@ import java.util.Properties;
 
 /**
  * Runs one instance of {@link StaticTableSourcePipeline} in a child JVM until it is stopped or killed.
- * Args: bootstrap pipeline tablesPath output stateDir.
+ * Args: bootstrap pipeline tablesPath output stateDir [readMode].
  */
 public final class StaticTableSourceMain {
     private StaticTableSourceMain() {
@@ -18,7 +18,8 @@ public final class StaticTableSourceMain {
         props.put("commit.interval.ms", "100");
         props.put("consumer.session.timeout.ms", "6000");
         props.put("consumer.heartbeat.interval.ms", "1000");
-        FlowRuntime runtime = FlowRuntime.create(StaticTableSourcePipeline.spec(args[1], args[2], args[3]), props);
+        FlowRuntime runtime = FlowRuntime.create(StaticTableSourcePipeline.spec(args[1], args[2], args[3],
+                args.length > 5 ? args[5] : "sequence"), props);
         io.flowkafka.testing.PipelineMain.runUntilStopped(runtime);
     }
 }
