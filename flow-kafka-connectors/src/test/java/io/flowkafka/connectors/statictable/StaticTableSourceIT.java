@@ -99,7 +99,8 @@ class StaticTableSourceIT {
     /**
      * {@code read_mode: newest} (reference 001: "A new table appearing in the directory automatically triggers a new
      * run"): of three tables published before the start only the newest is read, through a kill mid-read; a newer
-     * table published later is read as a new run; each of their rows once, no row of the older tables.
+     * table published later is read as a new run; each of their rows once, no row of the older tables. Read at 100
+     * rows/s per task, so that the second instance runs well before the newest table is read.
      */
     @Test
     @Timeout(600)
@@ -109,24 +110,29 @@ class StaticTableSourceIT {
         Path tables = Files.createTempDirectory(tempRoot, "tables");
         Path state = Files.createTempDirectory(tempRoot, "state");
         LocalTablesDirectory dir = LocalTablesDirectory.open(tables);
+        int rows = 2_000;
         for (String t : TABLES) {
-            publish(dir, t);
+            publish(dir, t, rows);
         }
         try (ReadLog log = new ReadLog(cluster, output)) {
             List<ChildJvm> running = new ArrayList<>();
             try {
                 log.start();
-                ChildJvm a = instance(cluster, pipeline, tables, output, state.resolve("a"), "newest");
+                // both start at once: neither reads the table alone for the other's start-up
+                ChildJvm a = builder(cluster, pipeline, tables, output, state.resolve("a"), "newest").start();
                 running.add(a);
-                running.add(instance(cluster, pipeline, tables, output, state.resolve("b"), "newest"));
-                Await.until(Duration.ofMinutes(3), "some rows read", () -> log.distinct() >= 1000);
-                assertThat(log.distinct()).as("killed mid-read").isLessThan(ROWS);
+                ChildJvm b = builder(cluster, pipeline, tables, output, state.resolve("b"), "newest").start();
+                running.add(b);
+                a.awaitOutputLine(l -> l.contains("RUNNING"), Duration.ofMinutes(2));
+                b.awaitOutputLine(l -> l.contains("RUNNING"), Duration.ofMinutes(2));
+                Await.until(Duration.ofMinutes(3), "some rows read", () -> log.distinct() >= 500);
+                assertThat(log.distinct()).as("killed mid-read").isLessThan(rows);
                 a.kill();
                 running.add(instance(cluster, pipeline, tables, output, state.resolve("a2"), "newest"));
-                Await.until(Duration.ofMinutes(4), "every row of the newest table read", () -> log.distinct() == ROWS);
-                publish(dir, "2026-01-04");
+                Await.until(Duration.ofMinutes(4), "every row of the newest table read", () -> log.distinct() == rows);
+                publish(dir, "2026-01-04", rows);
                 Await.until(Duration.ofMinutes(4), "every row of the newer table read",
-                        () -> log.distinct() == 2 * ROWS);
+                        () -> log.distinct() == 2 * rows);
             } finally {
                 for (ChildJvm j : running) {
                     j.close();
@@ -135,17 +141,17 @@ class StaticTableSourceIT {
             log.drain();
             assertThat(log.counts().keySet()).as("tables read")
                     .allMatch(k -> k.startsWith("2026-01-03/") || k.startsWith("2026-01-04/"));
-            assertThat(log.counts()).hasSize(2 * ROWS);
+            assertThat(log.counts()).hasSize(2 * rows);
             for (Map.Entry<String, Integer> e : log.counts().entrySet()) {
                 assertThat(e.getValue()).as("row %s read once", e.getKey()).isEqualTo(1);
             }
         }
     }
 
-    private static void publish(LocalTablesDirectory dir, String table) throws IOException {
+    private static void publish(LocalTablesDirectory dir, String table, int rows) throws IOException {
         try (StaticTableWriter w = StaticTableWriter.builder(dir, table, StaticTableSourcePipeline.ROW)
                 .rowsPerPart(1000).rowsPerSyncMark(100).open()) {
-            for (long i = 0; i < ROWS; i++) {
+            for (long i = 0; i < rows; i++) {
                 GenericRecord r = new GenericData.Record(StaticTableSourcePipeline.ROW);
                 r.put("id", i);
                 r.put("table", table);
@@ -161,10 +167,16 @@ class StaticTableSourceIT {
     }
 
     private static ChildJvm instance(KafkaCluster cluster, String pipeline, Path tables, String output, Path state,
-            String readMode) throws Exception {
-        return ChildJvm.builder(StaticTableSourceMain.class).maxHeap("384m")
-                .args(cluster.bootstrapServers(), pipeline, tables.toString(), output, state.toString(), readMode)
+            String readMode) {
+        return builder(cluster, pipeline, tables, output, state, readMode)
                 .startAndAwaitOutputLine(l -> l.contains("RUNNING"), Duration.ofMinutes(2));
+    }
+
+    private static ChildJvm.Builder builder(KafkaCluster cluster, String pipeline, Path tables, String output,
+            Path state, String readMode) {
+        return ChildJvm.builder(StaticTableSourceMain.class).maxHeap("384m")
+                .args(cluster.bootstrapServers(), pipeline, tables.toString(), output, state.toString(), readMode,
+                        readMode.equals("newest") ? "100" : "300");
     }
 
     /** The sink topic read read_committed: how often each (table, id) came. */

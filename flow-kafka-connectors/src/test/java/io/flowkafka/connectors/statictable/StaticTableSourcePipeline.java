@@ -36,15 +36,18 @@ final class StaticTableSourcePipeline {
     }
 
     static PipelineSpec spec(String name, String tablesPath, String output) {
-        return spec(name, tablesPath, output, "sequence");
+        return spec(name, tablesPath, output, "sequence", 300);
     }
 
-    /** @param readMode the source's {@code read_mode}: {@code sequence} or {@code newest} */
-    static PipelineSpec spec(String name, String tablesPath, String output, String readMode) {
+    /**
+     * @param readMode the source's {@code read_mode}: {@code sequence} or {@code newest}
+     * @param rowsPerSecond the read limit of each task
+     */
+    static PipelineSpec spec(String name, String tablesPath, String output, String readMode, int rowsPerSecond) {
         return PipelineSpec.builder(name).stream("rows", ROW).stream("read", READ)
                 .computation("reader", c -> c.kind(ComputationKind.SOURCE).desiredPartitionCount(2)
                         .source("rows", StaticTableSource.FLOW_NAME, Map.of("tables_path", tablesPath,
-                                "range_row_count", RANGE, "max_rows_per_iteration", 200, "max_rows_per_second", 300,
+                                "range_row_count", RANGE, "max_rows_per_iteration", 200, "max_rows_per_second", rowsPerSecond,
                                 "read_mode", readMode))
                         .processingFunction(Copier::new).outputStreamIds("read")
                         .sink("out", "KafkaSink", List.of("read"), Map.of("topic", output)))
