@@ -61,20 +61,7 @@ class StaticTableSourceIT {
                 log.start();
                 // published once both instances run: a reads at a bounded rate from here, so the kill lands mid-read
                 for (String t : TABLES) {
-                    List<GenericRecord> rows = new ArrayList<>();
-                    for (long i = 0; i < ROWS; i++) {
-                        GenericRecord r = new GenericData.Record(StaticTableSourcePipeline.ROW);
-                        r.put("id", i);
-                        r.put("table", t);
-                        rows.add(r);
-                    }
-                    try (StaticTableWriter w = StaticTableWriter.builder(dir, t, StaticTableSourcePipeline.ROW)
-                            .rowsPerPart(1000).rowsPerSyncMark(100).open()) {
-                        for (GenericRecord r : rows) {
-                            w.append(r);
-                        }
-                        w.publish();
-                    }
+                    publish(dir, t, ROWS);
                 }
                 Await.until(Duration.ofMinutes(3), "some rows read", () -> log.distinct() >= 1500);
                 assertThat(log.distinct()).as("killed mid-read").isLessThan(TABLES.size() * ROWS);

@@ -35,10 +35,6 @@ final class StaticTableSourcePipeline {
         }
     }
 
-    static PipelineSpec spec(String name, String tablesPath, String output) {
-        return spec(name, tablesPath, output, "sequence", 300);
-    }
-
     /**
      * @param readMode the source's {@code read_mode}: {@code sequence} or {@code newest}
      * @param rowsPerSecond the read limit of each task
