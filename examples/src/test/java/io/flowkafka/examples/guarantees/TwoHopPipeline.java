@@ -4,7 +4,6 @@ import io.flowkafka.api.Message;
 import io.flowkafka.api.OutputCollector;
 import io.flowkafka.api.RowFunction;
 import io.flowkafka.api.RuntimeContext;
-import io.flowkafka.api.StateAccessor;
 import io.flowkafka.spec.ColumnType;
 import io.flowkafka.spec.ComputationKind;
 import io.flowkafka.spec.PipelineSpec;
@@ -14,8 +13,6 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
-import org.apache.avro.generic.GenericData;
-import org.apache.avro.generic.GenericRecord;
 
 /**
  * The pipeline of the exactly-once ITs: source -> count (per-user state) -> tag (per-id key) -> sink;
@@ -28,7 +25,6 @@ final class TwoHopPipeline {
             .requiredString("id").requiredString("user").endRecord();
     static final Schema COUNTED = SchemaBuilder.record("Counted").namespace("it").fields()
             .requiredString("id").requiredString("user").requiredLong("count").endRecord();
-    static final Schema TOTAL = SchemaBuilder.record("Total").namespace("it").fields().requiredLong("count").endRecord();
 
     /** Users whose messages the count function rejects (thrown): they go to the dead-letter topic. */
     static final String BAD_USER = "bad-";
@@ -73,7 +69,7 @@ final class TwoHopPipeline {
         if (keyedSource) {
             b.computation("count", c -> c.source("raw", "KafkaSource", Map.of("topics", input, "key_partitioned", true))
                     .groupBy("hash", ColumnType.UINT64, "farm_hash(user)").groupBy("user", ColumnType.STRING, null)
-                    .state("total", TOTAL)
+                    .state(RoundedCount.TOTAL, RoundedCount.STATE).state(RoundedCount.ROUNDS, RoundedCount.STATE)
                     .processingFunction(Count::new)
                     .outputStreamIds("counted"));
         } else {
@@ -83,7 +79,7 @@ final class TwoHopPipeline {
                             .outputStreamIds("events"))
                     .computation("count", c -> c.inputStreamIds("events")
                             .groupBy("hash", ColumnType.UINT64, "farm_hash(user)").groupBy("user", ColumnType.STRING, null)
-                            .state("total", TOTAL)
+                            .state(RoundedCount.TOTAL, RoundedCount.STATE).state(RoundedCount.ROUNDS, RoundedCount.STATE)
                             .processingFunction(Count::new)
                             .outputStreamIds("counted"));
         }
@@ -101,7 +97,7 @@ final class TwoHopPipeline {
                 .build();
     }
 
-    /** Counts per user. */
+    /** Counts per user ({@link RoundedCount}: a state row deleted every few messages). */
     public static final class Count implements RowFunction {
         @Override
         public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
@@ -109,11 +105,7 @@ final class TwoHopPipeline {
             if (user.startsWith(BAD_USER)) { // poison for the dead-letter checks: no state touched
                 throw new IllegalArgumentException("bad user " + user);
             }
-            StateAccessor<GenericRecord> total = context.getState("total");
-            long n = total.get().map(t -> (Long) t.get("count")).orElse(0L) + 1;
-            GenericRecord t = new GenericData.Record(TOTAL);
-            t.put("count", n);
-            total.set(t);
+            long n = RoundedCount.next(context);
             String id = message.getPayload().get("id").toString();
             output.addMessage(context.createMessageBuilder("counted")
                     .set("id", id).set("user", user).set("count", n).build());

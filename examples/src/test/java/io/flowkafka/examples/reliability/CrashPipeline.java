@@ -4,9 +4,9 @@ import io.flowkafka.api.Message;
 import io.flowkafka.api.OutputCollector;
 import io.flowkafka.api.RowFunction;
 import io.flowkafka.api.RuntimeContext;
-import io.flowkafka.api.StateAccessor;
 import io.flowkafka.api.Timer;
 import io.flowkafka.api.Visit;
+import io.flowkafka.examples.guarantees.RoundedCount;
 import io.flowkafka.spec.ColumnType;
 import io.flowkafka.spec.ComputationKind;
 import io.flowkafka.spec.PipelineSpec;
@@ -15,14 +15,13 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
-import org.apache.avro.generic.GenericData;
-import org.apache.avro.generic.GenericRecord;
 
 /**
  * The pipeline the random-crash driver breaks: source {@code {"id", "user", "ts"}} -> {@code work} (grouped by user,
  * 4 partitions) -> one {@code TKafkaSink} (exactly_once) that receives every kind of output, keyed by a unique id:
  * <ul>
- *   <li>each input {@code m-i} gives the output {@code m-i} with the user's running count (state {@code total});</li>
+ *   <li>each input {@code m-i} gives the output {@code m-i} with the user's running count ({@link RoundedCount}:
+ *       state {@code total}, deleted every 4 inputs, and {@code rounds});</li>
  *   <li>each input sets an event-time timer 2 s after its event time; firing gives {@code t-m-i} (the input's index
  *       is the nanosecond part of its event time, so the timer names its input);</li>
  *   <li>the key visitor {@code audit} visits every user once per pass and gives {@code v-<user>-<pass>}.</li>
@@ -39,8 +38,6 @@ final class CrashPipeline {
     static final Schema OUT = SchemaBuilder.record("Out").namespace("crash").fields()
             .requiredString("id").requiredString("kind").requiredString("user").requiredLong("count")
             .requiredLong("pass").requiredInt("partition").requiredLong("calledMs").endRecord();
-    static final Schema TOTAL = SchemaBuilder.record("Total").namespace("crash").fields().requiredLong("count")
-            .endRecord();
 
     /** Event time from an input's event time to its timer. */
     static final long TIMER_DELAY_NS = 2_000_000_000L;
@@ -63,7 +60,7 @@ final class CrashPipeline {
                         .outputStreamIds("events"))
                 .computation("work", c -> c.inputStreamIds("events").desiredPartitionCount(4)
                         .groupBy("hash", ColumnType.UINT64, "farm_hash(user)").groupBy("user", ColumnType.STRING, null)
-                        .state("total", TOTAL)
+                        .state(RoundedCount.TOTAL, RoundedCount.STATE).state(RoundedCount.ROUNDS, RoundedCount.STATE)
                         .timer("expire", Map.of("time_type", "event_time"))
                         .keyVisitorStream("audit", Map.of("period", visitorPeriod, "bucket_count", 4,
                                 "background_fill_period", "200ms", "finite", false))
@@ -80,11 +77,7 @@ final class CrashPipeline {
     public static final class Work implements RowFunction {
         @Override
         public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
-            StateAccessor<GenericRecord> total = context.getState("total");
-            long n = total.get().map(t -> (Long) t.get("count")).orElse(0L) + 1;
-            GenericRecord t = new GenericData.Record(TOTAL);
-            t.put("count", n);
-            total.set(t);
+            long n = RoundedCount.next(context);
             String user = message.getPayload().get("user").toString();
             String id = message.getPayload().get("id").toString();
             output.addMessage(out(context, "out", id, "message", user, n, 0));
@@ -114,8 +107,7 @@ final class CrashPipeline {
         }
 
         private static long count(RuntimeContext context) {
-            StateAccessor<GenericRecord> total = context.getState("total");
-            return total.get().map(t -> (Long) t.get("count")).orElse(0L);
+            return RoundedCount.current(context);
         }
 
         private static Message out(RuntimeContext context, String stream, String id, String kind, String user,
