@@ -223,6 +223,10 @@ public final class FlowRuntime implements AutoCloseable {
     private final AtomicBoolean metersSwept = new AtomicBoolean();
     /** From {@link #start()}: the dynamic spec's pause and stop, and who paused the instance. */
     private volatile @Nullable DynamicControls controls;
+    /** Whether a stop closed Kafka Streams and the sink services: nothing is left for another stop. Guarded by this. */
+    private boolean stopped;
+    /** While {@link #stop(Duration)} runs: Kafka Streams closing then does not make the state STOPPED, the stop does. */
+    private volatile boolean stopRunning;
 
     private FlowRuntime(PipelineSpec spec, Properties props, @Nullable MeterRegistry meters) {
         List<SpecProblem> problems = spec.validate();
@@ -629,7 +633,8 @@ public final class FlowRuntime implements AutoCloseable {
     /**
      * Holds back (or releases) the timers of every timer-stream group that writes to
      * {@code streamId}, as if the stream's output limit were exceeded. For operations and tests;
-     * measured output limits ({@code flow.output.limit.records}) do the same on their own.
+     * measured output limits ({@code flow.output.limit.records}) do the same on their own, and do not release a stream
+     * held here.
      *
      * @param streamId the id of a stream of the pipeline
      * @param blocked true to hold the timers back, false to release them
@@ -791,7 +796,6 @@ public final class FlowRuntime implements AutoCloseable {
         });
         this.controls = controls;
         dynamicSpec.onChange(controls::follow);
-        controls.follow(); // the document read at start may pause or stop the pipeline
         long purgeMs = config.getLong(FlowConfig.PURGE_INTERVAL_MS_CONFIG);
         var completion = new CompletionWatch(spec, compiled, applicationId(), ClientProperties.consumer(streamsProps),
                 () -> state.compareAndSet(State.RUNNING, State.COMPLETED));
@@ -805,6 +809,7 @@ public final class FlowRuntime implements AutoCloseable {
             background.followAlignment(spec.name(), compiled, applicationId(), client,
                     StreamsProperties.streamsGroupProtocol(streamsProps));
         }
+        controls.follow(); // the document read at start may pause or stop the pipeline: once all of it started
     }
 
     /**
@@ -926,7 +931,8 @@ public final class FlowRuntime implements AutoCloseable {
 
     private void onStreamsState(KafkaStreams.State s) {
         boolean paused = s == KafkaStreams.State.RUNNING && streams != null && streams.isPaused();
-        state.updateAndGet(current -> RuntimeStates.next(current, s, paused));
+        boolean stopping = stopRunning;
+        state.updateAndGet(current -> RuntimeStates.next(current, s, paused, stopping));
     }
 
     /**
@@ -1005,29 +1011,35 @@ public final class FlowRuntime implements AutoCloseable {
      * @param timeout how long to wait at most for the instance to stop
      * @return true if it stopped within {@code timeout}; false leaves the runtime {@link State#FAILED}
      */
-    public boolean stop(Duration timeout) {
+    public synchronized boolean stop(Duration timeout) {
         KafkaStreams ks = streams;
-        if (ks == null) {
+        if (ks == null || stopped) {
             state.set(State.STOPPED);
             return true;
         }
-        state.set(State.STOPPING);
-        stopOperations();
-        boolean done = ks.close(CloseOptions.timeout(timeout).withGroupMembershipOperation(leavesGroupOnClose()
-                ? GroupMembershipOperation.LEAVE_GROUP : GroupMembershipOperation.REMAIN_IN_GROUP));
-        if (done) {
-            if (sinkServices != null) {
-                sinkServices.close();
+        stopRunning = true;
+        try {
+            state.set(State.STOPPING);
+            stopOperations();
+            boolean done = ks.close(CloseOptions.timeout(timeout).withGroupMembershipOperation(leavesGroupOnClose()
+                    ? GroupMembershipOperation.LEAVE_GROUP : GroupMembershipOperation.REMAIN_IN_GROUP));
+            if (done) {
+                if (sinkServices != null) {
+                    sinkServices.close();
+                }
+                stopped = true;
+            } else {
+                // stream threads may still run and write to synchronous sinks: leave the writers and services open
+                // (daemon threads) rather than fail records of calls whose state already committed; close() closes them
+                LOG.warn("pipeline '{}': Kafka Streams did not close within {}; its sink writers and outbox services "
+                        + "are left running until close()", spec.name(), timeout);
             }
-        } else {
-            // stream threads may still run and write to synchronous sinks: leave the writers and services open
-            // (daemon threads) rather than fail records of calls whose state already committed
-            LOG.warn("pipeline '{}': Kafka Streams did not close within {}; its sink writers and outbox services are "
-                    + "left running", spec.name(), timeout);
+            shutdownMaintenance();
+            state.set(done ? State.STOPPED : State.FAILED);
+            return done;
+        } finally {
+            stopRunning = false;
         }
-        shutdownMaintenance();
-        state.set(done ? State.STOPPED : State.FAILED);
-        return done;
     }
 
     /**
@@ -1128,8 +1140,8 @@ public final class FlowRuntime implements AutoCloseable {
                     + "next start", spec.name(), timeout, left);
         }
         Duration remaining = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
-        boolean stopped = stop(remaining.compareTo(DRAIN_MIN_CLOSE) > 0 ? remaining : DRAIN_MIN_CLOSE);
-        return left == null && stopped;
+        boolean closed = stop(remaining.compareTo(DRAIN_MIN_CLOSE) > 0 ? remaining : DRAIN_MIN_CLOSE);
+        return left == null && closed;
     }
 
     /**
@@ -1155,11 +1167,14 @@ public final class FlowRuntime implements AutoCloseable {
         return state.get() == expected;
     }
 
-    /** Stops (with a 30 s bound) and releases everything. Idempotent. */
+    /**
+     * Stops (with a 30 s bound) and releases everything, also what a stop that timed out left running. Idempotent;
+     * a stop or close running on another thread is waited for.
+     */
     @Override
-    public void close() {
+    public synchronized void close() {
         try {
-            if (streams != null && state.get() != State.STOPPED) {
+            if (streams != null && !stopped) {
                 stop(Duration.ofSeconds(30));
             }
         } finally {

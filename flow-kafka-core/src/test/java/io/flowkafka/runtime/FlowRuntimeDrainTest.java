@@ -93,20 +93,32 @@ class FlowRuntimeDrainTest {
 
     @Test
     void shouldStayDrainingThroughRebalancesAndEndWithShutdownOrError() {
-        assertThat(RuntimeStates.next(State.DRAINING, KafkaStreams.State.REBALANCING, false)).isEqualTo(State.DRAINING);
-        assertThat(RuntimeStates.next(State.DRAINING, KafkaStreams.State.RUNNING, false)).isEqualTo(State.DRAINING);
-        assertThat(RuntimeStates.next(State.DRAINING, KafkaStreams.State.PENDING_SHUTDOWN, false)).isEqualTo(State.STOPPING);
-        assertThat(RuntimeStates.next(State.DRAINING, KafkaStreams.State.NOT_RUNNING, false)).isEqualTo(State.STOPPED);
-        assertThat(RuntimeStates.next(State.DRAINING, KafkaStreams.State.PENDING_ERROR, false)).isEqualTo(State.FAILED);
+        assertThat(RuntimeStates.next(State.DRAINING, KafkaStreams.State.REBALANCING, false, false)).isEqualTo(State.DRAINING);
+        assertThat(RuntimeStates.next(State.DRAINING, KafkaStreams.State.RUNNING, false, false)).isEqualTo(State.DRAINING);
+        assertThat(RuntimeStates.next(State.DRAINING, KafkaStreams.State.PENDING_SHUTDOWN, false, false)).isEqualTo(State.STOPPING);
+        assertThat(RuntimeStates.next(State.DRAINING, KafkaStreams.State.NOT_RUNNING, false, false)).isEqualTo(State.STOPPED);
+        assertThat(RuntimeStates.next(State.DRAINING, KafkaStreams.State.PENDING_ERROR, false, false)).isEqualTo(State.FAILED);
+    }
+
+    @Test
+    void shouldLeaveStoppedToARunningStopOfTheRuntime() {
+        // the runtime's stop closes its sinks after Kafka Streams: it says STOPPED once they are closed too
+        assertThat(RuntimeStates.next(State.STOPPING, KafkaStreams.State.NOT_RUNNING, false, true))
+                .isEqualTo(State.STOPPING);
+        // Kafka Streams shutting down on its own (no stop of the runtime running) is stopped at once
+        assertThat(RuntimeStates.next(State.STOPPING, KafkaStreams.State.NOT_RUNNING, false, false))
+                .isEqualTo(State.STOPPED);
+        assertThat(RuntimeStates.next(State.FAILED, KafkaStreams.State.NOT_RUNNING, false, false))
+                .isEqualTo(State.STOPPED);
     }
 
     @Test
     void shouldMapOtherStatesAsBefore() {
-        assertThat(RuntimeStates.next(State.RUNNING, KafkaStreams.State.REBALANCING, false)).isEqualTo(State.STARTING);
-        assertThat(RuntimeStates.next(State.STARTING, KafkaStreams.State.RUNNING, true)).isEqualTo(State.PAUSED);
-        assertThat(RuntimeStates.next(State.STOPPING, KafkaStreams.State.RUNNING, false)).isEqualTo(State.STOPPING);
-        assertThat(RuntimeStates.next(State.STOPPING, KafkaStreams.State.NOT_RUNNING, false)).isEqualTo(State.STOPPED);
-        assertThat(RuntimeStates.next(State.COMPLETED, KafkaStreams.State.REBALANCING, false)).isEqualTo(State.COMPLETED);
-        assertThat(RuntimeStates.next(State.RUNNING, KafkaStreams.State.ERROR, false)).isEqualTo(State.FAILED);
+        assertThat(RuntimeStates.next(State.RUNNING, KafkaStreams.State.REBALANCING, false, false)).isEqualTo(State.STARTING);
+        assertThat(RuntimeStates.next(State.STARTING, KafkaStreams.State.RUNNING, true, false)).isEqualTo(State.PAUSED);
+        assertThat(RuntimeStates.next(State.STOPPING, KafkaStreams.State.RUNNING, false, false)).isEqualTo(State.STOPPING);
+        assertThat(RuntimeStates.next(State.STOPPING, KafkaStreams.State.NOT_RUNNING, false, false)).isEqualTo(State.STOPPED);
+        assertThat(RuntimeStates.next(State.COMPLETED, KafkaStreams.State.REBALANCING, false, false)).isEqualTo(State.COMPLETED);
+        assertThat(RuntimeStates.next(State.RUNNING, KafkaStreams.State.ERROR, false, false)).isEqualTo(State.FAILED);
     }
 }
