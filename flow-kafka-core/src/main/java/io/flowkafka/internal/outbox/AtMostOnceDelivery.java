@@ -87,6 +87,16 @@ public final class AtMostOnceDelivery implements AutoCloseable {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        } catch (RuntimeException | Error e) {
+            // an Error in a deliverer (a StackOverflowError, an OutOfMemoryError) ends this thread: the sink reports
+            // it stopped, so /health fails, instead of its queue filling and dropping unseen
+            String message = "the at-most-once delivery of sink '" + sink + "' failed: " + e + " (the sink is stopped; "
+                    + "what it takes is dropped until the pipeline restarts)";
+            LOG.error(message);
+            status.report(computation, -1, "/sinks/" + sink + "/stopped", message, Instant.now());
+            if (e instanceof Error error) {
+                throw error;
+            }
         } finally {
             queue.countDropped(batch.size());
             int left = queue.clear() + batch.size();

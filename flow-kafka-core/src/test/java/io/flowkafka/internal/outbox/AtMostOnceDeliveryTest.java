@@ -72,6 +72,37 @@ class AtMostOnceDeliveryTest {
     }
 
     @Test
+    void shouldReportTheSinkStoppedWhenItsDelivererThrowsAnError() throws Exception {
+        // an Error (a StackOverflowError in a deliverer) ends the delivery thread: the sink says so, and /health fails
+        offer(1);
+        OutboxDeliverer failing = new OutboxDeliverer() {
+            @Override
+            public OptionalLong open(int partition, OptionalLong committedOffset) {
+                return OptionalLong.empty();
+            }
+
+            @Override
+            public void deliver(OutboxBatch batch) {
+                throw new StackOverflowError("deliverer recursed");
+            }
+
+            @Override
+            public void release(int partition) {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        StatusBoard status = new StatusBoard();
+        AtMostOnceDelivery d = new AtMostOnceDelivery("p", "s", "c", queue, failing, 2, Duration.ofSeconds(10), status);
+        d.start();
+        d.close(); // the thread takes the queued message, fails on it and ends; close waits for it
+        assertThat(status.errors()).filteredOn(e -> e.path().equals("/sinks/s/stopped")).singleElement()
+                .satisfies(e -> assertThat(e.message()).contains("sink 's'", "StackOverflowError", "deliverer recursed"));
+    }
+
+    @Test
     void shouldDropAndCountWhatIsLeftAfterTheSuspendDestructionDuration() {
         // reference 002: suspend_destruction_duration bounds how long a stopping sink keeps delivering
         offer(5);
