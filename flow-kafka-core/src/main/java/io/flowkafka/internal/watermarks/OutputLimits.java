@@ -10,13 +10,16 @@ import java.util.concurrent.ConcurrentHashMap;
  * application's committed offsets) and marks a stream blocked while it exceeds its limit; timers
  * of every timer-stream group writing to a blocked stream are held back until it drains.
  *
- * <p>Blocking only delays timers: what they produce does not depend on it.
+ * <p>Blocking only delays timers: what they produce does not depend on it. A stream blocked by hand
+ * ({@link #setBlocked}) stays blocked until released by hand, whatever its measured backlog.
  *
  * <p>Thread-safe: written by the runtime's maintenance thread, read by stream threads.
  */
 public final class OutputLimits {
     private final Map<String, Long> limits;
     private final Set<String> blocked = ConcurrentHashMap.newKeySet();
+    /** Streams blocked by hand: the measurements do not release them. */
+    private final Set<String> held = ConcurrentHashMap.newKeySet();
     private final Map<String, Long> backlogs = new ConcurrentHashMap<>();
 
     /** Limits in records per stream id; streams without a limit are never blocked. */
@@ -40,12 +43,12 @@ public final class OutputLimits {
         }
     }
 
-    /** Blocks or unblocks a stream directly (tests, tools). */
+    /** Blocks a stream by hand until released by hand (tests, tools); its measured backlog may block it too. */
     public void setBlocked(String stream, boolean isBlocked) {
         if (isBlocked) {
-            blocked.add(stream);
+            held.add(stream);
         } else {
-            blocked.remove(stream);
+            held.remove(stream);
         }
     }
 
@@ -56,6 +59,6 @@ public final class OutputLimits {
 
     /** Whether a stream is blocked. */
     public boolean isBlocked(String stream) {
-        return !blocked.isEmpty() && blocked.contains(stream);
+        return !blocked.isEmpty() && blocked.contains(stream) || !held.isEmpty() && held.contains(stream);
     }
 }

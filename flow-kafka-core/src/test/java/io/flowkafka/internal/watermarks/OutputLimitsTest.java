@@ -33,4 +33,18 @@ class OutputLimitsTest {
         limits.setBlocked("fired", false);
         assertThat(limits.isBlocked("fired")).isFalse();
     }
+
+    @Test
+    void shouldKeepAStreamBlockedByHandWhileItsBacklogIsMeasuredUnderItsLimit() {
+        // FlowRuntime.blockOutputStream holds a stream's timers until released, whatever the measurement says
+        OutputLimits limits = new OutputLimits(Map.of("audit", 3L));
+        limits.setBlocked("audit", true);
+        limits.backlog("audit", 0);
+        assertThat(limits.isBlocked("audit")).as("held by hand, backlog under the limit").isTrue();
+        limits.backlog("audit", 5);
+        limits.setBlocked("audit", false);
+        assertThat(limits.isBlocked("audit")).as("released by hand, backlog over the limit").isTrue();
+        limits.backlog("audit", 1);
+        assertThat(limits.isBlocked("audit")).as("released and drained").isFalse();
+    }
 }
