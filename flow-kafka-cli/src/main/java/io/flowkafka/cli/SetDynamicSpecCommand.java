@@ -1,9 +1,13 @@
 package io.flowkafka.cli;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.Callable;
@@ -54,20 +58,38 @@ final class SetDynamicSpecCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        Map<String, Object> delta;
+        String text = change.json;
+        if (text == null) {
+            Path file = Objects.requireNonNull(change.file);
+            try {
+                text = Files.readString(file);
+            } catch (NoSuchFileException e) {
+                command.commandLine().getErr().println("flow-kafka set-dynamic-spec: --change-file " + file
+                        + ": no such file");
+                return FlowKafkaCli.FAILED;
+            } catch (IOException e) {
+                command.commandLine().getErr().println("flow-kafka set-dynamic-spec: cannot read --change-file " + file
+                        + ": " + e.getMessage());
+                return FlowKafkaCli.FAILED;
+            }
+        }
+        JsonNode tree;
         try {
-            delta = GetDynamicSpecCommand.JSON.readValue(change.json != null ? change.json
-                    : Files.readString(Objects.requireNonNull(change.file)), TREE);
-        } catch (IOException e) {
-            command.commandLine().getErr().println("flow-kafka set-dynamic-spec: the change is not a JSON object: "
-                    + e.getMessage());
+            tree = GetDynamicSpecCommand.JSON.readTree(text);
+        } catch (JsonProcessingException e) {
+            command.commandLine().getErr().println("flow-kafka set-dynamic-spec: the change is not valid JSON: "
+                    + e.getOriginalMessage() + " (line " + e.getLocation().getLineNr() + ", column "
+                    + e.getLocation().getColumnNr() + ")");
             return FlowKafkaCli.FAILED;
         }
-        if (delta == null) {
+        if (tree == null || !tree.isObject()) {
             command.commandLine().getErr().println("flow-kafka set-dynamic-spec: the change is not a JSON object: "
-                    + "it is null; write the fields to change, e.g. '{\"paused\": true}'");
+                    + "it is " + (tree == null || tree.isMissingNode() ? "empty" : "a JSON "
+                            + tree.getNodeType().name().toLowerCase(Locale.ROOT))
+                    + "; write the fields to change, e.g. '{\"paused\": true}'");
             return FlowKafkaCli.FAILED;
         }
+        Map<String, Object> delta = GetDynamicSpecCommand.JSON.convertValue(tree, TREE);
         return DynamicSpecChange.publish(command, cluster, specFile, delta, dryRun);
     }
 }

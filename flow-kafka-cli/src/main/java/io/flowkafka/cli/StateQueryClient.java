@@ -38,10 +38,10 @@ final class StateQueryClient {
             description = "the hash after the range's last (default: the end of the hash space)")
     String hashTo;
 
-    @Option(names = "--limit", paramLabel = "N", defaultValue = "100",
+    @Option(names = "--limit", paramLabel = "N",
             description = "at most this many keys of a range (default 100, at most 10000); the answer's "
                     + "next_hash_from starts the next page")
-    int limit;
+    Integer limit;
 
     @Option(names = {"-i", "--instance"}, required = true, paramLabel = "HOST:PORT",
             description = "the HTTP address of any running instance (its application.server); it routes the query")
@@ -74,6 +74,9 @@ final class StateQueryClient {
         if (key != null && rangeGiven) {
             return "give either --key or --hash-from/--hash-to, not both";
         }
+        if (key != null && limit != null) {
+            return "--limit pages a key range; with --key there is one key: leave --limit out";
+        }
         return null;
     }
 
@@ -91,7 +94,7 @@ final class StateQueryClient {
         String what = key != null ? "&key=" + URLEncoder.encode(key, StandardCharsets.UTF_8)
                 : (hashFrom == null ? "" : "&hash_from=" + URLEncoder.encode(hashFrom, StandardCharsets.UTF_8))
                         + (hashTo == null ? "" : "&hash_to=" + URLEncoder.encode(hashTo, StandardCharsets.UTF_8))
-                        + "&limit=" + limit;
+                        + "&limit=" + (limit == null ? 100 : limit);
         if (key == null && hashFrom == null) {
             what = "&hash_from=0" + what;
         }

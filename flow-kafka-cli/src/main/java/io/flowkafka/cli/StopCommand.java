@@ -46,6 +46,13 @@ final class StopCommand implements Callable<Integer> {
         PrintWriter out = command.commandLine().getOut();
         long deadline = System.nanoTime() + timeout.toNanos();
         try (Admin admin = cluster.admin()) {
+            if (PipelineGroup.describe(admin, cluster.applicationId()) == null) {
+                // a wrong --application-id-prefix looks like a pipeline with no instance: say which, do not say stopped
+                command.commandLine().getErr().println("flow-kafka stop: published, but the cluster has no consumer "
+                        + "group '" + cluster.applicationId() + "', so no instance of " + cluster.pipeline + " can be "
+                        + "followed; if instances run, give their flow.application.id.prefix as --application-id-prefix");
+                return FlowKafkaCli.NOT_FOUND;
+            }
             int last = -1;
             while (true) {
                 int running = members(admin, cluster.applicationId());

@@ -310,6 +310,11 @@ class FlowKafkaCliIT {
             Run start = cli("start", "-b", b, "-p", pipeline, "-s", s);
             assertThat(start.exit()).as(start.err()).isZero();
             assertThat(start.out()).contains("stopped: true -> (static)");
+            // a wrong --application-id-prefix: no group to follow, which must not read as "stopped"
+            Run elsewhere = cli("stop", "-b", b, "-p", pipeline, "-s", s, "--application-id-prefix", "other-");
+            assertThat(elsewhere.exit()).as(elsewhere.out() + elsewhere.err()).isEqualTo(3);
+            assertThat(elsewhere.err()).contains("no consumer group 'other-" + pipeline + "'", "--application-id-prefix");
+            assertThat(elsewhere.out()).doesNotContain("no instance of");
         }
     }
 

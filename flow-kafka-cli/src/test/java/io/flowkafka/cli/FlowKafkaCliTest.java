@@ -57,6 +57,30 @@ class FlowKafkaCliTest {
     }
 
     @Test
+    void shouldNameAMissingChangeFile() {
+        assertThat(run("set-dynamic-spec", "-b", "localhost:1", "-p", "x", "-s", "spec.yaml", "--change-file",
+                "/no/such/change.json")).isEqualTo(FlowKafkaCli.FAILED);
+        assertThat(err.toString()).contains("--change-file /no/such/change.json: no such file")
+                .doesNotContain("not a JSON object");
+    }
+
+    @Test
+    void shouldSayWhatAChangeIsWhenItIsNoJsonObject() {
+        assertThat(run("set-dynamic-spec", "-b", "localhost:1", "-p", "x", "-s", "spec.yaml", "--change", "[1]"))
+                .isEqualTo(FlowKafkaCli.FAILED);
+        assertThat(err.toString()).contains("the change is not a JSON object: it is a JSON array")
+                .doesNotContain("java.util");
+    }
+
+    @Test
+    void shouldRefuseALimitWithAKey() {
+        // --limit pages a key range; with one key it would be ignored
+        assertThat(run("read-states", "-p", "x", "-c", "count", "-k", "{\"user\": \"a\"}", "--limit", "5",
+                "-i", "localhost:1")).isEqualTo(FlowKafkaCli.USAGE);
+        assertThat(err.toString()).contains("--limit pages a key range");
+    }
+
+    @Test
     void shouldReadStatesWithoutBootstrapServers() {
         // as docs/cli.md writes it: no -b; the instance at port 1 refuses the connection, which is a failure (1),
         // not a usage error (2) for a missing --bootstrap-servers

@@ -178,6 +178,12 @@ class StateQueryIT {
             Answer badKey = get(b.address(), "count", "{\"usr\": \"u1\"}");
             assertThat(badKey.status()).isEqualTo(400);
             assertThat(badKey.body().path("error").asText()).contains("no key column 'usr'", "[hash, user]");
+            Answer keyWithLimit = send(URI.create(uri(a.address(), "count", "{\"user\": \"u1\"}") + "&limit=5"));
+            assertThat(keyWithLimit.status()).as("a limit is no key query's parameter").isEqualTo(400);
+            assertThat(keyWithLimit.body().path("error").asText()).contains("parameter 'limit' pages a hash range");
+            Answer misspelt = range(a.address(), "hash_from=0&limt=5");
+            assertThat(misspelt.status()).as("a misspelt parameter").isEqualTo(400);
+            assertThat(misspelt.body().path("error").asText()).contains("unknown parameter 'limt'");
             HttpResponse<String> put = HTTP.send(HttpRequest.newBuilder(uri(a.address(), "count", "{\"user\": \"u1\"}"))
                     .PUT(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
             assertThat(put.statusCode()).isEqualTo(405);

@@ -767,14 +767,33 @@ public final class PipelineCodecs {
             case UINT64, INT64 -> v instanceof Long || v instanceof Integer || v instanceof Short || v instanceof Byte
                     ? ((Number) v).longValue() : null;
             case STRING -> v instanceof CharSequence cs ? cs.toString() : null;
-            case DOUBLE -> v instanceof Double || v instanceof Float ? ((Number) v).doubleValue() : null;
+            // a whole number too: JSON (a state query's key) writes 5.0 as 5
+            case DOUBLE -> v instanceof Double || v instanceof Float || v instanceof Long || v instanceof Integer
+                    || v instanceof Short || v instanceof Byte ? ((Number) v).doubleValue() : null;
             case BOOLEAN -> v instanceof Boolean ? v : null;
         };
         if (out == null) {
             throw new IllegalArgumentException("key column '" + col.name() + "' of computation '" + computationId
-                    + "' is " + col.type().specName() + " but was given a " + v.getClass().getName() + ": " + v);
+                    + "' is " + col.type().specName() + " but was given " + kindOf(v) + ": " + v);
         }
         return out;
+    }
+
+    /** What a key value is, in the words of JSON where it has them. */
+    private static String kindOf(Object v) {
+        if (v instanceof CharSequence) {
+            return "a string";
+        }
+        if (v instanceof Boolean) {
+            return "a boolean";
+        }
+        if (v instanceof Long || v instanceof Integer || v instanceof Short || v instanceof Byte) {
+            return "a whole number";
+        }
+        if (v instanceof Number) {
+            return "a number";
+        }
+        return "a " + v.getClass().getSimpleName();
     }
 
     private static List<String> columnNames(ComputationSpec c) {

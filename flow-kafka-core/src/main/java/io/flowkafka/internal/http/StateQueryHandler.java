@@ -79,6 +79,9 @@ import org.jspecify.annotations.Nullable;
  * <p>Threading: any number of server threads; the codecs, which are not thread-safe, are used under a lock.
  */
 public final class StateQueryHandler implements HttpHandler {
+    /** The query parameters served. */
+    private static final List<String> PARAMETERS = List.of("computation", "key", "hash_from", "hash_to", "limit",
+            "partition");
     /** The path the handler is mounted at. */
     public static final String PATH = "/states";
     /** Header of a request forwarded to the owner of the key: such a request is answered locally or not at all. */
@@ -179,6 +182,15 @@ public final class StateQueryHandler implements HttpHandler {
         String computation = params.get("computation");
         String keyJson = params.get("key");
         boolean range = params.containsKey("hash_from") || params.containsKey("hash_to");
+        for (String name : params.keySet()) {
+            if (!PARAMETERS.contains(name)) {
+                return Answer.error(400, "unknown parameter '" + name + "'; " + PATH + " takes " + PARAMETERS);
+            }
+            if (keyJson != null && (name.equals("limit") || name.equals("partition"))) {
+                return Answer.error(400, "parameter '" + name + "' pages a hash range; a key query has one key: "
+                        + "leave it out");
+            }
+        }
         if (computation == null || (keyJson == null) == !range) {
             return Answer.error(400, "give the computation and either a key or a hash range: " + PATH
                     + "?computation=<id>&key=<JSON object of the key columns>, or " + PATH

@@ -101,4 +101,36 @@ class StateKeyTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not JSON")
                 .hasMessageContaining("JSON object of its key columns");
     }
+
+    @Test
+    void shouldTakeAWholeNumberForADoubleKeyColumn() {
+        // a JSON 5 for a double column is 5.0, as JSON does not tell them apart
+        PipelineCodecs codecs = PipelineCodecs.of(PipelineSpecLoader.fromYaml("""
+                name: prices
+                streams:
+                  events: {schema: {type: record, name: E, namespace: t, fields: [{name: user, type: string}, {name: price, type: double}]}}
+                computations:
+                  read:
+                    computation_class_name: Source
+                    output_stream_ids: [events]
+                    source_streams:
+                      events: {source_class_name: KafkaSource, parameters: {topics: in}}
+                  count:
+                    computation_class_name: Transform
+                    processing_function: %s
+                    input_stream_ids: [events]
+                    group_by_schema:
+                      - {name: hash, type: uint64, expression: "farm_hash(user)"}
+                      - {name: user, type: string}
+                      - {name: price, type: double}
+                """.formatted(Nothing.class.getName())), new Properties());
+        StateKey whole = StateKey.parse(codecs, "count", "{\"user\": \"a\", \"price\": 5}");
+        StateKey decimal = StateKey.parse(codecs, "count", "{\"user\": \"a\", \"price\": 5.0}");
+        assertThat(whole.encoded()).isEqualTo(decimal.encoded());
+        assertThat(whole.key().get("price")).isEqualTo(5.0);
+        assertThatThrownBy(() -> StateKey.parse(codecs, "count", "{\"user\": \"a\", \"price\": \"5\"}"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("key column 'price' of computation 'count' is double but was given a string: 5")
+                .hasMessageNotContaining("java.lang");
+    }
 }
