@@ -139,6 +139,16 @@ class FlowKafkaCliIT {
             Run status = cli("status", "-b", bootstrap, "-p", pipeline);
             assertThat(status.exit()).as(status.err()).isZero();
             assertThat(status.out()).contains("instances: 1 (streams group ", "task(s)", input + ": p0 ");
+            // draining cannot pause source topics under the streams protocol: said in the status, not ignored
+            Run drain = cli("drain", "-b", bootstrap, "-p", pipeline, "-s", specFile.toString());
+            assertThat(drain.exit()).as(drain.err()).isZero();
+            Await.until(Duration.ofSeconds(30), "the instance reports draining without effect", () -> runtime.status()
+                    .stream().anyMatch(e -> e.path().equals("/dynamic_spec/draining")
+                            && e.message().contains("group.protocol=streams")));
+            Run cancel = cli("drain", "-b", bootstrap, "-p", pipeline, "-s", specFile.toString(), "--cancel");
+            assertThat(cancel.exit()).as(cancel.err()).isZero();
+            Await.until(Duration.ofSeconds(30), "the report cleared once draining is off", () -> runtime.status()
+                    .stream().noneMatch(e -> e.path().equals("/dynamic_spec/draining")));
             Run refused = cli("reset", "-b", bootstrap, "-p", pipeline, "--execute");
             assertThat(refused.exit()).as(refused.out()).isEqualTo(4);
             assertThat(refused.err()).contains("refused", "stop every instance first");

@@ -57,6 +57,7 @@ import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -796,6 +797,11 @@ public final class FlowRuntime implements AutoCloseable {
         });
         this.controls = controls;
         dynamicSpec.onChange(controls::follow);
+        if (StreamsProperties.streamsGroupProtocol(streamsProps)) {
+            Runnable drainingCheck = this::reportDrainingWithoutEffect;
+            dynamicSpec.onChange(drainingCheck);
+            drainingCheck.run();
+        }
         long purgeMs = config.getLong(FlowConfig.PURGE_INTERVAL_MS_CONFIG);
         var completion = new CompletionWatch(spec, compiled, applicationId(), ClientProperties.consumer(streamsProps),
                 () -> state.compareAndSet(State.RUNNING, State.COMPLETED));
@@ -810,6 +816,28 @@ public final class FlowRuntime implements AutoCloseable {
                     StreamsProperties.streamsGroupProtocol(streamsProps));
         }
         controls.follow(); // the document read at start may pause or stop the pipeline: once all of it started
+    }
+
+    /**
+     * Under {@code group.protocol=streams} Kafka Streams creates its main consumer itself, so the dynamic spec's
+     * {@code draining} cannot pause source topics: each draining computation that reads them is reported in the
+     * status (an error under {@code /dynamic_spec/draining}) and logged, instead of being ignored unseen.
+     */
+    private void reportDrainingWithoutEffect() {
+        for (Map.Entry<String, List<String>> e : compiled.sourceTopicsByComputation().entrySet()) {
+            String c = e.getKey();
+            if (!e.getValue().isEmpty() && dynamicSpec.drainingComputations().contains(c)) {
+                String message = "pipeline '" + spec.name() + "': draining computation '" + c + "' does not stop it "
+                        + "reading its source topics with group.protocol=streams (Kafka Streams creates its consumer "
+                        + "itself); use group.protocol=classic to drain, or stop(timeout) for a fast stop";
+                if (statusBoard.firstAnnouncement(message)) {
+                    LOG.warn(message);
+                }
+                statusBoard.report(c, -1, "/dynamic_spec/draining", message, Instant.now());
+            } else {
+                statusBoard.clear(c, -1, "/dynamic_spec/draining");
+            }
+        }
     }
 
     /**
