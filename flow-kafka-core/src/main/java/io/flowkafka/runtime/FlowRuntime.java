@@ -376,7 +376,8 @@ public final class FlowRuntime implements AutoCloseable {
      * change from another instance, which is then merged in, not lost), applied here before this returns, and
      * applied by every other running instance within about a second (each polls the topic at most 500 ms apart). An
      * instance that starts later applies the latest document before its tasks start. Before {@link #start()}, and on
-     * test drivers, which have no broker, the change applies to this instance only.
+     * test drivers, which have no broker, the change applies to this instance only; at the start a shared document
+     * replaces it (reported in {@link #status()} under {@code /dynamic_spec/rejected}).
      *
      * @param dynamicSpecChange the change, as nested maps in the dynamic spec's layout
      * @throws IllegalArgumentException listing every problem, each with its field; nothing is applied or published

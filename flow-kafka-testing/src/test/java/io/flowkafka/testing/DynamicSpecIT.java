@@ -153,6 +153,25 @@ class DynamicSpecIT {
     }
 
     @Test
+    void shouldSayWhenTheSharedSpecReplacesAChangeMadeBeforeStart(KafkaCluster cluster, TestNames names)
+            throws Exception {
+        String pipeline = names.name("early");
+        FlowRuntime a = instance(cluster, pipeline, "a");
+        a.reconfigureKeyVisitor("auditor", "v", Map.of("period", "5m"));
+        Properties props = new Properties();
+        props.put("bootstrap.servers", cluster.bootstrapServers());
+        props.put("state.dir", Files.createDirectories(stateRoot.resolve("b")).toString());
+        FlowRuntime b = FlowRuntime.create(spec(pipeline), props);
+        runtimes.add(b);
+        b.reconfigureKeyVisitor("auditor", "w", Map.of("period", "7m")); // before start: this instance only
+        b.start();
+        assertThat(b.dynamicSpec()).as("the shared document wins").isEqualTo(a.dynamicSpec());
+        assertThat(settings(b, "w").period()).isEqualTo(Duration.ofHours(1));
+        assertThat(b.status()).filteredOn(e -> e.path().equals("/dynamic_spec/rejected")).singleElement()
+                .satisfies(e -> assertThat(e.message()).contains("before start()", "period=7m", "after start()"));
+    }
+
+    @Test
     void shouldKeepBothOfTwoConcurrentChangesFromTwoInstances(KafkaCluster cluster, TestNames names) throws Exception {
         String pipeline = names.name("dyn-race");
         FlowRuntime a = instance(cluster, pipeline, "a");

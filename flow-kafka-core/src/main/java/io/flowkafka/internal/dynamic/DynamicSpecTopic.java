@@ -6,9 +6,11 @@ import io.flowkafka.internal.status.StatusBoard;
 import io.flowkafka.spi.ClientProperties;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -191,10 +193,19 @@ public final class DynamicSpecTopic implements AutoCloseable {
     public static DynamicSpecTopic start(String pipeline, String topic, Map<?, ?> streamsProps,
             DynamicSpec dynamic, StatusBoard status) {
         DynamicSpecTopic t = new DynamicSpecTopic(pipeline, topic, streamsProps, dynamic, status);
+        Map<String, Object> local = dynamic.document(); // changes made on this instance before start()
         try {
             ConsumerRecord<byte[], byte[]> latest = t.readLatest(t.listener.consumer());
             if (latest != null) {
                 t.listener.accept(latest);
+                if (!holds(dynamic.document(), local)) {
+                    String message = "the dynamic spec changes made on this instance before start() (" + local
+                            + ") were replaced by the shared dynamic spec of " + topic + " (" + dynamic.document()
+                            + "); make them after start() with FlowRuntime.reconfigure or flow-kafka set-dynamic-spec, "
+                            + "which change every instance";
+                    LOG.warn("pipeline '{}': {}", pipeline, message);
+                    status.report("*", -1, DynamicSpecListener.STATUS_PATH, message, Instant.now());
+                }
             }
         } catch (RuntimeException e) {
             t.listener.close();
@@ -325,5 +336,22 @@ public final class DynamicSpecTopic implements AutoCloseable {
     @Override
     public void close() {
         listener.close();
+    }
+
+    /** Whether every setting of {@code settings} has the same value in {@code document} (nested maps). */
+    static boolean holds(Map<String, Object> document, Map<String, Object> settings) {
+        for (Map.Entry<String, Object> e : settings.entrySet()) {
+            Object there = document.get(e.getKey());
+            if (e.getValue() instanceof Map<?, ?> m && there instanceof Map<?, ?> d) {
+                @SuppressWarnings("unchecked")
+                boolean held = holds((Map<String, Object>) d, (Map<String, Object>) m);
+                if (!held) {
+                    return false;
+                }
+            } else if (!Objects.equals(e.getValue(), there)) {
+                return false;
+            }
+        }
+        return true;
     }
 }
