@@ -688,6 +688,7 @@ public final class FlowRuntime implements AutoCloseable {
             if (httpPort != null) { // first: a port in use fails the start before anything runs
                 operationsServer = OperationsServer.start(spec.name(), config.getString(FlowConfig.HTTP_HOST_CONFIG),
                         httpPort);
+                operationsServer.mount("/health", new HealthHandler(this)); // 503 while starting, not a 404
             }
             new TopicPreparation(spec, compiled, config, streamsProps).prepare(admin);
             ProducerBatchSize.fitDefault(admin, streamsProps, userProps, compiled, spec.name());
@@ -866,7 +867,6 @@ public final class FlowRuntime implements AutoCloseable {
                 config.getLong(FlowConfig.STATUS_INTERVAL_MS_CONFIG), streamsProps, report::build);
         instanceStatus = topic;
         StatusPage.mount(server, spec, topic::view);
-        server.mount("/health", new HealthHandler(this));
         server.mountSlow(StateQueryHandler.PATH, stateQueryHandler(), Set.of("GET", "HEAD", "DELETE"));
         mountPrometheus(server);
     }
@@ -1234,7 +1234,7 @@ public final class FlowRuntime implements AutoCloseable {
         State s = state.get();
         KafkaStreams ks = streams;
         if (ks == null || s == State.CREATED) {
-            return "pipeline '" + spec.name() + "' is not started";
+            return "pipeline '" + spec.name() + "' is " + (s == State.STARTING ? "starting" : "not started");
         }
         if (s == State.STOPPING || s == State.STOPPED || s == State.FAILED) {
             return "pipeline '" + spec.name() + "' is " + s;
