@@ -190,125 +190,138 @@ final class ComputationTask {
         this.plan = plan;
         this.spec = plan.spec();
         this.context = context;
-        Object rejected = context.appConfigs().get(RejectedOutputs.CONFIG);
-        rejectedOutputs = rejected instanceof RejectedOutputs r ? r : null;
-        atMostOnce = new AtMostOnceEpochs(context.appConfigs().get(EpochCommits.CONFIG) instanceof EpochCommits c ? c
-                : null);
-        EpochBarrierStore barrier = null;
-        if (plan.hasEpochBarrier()) {
-            barrier = context.getStateStore(EpochBarrierStore.storeName(spec.id()));
-            barrier.beforeCommit(atMostOnce::beforeCommit);
-        }
-        KeyValueStore<Bytes, byte[]> store = !ComputationPlan.hasStateStore(spec, plan.external()) ? null
-                : context.getStateStore(KeyStates.storeName(spec.id()));
-        this.states = new KeyStates(store);
-        if (store != null) {
-            meters.addAll(WriteBackStore.registerMeters(store, plan.visitors().meters(),
-                    storeTags()));
-        }
-        this.keyCodec = KeyCodec.of(spec.groupBySchema(), spec.id());
-        this.reading = plan.visitors().status().reading(spec.id(), context.taskId().partition());
-        this.skipper = new MessageSkipper(plan.visitors().dynamic().skipIf(spec.id()), plan.visitors().meters(),
-                plan.pipeline(), spec.id());
-        this.computationTag = MessageIds.computationTag(spec.id());
-        this.sourceComputation = !spec.sourceStreams().isEmpty();
-        boolean aligned = sourceComputation && plan.alignment().aligned(spec.id());
-        // finite progress is read from the watermark store, made below: settled partitions are asked for later
-        this.clocks = new SourceClocks(plan.sourceIdleness(), context::currentSystemTimeMs,
-                spec.watermarkStrategy().outOfOrdernessBound(), plan.watermarks().intervalMs(),
-                spec.watermarkStrategy().idleDuration(), tp -> finite.filtered(tp) || finite.readToEnd(tp),
-                aligned ? plan.alignment().pauseClock(spec.id(), context.taskId().partition()) : null);
-        for (ComputationPlan.Input in : plan.inputs().values()) {
-            SourceDecoder decoder = new SourceDecoder(in, plan.inputSchemas().get(in.streamId()), keyCodec, spec,
-                    context.appConfigs());
-            SourceClocks.Clock clock = in.source() == null ? null : clocks.register(in.streamId(),
-                    new TopicPartition(in.topic(), context.taskId().partition()));
-            inputs.put(in.topic(), new InputBinding(decoder, clock));
-        }
-        List<TopicPartition> inputPartitions = new ArrayList<>();
-        for (ComputationPlan.Input in : plan.inputs().values()) {
-            inputPartitions.add(new TopicPartition(in.topic(), context.taskId().partition()));
-        }
-        this.taskMeters = new TaskMeters(plan.visitors().meters(), Tags.of(storeTags()),
-                context.appConfigs().get(InputLag.CONFIG) instanceof InputLag lag ? lag : null, inputPartitions,
-                !spec.timers().isEmpty());
-        this.deadLetterCounts = context.appConfigs().get(DeadLetterCounts.CONFIG) instanceof DeadLetterCounts d ? d
-                : null;
-        Map<String, WatermarkTracker.ExpectedProducers> expected = new LinkedHashMap<>();
-        plan.writers().forEach((stream, writer) -> expected.put(stream,
-                new WatermarkTracker.ExpectedProducers(writer, plan.partitionCounts().of(writer))));
-        this.watermarks = new WatermarkTracker(context.getStateStore(WatermarkTracker.storeName(spec.id())), expected);
-        int partitionCount = plan.partitionCounts().singleTask() ? 1
-                : sourceComputation ? plan.partitionCounts().of(spec.id()) : spec.desiredPartitionCount();
-        Map<String, List<String>> controlNodesByStream = new LinkedHashMap<>();
-        Map<String, String> internalNodes = new HashMap<>();
-        for (Map.Entry<String, List<ComputationPlan.Route>> e : plan.outputs().entrySet()) {
-            for (ComputationPlan.Route r : e.getValue()) {
-                if (r instanceof ComputationPlan.InternalRoute) {
-                    controlNodesByStream.computeIfAbsent(e.getKey(), k -> new ArrayList<>()).add(r.sinkNode());
-                    internalNodes.put(r.sinkNode(), e.getKey());
+        try {
+            Object rejected = context.appConfigs().get(RejectedOutputs.CONFIG);
+            rejectedOutputs = rejected instanceof RejectedOutputs r ? r : null;
+            atMostOnce = new AtMostOnceEpochs(context.appConfigs().get(EpochCommits.CONFIG) instanceof EpochCommits c
+                    ? c : null);
+            EpochBarrierStore barrier = null;
+            if (plan.hasEpochBarrier()) {
+                barrier = context.getStateStore(EpochBarrierStore.storeName(spec.id()));
+                barrier.beforeCommit(atMostOnce::beforeCommit);
+            }
+            KeyValueStore<Bytes, byte[]> store = !ComputationPlan.hasStateStore(spec, plan.external()) ? null
+                    : context.getStateStore(KeyStates.storeName(spec.id()));
+            this.states = new KeyStates(store);
+            if (store != null) {
+                meters.addAll(WriteBackStore.registerMeters(store, plan.visitors().meters(),
+                        storeTags()));
+            }
+            this.keyCodec = KeyCodec.of(spec.groupBySchema(), spec.id());
+            this.reading = plan.visitors().status().reading(spec.id(), context.taskId().partition());
+            this.skipper = new MessageSkipper(plan.visitors().dynamic().skipIf(spec.id()), plan.visitors().meters(),
+                    plan.pipeline(), spec.id());
+            this.computationTag = MessageIds.computationTag(spec.id());
+            this.sourceComputation = !spec.sourceStreams().isEmpty();
+            boolean aligned = sourceComputation && plan.alignment().aligned(spec.id());
+            // finite progress is read from the watermark store, made below: settled partitions are asked for later
+            this.clocks = new SourceClocks(plan.sourceIdleness(), context::currentSystemTimeMs,
+                    spec.watermarkStrategy().outOfOrdernessBound(), plan.watermarks().intervalMs(),
+                    spec.watermarkStrategy().idleDuration(), tp -> finite.filtered(tp) || finite.readToEnd(tp),
+                    aligned ? plan.alignment().pauseClock(spec.id(), context.taskId().partition()) : null);
+            for (ComputationPlan.Input in : plan.inputs().values()) {
+                SourceDecoder decoder = new SourceDecoder(in, plan.inputSchemas().get(in.streamId()), keyCodec, spec,
+                        context.appConfigs());
+                SourceClocks.Clock clock = in.source() == null ? null : clocks.register(in.streamId(),
+                        new TopicPartition(in.topic(), context.taskId().partition()));
+                inputs.put(in.topic(), new InputBinding(decoder, clock));
+            }
+            List<TopicPartition> inputPartitions = new ArrayList<>();
+            for (ComputationPlan.Input in : plan.inputs().values()) {
+                inputPartitions.add(new TopicPartition(in.topic(), context.taskId().partition()));
+            }
+            this.taskMeters = new TaskMeters(plan.visitors().meters(), Tags.of(storeTags()),
+                    context.appConfigs().get(InputLag.CONFIG) instanceof InputLag lag ? lag : null, inputPartitions,
+                    !spec.timers().isEmpty());
+            this.deadLetterCounts = context.appConfigs().get(DeadLetterCounts.CONFIG) instanceof DeadLetterCounts d ? d
+                    : null;
+            Map<String, WatermarkTracker.ExpectedProducers> expected = new LinkedHashMap<>();
+            plan.writers().forEach((stream, writer) -> expected.put(stream,
+                    new WatermarkTracker.ExpectedProducers(writer, plan.partitionCounts().of(writer))));
+            this.watermarks = new WatermarkTracker(context.getStateStore(WatermarkTracker.storeName(spec.id())),
+                    expected);
+            int partitionCount = plan.partitionCounts().singleTask() ? 1
+                    : sourceComputation ? plan.partitionCounts().of(spec.id()) : spec.desiredPartitionCount();
+            Map<String, List<String>> controlNodesByStream = new LinkedHashMap<>();
+            Map<String, String> internalNodes = new HashMap<>();
+            for (Map.Entry<String, List<ComputationPlan.Route>> e : plan.outputs().entrySet()) {
+                for (ComputationPlan.Route r : e.getValue()) {
+                    if (r instanceof ComputationPlan.InternalRoute) {
+                        controlNodesByStream.computeIfAbsent(e.getKey(), k -> new ArrayList<>()).add(r.sinkNode());
+                        internalNodes.put(r.sinkNode(), e.getKey());
+                    }
                 }
             }
-        }
-        this.stampNodes = plan.partitionCounts().singleTask() && plan.watermarks().eachChange() && sourceComputation
-                && !internalNodes.isEmpty() ? internalNodes : null;
-        this.emitter = new WatermarkEmitter(spec.id(), watermarks, context, controlNodesByStream,
-                outputDependencies(spec), plan.statusNode(), plan.controlTopic() == null ? null
-                        : spec.id() + ".sink.control",
-                sourceComputation ? spec.watermarkStrategy().maxIdlePartitions(partitionCount) : 0,
-                plan.watermarks().intervalMs(), plan.watermarks().heartbeatMs());
-        Map<String, String> outboxNodes = new LinkedHashMap<>(); // one sink node per outbox topic
-        plan.outputs().values().stream().flatMap(List::stream)
-                .filter(r -> r instanceof ComputationPlan.SinkRoute sr && sr.outbox())
-                .forEach(r -> outboxNodes.putIfAbsent(r.topic(), r.sinkNode()));
-        this.outboxWatermarks = new OutboxWatermarks(List.copyOf(outboxNodes.values()), context.taskId().partition(),
-                partitionCount, plan.watermarks().intervalMs());
-        List<SyncSinkSlot> stagedSinks = plan.stagedSinks();
-        if (!stagedSinks.isEmpty() && barrier != null) {
-            StagedEpochs epochs = new StagedEpochs(context.getStateStore(StagedEpochs.storeName(spec.id())),
-                    stagedSinks, context.taskId().partition(), partitionCount,
-                    context.appConfigs().get(EpochCommits.CONFIG) instanceof EpochCommits c ? c : null);
-            epochs.open();
-            barrier.afterFlush(epochs::beforeCommit);
-            this.stagedEpochs = epochs;
-        }
-        if (aligned) {
-            Set<TopicPartition> tps = new HashSet<>();
-            plan.inputs().values().stream().filter(i -> i.source() != null)
-                    .forEach(i -> tps.add(new TopicPartition(i.topic(), context.taskId().partition())));
-            this.alignedPartitions = Set.copyOf(tps);
-            this.alignmentLimit = plan.alignment().limit(spec.id());
-            this.alignedWatermark = watermarks.alignedWatermark(); // where the task was before a restart
-        }
-        this.finite = new FiniteSourceProgress(spec.sourceStreams(), context.taskId().partition(), watermarks,
-                plan.finiteSources(), plan.partitionCounts().singleTask(), plan.sourceIdleness());
-        this.call = new CallContext(spec, states, keyCodec, plan.outputSchemas(),
-                () -> context.currentSystemTimeMs() * 1_000_000L, context.taskId().partition(), partitionCount,
-                this::inputWatermark, this::minInputWatermark);
-        if (!plan.external().reads().isEmpty()) {
-            externalReads = new io.flowkafka.internal.external.ExternalReads(plan.external().reads(),
-                    r -> io.flowkafka.internal.external.TableReader.of(context, r.topic(), r.versioned()),
-                    () -> context.currentSystemTimeMs() * 1_000_000L);
-            call.external(externalReads);
-        }
-        this.publisher = new TablePublisher(plan.external(), states);
-        this.recordLimit = RecordSizeLimit.of(context.appConfigs());
-        this.router = new OutputRouter(plan, context.taskId().partition(), context.appConfigs(), recordLimit,
-                rejectedOutputs, atMostOnce);
-        this.deadLetters = new DeadLetterWriter(spec.id(), String.valueOf(context.appConfigs().getOrDefault(
-                DeadLetterHandler.TOPIC_CONFIG, "dlq")), recordLimit, rejectedOutputs);
-        schedule(Duration.ofMillis(plan.watermarks().intervalMs()), now -> emitWatermarks());
-        initTimers();
-        this.rowChecks = new CallRowChecks(spec, recordLimit, rejectedOutputs, context.applicationId(), states,
-                timerStore, ComputationPlan.writesInternalStreams(plan.outputs()));
-        initVisitors();
-        initStateDeletes(store);
-        initServiceLogs(partitionCount);
-        initPunctuatedSources(partitionCount);
-        this.function = FunctionFactory.create(spec);
-        initBatching();
-        if (function != null) {
-            function.open(call);
+            this.stampNodes = plan.partitionCounts().singleTask() && plan.watermarks().eachChange() && sourceComputation
+                    && !internalNodes.isEmpty() ? internalNodes : null;
+            this.emitter = new WatermarkEmitter(spec.id(), watermarks, context, controlNodesByStream,
+                    outputDependencies(spec), plan.statusNode(), plan.controlTopic() == null ? null
+                            : spec.id() + ".sink.control",
+                    sourceComputation ? spec.watermarkStrategy().maxIdlePartitions(partitionCount) : 0,
+                    plan.watermarks().intervalMs(), plan.watermarks().heartbeatMs());
+            Map<String, String> outboxNodes = new LinkedHashMap<>(); // one sink node per outbox topic
+            plan.outputs().values().stream().flatMap(List::stream)
+                    .filter(r -> r instanceof ComputationPlan.SinkRoute sr && sr.outbox())
+                    .forEach(r -> outboxNodes.putIfAbsent(r.topic(), r.sinkNode()));
+            this.outboxWatermarks = new OutboxWatermarks(List.copyOf(outboxNodes.values()),
+                    context.taskId().partition(),
+                    partitionCount, plan.watermarks().intervalMs());
+            List<SyncSinkSlot> stagedSinks = plan.stagedSinks();
+            if (!stagedSinks.isEmpty() && barrier != null) {
+                StagedEpochs epochs = new StagedEpochs(context.getStateStore(StagedEpochs.storeName(spec.id())),
+                        stagedSinks, context.taskId().partition(), partitionCount,
+                        context.appConfigs().get(EpochCommits.CONFIG) instanceof EpochCommits c ? c : null);
+                epochs.open();
+                barrier.afterFlush(epochs::beforeCommit);
+                this.stagedEpochs = epochs;
+            }
+            if (aligned) {
+                Set<TopicPartition> tps = new HashSet<>();
+                plan.inputs().values().stream().filter(i -> i.source() != null)
+                        .forEach(i -> tps.add(new TopicPartition(i.topic(), context.taskId().partition())));
+                this.alignedPartitions = Set.copyOf(tps);
+                this.alignmentLimit = plan.alignment().limit(spec.id());
+                this.alignedWatermark = watermarks.alignedWatermark(); // where the task was before a restart
+            }
+            this.finite = new FiniteSourceProgress(spec.sourceStreams(), context.taskId().partition(), watermarks,
+                    plan.finiteSources(), plan.partitionCounts().singleTask(), plan.sourceIdleness());
+            this.call = new CallContext(spec, states, keyCodec, plan.outputSchemas(),
+                    () -> context.currentSystemTimeMs() * 1_000_000L, context.taskId().partition(), partitionCount,
+                    this::inputWatermark, this::minInputWatermark);
+            if (!plan.external().reads().isEmpty()) {
+                externalReads = new io.flowkafka.internal.external.ExternalReads(plan.external().reads(),
+                        r -> io.flowkafka.internal.external.TableReader.of(context, r.topic(), r.versioned()),
+                        () -> context.currentSystemTimeMs() * 1_000_000L);
+                call.external(externalReads);
+            }
+            this.publisher = new TablePublisher(plan.external(), states);
+            this.recordLimit = RecordSizeLimit.of(context.appConfigs());
+            this.router = new OutputRouter(plan, context.taskId().partition(), context.appConfigs(), recordLimit,
+                    rejectedOutputs, atMostOnce);
+            this.deadLetters = new DeadLetterWriter(spec.id(), String.valueOf(context.appConfigs().getOrDefault(
+                    DeadLetterHandler.TOPIC_CONFIG, "dlq")), recordLimit, rejectedOutputs);
+            schedule(Duration.ofMillis(plan.watermarks().intervalMs()), now -> emitWatermarks());
+            initTimers();
+            this.rowChecks = new CallRowChecks(spec, recordLimit, rejectedOutputs, context.applicationId(), states,
+                    timerStore, ComputationPlan.writesInternalStreams(plan.outputs()));
+            initVisitors();
+            initStateDeletes(store);
+            initServiceLogs(partitionCount);
+            initPunctuatedSources(partitionCount);
+            this.function = FunctionFactory.create(spec);
+            initBatching();
+            if (function != null) {
+                function.open(call);
+            }
+        } catch (RuntimeException | Error e) {
+            // Kafka Streams does not close a processor whose init() threw: release what this attempt registered and
+            // opened (meters, sources, the function), or every failed retry would leave its own set behind
+            try {
+                close();
+            } catch (RuntimeException | Error suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
         }
     }
 
