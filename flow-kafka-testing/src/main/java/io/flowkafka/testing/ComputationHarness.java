@@ -201,7 +201,8 @@ public final class ComputationHarness implements AutoCloseable {
      * Simulates a restart of the process that runs this computation: closes this harness (the
      * function's {@code close()}) and returns a new harness of the same computation, with a new
      * function instance (opened) and what the runtime keeps across a restart: the committed
-     * state of every key, the pending timers, the timer and input watermarks. The clock and the
+     * state of every key, the pending timers, the timer and input watermarks, and the rows seeded into joined
+     * tables ({@link #putExternalRow}). The clock and the
      * message-id counter carry on too, so a replay of the same inputs gets the same input ids; set
      * a later clock with {@link #setCurrentTimeNanos} to model the time the restart took.
      * {@link #failures()} of the new harness starts empty. Nothing kept in the old function
@@ -218,6 +219,11 @@ public final class ComputationHarness implements AutoCloseable {
             Map<String, byte[]> copied = new LinkedHashMap<>();
             rows.forEach((name, bytes) -> copied.put(name, bytes.clone()));
             next.states.put(copy(k), copied);
+        });
+        joinedRows.forEach((name, rows) -> { // the joined tables are topics: the restart finds them as they were
+            Map<GenericRecord, byte[]> copied = new LinkedHashMap<>();
+            rows.forEach((k, bytes) -> copied.put(copy(k), bytes.clone()));
+            next.joinedRows.put(name, copied);
         });
         next.pending.addAll(pending); // HarnessTimer is immutable
         next.timerWatermarks.putAll(timerWatermarks);

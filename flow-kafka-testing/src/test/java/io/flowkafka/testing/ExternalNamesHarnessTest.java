@@ -34,4 +34,19 @@ class ExternalNamesHarnessTest {
         assertThat(visited(KeyVisitorStreamSpec.builder("v").names("total").externalNames("/joined")))
                 .containsExactly("s", "j");
     }
+
+    @Test
+    void shouldKeepTheJoinedRowsAcrossARestart() {
+        // a joined table is a topic beside the computation: a restart of the computation finds its rows still there
+        try (ComputationHarness h = ComputationHarness.create(ExternalNamesTest.spec(KeyVisitorStreamSpec
+                .builder("v").names("total").externalNames("/joined").build(), false), "keeper")) {
+            GenericRecord row = new GenericData.Record(ExternalNamesTest.ROW);
+            row.put("value", "j-row");
+            h.putExternalRow("/joined", h.keyOf("events", Map.of("key", "j", "cmd", "x")), row);
+            try (ComputationHarness next = h.restart()) {
+                assertThat(next.visitAll("v", 0, 0).stream()
+                        .map(r -> r.outputs().get(0).payload().get("key").toString()).toList()).containsExactly("j");
+            }
+        }
+    }
 }

@@ -220,6 +220,9 @@ class FlowTestDriverTest {
                 assertThat(new String(d.headers().lastHeader("flow.dlq.error.at").value(), StandardCharsets.UTF_8))
                         .as("the line of the function that threw").startsWith(ClickCounter.class.getName() + ".onMessage(")
                         .contains("FlowTestDriverTest.java:");
+                assertThat(d.headers().lastHeader("flow.wm"))
+                        .as("the watermark the driver stamps on a message is not one of its input's headers on a broker")
+                        .isNull();
             });
             assertThat(driver.stateForPayload("count", "total", "clicks", Map.of("user", "u0", "page", "home",
                     "ts", 0L))).hasValueSatisfying(t -> assertThat(t.get("count")).isEqualTo(15L));

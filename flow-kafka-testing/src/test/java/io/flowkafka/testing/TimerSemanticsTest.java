@@ -60,6 +60,10 @@ class TimerSemanticsTest {
             if (key.equals("fail")) {
                 throw new IllegalStateException("timer handler fails for key fail");
             }
+            if (key.startsWith("chain") && !timer.getStreamId().equals("t_all")) {
+                // a timer of the first timer stream, due at once: fired in the steps that follow
+                output.addTimer("t_all", timer.getTriggerTimestamp(), timer.getEventTimestamp());
+            }
             if (key.startsWith("audit")) {
                 output.addMessage(context.createMessageBuilder("audit").set("key", key)
                         .set("stream", timer.getStreamId()).set("trigger", timer.getTriggerTimestamp() / MS)
@@ -131,6 +135,16 @@ class TimerSemanticsTest {
         assertThat(fired()).as("a watermark equal to the trigger does not fire it").isEmpty();
         event("a", "x", 1001, null);
         assertThat(fired()).containsExactly("t_a:k:1000:100");
+    }
+
+    @Test
+    void shouldFireATimerThatAFiringAddsToAnEarlierTimerStreamBeforeThePipeReturns() {
+        // testing.md: "Due timers fire before the call returns ... in steps that follow one another until none is due"
+        event("b", "x", 5000, null);
+        event("a", "chain", 100, "add t_a 1000 100");
+        driver.pipeSource("in-a", "x", "{\"key\":\"x\",\"ts\":1001}"); // the a watermark passes 1000; no clock move
+        assertThat(fired()).containsExactly("t_a:chain:1000:100", "t_all:chain:1000:100");
+        assertThat(driver.pendingTimers("timers")).as("nothing due is left pending").isEmpty();
     }
 
     @Test

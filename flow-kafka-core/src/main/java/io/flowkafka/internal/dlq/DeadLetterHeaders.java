@@ -1,5 +1,6 @@
 package io.flowkafka.internal.dlq;
 
+import io.flowkafka.internal.message.FlowHeaders;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
@@ -32,6 +33,8 @@ public final class DeadLetterHeaders {
         Headers headers = new RecordHeaders();
         if (original != null) {
             original.forEach(headers::add);
+            // the watermark a test driver stamps on a message travels with it, not with its input's dead letter
+            headers.remove(FlowHeaders.WATERMARK_AFTER);
         }
         put(headers, "flow.dlq.error.class", cause.getClass().getName());
         put(headers, "flow.dlq.error.message", cause.getMessage() == null ? "" : cause.getMessage());

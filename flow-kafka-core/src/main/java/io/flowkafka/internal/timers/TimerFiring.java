@@ -38,6 +38,10 @@ public final class TimerFiring {
     private final boolean trackTriggerFloor;
     private int firedInStep;
     private boolean behind;
+    /** The timer stream whose timer this step is firing; -1 outside a step. */
+    private int firingStream = -1;
+    /** Whether a timer this step fired added a timer to a stream the step had passed: the next step looks. */
+    private boolean addedBehind;
     /** A lower bound of the triggers of pending event-time timers: exact after each step, lowered by adds since. */
     private long eventTriggerFloor = Long.MIN_VALUE;
 
@@ -78,7 +82,10 @@ public final class TimerFiring {
         return timeTypes[i];
     }
 
-    /** Whether the last step stopped at its limits rather than for lack of due timers: step again soon. */
+    /**
+     * Whether the last step stopped at its limits rather than for lack of due timers, or a timer it fired added one
+     * to a timer stream it had passed: step again soon.
+     */
     public boolean behind() {
         return behind;
     }
@@ -112,7 +119,9 @@ public final class TimerFiring {
             fireDue(watermarkOf, fire, deadline);
         } finally {
             int n = firedInStep;
-            behind = n >= maxPerStep || past(deadline);
+            behind = n >= maxPerStep || past(deadline) || addedBehind;
+            addedBehind = false;
+            firingStream = -1;
             if (n > 0) {
                 steps.record(System.nanoTime() - started, TimeUnit.NANOSECONDS);
                 fired.increment(n);
@@ -156,6 +165,7 @@ public final class TimerFiring {
                     if (store.overtaken(t)) {
                         continue outer; // a timer added by this batch's calls sorts before: ask again
                     }
+                    firingStream = i;
                     fire.accept(t);
                     firedInStep++;
                     budget--;
@@ -172,12 +182,18 @@ public final class TimerFiring {
         return timeBound && System.nanoTime() - deadline >= 0;
     }
 
-    /** Lowers the trigger bound by the event-time timers the committing call adds (before it commits them). */
+    /**
+     * Lowers the trigger bound by the event-time timers the committing call adds (before it commits them), and notes
+     * a timer added by a firing to a timer stream the step had passed.
+     */
     public void noteAdds() {
-        if (trackTriggerFloor && store.hasBufferedWrites()) {
+        if ((trackTriggerFloor || firingStream > 0) && store.hasBufferedWrites()) {
             for (PendingTimer t : store.bufferedAdds()) {
-                if (timeTypes[t.streamIndex()] == TimeType.EVENT_TIME) {
+                if (trackTriggerFloor && timeTypes[t.streamIndex()] == TimeType.EVENT_TIME) {
                     eventTriggerFloor = Math.min(eventTriggerFloor, t.triggerTs());
+                }
+                if (t.streamIndex() < firingStream) {
+                    addedBehind = true; // a timer of a stream this step has passed may be due already
                 }
             }
         }
