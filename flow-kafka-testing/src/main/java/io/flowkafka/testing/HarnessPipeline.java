@@ -1,5 +1,7 @@
 package io.flowkafka.testing;
 
+import io.flowkafka.runtime.FlowConfig;
+import io.flowkafka.runtime.FlowRuntime;
 import io.flowkafka.spec.ComputationSpec;
 import io.flowkafka.spec.PipelineSpec;
 import io.flowkafka.spec.TimeType;
@@ -15,6 +17,7 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.TreeSet;
 import org.apache.avro.generic.GenericRecord;
+import org.apache.kafka.streams.StreamsConfig;
 
 /**
  * {@link FlowTestLevel#HARNESS}: one computation on {@link ComputationHarness}, with the runtime's
@@ -39,15 +42,36 @@ final class HarnessPipeline implements PipelineUnderTest {
     private final Set<String> completed = new TreeSet<>();
     private final Map<String, List<GenericRecord>> outputs = new HashMap<>();
     private boolean closed;
+    /** Whether a failed call becomes a dead letter ({@code flow.dead.letter.enabled}); else it fails the task. */
+    private final boolean deadLetters;
 
     HarnessPipeline(PipelineSpec spec, String computationId, Properties props) {
         this.follow = DriverPipeline.follows(props);
+        checkAsTheRuntimeDoes(spec, props);
+        this.deadLetters = !"false".equalsIgnoreCase(
+                props.getProperty(FlowConfig.DEAD_LETTER_ENABLED_CONFIG, "true").trim());
         this.spec = spec;
         this.harness = ComputationHarness.create(spec, computationId);
         this.computation = harness.computation();
         for (String in : computation.inputStreamIds()) {
             watermarks.put(in, Long.MIN_VALUE);
         }
+    }
+
+    /**
+     * The properties and spec as {@code FlowRuntime.create} takes them (an unknown {@code flow.*} key, a processing
+     * guarantee other than {@code exactly_once_v2}, spec warnings with {@code flow.spec.warnings=fail}, a
+     * {@code value_serde} that does not load): what the runtime refuses, this level refuses too.
+     */
+    private static void checkAsTheRuntimeDoes(PipelineSpec spec, Properties props) {
+        Properties p = new Properties();
+        p.putAll(props);
+        p.remove(FlowTestDriver.PIPE_WATERMARKS_CONFIG);
+        p.remove(FlowTestDriver.WALL_CLOCK_START_CONFIG);
+        p.remove(FlowTestDriver.WATERMARK_SENDS_CONFIG);
+        p.put(FlowConfig.TOPOLOGY_TEST_DRIVER_CONFIG, "true");
+        p.putIfAbsent(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "flow-harness:9092");
+        FlowRuntime.create(spec, p).close();
     }
 
     @Override
@@ -139,6 +163,12 @@ final class HarnessPipeline implements PipelineUnderTest {
     }
 
     private void collect(HarnessResult result) {
+        if (result.failed() && !deadLetters) {
+            // as the runtime's task: without dead letters a failed call fails it, and it retries the input
+            throw new IllegalStateException("computation '" + computation.id() + "' failed on " + result.kind()
+                    + " " + result.inputId() + " with flow.dead.letter.enabled=false: on a broker its task fails and "
+                    + "retries the input", result.failure().orElseThrow());
+        }
         if (result.failed()) {
             return; // as the runtime's dead letter: nothing of the call is applied; see harness.failures()
         }

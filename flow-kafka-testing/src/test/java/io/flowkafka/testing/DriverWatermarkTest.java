@@ -55,6 +55,9 @@ class DriverWatermarkTest {
 
         @Override
         public void onMessage(Message message, OutputCollector out, RuntimeContext context) {
+            if (message.getPayload().get("key").toString().equals("boom")) {
+                throw new IllegalStateException("the reporter refuses key boom");
+            }
             out.addTimer(message.getEventTimestamp() + WAIT, message.getEventTimestamp());
             out.addMessage(report(context, message.getPayload().get("key").toString(), "message",
                     message.getEventTimestamp()));

@@ -4,6 +4,8 @@ import static io.flowkafka.testing.DriverWatermarkTest.T0;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.flowkafka.runtime.FlowConfig;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import org.junit.jupiter.api.Test;
@@ -36,6 +38,28 @@ class PipelineLevelsTest extends PipelineLevelsContract {
         }
         assertThatThrownBy(() -> FlowTestLevel.HARNESS.open(DriverWatermarkTest.spec()))
                 .isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("open(spec, computationId)");
+    }
+
+    @Test
+    void shouldRefuseWhatTheRuntimeRefusesOnTheHarnessAsOnTheDriver() {
+        Properties props = new Properties();
+        props.put("flow.dead.leter.enabled", "false"); // misspelt
+        for (FlowTestLevel level : List.of(FlowTestLevel.HARNESS, FlowTestLevel.DRIVER)) {
+            assertThatThrownBy(() -> open(level, names, props).close()).as(level.name())
+                    .hasMessageContaining("flow.dead.leter.enabled is not a flow-kafka setting");
+        }
+    }
+
+    @Test
+    void shouldFailACallWithDeadLettersOffOnTheHarnessAsOnTheDriver() {
+        Properties props = new Properties();
+        props.put(FlowConfig.DEAD_LETTER_ENABLED_CONFIG, "false");
+        for (FlowTestLevel level : List.of(FlowTestLevel.HARNESS, FlowTestLevel.DRIVER)) {
+            try (PipelineUnderTest p = open(level, names, props)) {
+                assertThatThrownBy(() -> p.pipe("events", Map.of("key", "boom", "ts", 0L), T0)).as(level.name())
+                        .hasStackTraceContaining("the reporter refuses key boom");
+            }
+        }
     }
 
     @Test
