@@ -49,7 +49,7 @@ final class HarnessPipeline implements PipelineUnderTest {
         this.follow = DriverPipeline.follows(props);
         checkAsTheRuntimeDoes(spec, props);
         this.deadLetters = !"false".equalsIgnoreCase(
-                props.getProperty(FlowConfig.DEAD_LETTER_ENABLED_CONFIG, "true").trim());
+                String.valueOf(props.getOrDefault(FlowConfig.DEAD_LETTER_ENABLED_CONFIG, "true")).trim());
         this.spec = spec;
         this.harness = ComputationHarness.create(spec, computationId);
         this.computation = harness.computation();

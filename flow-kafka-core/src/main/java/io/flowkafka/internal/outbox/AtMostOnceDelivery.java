@@ -122,13 +122,23 @@ public final class AtMostOnceDelivery implements AutoCloseable {
     }
 
     /**
+     * Starts the stop without waiting: the queue is delivered for at most {@code suspend_destruction_duration} from
+     * now. A runtime with several sinks starts every stop before it waits for each ({@link #close()}).
+     */
+    public void stopSoon() {
+        if (running) {
+            running = false;
+            stopBy = System.nanoTime() + suspendDestruction.toNanos();
+        }
+    }
+
+    /**
      * Stops: keeps delivering what is queued for at most {@code suspend_destruction_duration}, then
      * drops the rest and closes the deliverer.
      */
     @Override
     public void close() {
-        running = false;
-        stopBy = System.nanoTime() + suspendDestruction.toNanos();
+        stopSoon();
         try {
             thread.join(suspendDestruction.toMillis() + 5_000);
             if (thread.isAlive()) {

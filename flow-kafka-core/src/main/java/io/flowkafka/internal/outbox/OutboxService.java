@@ -608,6 +608,14 @@ public final class OutboxService implements AutoCloseable {
         });
     }
 
+    /**
+     * Tells the delivery thread to stop after the batch in hand, without waiting: a runtime with several sinks tells
+     * them all before it waits for each ({@link #close()}), so their stops overlap.
+     */
+    public void stopSoon() {
+        running = false;
+    }
+
     /** Stops delivering (the batch in hand finishes), releases the partitions and closes the deliverer. */
     @Override
     public void close() {

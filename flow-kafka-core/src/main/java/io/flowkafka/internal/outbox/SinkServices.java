@@ -128,8 +128,13 @@ public final class SinkServices {
         }
     }
 
-    /** Closes every service and writer; one that fails to close is logged, and the others are closed still. */
+    /**
+     * Closes every service and writer; one that fails to close is logged, and the others are closed still. Every
+     * delivery is told to stop before any is waited for, so the stops overlap instead of adding up.
+     */
     public void close() {
+        outboxServices.forEach(OutboxService::stopSoon);
+        atMostOnceDeliveries.forEach(AtMostOnceDelivery::stopSoon);
         outboxServices.forEach(s -> closeQuietly("a sink's delivery service", s::close));
         outboxServices.clear();
         atMostOnceDeliveries.forEach(d -> closeQuietly("an at-most-once sink's delivery", d::close));
