@@ -464,6 +464,30 @@ class SecureClusterIT {
         }
     }
 
+    /**
+     * Without the dynamic spec's transactional id row (running does not need it) a change of the dynamic spec is
+     * refused before anything is sent, in one sentence naming the grant.
+     */
+    @Test
+    @Timeout(150)
+    void shouldRefuseADynamicSpecChangeNamingTheGrantItNeeds() throws Exception {
+        Run run = Run.next();
+        AclTable.Row dynamicSpecRow = AclTable.fromDocs().stream().filter(r -> r.resource()
+                .startsWith("transactional id `<flow.topic.prefix><pipeline>.dynamic-spec`")).findFirst().orElseThrow();
+        cluster.grant(run.grants(AclTable.fromDocs(), dynamicSpecRow));
+        try (FlowRuntime runtime = FlowRuntime.create(spec(run), run.runtimeProperties())) {
+            runtime.start();
+            assertThat(runtime.awaitState(FlowRuntime.State.RUNNING, Duration.ofMinutes(1))).isTrue();
+            assertThatThrownBy(() -> runtime.reconfigure(Map.of("paused", true)))
+                    .isInstanceOf(FlowException.class)
+                    .hasMessageContaining("the dynamic spec change was not published to " + run.pipeline()
+                            + ".dynamic-spec")
+                    .hasMessageContaining("grant the principal Write on topic")
+                    .hasMessageNotContaining("org.apache.kafka");
+            assertThat(runtime.state()).as("the refused change paused nothing").isEqualTo(FlowRuntime.State.RUNNING);
+        }
+    }
+
     private static String displayName(AclOperation op) {
         StringBuilder b = new StringBuilder();
         for (String part : op.name().split("_")) {

@@ -20,6 +20,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.AuthorizationException;
 import org.apache.kafka.common.errors.InvalidProducerEpochException;
 import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.TransactionAbortableException;
@@ -230,6 +231,7 @@ public final class DynamicSpecTopic implements AutoCloseable {
         long deadline = System.nanoTime() + PUBLISH_TIMEOUT.toNanos();
         for (int attempt = 1; ; attempt++) {
             KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerProps);
+            boolean sent = false; // before the send, a failure published nothing
             try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerProps)) {
                 producer.initTransactions(); // fences every earlier writer of this pipeline's document
                 DynamicSpecDocument base = document(readLatest(consumer));
@@ -237,16 +239,23 @@ public final class DynamicSpecTopic implements AutoCloseable {
                 dynamic.validate(merged);
                 DynamicSpecDocument next = new DynamicSpecDocument(base.version() + 1, merged);
                 producer.beginTransaction();
+                sent = true;
                 producer.send(new ProducerRecord<>(partition.topic(), partition.partition(), key, next.toJson()));
                 producer.commitTransaction();
                 listener.apply(next, "published by this instance");
                 return next;
             } catch (KafkaException e) {
                 if (!fenced(e)) {
-                    throw new FlowException("pipeline '" + pipeline + "': the dynamic spec change may not have been "
-                            + "published to " + partition.topic() + ": " + e + "; check the topic's Write ACL and the "
-                            + "transactional id " + producerProps.get(ProducerConfig.TRANSACTIONAL_ID_CONFIG)
-                            + ", then compare the settings and try again", e);
+                    String reason = e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
+                    String check = e instanceof AuthorizationException
+                            ? "grant the principal Write on topic " + partition.topic() + " and on transactional id "
+                                    + producerProps.get(ProducerConfig.TRANSACTIONAL_ID_CONFIG) + ", then try again"
+                            : "check the topic's Write ACL and the transactional id "
+                                    + producerProps.get(ProducerConfig.TRANSACTIONAL_ID_CONFIG) + ", then "
+                                    + (sent ? "compare the settings and " : "") + "try again";
+                    throw new FlowException("pipeline '" + pipeline + "': the dynamic spec change "
+                            + (sent ? "may not have been" : "was not") + " published to " + partition.topic() + ": "
+                            + reason + "; " + check, e);
                 }
                 if (System.nanoTime() > deadline) {
                     throw new FlowException("pipeline '" + pipeline + "': the dynamic spec change was not published: "
