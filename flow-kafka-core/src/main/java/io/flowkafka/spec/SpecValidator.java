@@ -469,6 +469,17 @@ final class SpecValidator {
                     + "reading of source partitions", "remove watermark_alignment from '" + id + "', or set it on the "
                     + "computations that read the sources");
         }
+        if (c.watermarkStrategy().alignmentGroup() != null) {
+            for (SourceSpec source : c.sourceStreams()) {
+                if (ServiceLogSource.is(source) || PunctuatedSources.is(source)) {
+                    error(id, "watermark_strategy.watermark_alignment", source.sourceClassName() + " source '"
+                            + source.streamId() + "' is read by the task itself, not from Kafka partitions, so "
+                            + "watermark alignment cannot pace it (it would hold the other members back, never be "
+                            + "held itself)", "remove watermark_alignment from '" + id + "', or align only "
+                            + "computations that read topics");
+                }
+            }
+        }
     }
 
     /**

@@ -534,6 +534,19 @@ class SpecValidatorTest {
                         + "one consumer group per pipeline", "set use_consumer_group_offset: true"));
     }
 
+    /** Spec audit: the unit applies to a timestamp column only; the record timestamp is always in milliseconds. */
+    @Test
+    void shouldWarnThatATimestampUnitWithoutAColumnIsIgnored() {
+        PipelineSpec spec = withSource(Map.of("topics", "t", "event_timestamp_unit", "s"));
+
+        assertThat(errors(spec)).isEmpty();
+        assertThat(warnings(spec)).singleElement().satisfies(w -> assertProblem(w, "read",
+                "source_streams.events.parameters.event_timestamp_unit", "event_timestamp_unit of stream 'events' is "
+                        + "ignored", "set event_timestamp_column"));
+        assertThat(withSource(Map.of("topics", "t", "event_timestamp_unit", "s", "event_timestamp_column", "n"))
+                .validate()).as("with the column it reads").isEmpty();
+    }
+
     /**
      * Docs/code audit: a misspelt parameter was a warning, and the setting it meant silently kept its default (every
      * partition read). A misspelling is an error; a name like no parameter (a Flow source's own) stays a warning.

@@ -111,9 +111,15 @@ public final class ArrivalOrderSinkProvider implements SinkProvider {
         return problems;
     }
 
-    /** The topics a source reads: a KafkaSource's {@code topics} (a list or a comma-separated string), else one. */
+    /**
+     * The topics a source reads: a KafkaSource's {@code topics} (a list or a comma-separated string; {@code topic} as
+     * KafkaSource takes it too), else one.
+     */
     private static int topicCount(SourceSpec source) {
         Object t = source.parameters().get("topics");
+        if (t == null) {
+            t = source.parameters().get("topic");
+        }
         if (t instanceof List<?> list) {
             return list.size();
         }

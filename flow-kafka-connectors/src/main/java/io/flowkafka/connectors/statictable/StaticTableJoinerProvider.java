@@ -52,6 +52,11 @@ public final class StaticTableJoinerProvider implements StaticTableProvider {
                 problems.add("parameters.table_name_filter " + filter + " is not a regular expression: "
                         + e.getDescription() + "; set a Java regular expression that matches whole table names");
             }
+            if (parameters.get("table") != null) {
+                problems.add("parameters.table names the table to read, so table_name_filter would never be applied; "
+                        + "give one of them: table for a fixed table, table_name_filter to read the newest table it "
+                        + "matches");
+            }
         }
         for (String key : parameters.keySet()) {
             if (!NAMES.contains(key)) {

@@ -161,6 +161,13 @@ class ArrivalOrderSinkProviderTest {
                         .sink("tables", "TArrivalOrderTableSink", List.of("rows"), valid()));
         assertThatThrownBy(() -> twoNamed.build().validated()).as("topics as one comma-separated string")
                 .hasMessageContaining("but computation 'read' reads 2 source topics");
+        // spec audit: KafkaSource also takes them as 'topic'
+        PipelineSpec.Builder twoAsTopic = PipelineSpec.builder("pp").stream("raw", ROW).stream("rows", ROW)
+                .computation("read", c -> c.kind(ComputationKind.SOURCE)
+                        .source("raw", "KafkaSource", Map.of("topic", "in-a,in-b")).outputStreamIds("rows")
+                        .sink("tables", "TArrivalOrderTableSink", List.of("rows"), valid()));
+        assertThatThrownBy(() -> twoAsTopic.build().validated()).as("topics under the name 'topic'")
+                .hasMessageContaining("but computation 'read' reads 2 source topics");
     }
 
     /** A Transform's function for the spec above; never called. */

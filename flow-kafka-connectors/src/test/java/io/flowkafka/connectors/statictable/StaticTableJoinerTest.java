@@ -201,4 +201,12 @@ class StaticTableJoinerTest {
         assertThat(new StaticTableJoinerProvider().problems(Map.of("tables_path", "/x", "table_name_filter",
                 "\\d{4}-\\d{2}-\\d{2}"))).isEmpty();
     }
+
+    /** Spec audit: a table given by name was read whatever the filter said. */
+    @Test
+    void shouldRejectATableNameFilterBesideAGivenTable() {
+        assertThat(new StaticTableJoinerProvider().problems(Map.of("tables_path", "/x", "table", "2026-01-01",
+                "table_name_filter", "ledger-.*"))).singleElement().asString()
+                .contains("table_name_filter would never be applied", "give one of them");
+    }
 }

@@ -57,6 +57,14 @@ public final class KafkaSourceProvider implements SourceProvider {
             problems.add(new Problem(p.error() ? SpecProblem.Severity.ERROR : SpecProblem.Severity.WARNING, p.field(),
                     p.message(), p.fix()));
         }
+        if (source.parameters().containsKey("event_timestamp_unit")
+                && !source.parameters().containsKey("event_timestamp_column")
+                && computation.watermarkStrategy().timestampColumn() == null) {
+            problems.add(Problem.warning("parameters.event_timestamp_unit", "event_timestamp_unit of stream '"
+                    + source.streamId() + "' is ignored: no event timestamp column is read, and the record "
+                    + "timestamp is always in milliseconds", "set event_timestamp_column (or the computation's "
+                    + "watermark_strategy.event_timestamp_assigner.column), or remove event_timestamp_unit"));
+        }
         if (KafkaSourceParameters.keyPartitioned(source) && !computation.readsKeyedSource()) {
             String kind = computation.kind().shortName();
             problems.add(Problem.error("parameters.key_partitioned", "key_partitioned is set on a source of "

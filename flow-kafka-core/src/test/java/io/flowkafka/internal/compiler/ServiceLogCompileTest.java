@@ -14,6 +14,7 @@ import io.flowkafka.spec.ExternalStateManagerSpec;
 import io.flowkafka.spec.PipelineSpec;
 import io.flowkafka.spec.SpecProblem;
 import io.flowkafka.spec.WatermarkStrategy;
+import java.time.Duration;
 import java.util.Map;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
@@ -94,6 +95,29 @@ class ServiceLogCompileTest {
                             .isEqualTo("watermark_strategy.event_timestamp_assigner.column");
                     assertThat(p.message())
                             .contains("gives its rows their timestamps itself");
+                });
+    }
+
+    /** Spec audit: alignment pauses Kafka partitions only; a service log's reader was never held, only holding. */
+    @Test
+    void shouldRejectWatermarkAlignmentOnAServiceLogSource() {
+        Schema timed = SchemaBuilder.record("Row").namespace("slc").fields().requiredString("key").requiredLong("ts")
+                .endRecord();
+        PipelineSpec spec = PipelineSpec.builder("slc").stream("events", timed).stream("rows", timed)
+                .computation("read", c -> c.kind(ComputationKind.SOURCE)
+                        .source("events", "KafkaSource", Map.of("topics", "in")).outputStreamIds("events"))
+                .computation("keeper", c -> c.inputStreamIds("events").processingFunction(Noop::new)
+                        .groupBy("hash", ColumnType.UINT64, "farm_hash(key)").groupBy("key", ColumnType.STRING, null)
+                        .externalStateManager(ExternalStateManagerSpec.of("/table", timed)))
+                .computation("log", c -> c.kind(ComputationKind.SOURCE).processingFunction(Noop::new)
+                        .watermarkStrategy(WatermarkStrategy.DEFAULT.withAlignment("g", Duration.ofMinutes(1)))
+                        .source("rows", "TServiceLogSource", Map.of("table", "/table")))
+                .build();
+        assertThat(spec.validate()).filteredOn(p -> p.severity() == SpecProblem.Severity.ERROR).singleElement()
+                .satisfies(p -> {
+                    assertThat(p.computation()).isEqualTo("log");
+                    assertThat(p.field()).isEqualTo("watermark_strategy.watermark_alignment");
+                    assertThat(p.message()).contains("TServiceLogSource source 'rows'", "cannot pace it");
                 });
     }
 
