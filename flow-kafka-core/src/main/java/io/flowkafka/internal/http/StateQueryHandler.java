@@ -198,6 +198,12 @@ public final class StateQueryHandler implements HttpHandler {
                     + statefulComputations());
         }
         ComputationSpec c = spec.computations().get(computation);
+        if (c != null && c.readsKeyedSource() && !c.states().isEmpty()) {
+            return Answer.error(400, "computation '" + computation + "' reads a keyed source (key_partitioned): its "
+                    + "keys are in the partitions the topic's producer chose, which a state query cannot compute; "
+                    + "query a computation that reads an internal stream (its keys are partitioned by hash), or read "
+                    + "the state store's changelog topic");
+        }
         if (c == null || c.states().isEmpty() || !c.sourceStreams().isEmpty()) {
             return Answer.error(400, "pipeline '" + spec.name() + "' has no keyed computation '" + computation
                     + "' with states" + (c == null ? "" : c.states().isEmpty() ? " (it declares none)"
