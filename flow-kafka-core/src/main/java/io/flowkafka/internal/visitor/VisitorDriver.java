@@ -61,6 +61,8 @@ public final class VisitorDriver {
     private final List<KeyVisitorStreamSpec> specs = new ArrayList<>();
     private final List<Meter> registered = new ArrayList<>();
     private final long[] due;
+    /** Per visitor: the settings its {@link #due} time was set with; a change of them makes it due at once. */
+    private final KeyVisitorSettings[] scheduledWith;
     /** Punctuations with a time bound so far: which visitor steps first. */
     private long punctuations;
 
@@ -127,6 +129,7 @@ public final class VisitorDriver {
             registerMeters(visitor, v, pipeline);
         }
         due = new long[visitors.size()];
+        scheduledWith = new KeyVisitorSettings[visitors.size()];
         Arrays.fill(due, Long.MIN_VALUE);
     }
 
@@ -179,6 +182,9 @@ public final class VisitorDriver {
             KeyVisitor visitor = visitors.get(i);
             KeyVisitorStreamSpec v = specs.get(i);
             KeyVisitorSettings settings = dynamic.keyVisitor(computation, v.id());
+            if (scheduledWith[i] != null && !settings.equals(scheduledWith[i])) {
+                due[i] = Math.min(due[i], nowMs); // changed settings apply now, not once the old wait has passed
+            }
             if (visitor.completed() || nowMs < due[i] || System.nanoTime() >= deadline) {
                 continue;
             }
@@ -193,6 +199,7 @@ public final class VisitorDriver {
                 states.endScan();
             }
             due[i] = step == KeyVisitor.Step.MORE ? nowMs : nowMs + settings.backgroundFillPeriod().toMillis();
+            scheduledWith[i] = settings;
             reportFinalPass(visitor, settings, upstreamDone, nowNanos);
         }
     }

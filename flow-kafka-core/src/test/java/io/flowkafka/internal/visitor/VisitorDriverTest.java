@@ -15,6 +15,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
 import org.apache.kafka.common.serialization.Serdes;
@@ -69,5 +70,39 @@ class VisitorDriverTest {
         }
 
         assertThat(visited).as("both visitors advanced").contains("slow", "other");
+    }
+
+    @Test
+    void shouldTakeANewBackgroundFillPeriodAtTheNextPunctuation() {
+        // key-visitors.md: dynamic settings take effect "at each task's next punctuation", not after the old wait
+        PipelineSpec pipeline = PipelineSpec.builder("p").computation("c", c -> c
+                .groupBy("hash", ColumnType.UINT64, "farm_hash(user)").groupBy("user", ColumnType.STRING, null)
+                .state("total", TOTAL)
+                .keyVisitorStream(KeyVisitorStreamSpec.builder("v").period(Duration.ofSeconds(1)).finite(false)
+                        .backgroundFillPeriod(Duration.ofMinutes(10)).build())
+                .processingFunction(() -> null)).build();
+        ComputationSpec spec = pipeline.computations().get("c");
+        KeyValueStore<Bytes, byte[]> states = store("c.state");
+        for (int i = 0; i < 10; i++) {
+            byte[] key = ByteBuffer.allocate(12).putLong((long) i << 56).put(("k" + i).getBytes(StandardCharsets.UTF_8))
+                    .array();
+            states.put(KeyStates.storeKey(key, "total"), new byte[] {1});
+        }
+        DynamicSpec dynamic = new DynamicSpec(pipeline);
+        VisitorDriver driver = new VisitorDriver(spec, "p", 0, 1, new KeyStates(states), store("c.coverage"),
+                dynamic, new StatusBoard(), new SimpleMeterRegistry(), 10_000, 0, name -> null);
+        List<Long> passes = new ArrayList<>();
+        for (long now = 1_000L; now <= 6_000L; now += 100) {
+            driver.step(now, v -> false, (stream, key, pass, ets, rows) -> passes.add(pass));
+        }
+        assertThat(passes).as("no visit while the 10-minute background fill period runs").isEmpty();
+        int first = passes.size();
+
+        dynamic.apply(Map.of("computations", Map.of("c", Map.of("key_visitor_streams", Map.of("v",
+                Map.of("background_fill_period", "100ms"))))));
+        for (long now = 6_100L; now <= 9_000L; now += 100) {
+            driver.step(now, v -> false, (stream, key, pass, ets, rows) -> passes.add(pass));
+        }
+        assertThat(passes.size()).as("passes after the change, seconds later, not ten minutes").isGreaterThan(first);
     }
 }
