@@ -73,21 +73,25 @@ class ServiceLogCompileTest {
                 .hasMessageContaining("fix:");
     }
 
-    /** Docs/code audit: the column was checked, then never read (the rows carry the cycle's timestamps). */
-    @Test
-    void shouldRejectAnEventTimestampColumnOnAServiceLogSource() {
+    /** A service log of a manager's table, read by computation 'log' with {@code strategy}. */
+    private static PipelineSpec timedLog(WatermarkStrategy strategy) {
         Schema timed = SchemaBuilder.record("Row").namespace("slc").fields().requiredString("key").requiredLong("ts")
                 .endRecord();
-        PipelineSpec spec = PipelineSpec.builder("slc").stream("events", timed).stream("rows", timed)
+        return PipelineSpec.builder("slc").stream("events", timed).stream("rows", timed)
                 .computation("read", c -> c.kind(ComputationKind.SOURCE)
                         .source("events", "KafkaSource", Map.of("topics", "in")).outputStreamIds("events"))
                 .computation("keeper", c -> c.inputStreamIds("events").processingFunction(Noop::new)
                         .groupBy("hash", ColumnType.UINT64, "farm_hash(key)").groupBy("key", ColumnType.STRING, null)
                         .externalStateManager(ExternalStateManagerSpec.of("/table", timed)))
                 .computation("log", c -> c.kind(ComputationKind.SOURCE).processingFunction(Noop::new)
-                        .watermarkStrategy(WatermarkStrategy.DEFAULT.withTimestampColumn("ts"))
-                        .source("rows", "TServiceLogSource", Map.of("table", "/table")))
+                        .watermarkStrategy(strategy).source("rows", "TServiceLogSource", Map.of("table", "/table")))
                 .build();
+    }
+
+    /** Docs/code audit: the column was checked, then never read (the rows carry the cycle's timestamps). */
+    @Test
+    void shouldRejectAnEventTimestampColumnOnAServiceLogSource() {
+        PipelineSpec spec = timedLog(WatermarkStrategy.DEFAULT.withTimestampColumn("ts"));
         assertThat(spec.validate()).filteredOn(p -> p.severity()
                 == SpecProblem.Severity.ERROR).singleElement().satisfies(p -> {
                     assertThat(p.computation()).isEqualTo("log");
@@ -101,18 +105,7 @@ class ServiceLogCompileTest {
     /** Spec audit: alignment pauses Kafka partitions only; a service log's reader was never held, only holding. */
     @Test
     void shouldRejectWatermarkAlignmentOnAServiceLogSource() {
-        Schema timed = SchemaBuilder.record("Row").namespace("slc").fields().requiredString("key").requiredLong("ts")
-                .endRecord();
-        PipelineSpec spec = PipelineSpec.builder("slc").stream("events", timed).stream("rows", timed)
-                .computation("read", c -> c.kind(ComputationKind.SOURCE)
-                        .source("events", "KafkaSource", Map.of("topics", "in")).outputStreamIds("events"))
-                .computation("keeper", c -> c.inputStreamIds("events").processingFunction(Noop::new)
-                        .groupBy("hash", ColumnType.UINT64, "farm_hash(key)").groupBy("key", ColumnType.STRING, null)
-                        .externalStateManager(ExternalStateManagerSpec.of("/table", timed)))
-                .computation("log", c -> c.kind(ComputationKind.SOURCE).processingFunction(Noop::new)
-                        .watermarkStrategy(WatermarkStrategy.DEFAULT.withAlignment("g", Duration.ofMinutes(1)))
-                        .source("rows", "TServiceLogSource", Map.of("table", "/table")))
-                .build();
+        PipelineSpec spec = timedLog(WatermarkStrategy.DEFAULT.withAlignment("g", Duration.ofMinutes(1)));
         assertThat(spec.validate()).filteredOn(p -> p.severity() == SpecProblem.Severity.ERROR).singleElement()
                 .satisfies(p -> {
                     assertThat(p.computation()).isEqualTo("log");
