@@ -1047,10 +1047,11 @@ public final class FlowRuntime implements AutoCloseable {
             return true;
         }
         stopRunning = true;
+        boolean done;
         try {
             state.set(State.STOPPING);
             stopOperations();
-            boolean done = ks.close(CloseOptions.timeout(timeout).withGroupMembershipOperation(leavesGroupOnClose()
+            done = ks.close(CloseOptions.timeout(timeout).withGroupMembershipOperation(leavesGroupOnClose()
                     ? GroupMembershipOperation.LEAVE_GROUP : GroupMembershipOperation.REMAIN_IN_GROUP));
             if (done) {
                 if (sinkServices != null) {
@@ -1065,10 +1066,14 @@ public final class FlowRuntime implements AutoCloseable {
             }
             shutdownMaintenance();
             state.set(done ? State.STOPPED : State.FAILED);
-            return done;
         } finally {
             stopRunning = false;
         }
+        if (!done && ks.state() == KafkaStreams.State.NOT_RUNNING) {
+            // Kafka Streams finished closing while this stop ran on (its state change was left to the stop)
+            state.compareAndSet(State.FAILED, State.STOPPED);
+        }
+        return done;
     }
 
     /**
