@@ -39,7 +39,8 @@ class RuntimeStopIT {
         String pipeline = names.name("late");
         try (FlowRuntime runtime = started(cluster, names, pipeline)) {
             assertThat(runtime.stop(Duration.ZERO)).as("a stop given no time").isFalse();
-            assertThat(runtime.state()).isEqualTo(FlowRuntime.State.FAILED);
+            // FAILED until Kafka Streams has finished closing (which it may have done while the stop returned)
+            assertThat(runtime.state()).isIn(FlowRuntime.State.FAILED, FlowRuntime.State.STOPPED);
             // Kafka Streams goes on closing; its sinks stay open until the runtime closes
             Await.until(Duration.ofMinutes(1), "Kafka Streams closed", () -> runtime.state() == FlowRuntime.State.STOPPED);
             runtime.close();
