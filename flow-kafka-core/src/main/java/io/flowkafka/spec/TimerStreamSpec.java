@@ -162,7 +162,11 @@ public record TimerStreamSpec(String id, Map<String, Object> parameters) {
                 throw new IllegalArgumentException("timers." + id + ".streams must be a list of stream ids but was " + streams);
             }
             for (Object s : c) {
-                out.put(s.toString(), Duration.ZERO);
+                if (!(s instanceof String name) || name.isBlank()) {
+                    throw new IllegalArgumentException("timers." + id + ".streams must be a list of stream ids but "
+                            + "holds " + (s == null ? "null" : "'" + s + "'"));
+                }
+                out.put(name, Duration.ZERO);
             }
         }
         if (delays != null) {
