@@ -80,6 +80,9 @@ final class StaticTableRead implements PunctuatedSource.Reader {
      */
     private long nextListingMs = Long.MIN_VALUE;
     static final long IDLE_LISTING_MS = 1_000;
+    /** The wait after a table that could not be read, before the next try. */
+    static final long READ_RETRY_MS = 5_000;
+    private long readRetryAtMs = Long.MIN_VALUE;
     private @Nullable StaticTableSourceParameters limitsNow;
     private double lastRowBytes;
 
@@ -195,6 +198,9 @@ final class StaticTableRead implements PunctuatedSource.Reader {
             if (s.plan() == null) {
                 return; // skipped a table that vanished, or finished
             }
+        }
+        if (nowMs < readRetryAtMs) {
+            return; // the current table could not be read: wait before the next try
         }
         State before = s;
         s = read(s, now, nowMs, emitter);
@@ -317,7 +323,12 @@ final class StaticTableRead implements PunctuatedSource.Reader {
             reader = reader(c);
         } catch (IOException e) {
             if (stillListed(c)) {
-                throw new UncheckedIOException("cannot open static table '" + c.name() + "'", e);
+                context.status().report(readFailurePath(c), "static-table source of stream '"
+                        + context.source().streamId() + "' cannot open table '" + c.name() + "': " + e + ". It "
+                        + "retries every " + READ_RETRY_MS / 1000 + " s; the tables after it wait. Fix: make the "
+                        + "table readable, or remove it to skip it");
+                readRetryAtMs = nowMs + READ_RETRY_MS;
+                return s;
             }
             reportDisappeared(c.name(), read, share);
             return s.finishTable(c.timestamp());
@@ -360,13 +371,22 @@ final class StaticTableRead implements PunctuatedSource.Reader {
             }
         } catch (UncheckedIOException e) {
             open.close();
+            readers.remove(c.id()); // a table published again is read afresh
             if (stillListed(c)) {
-                throw e; // an I/O failure of a table still there: the task fails and retries from its progress
+                // a cut or damaged file, or a passing I/O error: the source waits on the table, reporting it, and
+                // retries from the row it reached (the rows emitted before stay in this step)
+                context.status().report(readFailurePath(c), "static-table source of stream '"
+                        + context.source().streamId() + "': " + e.getMessage() + ". It waits and retries every " + READ_RETRY_MS / 1000 + " s from "
+                        + "row " + read + " of its share; the tables after it wait too. Fix: copy the table's files "
+                        + "again in full, or remove the table to skip it");
+                readRetryAtMs = nowMs + READ_RETRY_MS;
+                return new State(s.lastId(), s.lastTimestamp(), plan, s.currentId(), read, s.rangeRows(),
+                        s.rowCount(), s.finished());
             }
             reportDisappeared(c.name(), read, share);
-            readers.remove(c.id());
             return s.finishTable(c.timestamp());
         }
+        context.status().clear(readFailurePath(c));
         if (read >= share) {
             // a task whose share is empty (more partitions than ranges) emits no row: its watermark moves here, else
             // it would hold back the readers downstream
@@ -381,6 +401,10 @@ final class StaticTableRead implements PunctuatedSource.Reader {
 
     private static long planRows(TableReadPlan plan, long share) {
         return plan.schedule() == null ? share : plan.schedule().rowCount();
+    }
+
+    private static String readFailurePath(Candidate c) {
+        return "table/" + c.name() + "/read";
     }
 
     private boolean stillListed(Candidate c) {

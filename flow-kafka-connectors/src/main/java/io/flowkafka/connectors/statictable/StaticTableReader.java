@@ -1,5 +1,6 @@
 package io.flowkafka.connectors.statictable;
 
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
@@ -7,6 +8,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.NoSuchElementException;
 import java.util.Objects;
+import org.apache.avro.AvroRuntimeException;
 import org.apache.avro.Schema;
 import org.apache.avro.file.DataFileReader;
 import org.apache.avro.file.SeekableInput;
@@ -20,6 +22,9 @@ import org.jspecify.annotations.Nullable;
  * without decoding what lies before {@code from}: whole parts are skipped by their row counts, the
  * reader seeks to the part's last {@link SyncMark} before {@code from}, and skips whole Avro blocks
  * from there by their block headers, without reading or inflating their data ({@link AvroBlocks}).
+ *
+ * <p>A part that holds fewer rows than the attributes say (a cut file) or cannot be decoded (a damaged one) is an
+ * {@link UncheckedIOException} naming the part and the row: a row is never taken from the wrong part.
  *
  * <p>Thread-safe: each {@link #rows} call opens its own files. Holds no open file itself.
  */
@@ -138,6 +143,8 @@ public final class StaticTableReader {
     private final class PartsIterator implements TableRowIterator {
         private final Iterator<TablePart> parts;
         private long partStart;
+        private long partEnd;
+        private @Nullable TablePart part;
         private long next;
         private final long to;
         private @Nullable DataFileReader<GenericRecord> reader;
@@ -155,24 +162,29 @@ public final class StaticTableReader {
                 return false;
             }
             try {
-                while (reader == null || !reader.hasNext()) {
+                // parts are told apart by their row counts in the attributes, never by where a file happens to end
+                while (reader == null || next >= partEnd) {
                     closeReader();
                     TablePart p = parts.next();
-                    if (partStart + p.rowCount() <= next) {
-                        partStart += p.rowCount();
+                    partStart = partEnd;
+                    partEnd += p.rowCount();
+                    if (partEnd <= next) {
                         continue;
                     }
+                    part = p;
                     SeekableInput in = directory.openPart(table, p.name());
                     reader = new DataFileReader<>(in, readerSchema == null
                             ? new GenericDatumReader<>() : new GenericDatumReader<>(null, readerSchema));
                     skip(reader, in, p, next - partStart);
-                    partStart += p.rowCount();
+                }
+                if (!reader.hasNext()) {
+                    throw new EOFException("part " + part.name() + " holds fewer rows than the table's attributes "
+                            + "say (" + part.rowCount() + "): it has no row " + (next - partStart)
+                            + "; the file was cut (a partial copy, a full disk)");
                 }
                 return true;
-            } catch (IOException e) {
-                UncheckedIOException failure = new UncheckedIOException("cannot read table " + table + " at row " + next, e);
-                close();
-                throw failure;
+            } catch (IOException | AvroRuntimeException e) {
+                throw failure(e);
             }
         }
 
@@ -181,8 +193,29 @@ public final class StaticTableReader {
             if (!hasNext()) {
                 throw new NoSuchElementException("row " + next + " is past the range's end " + to);
             }
+            GenericRecord row;
+            try {
+                row = reader.next();
+            } catch (AvroRuntimeException e) {
+                throw failure(e);
+            }
             next++;
-            return reader.next();
+            return row;
+        }
+
+        /** An I/O failure naming the table, the row and the part; a damaged file's Avro error becomes one too. */
+        private UncheckedIOException failure(Exception e) {
+            String where = "cannot read table " + table + " at row " + next
+                    + (part == null ? "" : " (part " + part.name() + ")");
+            IOException cause = e instanceof IOException io ? io
+                    : new IOException("the part file is damaged: " + e.getMessage(), e);
+            UncheckedIOException failure = new UncheckedIOException(where + ": " + cause.getMessage(), cause);
+            try {
+                close();
+            } catch (UncheckedIOException closing) {
+                failure.addSuppressed(closing);
+            }
+            return failure;
         }
 
         @Override

@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -16,7 +17,9 @@ import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
 import org.apache.avro.file.CodecFactory;
 import org.apache.avro.file.DataFileReader;
+import org.apache.avro.file.DataFileWriter;
 import org.apache.avro.generic.GenericDatumReader;
+import org.apache.avro.generic.GenericDatumWriter;
 import org.apache.avro.generic.GenericRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -164,5 +167,53 @@ class StaticTableReaderTest {
         StaticTableReader reader = table(3, 2, CodecFactory.nullCodec());
         assertThatThrownBy(() -> reader.rows(2, 4)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("must lie within [0, 3)");
+    }
+
+    /** Replaces the first part's file with a valid Avro file of only its first {@code keep} rows: a cut copy. */
+    private String cutFirstPart(StaticTableReader reader, int keep) throws IOException {
+        String part = reader.attributes().parts().get(0).name();
+        Path file = dir.resolve("t").resolve(part);
+        try (DataFileWriter<GenericRecord> w = new DataFileWriter<>(new GenericDatumWriter<GenericRecord>(SCHEMA))) {
+            w.create(SCHEMA, file.toFile());
+            for (GenericRecord r : rows(keep)) {
+                w.append(r);
+            }
+        }
+        return part;
+    }
+
+    @Test
+    void shouldRefuseAPartCutShorterThanItsAttributesInsteadOfReadingOnInTheNextPart() throws IOException {
+        // before: the next part's rows were handed out as the cut rows (rows lost, others read twice)
+        StaticTableReader reader = table(30, 10, CodecFactory.nullCodec());
+        String part = cutFirstPart(reader, 6);
+        List<Long> read = new ArrayList<>();
+        assertThatThrownBy(() -> {
+            try (TableRowIterator it = reader.rows(0, 30)) {
+                it.forEachRemaining(r -> read.add((Long) r.get("id")));
+            }
+        }).isInstanceOf(UncheckedIOException.class)
+                .hasMessageContaining("cannot read table t at row 6 (part " + part + ")")
+                .hasMessageContaining("fewer rows than the table's attributes say (10)");
+        assertThat(read).containsExactly(0L, 1L, 2L, 3L, 4L, 5L);
+        assertThatThrownBy(() -> ids(reader.rows(8, 12))).isInstanceOf(UncheckedIOException.class)
+                .hasMessageContaining("at row 8 (part " + part + ")");
+        assertThat(ids(reader.rows(10, 13))).containsExactly(10L, 11L, 12L);
+    }
+
+    @Test
+    void shouldReportADamagedPartAsAnIoErrorNamingThePart() throws IOException {
+        StaticTableReader reader = table(2_000, 10_000, CodecFactory.deflateCodec(1));
+        String part = reader.attributes().parts().get(0).name();
+        Path file = dir.resolve("t").resolve(part);
+        byte[] bytes = Files.readAllBytes(file);
+        for (int i = bytes.length / 2; i < bytes.length / 2 + 64; i++) {
+            bytes[i] ^= (byte) 0x5a;
+        }
+        Files.write(file, bytes);
+        assertThatThrownBy(reader::readAll).isInstanceOf(IOException.class)
+                .hasMessageContaining("the part file is damaged");
+        assertThatThrownBy(() -> ids(reader.rows(0, 2_000))).isInstanceOf(UncheckedIOException.class)
+                .hasMessageContaining("cannot read table t at row 0 (part " + part + ")");
     }
 }

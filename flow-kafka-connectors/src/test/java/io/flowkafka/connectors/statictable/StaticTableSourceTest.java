@@ -13,6 +13,7 @@ import io.flowkafka.spec.PipelineSpec;
 import io.flowkafka.spec.WatermarkStrategy;
 import io.flowkafka.testing.FlowTestDriver;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -23,7 +24,9 @@ import java.util.Map;
 import java.util.stream.LongStream;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
+import org.apache.avro.file.DataFileWriter;
 import org.apache.avro.generic.GenericData;
+import org.apache.avro.generic.GenericDatumWriter;
 import org.apache.avro.generic.GenericRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -381,6 +384,38 @@ class StaticTableSourceTest {
             assertThat(e.message()).contains("static table '2026-01-01'", "disappeared while being read",
                     "the rest are skipped", "goes on with the next table");
         });
+    }
+
+    @Test
+    void shouldWaitOnACutTableReportingItAndReadEachRowOnceWhenItIsCopiedAgain() throws IOException {
+        // "what to do if a table unexpectedly disappears" has a sibling: a table still there whose file is cut. Its
+        // rows are neither skipped nor taken from elsewhere: the source reports it and waits on it
+        table("2026-01-01", 30);
+        table("2026-01-02", 3);
+        LocalTablesDirectory tables = LocalTablesDirectory.open(dir);
+        Path part = dir.resolve("2026-01-01").resolve(tables.attributes("2026-01-01").parts().get(0).name());
+        byte[] whole = Files.readAllBytes(part);
+        try (DataFileWriter<GenericRecord> w = new DataFileWriter<>(new GenericDatumWriter<GenericRecord>(ROW))) {
+            w.create(ROW, part.toFile());
+            for (long i = 0; i < 6; i++) {
+                GenericRecord r = new GenericData.Record(ROW);
+                r.put("id", i);
+                r.put("table", "2026-01-01");
+                w.append(r);
+            }
+        }
+        driver = FlowTestDriver.create(spec(Map.of()));
+        advance(Duration.ofSeconds(2));
+        assertThat(idsByTable()).containsExactly(Map.entry("2026-01-01", ids(6)));
+        assertThat(driver.status()).anySatisfy(e -> {
+            assertThat(e.path()).isEqualTo("source_streams/rows/table/2026-01-01/read");
+            assertThat(e.message()).contains("cannot read table 2026-01-01 at row 6", "fewer rows than the table's "
+                    + "attributes say (30)", "It waits and retries", "copy the table's files again in full");
+        });
+        Files.write(part, whole);
+        advance(Duration.ofSeconds(6));
+        assertThat(idsByTable()).containsExactly(Map.entry("2026-01-01", ids(30)), Map.entry("2026-01-02", ids(3)));
+        assertThat(driver.status()).noneSatisfy(e -> assertThat(e.path()).endsWith("/read"));
     }
 
     @Test
