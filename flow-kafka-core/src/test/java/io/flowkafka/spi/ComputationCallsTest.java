@@ -46,9 +46,18 @@ class ComputationCallsTest {
 
     /** Counts per user in state {@code count}, emits the count, and obeys {@code cmd}. */
     public static final class Counter implements RowFunction {
+        /** A state accessor kept between calls, as a Kafka Streams user keeps a store (command {@code keep}). */
+        private io.flowkafka.api.StateAccessor<GenericRecord> kept;
+
         @Override
         public void onMessage(Message message, OutputCollector output, RuntimeContext context) {
+            if (message.getPayload().get("cmd").toString().equals("use-kept")) {
+                kept.get();
+            }
             var state = context.getState("count");
+            if (message.getPayload().get("cmd").toString().equals("keep")) {
+                kept = state;
+            }
             long n = state.get().map(r -> (Long) r.get("n")).orElse(0L) + 1;
             state.set(new GenericRecordBuilder(COUNT).set("n", n).build());
             switch (message.getPayload().get("cmd").toString()) {
@@ -184,6 +193,17 @@ class ComputationCallsTest {
         assertThat(timers.get(0).getMessageId()).isEqualTo(MessageIds.derive(input, MessageIds.timerTag("count"), 1));
         assertThat(timers.get(0).getKey().get("user")).isEqualTo("bob");
         assertThat(timers.get(0).getSystemTimestamp()).isEqualTo(42L);
+    }
+
+    @Test
+    void shouldRefuseAStateAccessorKeptFromAnEarlierCallInsteadOfUsingItsKey() {
+        // before: the kept accessor read and wrote alice's row in bob's call, silently
+        apply(send("alice", "keep", MessageId.fromHex("01")));
+        assertThatThrownBy(() -> send("bob", "use-kept", MessageId.fromHex("02")))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessage("the accessor of state 'count' of computation 'count' was obtained in an earlier call and "
+                        + "stands for that call's key; get it in each call (context.getState(\"count\")) instead of "
+                        + "keeping it in a field");
     }
 
     @Test

@@ -87,6 +87,8 @@ final class CallContext implements RuntimeContext, OutputCollector {
     private @Nullable GenericRecord key;
     private byte @Nullable [] encodedKey;
     private boolean active;
+    /** Counts the calls: a state accessor remembers the call that made it, for that call's key. */
+    private long call;
     private @Nullable MessageId parentId;
     /** The key-visitor stream of the visit being delivered; null in other calls. */
     private @Nullable String visitStream;
@@ -137,6 +139,7 @@ final class CallContext implements RuntimeContext, OutputCollector {
         this.parentId = parentId;
         this.timersAdded = 0;
         this.active = true;
+        this.call++;
         this.batchIds = null;
         outputs.clear();
     }
@@ -154,6 +157,7 @@ final class CallContext implements RuntimeContext, OutputCollector {
         this.parentId = null;
         this.timersAdded = 0;
         this.active = true;
+        this.call++;
         outputs.clear();
         batchEventTimestamps.clear();
         long max = Long.MIN_VALUE;
@@ -209,6 +213,20 @@ final class CallContext implements RuntimeContext, OutputCollector {
         if (!active) {
             throw new IllegalStateException("the runtime context of computation '" + spec.id()
                     + "' is valid only during a process-function call");
+        }
+    }
+
+    /**
+     * Checks that a state accessor is used in the call that made it: it reads and writes that call's key, so one kept
+     * in a field would silently read and write the first key's row for every later key.
+     */
+    private void checkCall(long madeIn, Object state) {
+        checkActive();
+        if (madeIn != call) {
+            String name = state instanceof Bytes storeKey ? KeyStates.stateNameOf(storeKey) : state.toString();
+            throw new IllegalStateException("the accessor of state '" + name + "' of computation '" + spec.id()
+                    + "' was obtained in an earlier call and stands for that call's key; get it in each call "
+                    + "(context.getState(\"" + name + "\")) instead of keeping it in a field");
         }
     }
 
@@ -625,6 +643,7 @@ final class CallContext implements RuntimeContext, OutputCollector {
         private final Function<T, byte[]> encode;
         private final Function<byte[], T> decode;
         private final @Nullable Supplier<T> fresh;
+        private final long madeIn = call;
 
         Accessor(Bytes storeKey, Function<T, byte[]> encode, Function<byte[], T> decode) {
             this(storeKey, encode, decode, null);
@@ -656,14 +675,14 @@ final class CallContext implements RuntimeContext, OutputCollector {
 
         @Override
         public Optional<T> get() {
-            checkActive();
+            checkCall(madeIn, storeKey);
             byte[] v = states.get(storeKey);
             return v == null ? Optional.empty() : Optional.of(decode.apply(v));
         }
 
         @Override
         public void set(T value) {
-            checkActive();
+            checkCall(madeIn, storeKey);
             Objects.requireNonNull(value, "value (use clear() to delete a state)");
             byte[] bytes = encode.apply(value);
             if (bytes == null) {
@@ -675,7 +694,7 @@ final class CallContext implements RuntimeContext, OutputCollector {
 
         @Override
         public void clear() {
-            checkActive();
+            checkCall(madeIn, storeKey);
             states.delete(storeKey);
         }
     }
@@ -685,6 +704,7 @@ final class CallContext implements RuntimeContext, OutputCollector {
         private final String name;
         private final io.flowkafka.internal.external.ExternalPlan.Read read;
         private final byte[] encodedKey;
+        private final long madeIn = call;
 
         ReadOnlyRow(String name, io.flowkafka.internal.external.ExternalPlan.Read read, byte[] encodedKey) {
             this.name = name;
@@ -694,7 +714,7 @@ final class CallContext implements RuntimeContext, OutputCollector {
 
         @Override
         public Optional<GenericRecord> get() {
-            checkActive();
+            checkCall(madeIn, name);
             if (read.staticTable()) {
                 return Optional.ofNullable(Objects.requireNonNull(external).staticRow(name, encodedKey, visitStream));
             }
