@@ -338,12 +338,28 @@ public final class FlowConfig extends AbstractConfig {
     /** Default of {@link #SPEC_WARNINGS_CONFIG}: {@value}. */
     public static final String SPEC_WARNINGS_DEFAULT = SPEC_WARNINGS_LOG;
 
+    /**
+     * Property {@value}: what a start does when this version gives an internal or outbox topic to another reader than
+     * the version that last ran: {@code refuse} or {@code accept}.
+     */
+    public static final String TOPIC_OWNER_CHANGES_CONFIG = "flow.topics.owner.changes";
+    /** Documentation of {@link #TOPIC_OWNER_CHANGES_CONFIG}, for the generated configuration reference. */
+    public static final String TOPIC_OWNER_CHANGES_DOC = "What a start does when this version of the pipeline gives "
+            + "an internal topic to another computation (or an outbox topic to another sink) than the version that "
+            + "last ran, as moving, removing or inserting a reader of a stream before another does. refuse: the start "
+            + "fails naming each topic, its old and its new reader; accept: log them and start (after draining the "
+            + "old version, so no unread record is handed over).";
+    /** Default of {@link #TOPIC_OWNER_CHANGES_CONFIG}: {@value}. */
+    public static final String TOPIC_OWNER_CHANGES_DEFAULT = "refuse";
+
     private static final ConfigDef CONFIG = new ConfigDef()
             .define(APPLICATION_ID_PREFIX_CONFIG, Type.STRING, APPLICATION_ID_PREFIX_DEFAULT, Importance.HIGH,
                     APPLICATION_ID_PREFIX_DOC)
             .define(TOPIC_PREFIX_CONFIG, Type.STRING, TOPIC_PREFIX_DEFAULT, Importance.HIGH, TOPIC_PREFIX_DOC)
             .define(TOPICS_MODE_CONFIG, Type.STRING, TOPICS_MODE_DEFAULT, ConfigDef.ValidString.in("create", "check"),
                     Importance.HIGH, TOPICS_MODE_DOC)
+            .define(TOPIC_OWNER_CHANGES_CONFIG, Type.STRING, TOPIC_OWNER_CHANGES_DEFAULT,
+                    ConfigDef.ValidString.in("refuse", "accept"), Importance.MEDIUM, TOPIC_OWNER_CHANGES_DOC)
             .define(REPLICATION_FACTOR_CONFIG, Type.INT, REPLICATION_FACTOR_DEFAULT, Importance.HIGH,
                     REPLICATION_FACTOR_DOC)
             .define(MIN_INSYNC_REPLICAS_CONFIG, Type.INT, MIN_INSYNC_REPLICAS_DEFAULT, Importance.MEDIUM,

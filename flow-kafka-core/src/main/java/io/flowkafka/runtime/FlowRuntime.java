@@ -28,6 +28,7 @@ import io.flowkafka.internal.runtime.RuntimeMaintenance;
 import io.flowkafka.internal.runtime.RuntimeStates;
 import io.flowkafka.internal.runtime.StreamThreadFailures;
 import io.flowkafka.internal.runtime.StreamsProperties;
+import io.flowkafka.internal.runtime.TopicOwners;
 import io.flowkafka.internal.runtime.TopicPreparation;
 import io.flowkafka.internal.serde.PluggableSerdes;
 import io.flowkafka.internal.status.InstanceReport;
@@ -998,6 +999,7 @@ public final class FlowRuntime implements AutoCloseable {
         doc.put("file", specFile);
         doc.put("text", specText);
         doc.put("graph", describe().text());
+        doc.put(TopicOwners.FIELD, TopicOwners.of(compiled));
         try {
             topic.publishSpec(new ObjectMapper().writeValueAsBytes(doc));
         } catch (Exception e) {

@@ -1,0 +1,145 @@
+package io.flowkafka.internal.runtime;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.flowkafka.api.FlowException;
+import io.flowkafka.internal.compiler.CompiledPipeline;
+import io.flowkafka.internal.dynamic.DynamicSpecTopic;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.streams.TopologyDescription;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Which computation reads each internal topic, and which sink delivers each outbox topic, and the rule that a new
+ * version of a pipeline does not silently hand one's topic to another. Topics are named by order: a stream's first
+ * reader reads {@code <prefix><pipeline>.<stream>}, each other reader {@code <prefix><pipeline>.<stream>.<reader>};
+ * the first async sink of an id owns {@code <prefix><pipeline>.outbox.<sink>}. Moving, removing or inserting a reader
+ * before another would give that other its topic: records keyed and partitioned for the first, and its committed
+ * offsets. The owners are published with the spec an instance runs ({@code topic_owners}); at start the next version
+ * compares its own with them and refuses a change unless {@code flow.topics.owner.changes} is {@code accept}.
+ */
+public final class TopicOwners {
+    /** The field of the published spec document holding the owners. */
+    public static final String FIELD = "topic_owners";
+    private static final Logger LOG = LoggerFactory.getLogger(TopicOwners.class);
+
+    private TopicOwners() {
+    }
+
+    /**
+     * The owners of a compiled pipeline's internal and outbox topics.
+     *
+     * @return topic to owner ({@code computation 'c'} or {@code sink 's' of computation 'c'}), sorted by topic
+     */
+    public static Map<String, String> of(CompiledPipeline compiled) {
+        Map<String, String> owners = new TreeMap<>();
+        for (TopologyDescription.Subtopology sub : compiled.topology().describe().subtopologies()) {
+            for (TopologyDescription.Node node : sub.nodes()) {
+                if (!(node instanceof TopologyDescription.Source source) || source.topicSet() == null) {
+                    continue;
+                }
+                for (String topic : source.topicSet()) {
+                    String suffix = ".source." + topic; // the compiler names a reader's source node <id>.source.<topic>
+                    if (compiled.internalTopics().containsKey(topic) && source.name().endsWith(suffix)) {
+                        owners.put(topic, "computation '"
+                                + source.name().substring(0, source.name().length() - suffix.length()) + "'");
+                    }
+                }
+            }
+        }
+        for (CompiledPipeline.AsyncSink a : compiled.asyncSinks()) {
+            if (!a.outboxTopic().isEmpty()) {
+                owners.put(a.outboxTopic(), "sink '" + a.sink().id() + "' of computation '" + a.computation() + "'");
+            }
+        }
+        return owners;
+    }
+
+    /**
+     * Compares the owners with those the pipeline's last started instance published.
+     *
+     * @param accept whether {@code flow.topics.owner.changes} is {@code accept}: log the changes instead
+     * @throws FlowException if a topic changed owner and {@code accept} is false
+     */
+    public static void check(String pipeline, CompiledPipeline compiled, String dynamicSpecTopic, Admin admin,
+            Map<?, ?> clientProps, boolean accept) {
+        if (!exists(admin, dynamicSpecTopic)) {
+            return; // the pipeline's first start
+        }
+        Map<String, String> before = published(pipeline, dynamicSpecTopic, clientProps);
+        List<String> changes = changes(before, of(compiled));
+        if (changes.isEmpty()) {
+            return;
+        }
+        String message = "pipeline '" + pipeline + "': this version gives topics to other readers than the version "
+                + "that last ran: " + String.join("; ", changes) + ". A stream's first reader in the spec reads "
+                + "<prefix><pipeline>.<stream> and each other reader <prefix><pipeline>.<stream>.<reader> (an outbox "
+                + "topic belongs to the first sink of its id), so moving, removing or inserting one before another "
+                + "hands over its topic with the records still unread, keyed and partitioned for the old reader, and "
+                + "its committed offsets.";
+        if (accept) {
+            LOG.warn("{} Accepted (flow.topics.owner.changes=accept)", message);
+            return;
+        }
+        throw new FlowException(message + " Fix: keep each stream's readers (and sinks of one id) in their old order "
+                + "and declare new ones after them; to change them anyway, drain the running version first "
+                + "(flow-kafka drain, until its internal topics and outboxes are empty), then start this one once "
+                + "with flow.topics.owner.changes=accept");
+    }
+
+    /** One sentence per topic whose owner differs; topics only one side has are not changes. */
+    static List<String> changes(Map<String, String> before, Map<String, String> now) {
+        List<String> changes = new ArrayList<>();
+        now.forEach((topic, owner) -> {
+            String was = before.get(topic);
+            if (was != null && !was.equals(owner)) {
+                changes.add(topic + " was read by " + was + " and would now be read by " + owner);
+            }
+        });
+        return changes;
+    }
+
+    private static boolean exists(Admin admin, String topic) {
+        try {
+            return admin.listTopics().names().get(60, TimeUnit.SECONDS).contains(topic);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new FlowException("interrupted while listing topics", e);
+        } catch (ExecutionException | TimeoutException e) {
+            throw new FlowException("could not list topics to find " + topic + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** The owners in the last published spec document; empty when none was published or it has none. */
+    private static Map<String, String> published(String pipeline, String topic, Map<?, ?> clientProps) {
+        byte[] doc = DynamicSpecTopic.readSpec(pipeline, topic, clientProps);
+        Map<String, String> owners = new LinkedHashMap<>();
+        if (doc == null) {
+            return owners;
+        }
+        try {
+            JsonNode field = new ObjectMapper().readTree(doc).get(FIELD);
+            if (field != null && field.isObject()) {
+                for (Iterator<Map.Entry<String, JsonNode>> it = field.fields(); it.hasNext(); ) {
+                    Map.Entry<String, JsonNode> e = it.next();
+                    owners.put(e.getKey(), e.getValue().asText());
+                }
+            }
+        } catch (IOException e) {
+            LOG.warn("pipeline '{}': the spec published in {} is not JSON; its topic owners are not compared: {}",
+                    pipeline, topic, e.toString());
+        }
+        return owners;
+    }
+}
