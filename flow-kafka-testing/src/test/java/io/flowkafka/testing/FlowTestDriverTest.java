@@ -335,6 +335,20 @@ class FlowTestDriverTest {
     }
 
     @Test
+    void shouldSayWhyAMessageBefore1970CannotBeWrittenToAKafkaSink() {
+        // before: the dead letter's reason was Kafka Streams' "Malformed Record"
+        try (FlowTestDriver driver = FlowTestDriver.create(spec())) {
+            driver.pipeSource(SOURCE_TOPIC, "alice", click("alice", "home", -5_000));
+            assertThat(driver.readTopic(SINK_TOPIC)).isEmpty();
+            assertThat(driver.readDeadLetters()).singleElement().satisfies(d -> {
+                assertThat(d.computation()).isEqualTo("label");
+                assertThat(d.errorMessage()).contains("computation 'label', sink 'labels_out'",
+                        "event time 1969-12-31T23:59:55Z is before 1970", "timestamp: system");
+            });
+        }
+    }
+
+    @Test
     void shouldSendFailingCallToDeadLettersWithoutItsEffects() {
         try (FlowTestDriver driver = FlowTestDriver.create(spec())) {
             driver.pipeSource(SOURCE_TOPIC, "alice", click("alice", "home", 1000));

@@ -15,6 +15,7 @@ import io.flowkafka.internal.serde.PluggableSerdes;
 import io.flowkafka.spec.SinkSpec;
 import io.flowkafka.spi.OutboxRecord;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -293,6 +294,12 @@ final class OutputRouter {
             }
             byte[] key = sink.keyColumn == null ? null : bytesOf(payload.get(sink.keyColumn), "key_column", sink.keyColumn);
             long ts = (sink.systemTime ? sts : ets) / 1_000_000L;
+            if (ts < 0) { // Kafka Streams' Record would refuse it as "Malformed Record"
+                throw new IllegalArgumentException(sink.where + ": the message's " + (sink.systemTime ? "system" : "event")
+                        + " time " + Instant.ofEpochSecond(0, sink.systemTime ? sts : ets) + " is before 1970, which a "
+                        + "Kafka record's timestamp cannot be; write it with timestamp: system on the sink, or give it an "
+                        + "event time from 1970 on");
+            }
             return headers == null ? new Record<>(key, value, ts) : new Record<>(key, value, ts, headers);
         }
 
@@ -330,7 +337,7 @@ final class OutputRouter {
      */
     private record SinkBinding(@Nullable String payloadColumn, boolean avro, @Nullable String keyColumn,
             @Nullable String idHeader, boolean systemTime, String topic,
-            @Nullable Serde<Object> valueSerde) {
+            @Nullable Serde<Object> valueSerde, String where) {
         static SinkBinding of(SinkSpec sink, Map<String, Object> deployment, String computation) {
             Map<String, Object> p = sink.parameters();
             Object serdeClass = p.get("value_serde");
@@ -342,7 +349,8 @@ final class OutputRouter {
                     String.valueOf(p.get("topic")),
                     serdeClass == null ? null : PluggableSerdes.create(serdeClass.toString(),
                             PluggableSerdes.configs(p.get("serde_config"), deployment), false,
-                            "computation '" + computation + "', sink '" + sink.id() + "'"));
+                            "computation '" + computation + "', sink '" + sink.id() + "'"),
+                    "computation '" + computation + "', sink '" + sink.id() + "'");
         }
 
         void close() {
