@@ -502,10 +502,15 @@ public record ComputationSpec(
          * @param name the state name
          * @param schema the value schema
          * @return this builder
-         * @throws IllegalArgumentException if a state of that name was already declared
+         * @throws IllegalArgumentException if a state of that name was already declared, or the schema is null
          */
         public Builder state(String name, Schema schema) {
-            return addState(new StateSpec(name, Objects.requireNonNull(schema, "schema")));
+            if (schema == null) {
+                throw new IllegalArgumentException("states." + name + ".schema is null (a static Schema field declared "
+                        + "below the one building the spec is still null then); give the state's Avro record schema, "
+                        + "or use state(name) for a state read with a serde");
+            }
+            return addState(new StateSpec(name, schema));
         }
 
         private Builder addState(StateSpec state) {
@@ -666,9 +671,14 @@ public record ComputationSpec(
          * @param name the parameter name
          * @param value its value
          * @return this builder
+         * @throws IllegalArgumentException if the value is null
          */
         public Builder parameter(String name, Object value) {
-            parameters.put(name, Objects.requireNonNull(value, "value"));
+            if (value == null) {
+                throw new IllegalArgumentException("parameters." + name + " is null (an unset environment variable or "
+                        + "system property?); give it a value, or leave the parameter out");
+            }
+            parameters.put(name, value);
             return this;
         }
 

@@ -198,7 +198,8 @@ public record PipelineSpec(String name, Map<String, StreamSpec> streams, Map<Str
         private InvalidSpecException builderMistake(String id, RuntimeException e) {
             String message = String.valueOf(e.getMessage());
             java.util.regex.Matcher m = java.util.regex.Pattern.compile("^([a-z_][a-z0-9_.\\[\\]]*) ").matcher(message);
-            String field = m.find() && m.group(1).contains("_") ? m.group(1) : "computations." + id;
+            String field = m.find() && (m.group(1).contains("_") || m.group(1).contains(".")) ? m.group(1)
+                    : "computations." + id;
             int semicolon = message.indexOf("; ");
             String what = semicolon < 0 ? message : message.substring(0, semicolon);
             String fix = semicolon < 0 ? "pass a valid value to the builder of computation '" + id + "'"

@@ -217,6 +217,7 @@ final class SpecValidator {
         checkDependencies(c, outputs, sources, timers);
         checkKeyVisitors(c);
         checkTimers(c);
+        checkStateSchemas(c);
         checkProcessingMode(c);
         checkBatching(c);
         checkTimestampColumn(c);
@@ -868,6 +869,20 @@ final class SpecValidator {
         };
     }
 
+    /** A state's Avro schema is a record: its rows are built with {@code newRecord()} and checked field by field. */
+    private void checkStateSchemas(ComputationSpec c) {
+        for (StateSpec state : c.states().values()) {
+            Schema schema = state.schema();
+            if (schema != null && schema.getType() != Schema.Type.RECORD) {
+                error(c.id(), "states." + state.name() + ".schema", "state '" + state.name() + "' has a schema of "
+                        + "type " + schema.getType().getName() + ", but a state's value must be an Avro record",
+                        "wrap the value in a record schema ({\"type\": \"record\", \"name\": ..., \"fields\": "
+                        + "[{\"name\": \"value\", \"type\": \"" + schema.getType().getName() + "\"}]}), or "
+                        + "declare the state without a schema and read it with getState(name, serde)");
+            }
+        }
+    }
+
     private void checkTimers(ComputationSpec c) {
         for (TimerStreamSpec t : c.timers()) {
             String field = "timers." + t.id();
@@ -910,9 +925,20 @@ final class SpecValidator {
             }
             try {
                 java.util.Map<String, java.time.Duration> watched = t.watchedStreams();
+                List<String> watchable = new ArrayList<>(c.inputStreamIds());
+                c.sourceStreams().forEach(src -> watchable.add(src.streamId()));
+                if (!realTime && (watched != null ? watched.isEmpty() : watchable.isEmpty())) {
+                    // reference 003: an event_time timer is "compared with EventWatermark across all input streams
+                    // (or the streams listed in streams)": with none, it never fires and the computation never
+                    // completes
+                    error(c.id(), watched != null ? field + ".streams" : field, "timer stream '" + t.id() + "' waits on "
+                            + (watched != null ? "no stream (its streams list is empty)" : "no stream: computation '"
+                            + c.id() + "' has no input or source stream") + ", so its watermark never moves and its "
+                            + "timers never fire", watched != null ? "list the input or source streams it waits on "
+                            + watchable + ", or remove streams (then it waits on all)" : "set time_type: real_time to "
+                            + "fire by the wall clock");
+                }
                 if (watched != null) {
-                    List<String> watchable = new ArrayList<>(c.inputStreamIds());
-                    c.sourceStreams().forEach(src -> watchable.add(src.streamId()));
                     for (var e : watched.entrySet()) {
                         if (!watchable.contains(e.getKey())) {
                             error(c.id(), field + ".streams", "timer stream '" + t.id() + "' waits on stream '"

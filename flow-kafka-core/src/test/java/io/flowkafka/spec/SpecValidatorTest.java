@@ -856,6 +856,45 @@ class SpecValidatorTest {
     }
 
     @Test
+    void shouldRejectAStateSchemaThatIsNotARecord() {
+        // before: accepted, then every call failed in newRecord() with Avro's "Not a record schema"
+        assertSingleError(spec(read(), count().state("seen", Schema.create(Schema.Type.LONG))), "count",
+                "states.seen.schema", "state 'seen' has a schema of type long, but a state's value must be an Avro "
+                        + "record", "declare the state without a schema and read it with getState(name, serde)");
+    }
+
+    @Test
+    void shouldNameTheComputationAndFieldOfANullSchemaOrParameterInTheJavaBuilder() {
+        // before: NullPointerException "schema" / "value", naming neither
+        Schema notYetInitialised = null;
+        assertThatThrownBy(() -> streams().computation("count", c -> c.state("total", notYetInitialised)))
+                .isInstanceOf(InvalidSpecException.class)
+                .hasMessageContaining("computation 'count', field 'states.total.schema'")
+                .hasMessageContaining("is null");
+        String unset = System.getenv("FLOW_KAFKA_TEST_SURELY_UNSET_VARIABLE");
+        assertThatThrownBy(() -> streams().computation("count", c -> c.parameter("ttl", unset)))
+                .isInstanceOf(InvalidSpecException.class)
+                .hasMessageContaining("computation 'count', field 'parameters.ttl'")
+                .hasMessageContaining("an unset environment variable");
+    }
+
+    @Test
+    void shouldRejectAnEventTimeTimerWaitingOnNoStream() {
+        // reference 003: event_time is "compared with EventWatermark across all input streams (or the streams listed
+        // in streams)"; with none listed, or no input at all, its watermark never moves and it never fires
+        assertSingleError(spec(read(), count().timer("t", Map.of("streams", List.of()))), "count", "timers.t.streams",
+                "timer stream 't' waits on no stream (its streams list is empty)", "list the input or source streams "
+                        + "it waits on [events]");
+        ComputationSpec.Builder sweep = ComputationSpec.builder("sweep").processingFunction(Counter::new)
+                .groupBy("hash", ColumnType.UINT64, "farm_hash(user)").groupBy("user", ColumnType.STRING, null)
+                .state("total", TOTAL).keyVisitorStream("scan", Map.of()).timer("t", Map.of());
+        assertThat(errors(spec(read(), count(), sweep))).anySatisfy(p -> assertProblem(p, "sweep", "timers.t",
+                "computation 'sweep' has no input or source stream", "set time_type: real_time"));
+        assertThat(errors(spec(read(), count().timer("t", Map.of("streams", List.of(), "time_type", "real_time")))))
+                .as("a real_time timer fires by the wall clock").isEmpty();
+    }
+
+    @Test
     void shouldRejectATimerDependingOnNoStream() {
         PipelineSpec spec = spec(read(), count().timer("t", Map.of()).streamsDependency("t", List.of()));
         assertSingleError(spec, "count", "streams_dependency.t", "depends on no stream", "remove streams_dependency.t");
