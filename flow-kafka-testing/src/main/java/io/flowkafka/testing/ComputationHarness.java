@@ -497,7 +497,7 @@ public final class ComputationHarness implements AutoCloseable {
             if (firedPending != null) {
                 pending.remove(firedPending); // as the runtime's dead letter: the timer does not fire again
             }
-            HarnessResult failed = new HarnessResult(kind, input, stream, key, inputId, List.of(), List.of(),
+            HarnessResult failed = new HarnessResult(computation, kind, input, stream, key, inputId, List.of(), List.of(),
                     List.of(), e);
             failures.add(failed);
             return failed;
@@ -510,7 +510,7 @@ public final class ComputationHarness implements AutoCloseable {
         List<HarnessResult.Output> outputs = effects.outputs().stream().map(o -> new HarnessResult.Output(
                 o.messageId(), o.streamId(), o.payload(), o.eventTimestamp(), o.systemTimestamp(), o.parentIds()))
                 .toList();
-        return new HarnessResult(kind, input, stream, key, inputId, outputs, added, changes, null);
+        return new HarnessResult(computation, kind, input, stream, key, inputId, outputs, added, changes, null);
     }
 
     private List<HarnessResult.StateChange> commitState(List<ComputationCalls.StateWrite> writes) {
@@ -576,6 +576,7 @@ public final class ComputationHarness implements AutoCloseable {
      * @throws IllegalArgumentException if the computation declares no Avro state {@code name}
      */
     public Optional<GenericRecord> state(String name, GenericRecord key) {
+        checkOpen();
         checkAvroState(name, "read it with state(name, key, serde)");
         GenericRecord k = canonicalKey(key, "the state key");
         return call.inspect(k, c -> c.getState(name).get());
@@ -591,6 +592,7 @@ public final class ComputationHarness implements AutoCloseable {
      * @throws IllegalArgumentException if the computation declares no external state {@code name}
      */
     public Optional<GenericRecord> externalRow(String name, GenericRecord key) {
+        checkOpen();
         GenericRecord k = canonicalKey(key, "the key");
         return call.inspect(k, c -> c.getExternalState(name).get());
     }
@@ -605,6 +607,7 @@ public final class ComputationHarness implements AutoCloseable {
      * @return this harness
      */
     public ComputationHarness putExternalRow(String name, GenericRecord key, GenericRecord row) {
+        checkOpen();
         Objects.requireNonNull(row, "row");
         GenericRecord k = canonicalKey(key, "the key");
         if (computation.externalStateManagers().containsKey(name)) {
@@ -627,6 +630,7 @@ public final class ComputationHarness implements AutoCloseable {
      * @return the value, or empty when the key has no such state
      */
     public <T> Optional<T> state(String name, GenericRecord key, Serde<T> serde) {
+        checkOpen();
         GenericRecord k = canonicalKey(key, "the state key");
         return call.inspect(k, c -> c.getState(name, serde).get());
     }
@@ -641,6 +645,7 @@ public final class ComputationHarness implements AutoCloseable {
      * @return the value, or empty when the key has no such state
      */
     public <T extends SpecificRecord> Optional<T> state(String name, GenericRecord key, Class<T> type) {
+        checkOpen();
         GenericRecord k = canonicalKey(key, "the state key");
         return call.inspect(k, c -> c.getState(name, type).get());
     }
@@ -656,6 +661,7 @@ public final class ComputationHarness implements AutoCloseable {
      *     the value is not a valid record of its schema
      */
     public ComputationHarness putState(String name, GenericRecord key, GenericRecord value) {
+        checkOpen();
         checkAvroState(name, "read it with a function call");
         Objects.requireNonNull(value, "value");
         GenericRecord k = canonicalKey(key, "the state key");
@@ -844,7 +850,8 @@ public final class ComputationHarness implements AutoCloseable {
     private void checkOpen() {
         if (closed) {
             throw new IllegalStateException("the harness of computation '" + computation.id() + "' is closed: "
-                    + "create a new one");
+                    + "after restart() use the harness it returned (harness = harness.restart()), else create a new "
+                    + "one");
         }
     }
 

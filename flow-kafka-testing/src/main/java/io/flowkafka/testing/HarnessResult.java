@@ -1,6 +1,7 @@
 package io.flowkafka.testing;
 
 import io.flowkafka.api.MessageId;
+import io.flowkafka.spec.ComputationSpec;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -126,9 +127,13 @@ public final class HarnessResult {
     private final List<HarnessTimer> timers;
     private final List<StateChange> stateChanges;
     private final @Nullable Exception failure;
+    /** The computation's output streams and states: a name it does not have is a mistake of the test. */
+    private final ComputationSpec computation;
 
-    HarnessResult(InputKind kind, String input, String stream, GenericRecord key, MessageId inputId, List<Output> outputs,
-            List<HarnessTimer> timers, List<StateChange> stateChanges, @Nullable Exception failure) {
+    HarnessResult(ComputationSpec computation, InputKind kind, String input, String stream, GenericRecord key,
+            MessageId inputId, List<Output> outputs, List<HarnessTimer> timers, List<StateChange> stateChanges,
+            @Nullable Exception failure) {
+        this.computation = computation;
         this.kind = kind;
         this.input = input;
         this.stream = stream;
@@ -222,8 +227,13 @@ public final class HarnessResult {
      *
      * @param streamId an output stream's id
      * @return the stream's outputs in the order added, empty if none
+     * @throws IllegalArgumentException if the computation has no such output stream
      */
     public List<Output> outputs(String streamId) {
+        if (!computation.outputStreamIds().contains(streamId)) {
+            throw new IllegalArgumentException("stream '" + streamId + "' is not an output of computation '"
+                    + computation.id() + "'; its outputs are " + computation.outputStreamIds());
+        }
         return outputs().stream().filter(o -> o.streamId().equals(streamId)).toList();
     }
 
@@ -232,6 +242,7 @@ public final class HarnessResult {
      *
      * @param streamId an output stream's id
      * @return the payloads in the order added, empty if none
+     * @throws IllegalArgumentException if the computation has no such output stream
      */
     public List<GenericRecord> payloads(String streamId) {
         return outputs(streamId).stream().map(Output::payload).toList();
@@ -264,8 +275,13 @@ public final class HarnessResult {
      *
      * @param name the state's name
      * @return the change, or empty if the call did not write that state of its key
+     * @throws IllegalArgumentException if the computation declares no such state
      */
     public Optional<StateChange> stateChange(String name) {
+        if (!computation.states().containsKey(name)) {
+            throw new IllegalArgumentException("computation '" + computation.id() + "' declares no state '" + name
+                    + "'; its states are " + computation.states().keySet());
+        }
         return stateChanges().stream()
                 .filter(c -> c.state().equals(name) && ComputationHarness.sameKey(c.key(), key)).findFirst();
     }

@@ -303,7 +303,7 @@ class ComputationHarnessTest {
         count.close();
         assertThat(Counter.LIFECYCLE).endsWith("close").filteredOn("close"::equals).hasSize(1);
         assertThatThrownBy(() -> send("alice", 1, null)).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("is closed: create a new one");
+                .hasMessageContaining("is closed: after restart() use the harness it returned").hasMessageContaining("else create a new one");
     }
 
     // ------------------------------------------------------------------ messages, keys, state
@@ -420,6 +420,12 @@ class ComputationHarnessTest {
                         "the runtime context of computation 'count' is valid only during a process-function call");
         assertThatThrownBy(() -> old.message("events", event("a", 1, null), 0)).hasMessageContaining("is closed");
         assertThatThrownBy(old::restart).hasMessageContaining("is closed");
+        // before: reads and seeds of the closed harness were accepted, silently lost to the new one
+        GenericRecord bob = old.keyOf("events", Map.of("user", "bob"));
+        assertThatThrownBy(() -> old.putState("total", bob, count.state("total",
+                count.keyOf("events", Map.of("user", "alice"))).orElseThrow()))
+                .hasMessageContaining("is closed: after restart() use the harness it returned");
+        assertThatThrownBy(() -> old.state("total", bob)).hasMessageContaining("is closed");
 
         GenericRecord alice = count.keyOf("events", Map.of("user", "alice"));
         assertThat(count.state("total", alice)).hasValueSatisfying(st -> assertThat(st.get("sum")).isEqualTo(6L));
@@ -434,6 +440,11 @@ class ComputationHarnessTest {
         HarnessResult after = send("alice", 2, "context");
         assertThat(after.payloads("totals")).extracting(p -> p.get("total")).containsExactly(8L);
         assertThat(after.outputs("alerts").get(0).get("what").toString()).contains("now 123 wm 77 min 77");
+        // before: a misspelt stream or state gave an empty result, which an isEmpty() assertion took for a pass
+        assertThatThrownBy(() -> after.outputs("alert")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("stream 'alert' is not an output of computation 'count'; its outputs are [totals, alerts]");
+        assertThatThrownBy(() -> after.stateChange("totl")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("computation 'count' declares no state 'totl'; its states are [total, blob]");
         assertThat(after.inputId()).as("ids go on from the old harness's").isNotEqualTo(before.inputId())
                 .isNotIn(before.outputs().stream().map(HarnessResult.Output::messageId).toList());
         assertThat(count.advanceWatermark("t", 21 * SEC)).singleElement()
