@@ -49,9 +49,10 @@ public interface OutputCollector {
 
     /**
      * A collector whose outputs have the given parents instead of the current message (Flow's
-     * {@code setParentIds}); the parents must be inputs of the current call. Parents are a set:
-     * their order and repeats do not matter, and an output with several parents gets an id derived
-     * from that set.
+     * {@code setParentIds}). Parents are a set: their order and repeats do not matter, and an
+     * output with several parents gets an id derived from that set. In a Transform they may name
+     * messages of earlier calls (ids kept in state); the output's id then also derives from the
+     * call's input, so outputs of two calls naming the same earlier message get different ids.
      *
      * <p>In a SwiftMap computation, each output has exactly one parent, the message being processed,
      * unless {@link io.flowkafka.spec.ComputationSpec#ALLOW_BATCHING_PARAMETER
@@ -65,4 +66,15 @@ public interface OutputCollector {
      *     {@code allow_batching_with_relaxed_guarantees}
      */
     OutputCollector withParentIds(List<MessageId> parentIds);
+
+    /**
+     * Flow's name of {@link #withParentIds}.
+     *
+     * @param parentIds the parents' message ids
+     * @return a collector adding outputs with those parents
+     * @throws IllegalArgumentException as {@link #withParentIds}
+     */
+    default OutputCollector setParentIds(List<MessageId> parentIds) {
+        return withParentIds(parentIds);
+    }
 }

@@ -105,6 +105,7 @@ class ComputationHarnessTest {
                 case "foreign" -> output.addMessage(message);
                 case "parents" -> output.withParentIds(List.of(message.getMessageId(), MessageId.fromHex("ff")))
                         .addMessage(total.build());
+                case "earlier" -> output.withParentIds(List.of(MessageId.fromHex("ff"))).addMessage(total.build());
                 case "ets" -> total.setEventTimestamp(Long.parseLong(c[1]) * SEC);
                 case "context" -> output.addMessage(context.createMessageBuilder("alerts").set("user", user)
                         .set("what", "partition " + context.getPartition() + "/" + context.getPartitionCount()
@@ -471,6 +472,17 @@ class ComputationHarnessTest {
         assertThat(send("alice", 1, "ets 42").outputs()).extracting(HarnessResult.Output::eventTimestamp)
                 .containsExactly(42 * SEC);
         assertThat(r.outputs().get(0).messageId()).isNotEqualTo(r.outputs().get(1).messageId());
+    }
+
+    @Test
+    void shouldGiveDifferentIdsToOutputsOfTwoCallsNamingTheSameEarlierParent() {
+        // before: both outputs derived their id from {ff} and position 0 alone, so they were equal and a sink's
+        // deduplication by id dropped the second
+        HarnessResult first = send("alice", 1, "earlier");
+        HarnessResult second = send("alice", 1, "earlier");
+        assertThat(first.outputs("totals").get(0).parentIds()).containsExactly(MessageId.fromHex("ff"));
+        assertThat(first.outputs("totals").get(0).messageId())
+                .isNotEqualTo(second.outputs("totals").get(0).messageId());
     }
 
     // ------------------------------------------------------------------ all or nothing, the runtime's checks

@@ -4,6 +4,7 @@ import com.google.common.hash.Hashing;
 import io.flowkafka.api.MessageId;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -99,6 +100,26 @@ public final class MessageIds {
         return parents.size() == 1
                 ? derive(parents.get(0), computationTag, position)
                 : deriveFromSet(parents, computationTag, position);
+    }
+
+    /**
+     * The id of output number {@code position} of a call on one input ({@code input}: a message, a timer or a
+     * visit): {@link #output(List, long, int)}, except that parents given without the call's input
+     * ({@code OutputCollector.withParentIds} naming messages of earlier calls) are joined by it. Else two calls naming
+     * the same earlier messages would give their outputs equal ids, and deduplication by id would drop the later
+     * one.
+     */
+    public static MessageId output(List<MessageId> parents, MessageId input, long computationTag, int position) {
+        if (parents.size() == 1 && (parents.get(0) == input || parents.get(0).equals(input))) {
+            return derive(input, computationTag, position);
+        }
+        if (parents.contains(input)) {
+            return deriveFromSet(parents, computationTag, position);
+        }
+        List<MessageId> withInput = new ArrayList<>(parents.size() + 1);
+        withInput.addAll(parents);
+        withInput.add(input);
+        return deriveFromSet(withInput, computationTag, position);
     }
 
     /** The lineage tag of the timers a computation adds (their ids derive from the call's input). */

@@ -238,7 +238,7 @@ public final class DetachedCall {
             CallContext.Output o = outs.get(position);
             List<MessageId> parents = o.parentsOrInput(inputId);
             String stream = o.message().streamId;
-            result.add(new Output(MessageIds.output(parents, computationTag, position), stream,
+            result.add(new Output(MessageIds.output(parents, inputId, computationTag, position), stream,
                     readBack(stream, o.message().payload), o.eventTimestampOr(inputEventTimestamp), now, parents));
         }
         return result;

@@ -116,7 +116,7 @@ final class OutputRouter {
         for (int position = 0; position < outs.size(); position++) {
             CallContext.Output o = outs.get(position);
             List<MessageId> parents = o.parentsOrInput(inputId);
-            MessageId id = MessageIds.output(parents, computationTag, position);
+            MessageId id = MessageIds.output(parents, inputId, computationTag, position);
             long ets = o.eventTimestampOr(inputEts);
             binding(o.message().streamId).encode(o.message().payload, id, ets, nowNanos, parents, records, nodes);
         }
