@@ -35,6 +35,7 @@ public final class KeyCodec {
     private final Schema restSchema;
     private final AvroCodec restCodec;
     private final boolean empty;
+    private final String computationId;
     /**
      * Whether keys are written and read column by column ({@link #encodeDirect}, {@link #decodeDirect}): when the
      * first column is the uint64 hash, which the spec validation requires of every computation with a key.
@@ -45,7 +46,8 @@ public final class KeyCodec {
     private BinaryEncoder encoder;
     private BinaryDecoder decoder;
 
-    private KeyCodec(List<GroupByColumn> columns, String name) {
+    private KeyCodec(List<GroupByColumn> columns, String name, String computationId) {
+        this.computationId = computationId;
         SchemaBuilder.FieldAssembler<Schema> all = SchemaBuilder.record(name).namespace("io.flowkafka.key").fields();
         SchemaBuilder.FieldAssembler<Schema> rest = SchemaBuilder.record(name + "Rest").namespace("io.flowkafka.key").fields();
         for (int i = 0; i < columns.size(); i++) {
@@ -69,7 +71,7 @@ public final class KeyCodec {
 
     /** The codec of a computation's key; {@code name} names the Avro record (sanitized). */
     public static KeyCodec of(List<GroupByColumn> columns, String computationId) {
-        return new KeyCodec(columns, "Key_" + computationId.replaceAll("[^A-Za-z0-9_]", "_"));
+        return new KeyCodec(columns, "Key_" + computationId.replaceAll("[^A-Za-z0-9_]", "_"), computationId);
     }
 
     /** The Avro schema of the key record (all columns). */
@@ -98,14 +100,37 @@ public final class KeyCodec {
                 return b;
             }
         }
+        if (key.getSchema() != keySchema) {
+            checkColumns(key);
+        }
         GenericData.Record rest = new GenericData.Record(restSchema);
         for (Schema.Field f : restSchema.getFields()) {
             rest.put(f.pos(), key.get(f.name()));
         }
         byte[] r = restCodec.encode(rest);
-        Object h = key.get(0);
+        Object h = key.get(keySchema.getFields().get(0).name());
         long hash = h == null ? 0L : ((Number) h).longValue();
         return ByteBuffer.allocate(8 + r.length).putLong(hash).put(r).array();
+    }
+
+    /**
+     * Refuses a record of another schema without this key's columns (a payload passed for a key, a key of another
+     * computation): read by name, it would encode another key's row, or fail in the encoder.
+     */
+    private void checkColumns(GenericRecord key) {
+        List<String> missing = new ArrayList<>();
+        for (Schema.Field f : keySchema.getFields()) {
+            if (key.getSchema().getField(f.name()) == null) {
+                missing.add(f.name());
+            }
+        }
+        Object h = missing.isEmpty() ? key.get(keySchema.getFields().get(0).name()) : null;
+        if (!missing.isEmpty() || (h != null && !(h instanceof Number))) {
+            throw new IllegalArgumentException("the record given as a key (fields " + key.getSchema().getFields().stream()
+                    .map(Schema.Field::name).toList() + ") is not a key of computation '" + computationId
+                    + "', whose keys have columns " + keySchema.getFields().stream().map(Schema.Field::name).toList()
+                    + ": pass message.getKey() (or timer.getKey(), visit.getKey()), not a payload");
+        }
     }
 
     /**

@@ -151,6 +151,29 @@ class KeyCodecTest {
         assertThat(codec.encode(mine)).containsExactly(codec.encode(key(codec, 42L, "alice", "eu", 7L, 0.5, true)));
     }
 
+    /** Before: a payload passed for a key encoded another key's row (or threw a ClassCastException in the encoder). */
+    @Test
+    void shouldRefuseARecordWithoutTheKeysColumns() {
+        KeyCodec codec = KeyCodec.of(COLUMNS, "count");
+        GenericRecord payload = new GenericData.Record(PAYLOAD);
+        payload.put("user", "alice");
+        payload.put("shard", 7L);
+        payload.put("weight", 0.5);
+        payload.put("vip", true);
+        payload.put("other", "x");
+        assertThatThrownBy(() -> codec.encode(payload)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("the record given as a key (fields [user, region, shard, weight, vip, other]) is not a key "
+                        + "of computation 'count', whose keys have columns [hash, user, region, shard, weight, vip]: "
+                        + "pass message.getKey() (or timer.getKey(), visit.getKey()), not a payload");
+        Schema hashFirst = SchemaBuilder.record("Other").fields().requiredLong("shard").requiredString("hash")
+                .endRecord();
+        GenericRecord wrongHash = new GenericData.Record(hashFirst);
+        wrongHash.put("shard", 7L);
+        wrongHash.put("hash", "not a number");
+        assertThatThrownBy(() -> codec.encode(wrongHash)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("is not a key of computation 'count'");
+    }
+
     @Test
     void shouldEncodeEmptyKeyAsEightZeroBytes() {
         KeyCodec codec = KeyCodec.of(List.of(), "read");
