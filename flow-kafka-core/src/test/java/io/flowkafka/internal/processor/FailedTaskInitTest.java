@@ -67,6 +67,23 @@ class FailedTaskInitTest {
                 .build();
     }
 
+    @Test
+    void shouldReportATaskThatCannotStartInTheStatus() {
+        // before: a task failing at every retry showed only in the log
+        Properties props = new Properties();
+        props.put("bootstrap.servers", "unused:9092");
+        props.put("flow.topology.test.driver", "true");
+        props.put("state.dir", stateDir.resolve("status").toString());
+        FlowRuntime runtime = FlowRuntime.create(spec(Unopenable::new), props);
+        assertThatThrownBy(() -> new TopologyTestDriver(runtime.topology(), runtime.streamsProperties()).close())
+                .hasStackTraceContaining("the function's resource is down");
+        assertThat(runtime.status()).anySatisfy(e -> {
+            assertThat(e.computation()).isEqualTo("count");
+            assertThat(e.message()).contains("of computation 'count' cannot start",
+                    "IllegalStateException: the function's resource is down", "Fix the cause");
+        });
+    }
+
     /** The meters of computation 'count' left in the runtime's registry once its task is closed or failed. */
     private Set<String> metersLeft(PipelineSpec spec, boolean initFails) {
         Properties props = new Properties();
