@@ -989,7 +989,7 @@ public final class ComputationHarness implements AutoCloseable {
     }
 
     /** Widens numbers to the (non-null branch of the) field type; strings of a String-typed field become {@code String}. */
-    private static @Nullable Object coerce(@Nullable Object v, Schema schema) {
+    static @Nullable Object coerce(@Nullable Object v, Schema schema) {
         if (v == null) {
             return null;
         }

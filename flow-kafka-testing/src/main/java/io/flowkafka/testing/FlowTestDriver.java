@@ -1238,7 +1238,7 @@ public final class FlowTestDriver implements AutoCloseable {
         GenericData.Record r = new GenericData.Record(schema);
         for (Schema.Field f : schema.getFields()) {
             if (fields.containsKey(f.name())) {
-                r.put(f.pos(), fields.get(f.name()));
+                r.put(f.pos(), ComputationHarness.coerce(fields.get(f.name()), f.schema())); // as the harness: 1000 for a long
             } else if (f.hasDefaultValue()) {
                 r.put(f.pos(), GenericData.get().deepCopy(f.schema(), GenericData.get().getDefaultValue(f)));
             } else if (!nullable(f.schema())) {

@@ -267,6 +267,15 @@ class FlowTestDriverTest {
     }
 
     @Test
+    void shouldWidenAnIntToALongFieldAsTheHarnessDoes() {
+        // before: Map.of(..., "ts", 1000) was "not a valid record" on the driver, while the harness took it
+        try (FlowTestDriver driver = FlowTestDriver.create(spec())) {
+            driver.pipe("clicks", Map.of("user", "alice", "page", "home", "ts", 1000), 7_000L);
+            assertThat(driver.readStream("counts")).extracting(m -> m.getPayload().get("count")).containsExactly(1L);
+        }
+    }
+
+    @Test
     void shouldPipeInternalStreamWithDeterministicIds() {
         List<MessageId> firstRun;
         List<Message> firstCounts;
