@@ -56,6 +56,22 @@ public final class JsonRecords {
         return (GenericRecord) convert(node, schema, schema.getName());
     }
 
+    /**
+     * A non-finite float or double as Jackson writes it: the strings {@code "NaN"}, {@code "Infinity"} and
+     * {@code "-Infinity"} (JSON has no such numbers), read back so what flow-kafka writes it can read; else null.
+     */
+    static @Nullable Double nonFinite(@Nullable String text) {
+        if (text == null) {
+            return null;
+        }
+        return switch (text) {
+            case "NaN" -> Double.NaN;
+            case "Infinity", "+Infinity" -> Double.POSITIVE_INFINITY;
+            case "-Infinity" -> Double.NEGATIVE_INFINITY;
+            default -> null;
+        };
+    }
+
     /** Writes a record as a JSON object. */
     public static byte[] toJson(GenericRecord record) {
         Schema schema = record.getSchema();
@@ -214,15 +230,25 @@ public final class JsonRecords {
                         }
                         case FLOAT -> {
                             if (!v.isNumeric()) {
-                                return null;
+                                Double special = nonFinite(p.getValueAsString());
+                                if (v != com.fasterxml.jackson.core.JsonToken.VALUE_STRING || special == null) {
+                                    return null;
+                                }
+                                value = special.floatValue();
+                            } else {
+                                value = p.getFloatValue();
                             }
-                            value = p.getFloatValue();
                         }
                         case DOUBLE -> {
                             if (!v.isNumeric()) {
-                                return null;
+                                Double special = nonFinite(p.getValueAsString());
+                                if (v != com.fasterxml.jackson.core.JsonToken.VALUE_STRING || special == null) {
+                                    return null;
+                                }
+                                value = special;
+                            } else {
+                                value = p.getDoubleValue();
                             }
-                            value = p.getDoubleValue();
                         }
                         case BOOLEAN -> {
                             if (!v.isBoolean()) {
@@ -318,10 +344,16 @@ public final class JsonRecords {
                 if (node != null && node.isNumber()) {
                     return node.floatValue();
                 }
+                if (node != null && node.isTextual() && nonFinite(node.textValue()) != null) {
+                    return nonFinite(node.textValue()).floatValue();
+                }
                 throw mismatch(path, "float", node);
             case DOUBLE:
                 if (node != null && node.isNumber()) {
                     return node.doubleValue();
+                }
+                if (node != null && node.isTextual() && nonFinite(node.textValue()) != null) {
+                    return nonFinite(node.textValue());
                 }
                 throw mismatch(path, "double", node);
             case BOOLEAN:
