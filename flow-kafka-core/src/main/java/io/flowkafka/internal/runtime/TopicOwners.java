@@ -78,7 +78,11 @@ public final class TopicOwners {
             return; // the pipeline's first start
         }
         Map<String, String> before = published(pipeline, dynamicSpecTopic, clientProps);
-        List<String> changes = changes(before, of(compiled));
+        Map<String, String> now = of(compiled);
+        for (String dropped : dropped(before, now)) {
+            LOG.warn("pipeline '{}': {}", pipeline, dropped);
+        }
+        List<String> changes = changes(before, now);
         if (changes.isEmpty()) {
             return;
         }
@@ -108,6 +112,24 @@ public final class TopicOwners {
             }
         });
         return changes;
+    }
+
+    /**
+     * One warning per topic the last version read or delivered and this one does not: what is still in it stays
+     * there (a removed async sink's undelivered records are never delivered).
+     */
+    static List<String> dropped(Map<String, String> before, Map<String, String> now) {
+        List<String> dropped = new ArrayList<>();
+        before.forEach((topic, owner) -> {
+            if (!now.containsKey(topic)) {
+                dropped.add("topic " + topic + " was " + (owner.startsWith("sink") ? "delivered" : "read") + " by "
+                        + owner + " in the version that last ran, and by nothing in this one: records still in it "
+                        + "are not " + (owner.startsWith("sink") ? "delivered" : "processed") + ". Remove the "
+                        + "topic once that is intended, or keep the " + (owner.startsWith("sink") ? "sink" : "reader")
+                        + " until it is empty");
+            }
+        });
+        return dropped;
     }
 
     private static boolean exists(Admin admin, String topic) {

@@ -57,4 +57,15 @@ class TopicOwnersTest {
         assertThat(TopicOwners.changes(Map.of(), owners("a"))).isEmpty();
         assertThat(TopicOwners.changes(before, owners("c", "a", "b"))).hasSize(1);
     }
+
+    @Test
+    void shouldWarnOfATopicNoLongerReadOrDelivered() {
+        assertThat(TopicOwners.dropped(owners("a", "b"), owners("a")))
+                .singleElement().asString().startsWith("topic p.events.b was read by computation 'b' in the version "
+                        + "that last ran, and by nothing in this one");
+        assertThat(TopicOwners.dropped(Map.of("p.outbox.s", "sink 's' of computation 'a'"), owners("a")))
+                .singleElement().asString().contains("was delivered by sink 's' of computation 'a'",
+                        "records still in it are not delivered");
+        assertThat(TopicOwners.dropped(owners("a", "b"), owners("a", "b", "c"))).isEmpty();
+    }
 }
