@@ -25,6 +25,7 @@ import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
 import org.apache.avro.generic.GenericRecord;
 import org.apache.avro.generic.GenericRecordBuilder;
+import org.apache.kafka.common.serialization.Serdes;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -72,6 +73,7 @@ class ComputationCallsTest {
                     throw new IllegalStateException("boom");
                 }
                 case "undeclared" -> context.getState("nope");
+                case "serde" -> context.getState("count", Serdes.Long());
                 case "wrong-schema" -> state.set(message.getPayload());
                 case "millis" -> {
                     output.addTimer(1_767_225_600_000L + 1_800_000L, 1_767_225_600_000L); // a Kafka timestamp + 30 min
@@ -193,6 +195,15 @@ class ComputationCallsTest {
         assertThat(timers.get(0).getMessageId()).isEqualTo(MessageIds.derive(input, MessageIds.timerTag("count"), 1));
         assertThat(timers.get(0).getKey().get("user")).isEqualTo("bob");
         assertThat(timers.get(0).getSystemTimestamp()).isEqualTo(42L);
+    }
+
+    @Test
+    void shouldRefuseASerdeForAStateDeclaredWithAnAvroSchema() {
+        // before: accepted; the serde's bytes then broke every Avro read of the row
+        assertThatThrownBy(() -> send("bob", "serde", MessageId.fromHex("01")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("state 'count' of computation 'count' has an Avro schema: read it with "
+                        + "getState(name)");
     }
 
     @Test

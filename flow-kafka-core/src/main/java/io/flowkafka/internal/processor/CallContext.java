@@ -267,7 +267,13 @@ final class CallContext implements RuntimeContext, OutputCollector {
     @Override
     public <T> StateAccessor<T> getState(String name, Serde<T> serde) {
         checkActive();
-        declared(name);
+        if (declared(name).schema() != null) {
+            // its rows carry the schema's fingerprint and are read by the state's Avro readers: serde bytes would
+            // break them (and the state joiners and queries reading them)
+            throw new IllegalArgumentException("state '" + name + "' of computation '" + spec.id() + "' has an Avro "
+                    + "schema: read it with getState(name) or a generated class of that schema, or declare it "
+                    + "without a schema to store it with a serde");
+        }
         String topic = spec.id() + ".state";
         return new Accessor<>(KeyStates.storeKey(currentEncodedKey(), nameBytes(name)),
                 v -> serde.serializer().serialize(topic, v), b -> serde.deserializer().deserialize(topic, b));
