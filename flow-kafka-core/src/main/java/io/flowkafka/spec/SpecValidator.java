@@ -439,6 +439,18 @@ final class SpecValidator {
                 error(id, "key_visitor_streams", "a TransformOrderedSource computation cannot have key_visitor_streams",
                         "remove key_visitor_streams, or visit keys in a Transform computation reading its output");
             }
+            if (c.kind() == ComputationKind.TRANSFORM_ORDERED_SOURCE && !c.states().isEmpty()
+                    && c.sourceStreams().size() == 1) {
+                List<String> topics = sourceTopics(c.sourceStreams().get(0));
+                if (topics.size() > 1) {
+                    // catalog: "state keyed by source partition"; a task reads partition p of every topic
+                    error(id, "source_streams." + c.sourceStreams().get(0).streamId() + ".parameters.topics",
+                            "TransformOrderedSource computation '" + id + "' keeps state per source partition, but "
+                                    + "its source reads " + topics.size() + " topics " + topics + ": partition p of "
+                                    + "each would share one state row",
+                            "read one topic per TransformOrderedSource computation");
+                }
+            }
         } else if (c.kind() == ComputationKind.SWIFT_MAP) {
             if (hasSources) {
                 error(id, "source_streams", "a SwiftMap computation cannot have source_streams",
@@ -880,6 +892,18 @@ final class SpecValidator {
                         + "[{\"name\": \"value\", \"type\": \"" + schema.getType().getName() + "\"}]}), or "
                         + "declare the state without a schema and read it with getState(name, serde)");
             }
+        }
+    }
+
+    /** The topics a Kafka source names; empty for other sources or unreadable parameters (reported elsewhere). */
+    private static List<String> sourceTopics(SourceSpec source) {
+        if (ServiceLogSource.is(source) || PunctuatedSources.is(source)) {
+            return List.of();
+        }
+        try {
+            return KafkaSourceParameters.topics(source);
+        } catch (RuntimeException e) {
+            return List.of();
         }
     }
 
