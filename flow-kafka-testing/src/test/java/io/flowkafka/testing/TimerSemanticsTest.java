@@ -12,6 +12,7 @@ import io.flowkafka.spec.ComputationKind;
 import io.flowkafka.spec.PipelineSpec;
 import io.flowkafka.spec.WatermarkStrategy;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import org.apache.avro.Schema;
@@ -292,5 +293,16 @@ class TimerSemanticsTest {
         assertThat(driver.pendingTimers("timers")).extracting(t -> t.getTriggerTimestamp() / MS)
                 .as("the timer at 2000 fired").containsExactly(3000L, 5000L);
         assertThat(fired()).containsExactly("t_a:k:2000:110");
+    }
+
+    @Test
+    void shouldStampATimerWithTheSystemTimeOfItsCreation() {
+        // reference 003: a timer's system_timestamp is the "Timestamp of the timer creation"
+        Instant created = driver.wallClockTime();
+        event("a", "k", 100, "add t_a 3000 100");
+        driver.advanceWallClockTime(Duration.ofSeconds(5));
+        event("a", "j", 110, "add t_a 4000 110");
+        assertThat(driver.pendingTimers("timers")).extracting(t -> t.getSystemTimestamp() / MS)
+                .containsExactly(created.toEpochMilli(), created.toEpochMilli() + 200 + 5_000);
     }
 }
