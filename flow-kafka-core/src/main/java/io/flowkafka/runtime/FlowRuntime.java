@@ -59,6 +59,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -77,7 +79,10 @@ import org.apache.kafka.streams.CloseOptions;
 import org.apache.kafka.streams.CloseOptions.GroupMembershipOperation;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.TaskMetadata;
+import org.apache.kafka.streams.ThreadMetadata;
 import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.TopologyDescription;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -960,9 +965,38 @@ public final class FlowRuntime implements AutoCloseable {
     }
 
     private void onStreamsState(KafkaStreams.State s) {
+        if (s == KafkaStreams.State.RUNNING && streams != null) {
+            clearStartErrorsOfTasksElsewhere(streams);
+        }
         boolean paused = s == KafkaStreams.State.RUNNING && streams != null && streams.isPaused();
         boolean stopping = stopRunning;
         state.updateAndGet(current -> RuntimeStates.next(current, s, paused, stopping));
+    }
+
+    /**
+     * After a rebalance, a task that could not start here and now runs on another instance leaves no error here
+     * (its next failed start here reports again).
+     */
+    private void clearStartErrorsOfTasksElsewhere(KafkaStreams ks) {
+        try {
+            Map<Integer, String> computations = new HashMap<>();
+            for (TopologyDescription.Subtopology sub : compiled.topology().describe().subtopologies()) {
+                for (TopologyDescription.Node node : sub.nodes()) {
+                    if (node.name().endsWith(".process")) {
+                        computations.put(sub.id(), node.name().substring(0, node.name().length() - ".process".length()));
+                    }
+                }
+            }
+            Set<String> here = new HashSet<>();
+            for (ThreadMetadata thread : ks.metadataForLocalThreads()) {
+                for (TaskMetadata task : thread.activeTasks()) {
+                    here.add(computations.get(task.taskId().subtopology()) + "/" + task.taskId().partition());
+                }
+            }
+            statusBoard.clearPathExcept(StatusBoard.TASK_START_PATH, here);
+        } catch (RuntimeException e) {
+            LOG.debug("pipeline '{}': could not list this instance's tasks: {}", spec.name(), e.toString());
+        }
     }
 
     /**

@@ -183,7 +183,7 @@ final class HttpDeliverer implements OutboxDeliverer {
             if (retryAfter.get() > 0) {
                 notBefore.put(p, retryAfter.get());
             }
-            meters.blocked(true);
+            meters.blocked(p, true);
             LOG.warn(problem);
             throw OutboxDeliveryException.retryable(problem);
         }
@@ -198,7 +198,7 @@ final class HttpDeliverer implements OutboxDeliverer {
         }
         delivered.clear();
         notBefore.remove(p);
-        meters.blocked(false);
+        meters.blocked(p, false);
     }
 
     private String blockedMessage(int partition, OutboxRecord r, String problem) {
@@ -214,6 +214,7 @@ final class HttpDeliverer implements OutboxDeliverer {
     public void release(int partition) {
         done.remove(partition);
         notBefore.remove(partition);
+        meters.blocked(partition, false);
     }
 
     @Override

@@ -5,8 +5,9 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The meters of one {@code TAsyncHttpSink}, tagged {@code pipeline} and {@code sink} like the outbox service's
@@ -21,7 +22,8 @@ final class HttpSinkMeters {
     private final Counter retries;
     private final Counter deadLetters;
     private final Timer latency;
-    private final AtomicInteger blocked = new AtomicInteger();
+    /** The outbox partitions blocked now: the sink is blocked while any is (one partition's success says nothing of another's). */
+    private final Set<Integer> blocked = ConcurrentHashMap.newKeySet();
 
     HttpSinkMeters(MeterRegistry registry, String pipeline, String sink) {
         this.registry = registry;
@@ -33,7 +35,7 @@ final class HttpSinkMeters {
                 .tags(tags).register(registry);
         this.latency = Timer.builder("flow.sink.http.latency").description("time from sending a request to its response")
                 .tags(tags).register(registry);
-        Gauge.builder("flow.sink.http.blocked", blocked, AtomicInteger::get)
+        Gauge.builder("flow.sink.http.blocked", blocked, b -> b.isEmpty() ? 0 : 1)
                 .description("1 while the sink is blocked: a message's retries were used up and the target must recover")
                 .tags(tags).register(registry);
     }
@@ -58,7 +60,12 @@ final class HttpSinkMeters {
         deadLetters.increment();
     }
 
-    void blocked(boolean now) {
-        blocked.set(now ? 1 : 0);
+    /** Whether outbox partition {@code partition} is blocked now; a partition given up (revoked) is not. */
+    void blocked(int partition, boolean now) {
+        if (now) {
+            blocked.add(partition);
+        } else {
+            blocked.remove(partition);
+        }
     }
 }

@@ -40,6 +40,7 @@ import io.flowkafka.internal.timers.TimerFiring;
 import io.flowkafka.internal.timers.TimerStore;
 import io.flowkafka.internal.external.TableStore;
 import io.flowkafka.internal.source.ServiceLogScan;
+import io.flowkafka.internal.status.StatusBoard;
 import io.flowkafka.internal.status.TaskReading;
 import io.flowkafka.internal.visitor.KeyVisitor;
 import io.flowkafka.internal.visitor.StaticTableScanSource;
@@ -313,7 +314,7 @@ final class ComputationTask {
             if (function != null) {
                 function.open(call);
             }
-            plan.visitors().status().clear(spec.id(), context.taskId().partition(), START_STATUS_PATH);
+            plan.visitors().status().clear(spec.id(), context.taskId().partition(), StatusBoard.TASK_START_PATH);
         } catch (RuntimeException | Error e) {
             // Kafka Streams does not close a processor whose init() threw: release what this attempt registered and
             // opened (meters, sources, the function), or every failed retry would leave its own set behind
@@ -323,7 +324,7 @@ final class ComputationTask {
                 e.addSuppressed(suppressed);
             }
             // a failure at every retry (a bad parameter in open()) would else show only in the log
-            plan.visitors().status().report(spec.id(), context.taskId().partition(), START_STATUS_PATH,
+            plan.visitors().status().report(spec.id(), context.taskId().partition(), StatusBoard.TASK_START_PATH,
                     "task " + context.taskId() + " of computation '" + spec.id() + "' cannot start: " + e
                             + "; nothing of it runs while Kafka Streams retries it (it replaces the stream thread). "
                             + "Fix the cause: the process function's open(), its parameters, or what it reaches",
@@ -331,9 +332,6 @@ final class ComputationTask {
             throw e;
         }
     }
-
-    /** The status path of a task that cannot start. */
-    static final String START_STATUS_PATH = "start";
 
     void process(Record<byte[], byte[]> record) {
         RecordMetadata md = context.recordMetadata().orElseThrow();

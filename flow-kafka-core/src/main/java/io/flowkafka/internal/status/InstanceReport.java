@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.flowkafka.internal.compiler.CompiledPipeline;
+import io.flowkafka.internal.metrics.TaskMeters;
 import io.flowkafka.internal.watermarks.OutputLimits;
 import io.flowkafka.runtime.StatusError;
 import io.micrometer.core.instrument.Gauge;
@@ -139,7 +140,7 @@ public final class InstanceReport {
         return computations.getOrDefault(t.taskId().subtopology(), "subtopology-" + t.taskId().subtopology());
     }
 
-    private ObjectNode task(TaskMetadata t, String computation, int partition, Map<TopicPartition, Long> outboxBacklog,
+    ObjectNode task(TaskMetadata t, String computation, int partition, Map<TopicPartition, Long> outboxBacklog,
             List<StatusError> errors) {
         ObjectNode n = JSON.createObjectNode();
         n.put("computation", computation);
@@ -155,7 +156,14 @@ public final class InstanceReport {
                 lag += Math.max(0, end - committed);
             }
         }
-        if (known) {
+        // the task's consumer lag (last stable offset minus position) when its gauge has it: the task metadata's end
+        // offsets are only what the thread last fetched, so end - committed stays about one fetch however far behind
+        Gauge consumerLag = meters.find(TaskMeters.INPUT_LAG).tags("pipeline", pipeline, "computation", computation,
+                "partition", Integer.toString(partition)).gauge();
+        double fromConsumer = consumerLag == null ? Double.NaN : consumerLag.value();
+        if (!Double.isNaN(fromConsumer)) {
+            n.put("input_lag", (long) fromConsumer);
+        } else if (known) {
             n.put("input_lag", lag);
         } else {
             n.putNull("input_lag");

@@ -17,6 +17,9 @@ import org.jspecify.annotations.Nullable;
  * <p>Threading: written by stream threads, read by any thread.
  */
 public final class StatusBoard {
+    /** The path of a task that cannot start (its init threw), reported until it starts or runs elsewhere. */
+    public static final String TASK_START_PATH = "start";
+
     private record Key(String computation, int partition, String path) {
     }
 
@@ -74,6 +77,14 @@ public final class StatusBoard {
     public void clearTask(String computation, int partition, String prefix) {
         errors.keySet().removeIf(k -> k.computation().equals(computation) && k.partition() == partition
                 && k.path().startsWith(prefix));
+    }
+
+    /**
+     * Clears the errors at {@code path} of every task but those in {@code here} ({@code <computation>/<partition>}):
+     * what tasks reported before they moved to another instance.
+     */
+    public void clearPathExcept(String path, Set<String> here) {
+        errors.keySet().removeIf(k -> k.path().equals(path) && !here.contains(k.computation() + "/" + k.partition()));
     }
 
     /** The current errors, ordered by computation, partition and path. */

@@ -73,7 +73,7 @@ public final class TimerFiring {
                 .description("Duration of a timer-firing step that fired at least one timer")
                 .tags(t).publishPercentiles(0.5, 0.99, 0.999).register(meters);
         this.fired = Counter.builder("flow.timers.fired")
-                .description("Timers fired (their calls committed or sent to the dead-letter topic)")
+                .description("Timers fired (their calls returned or sent to the dead-letter topic; a failed step is not counted)")
                 .tags(t).register(meters);
     }
 
@@ -115,14 +115,16 @@ public final class TimerFiring {
      */
     public void step(IntToLongFunction watermarkOf, Consumer<PendingTimer> fire, long deadline) {
         long started = System.nanoTime();
+        boolean returned = false;
         try {
             fireDue(watermarkOf, fire, deadline);
+            returned = true;
         } finally {
             int n = firedInStep;
             behind = n >= maxPerStep || past(deadline) || addedBehind;
             addedBehind = false;
             firingStream = -1;
-            if (n > 0) {
+            if (n > 0 && returned) { // a step that threw is replayed from the last commit: its timers fire again
                 steps.record(System.nanoTime() - started, TimeUnit.NANOSECONDS);
                 fired.increment(n);
             }
