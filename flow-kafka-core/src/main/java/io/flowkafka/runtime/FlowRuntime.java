@@ -1034,6 +1034,7 @@ public final class FlowRuntime implements AutoCloseable {
         doc.put("text", specText);
         doc.put("graph", describe().text());
         doc.put(TopicOwners.FIELD, TopicOwners.of(compiled));
+        doc.put(TopicOwners.SCHEMAS_FIELD, TopicOwners.streamSchemas(spec, compiled));
         try {
             topic.publishSpec(new ObjectMapper().writeValueAsBytes(doc));
         } catch (Exception e) {

@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.flowkafka.api.FlowException;
 import io.flowkafka.internal.compiler.CompiledPipeline;
 import io.flowkafka.internal.dynamic.DynamicSpecTopic;
+import io.flowkafka.spec.PipelineSpec;
+import io.flowkafka.spec.StreamSpec;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -15,8 +17,10 @@ import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import org.apache.avro.SchemaNormalization;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.streams.TopologyDescription;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -32,6 +36,8 @@ import org.slf4j.LoggerFactory;
 public final class TopicOwners {
     /** The field of the published spec document holding the owners. */
     public static final String FIELD = "topic_owners";
+    /** The field of the published spec document holding the schema fingerprints of streams with internal topics. */
+    public static final String SCHEMAS_FIELD = "stream_schemas";
     private static final Logger LOG = LoggerFactory.getLogger(TopicOwners.class);
 
     private TopicOwners() {
@@ -67,17 +73,37 @@ public final class TopicOwners {
     }
 
     /**
+     * The schema fingerprints (Avro's CRC-64 of the parsing canonical form, hex) of the streams carried by internal
+     * topics, whose records a new version reads with its own schema.
+     */
+    public static Map<String, String> streamSchemas(PipelineSpec spec, CompiledPipeline compiled) {
+        Map<String, String> schemas = new TreeMap<>();
+        compiled.streamTopics().forEach((stream, topics) -> {
+            StreamSpec s = spec.streams().get(stream);
+            if (s != null && s.schema() != null && topics.stream().anyMatch(compiled.internalTopics()::containsKey)) {
+                schemas.put(stream, Long.toHexString(SchemaNormalization.parsingFingerprint64(s.schema())));
+            }
+        });
+        return schemas;
+    }
+
+    /**
      * Compares the owners with those the pipeline's last started instance published.
      *
      * @param accept whether {@code flow.topics.owner.changes} is {@code accept}: log the changes instead
      * @throws FlowException if a topic changed owner and {@code accept} is false
      */
-    public static void check(String pipeline, CompiledPipeline compiled, String dynamicSpecTopic, Admin admin,
+    public static void check(PipelineSpec spec, CompiledPipeline compiled, String dynamicSpecTopic, Admin admin,
             Map<?, ?> clientProps, boolean accept) {
+        String pipeline = spec.name();
         if (!exists(admin, dynamicSpecTopic)) {
             return; // the pipeline's first start
         }
-        Map<String, String> before = published(pipeline, dynamicSpecTopic, clientProps);
+        JsonNode doc = publishedDoc(pipeline, dynamicSpecTopic, clientProps);
+        for (String changed : schemaChanges(fields(doc, SCHEMAS_FIELD), streamSchemas(spec, compiled))) {
+            LOG.warn("pipeline '{}': {}", pipeline, changed);
+        }
+        Map<String, String> before = fields(doc, FIELD);
         Map<String, String> now = of(compiled);
         for (String dropped : dropped(before, now)) {
             LOG.warn("pipeline '{}': {}", pipeline, dropped);
@@ -143,25 +169,49 @@ public final class TopicOwners {
         }
     }
 
-    /** The owners in the last published spec document; empty when none was published or it has none. */
-    private static Map<String, String> published(String pipeline, String topic, Map<?, ?> clientProps) {
+    /**
+     * One warning per stream whose schema changed: records of the old schema still in its internal topics are read
+     * with the new one (most go to the dead-letter topic; a layout that happens to match is read wrongly).
+     */
+    static List<String> schemaChanges(Map<String, String> before, Map<String, String> now) {
+        List<String> changed = new ArrayList<>();
+        now.forEach((stream, fingerprint) -> {
+            String was = before.get(stream);
+            if (was != null && !was.equals(fingerprint)) {
+                changed.add("stream '" + stream + "' has another schema than in the version that last ran: records "
+                        + "of the old schema still in its internal topics are read with the new one (those it cannot "
+                        + "read go to the dead-letter topic; a layout that happens to match is read wrongly). Drain "
+                        + "the old version before changing an internal stream's schema");
+            }
+        });
+        return changed;
+    }
+
+    /** The last published spec document; null when none was published or it is not JSON. */
+    private static @Nullable JsonNode publishedDoc(String pipeline, String topic, Map<?, ?> clientProps) {
         byte[] doc = DynamicSpecTopic.readSpec(pipeline, topic, clientProps);
-        Map<String, String> owners = new LinkedHashMap<>();
         if (doc == null) {
-            return owners;
+            return null;
         }
         try {
-            JsonNode field = new ObjectMapper().readTree(doc).get(FIELD);
-            if (field != null && field.isObject()) {
-                for (Iterator<Map.Entry<String, JsonNode>> it = field.fields(); it.hasNext(); ) {
-                    Map.Entry<String, JsonNode> e = it.next();
-                    owners.put(e.getKey(), e.getValue().asText());
-                }
-            }
+            return new ObjectMapper().readTree(doc);
         } catch (IOException e) {
-            LOG.warn("pipeline '{}': the spec published in {} is not JSON; its topic owners are not compared: {}",
+            LOG.warn("pipeline '{}': the spec published in {} is not JSON; its topics are not compared: {}",
                     pipeline, topic, e.toString());
+            return null;
         }
-        return owners;
+    }
+
+    /** A string-to-string object field of the document; empty when absent. */
+    private static Map<String, String> fields(@Nullable JsonNode doc, String name) {
+        Map<String, String> out = new LinkedHashMap<>();
+        JsonNode field = doc == null ? null : doc.get(name);
+        if (field != null && field.isObject()) {
+            for (Iterator<Map.Entry<String, JsonNode>> it = field.fields(); it.hasNext(); ) {
+                Map.Entry<String, JsonNode> e = it.next();
+                out.put(e.getKey(), e.getValue().asText());
+            }
+        }
+        return out;
     }
 }

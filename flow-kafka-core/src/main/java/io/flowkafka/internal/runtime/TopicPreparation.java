@@ -129,7 +129,7 @@ public final class TopicPreparation {
         toCreate.add(applicationId + "-flow-acl-check-changelog"); // Kafka Streams creates its changelogs
         acls.checkBeforeStart(admin, every, toCreate);
         // before topics are checked: a reordered reader's partition count would be refused with the wrong fix
-        TopicOwners.check(spec.name(), compiled, DynamicSpecTopic.name(config.getString(FlowConfig.TOPIC_PREFIX_CONFIG),
+        TopicOwners.check(spec, compiled, DynamicSpecTopic.name(config.getString(FlowConfig.TOPIC_PREFIX_CONFIG),
                 spec.name()), admin, streamsProps, "accept".equals(config.getString(FlowConfig.TOPIC_OWNER_CHANGES_CONFIG)));
         new TopicManager(admin, config.getInt(FlowConfig.REPLICATION_FACTOR_CONFIG),
                 config.getInt(FlowConfig.MIN_INSYNC_REPLICAS_CONFIG))

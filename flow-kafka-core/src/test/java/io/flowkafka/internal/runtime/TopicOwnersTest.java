@@ -68,4 +68,25 @@ class TopicOwnersTest {
                         "records still in it are not delivered");
         assertThat(TopicOwners.dropped(owners("a", "b"), owners("a", "b", "c"))).isEmpty();
     }
+
+    @Test
+    void shouldWarnOfAnInternalStreamWhoseSchemaChanged() {
+        PipelineSpec spec = spec("a");
+        Map<String, String> before = TopicOwners.streamSchemas(spec, PipelineCompiler.compile(spec, "", false));
+        assertThat(before).containsOnlyKeys("events"); // raw is read from the user's topic
+        Schema wider = SchemaBuilder.record("Event").namespace("owners").fields().requiredString("user")
+                .optionalLong("at").endRecord();
+        PipelineSpec changed = PipelineSpec.builder("p").stream("raw", EVENT).stream("events", wider)
+                .computation("read", c -> c.kind(ComputationKind.SOURCE)
+                        .source("raw", "KafkaSource", Map.of("topics", "raw")).outputStreamIds("events"))
+                .computation("a", c -> c.inputStreamIds("events")
+                        .groupBy("hash", ColumnType.UINT64, "farm_hash(user)").groupBy("user", ColumnType.STRING, null)
+                        .processingFunction(() -> (RowFunction) (m, o, ctx) -> { }))
+                .build();
+        assertThat(TopicOwners.schemaChanges(before,
+                TopicOwners.streamSchemas(changed, PipelineCompiler.compile(changed, "", false))))
+                .singleElement().asString().startsWith("stream 'events' has another schema than in the version that "
+                        + "last ran").contains("Drain the old version");
+        assertThat(TopicOwners.schemaChanges(before, before)).isEmpty();
+    }
 }
