@@ -951,7 +951,13 @@ final class SpecValidator {
                 java.util.Map<String, java.time.Duration> watched = t.watchedStreams();
                 List<String> watchable = new ArrayList<>(c.inputStreamIds());
                 c.sourceStreams().forEach(src -> watchable.add(src.streamId()));
-                if (!realTime && (watched != null ? watched.isEmpty() : watchable.isEmpty())) {
+                boolean eventTime;
+                try {
+                    eventTime = t.timeType() == TimeType.EVENT_TIME; // a system_time timer waiting on none follows the clock
+                } catch (IllegalArgumentException e) {
+                    eventTime = false; // reported above
+                }
+                if (eventTime && (watched != null ? watched.isEmpty() : watchable.isEmpty())) {
                     // reference 003: an event_time timer is "compared with EventWatermark across all input streams
                     // (or the streams listed in streams)": with none, it never fires and the computation never
                     // completes
@@ -959,7 +965,8 @@ final class SpecValidator {
                             + (watched != null ? "no stream (its streams list is empty)" : "no stream: computation '"
                             + c.id() + "' has no input or source stream") + ", so its watermark never moves and its "
                             + "timers never fire", watched != null ? "list the input or source streams it waits on "
-                            + watchable + ", or remove streams (then it waits on all)" : "set time_type: real_time to "
+                            + watchable + ", or remove streams (then it waits on all)"
+                            : "set time_type: real_time or system_time to "
                             + "fire by the wall clock");
                 }
                 if (watched != null) {

@@ -910,6 +910,8 @@ class SpecValidatorTest {
                 "computation 'sweep' has no input or source stream", "set time_type: real_time"));
         assertThat(errors(spec(read(), count().timer("t", Map.of("streams", List.of(), "time_type", "real_time")))))
                 .as("a real_time timer fires by the wall clock").isEmpty();
+        assertThat(errors(spec(read(), count().timer("t", Map.of("streams", List.of(), "time_type", "system_time")))))
+                .as("a system_time timer waiting on no stream follows the clock").isEmpty();
     }
 
     @Test

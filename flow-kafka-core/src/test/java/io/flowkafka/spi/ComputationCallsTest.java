@@ -213,8 +213,14 @@ class ComputationCallsTest {
         assertThatThrownBy(() -> send("bob", "use-kept", MessageId.fromHex("02")))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessage("the accessor of state 'count' of computation 'count' was obtained in an earlier call and "
-                        + "stands for that call's key; get it in each call (context.getState(\"count\")) instead of "
-                        + "keeping it in a field");
+                        + "stands for that call's key; get it again in each call instead of keeping it in a field");
+    }
+
+    @Test
+    void shouldLetAStateAccessorKeptFromAnEarlierCallOfTheSameKeyBeUsed() {
+        // the key is the same (a computation without group-by keeps one): the accessor still stands for it
+        apply(send("alice", "keep", MessageId.fromHex("01")));
+        apply(send("alice", "use-kept", MessageId.fromHex("02")));
     }
 
     @Test

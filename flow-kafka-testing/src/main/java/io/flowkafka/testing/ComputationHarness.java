@@ -1012,7 +1012,7 @@ public final class ComputationHarness implements AutoCloseable {
         if (v instanceof Number n && !(v instanceof Double || v instanceof Float)) {
             return switch (s.getType()) {
                 case LONG -> n.longValue();
-                case INT -> n.intValue();
+                case INT -> n.longValue() == n.intValue() ? n.intValue() : v; // out of range: refused as it is
                 case DOUBLE -> n.doubleValue();
                 case FLOAT -> n.floatValue();
                 default -> v;

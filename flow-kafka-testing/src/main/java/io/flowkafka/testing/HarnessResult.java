@@ -278,9 +278,11 @@ public final class HarnessResult {
      * @throws IllegalArgumentException if the computation declares no such state
      */
     public Optional<StateChange> stateChange(String name) {
-        if (!computation.states().containsKey(name)) {
+        if (!computation.states().containsKey(name) && !computation.externalStateManagers().containsKey(name)) {
             throw new IllegalArgumentException("computation '" + computation.id() + "' declares no state '" + name
-                    + "'; its states are " + computation.states().keySet());
+                    + "'; its states are " + computation.states().keySet() + (computation.externalStateManagers()
+                    .isEmpty() ? "" : " and its external state managers " + computation.externalStateManagers()
+                    .keySet()));
         }
         return stateChanges().stream()
                 .filter(c -> c.state().equals(name) && ComputationHarness.sameKey(c.key(), key)).findFirst();

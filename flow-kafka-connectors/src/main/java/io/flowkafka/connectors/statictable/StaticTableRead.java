@@ -416,6 +416,7 @@ final class StaticTableRead implements PunctuatedSource.Reader {
     }
 
     private void reportDisappeared(String table, long read, long share) {
+        context.status().clear("table/" + table + "/read"); // removed to skip it: it no longer waits
         context.status().report("table/" + table, "static table '" + table + "' of source '"
                 + context.source().streamId() + "' disappeared while being read: partition " + context.partition()
                 + " had read " + read + (share < 0 ? "" : " of its " + share) + " rows; the rest are skipped and the "

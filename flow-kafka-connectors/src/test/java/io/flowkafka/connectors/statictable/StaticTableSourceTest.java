@@ -18,6 +18,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -415,6 +416,22 @@ class StaticTableSourceTest {
         Files.write(part, whole);
         advance(Duration.ofSeconds(6));
         assertThat(idsByTable()).containsExactly(Map.entry("2026-01-01", ids(30)), Map.entry("2026-01-02", ids(3)));
+        assertThat(driver.status()).noneSatisfy(e -> assertThat(e.path()).endsWith("/read"));
+    }
+
+    @Test
+    void shouldGoOnWithTheNextTableWhenACutTableIsRemoved() throws IOException {
+        table("2026-01-01", 30);
+        table("2026-01-02", 3);
+        LocalTablesDirectory tables = LocalTablesDirectory.open(dir);
+        Path part = dir.resolve("2026-01-01").resolve(tables.attributes("2026-01-01").parts().get(0).name());
+        Files.write(part, Arrays.copyOf(Files.readAllBytes(part), 40)); // cut inside the header
+        driver = FlowTestDriver.create(spec(Map.of()));
+        advance(Duration.ofSeconds(2));
+        assertThat(driver.status()).anySatisfy(e -> assertThat(e.path()).endsWith("2026-01-01/read"));
+        tables.removeTable("2026-01-01");
+        advance(Duration.ofSeconds(6));
+        assertThat(idsByTable()).containsEntry("2026-01-02", ids(3));
         assertThat(driver.status()).noneSatisfy(e -> assertThat(e.path()).endsWith("/read"));
     }
 

@@ -20,6 +20,7 @@ import io.flowkafka.spec.ComputationKind;
 import io.flowkafka.spec.ComputationSpec;
 import io.flowkafka.spec.StateSpec;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -217,17 +218,31 @@ final class CallContext implements RuntimeContext, OutputCollector {
     }
 
     /**
-     * Checks that a state accessor is used in the call that made it: it reads and writes that call's key, so one kept
-     * in a field would silently read and write the first key's row for every later key.
+     * Checks that a state accessor is used in the call that made it, or in a later call of the same key: one made for
+     * the call's key and kept in a field would else silently read and write that key's row for every later key. An
+     * accessor made for another key ({@code getState(name, key)}) stands for that key in any call.
+     *
+     * @param madeForKey the call's key when the accessor was made (null in a batched call)
+     * @param rowKey the encoded key of the accessor's row, or null to read it from {@code storeKey}
+     * @param state the state's name, or null to read it from {@code storeKey}
      */
-    private void checkCall(long madeIn, Object state) {
+    private void checkCall(long madeIn, byte @Nullable [] madeForKey, @Nullable Bytes storeKey,
+            byte @Nullable [] rowKey, @Nullable String state) {
         checkActive();
-        if (madeIn != call) {
-            String name = state instanceof Bytes storeKey ? KeyStates.stateNameOf(storeKey) : state.toString();
-            throw new IllegalStateException("the accessor of state '" + name + "' of computation '" + spec.id()
-                    + "' was obtained in an earlier call and stands for that call's key; get it in each call "
-                    + "(context.getState(\"" + name + "\")) instead of keeping it in a field");
+        if (madeIn == call) {
+            return;
         }
+        byte[] row = rowKey != null ? rowKey : KeyStates.encodedKeyOf(Objects.requireNonNull(storeKey));
+        if (madeForKey != null && !Arrays.equals(row, madeForKey)) {
+            return; // made for an explicit key
+        }
+        if (madeForKey != null && encodedKey != null && Arrays.equals(madeForKey, encodedKey)) {
+            return; // the same key again (a computation without group-by, a TransformOrderedSource's partition)
+        }
+        String name = state != null ? state : KeyStates.stateNameOf(Objects.requireNonNull(storeKey));
+        throw new IllegalStateException("the accessor of state '" + name + "' of computation '" + spec.id()
+                + "' was obtained in an earlier call and stands for that call's key; get it again in each call "
+                + "instead of keeping it in a field");
     }
 
     // ---- RuntimeContext
@@ -650,6 +665,7 @@ final class CallContext implements RuntimeContext, OutputCollector {
         private final Function<byte[], T> decode;
         private final @Nullable Supplier<T> fresh;
         private final long madeIn = call;
+        private final byte @Nullable [] madeForKey = encodedKey;
 
         Accessor(Bytes storeKey, Function<T, byte[]> encode, Function<byte[], T> decode) {
             this(storeKey, encode, decode, null);
@@ -681,14 +697,14 @@ final class CallContext implements RuntimeContext, OutputCollector {
 
         @Override
         public Optional<T> get() {
-            checkCall(madeIn, storeKey);
+            checkCall(madeIn, madeForKey, storeKey, null, null);
             byte[] v = states.get(storeKey);
             return v == null ? Optional.empty() : Optional.of(decode.apply(v));
         }
 
         @Override
         public void set(T value) {
-            checkCall(madeIn, storeKey);
+            checkCall(madeIn, madeForKey, storeKey, null, null);
             Objects.requireNonNull(value, "value (use clear() to delete a state)");
             byte[] bytes = encode.apply(value);
             if (bytes == null) {
@@ -700,7 +716,7 @@ final class CallContext implements RuntimeContext, OutputCollector {
 
         @Override
         public void clear() {
-            checkCall(madeIn, storeKey);
+            checkCall(madeIn, madeForKey, storeKey, null, null);
             states.delete(storeKey);
         }
     }
@@ -711,6 +727,7 @@ final class CallContext implements RuntimeContext, OutputCollector {
         private final io.flowkafka.internal.external.ExternalPlan.Read read;
         private final byte[] encodedKey;
         private final long madeIn = call;
+        private final byte @Nullable [] madeForKey = CallContext.this.encodedKey;
 
         ReadOnlyRow(String name, io.flowkafka.internal.external.ExternalPlan.Read read, byte[] encodedKey) {
             this.name = name;
@@ -720,7 +737,7 @@ final class CallContext implements RuntimeContext, OutputCollector {
 
         @Override
         public Optional<GenericRecord> get() {
-            checkCall(madeIn, name);
+            checkCall(madeIn, madeForKey, null, encodedKey, name);
             if (read.staticTable()) {
                 return Optional.ofNullable(Objects.requireNonNull(external).staticRow(name, encodedKey, visitStream));
             }

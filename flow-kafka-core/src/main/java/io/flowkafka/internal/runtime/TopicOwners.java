@@ -9,10 +9,12 @@ import io.flowkafka.spec.PipelineSpec;
 import io.flowkafka.spec.StreamSpec;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -50,6 +52,8 @@ public final class TopicOwners {
      */
     public static Map<String, String> of(CompiledPipeline compiled) {
         Map<String, String> owners = new TreeMap<>();
+        Set<String> streamTopics = new HashSet<>(); // a reader's control topic carries no records of its own
+        compiled.streamTopics().values().forEach(streamTopics::addAll);
         for (TopologyDescription.Subtopology sub : compiled.topology().describe().subtopologies()) {
             for (TopologyDescription.Node node : sub.nodes()) {
                 if (!(node instanceof TopologyDescription.Source source) || source.topicSet() == null) {
@@ -57,7 +61,8 @@ public final class TopicOwners {
                 }
                 for (String topic : source.topicSet()) {
                     String suffix = ".source." + topic; // the compiler names a reader's source node <id>.source.<topic>
-                    if (compiled.internalTopics().containsKey(topic) && source.name().endsWith(suffix)) {
+                    if (compiled.internalTopics().containsKey(topic) && streamTopics.contains(topic)
+                            && source.name().endsWith(suffix)) {
                         owners.put(topic, "computation '"
                                 + source.name().substring(0, source.name().length() - suffix.length()) + "'");
                     }

@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -298,7 +299,16 @@ public final class JsonRecords {
                     throw new IllegalArgumentException("field '" + path + "' is missing or null but is not nullable");
                 }
                 IllegalArgumentException last = null;
-                for (Schema s : schema.getTypes()) {
+                // a text in a union with a string branch is that string, even "NaN": try the text branches first
+                boolean textFirst = node.isTextual() && schema.getTypes().stream()
+                        .anyMatch(b -> b.getType() == Schema.Type.STRING || b.getType() == Schema.Type.ENUM);
+                List<Schema> branches = schema.getTypes();
+                if (textFirst) {
+                    branches = new ArrayList<>(branches);
+                    branches.sort(Comparator.comparingInt(b -> b.getType() == Schema.Type.STRING
+                            || b.getType() == Schema.Type.ENUM ? 0 : 1));
+                }
+                for (Schema s : branches) {
                     if (s.getType() == Schema.Type.NULL) {
                         continue;
                     }

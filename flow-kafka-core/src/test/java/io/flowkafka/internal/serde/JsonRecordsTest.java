@@ -233,5 +233,14 @@ class JsonRecordsTest {
         assertThat(flatBack.get("x")).isEqualTo(Double.NEGATIVE_INFINITY);
         assertThat((Float) flatBack.get("y")).isNaN();
         assertThat(flatBack.get("z").toString()).isEqualTo("NaN");
+
+        Schema union = SchemaBuilder.record("U").namespace("test").fields().name("v").type().unionOf().nullType().and()
+                .doubleType().and().stringType().endUnion().noDefault().name("w").type().map().values().longType()
+                .noDefault().endRecord();
+        GenericRecord u = new GenericData.Record(union);
+        u.put("v", "NaN");
+        u.put("w", Map.of());
+        assertThat(JsonRecords.fromJson(JsonRecords.toJson(u), union).get("v").toString())
+                .as("a string in a union with a string branch stays a string").isEqualTo("NaN");
     }
 }
