@@ -59,7 +59,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -82,7 +81,6 @@ import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TaskMetadata;
 import org.apache.kafka.streams.ThreadMetadata;
 import org.apache.kafka.streams.Topology;
-import org.apache.kafka.streams.TopologyDescription;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -979,14 +977,7 @@ public final class FlowRuntime implements AutoCloseable {
      */
     private void clearStartErrorsOfTasksElsewhere(KafkaStreams ks) {
         try {
-            Map<Integer, String> computations = new HashMap<>();
-            for (TopologyDescription.Subtopology sub : compiled.topology().describe().subtopologies()) {
-                for (TopologyDescription.Node node : sub.nodes()) {
-                    if (node.name().endsWith(".process")) {
-                        computations.put(sub.id(), node.name().substring(0, node.name().length() - ".process".length()));
-                    }
-                }
-            }
+            Map<Integer, String> computations = compiled.computationsBySubtopology();
             Set<String> here = new HashSet<>();
             for (ThreadMetadata thread : ks.metadataForLocalThreads()) {
                 for (TaskMetadata task : thread.activeTasks()) {

@@ -411,18 +411,19 @@ class SpecValidatorTest {
     void shouldRejectATransformOrderedSourceWithStateReadingSeveralTopics() {
         // catalog: TransformOrderedSource has "state keyed by source partition"; a task reads partition p of every
         // topic of its source, so two topics would share one state row per partition
-        ComputationSpec.Builder ordered = ComputationSpec.builder("ordered").kind(ComputationKind.TRANSFORM_ORDERED_SOURCE)
-                .source("ordered", "KafkaSource", Map.of("topics", List.of("o1", "o2"))).outputStreamIds("ordered")
-                .processingFunction(Counter::new).state("total", TOTAL);
-        assertThat(errors(spec(streams().stream("ordered", EVENT), read(), count(), ordered)))
+        assertThat(errors(spec(streams().stream("ordered", EVENT), read(), count(), orderedWithState("o1", "o2"))))
                 .anySatisfy(p -> assertProblem(p, "ordered", "source_streams.ordered.parameters.topics",
                         "keeps state per source partition, but its source reads 2 topics [o1, o2]",
                         "read one topic per TransformOrderedSource computation"));
-        ComputationSpec.Builder one = ComputationSpec.builder("ordered").kind(ComputationKind.TRANSFORM_ORDERED_SOURCE)
-                .source("ordered", "KafkaSource", Map.of("topics", List.of("o1"))).outputStreamIds("ordered")
-                .processingFunction(Counter::new).state("total", TOTAL);
-        assertThat(errors(spec(streams().stream("ordered", EVENT), read(), count(), one)))
+        assertThat(errors(spec(streams().stream("ordered", EVENT), read(), count(), orderedWithState("o1"))))
                 .noneSatisfy(p -> assertThat(p.field()).startsWith("source_streams"));
+    }
+
+    /** A TransformOrderedSource {@code ordered} with state {@code total}, reading {@code topics}. */
+    private static ComputationSpec.Builder orderedWithState(String... topics) {
+        return ComputationSpec.builder("ordered").kind(ComputationKind.TRANSFORM_ORDERED_SOURCE)
+                .source("ordered", "KafkaSource", Map.of("topics", List.of(topics))).outputStreamIds("ordered")
+                .processingFunction(Counter::new).state("total", TOTAL);
     }
 
     // ---- processing function ----

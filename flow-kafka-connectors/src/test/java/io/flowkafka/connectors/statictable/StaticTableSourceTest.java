@@ -101,6 +101,11 @@ class StaticTableSourceTest {
         StaticTableWriter.write(LocalTablesDirectory.open(dir), name, ROW, null, list);
     }
 
+    /** The file of a table's first part. */
+    private Path firstPart(String table) throws IOException {
+        return dir.resolve(table).resolve(LocalTablesDirectory.open(dir).attributes(table).parts().get(0).name());
+    }
+
     private void advance(Duration d) {
         driver.advanceWallClockTime(d, Duration.ofMillis(100));
     }
@@ -393,8 +398,7 @@ class StaticTableSourceTest {
         // rows are neither skipped nor taken from elsewhere: the source reports it and waits on it
         table("2026-01-01", 30);
         table("2026-01-02", 3);
-        LocalTablesDirectory tables = LocalTablesDirectory.open(dir);
-        Path part = dir.resolve("2026-01-01").resolve(tables.attributes("2026-01-01").parts().get(0).name());
+        Path part = firstPart("2026-01-01");
         byte[] whole = Files.readAllBytes(part);
         try (DataFileWriter<GenericRecord> w = new DataFileWriter<>(new GenericDatumWriter<GenericRecord>(ROW))) {
             w.create(ROW, part.toFile());
@@ -423,13 +427,12 @@ class StaticTableSourceTest {
     void shouldGoOnWithTheNextTableWhenACutTableIsRemoved() throws IOException {
         table("2026-01-01", 30);
         table("2026-01-02", 3);
-        LocalTablesDirectory tables = LocalTablesDirectory.open(dir);
-        Path part = dir.resolve("2026-01-01").resolve(tables.attributes("2026-01-01").parts().get(0).name());
+        Path part = firstPart("2026-01-01");
         Files.write(part, Arrays.copyOf(Files.readAllBytes(part), 40)); // cut inside the header
         driver = FlowTestDriver.create(spec(Map.of()));
         advance(Duration.ofSeconds(2));
         assertThat(driver.status()).anySatisfy(e -> assertThat(e.path()).endsWith("2026-01-01/read"));
-        tables.removeTable("2026-01-01");
+        LocalTablesDirectory.open(dir).removeTable("2026-01-01");
         advance(Duration.ofSeconds(6));
         assertThat(idsByTable()).containsEntry("2026-01-02", ids(3));
         assertThat(driver.status()).noneSatisfy(e -> assertThat(e.path()).endsWith("/read"));

@@ -1,8 +1,10 @@
 package io.flowkafka.internal.compiler;
 
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.TopologyDescription;
 
 /**
  * The result of compiling a spec: the Kafka Streams topology and the topics it needs.
@@ -38,6 +40,26 @@ public record CompiledPipeline(Topology topology, Map<String, Integer> internalT
         List<AsyncSink> asyncSinks, io.flowkafka.internal.watermarks.WatermarkAlignment alignment,
         io.flowkafka.internal.watermarks.SourceIdleness sourceIdleness, Map<String, Integer> tableTopics,
         Map<String, Integer> versionedTopics, List<String> externalTableTopics) {
+
+    /**
+     * The computation of each sub-topology: the one whose {@code <id>.process} node it holds.
+     *
+     * @return sub-topology id to computation id
+     */
+    public Map<Integer, String> computationsBySubtopology() {
+        Map<Integer, String> out = new HashMap<>();
+        for (TopologyDescription.Subtopology sub : topology.describe().subtopologies()) {
+            for (TopologyDescription.Node node : sub.nodes()) {
+                if (node.name().endsWith(PROCESSOR_SUFFIX)) {
+                    out.put(sub.id(), node.name().substring(0, node.name().length() - PROCESSOR_SUFFIX.length()));
+                }
+            }
+        }
+        return out;
+    }
+
+    /** The suffix of a computation's processor node: {@code <id>.process}. */
+    private static final String PROCESSOR_SUFFIX = ".process";
 
     /**
      * An external sink: its spec, the computation it belongs to and its outbox topic, or, with

@@ -27,7 +27,6 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.TaskMetadata;
 import org.apache.kafka.streams.ThreadMetadata;
-import org.apache.kafka.streams.TopologyDescription;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -78,14 +77,11 @@ public final class InstanceReport {
         this.meters = meters;
         this.admin = admin;
         this.state = state;
-        for (TopologyDescription.Subtopology sub : compiled.topology().describe().subtopologies()) {
-            for (TopologyDescription.Node node : sub.nodes()) {
-                String name = node.name();
-                if (name.endsWith(".process") && computationIds.contains(name.substring(0, name.length() - 8))) {
-                    computations.put(sub.id(), name.substring(0, name.length() - 8));
-                }
+        compiled.computationsBySubtopology().forEach((sub, id) -> {
+            if (computationIds.contains(id)) {
+                computations.put(sub, id);
             }
-        }
+        });
     }
 
     /** The instance's part, as JSON, stamped with {@code nowMs}. */
